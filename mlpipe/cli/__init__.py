@@ -1,0 +1,62 @@
+"""The ``mlpipe`` command line: a thin front over the library.
+
+Each command group lives in its own module with a ``register(groups)``
+function that adds its sub-commands to the argparse groups below. A command
+handler takes the parsed namespace and returns the exit code:
+0 ok, 1 validation or job failure, 2 usage error (argparse's own).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+
+from mlpipe import __version__
+
+# Modules that add commands; each defines ``register(groups: dict[str, argparse._SubParsersAction])``.
+COMMAND_MODULES: tuple[str, ...] = ()
+
+GROUPS = {
+    "job": "validate, run and inspect pipeline jobs",
+    "component": "validate component files",
+    "schema": "JSON Schemas for editors",
+}
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mlpipe",
+        description="Validate and run Azure ML v2 pipelines with parallel steps locally.",
+    )
+    parser.add_argument("--version", action="version", version=f"mlpipe {__version__}")
+    top = parser.add_subparsers(dest="group", metavar="{" + ",".join(GROUPS) + "}")
+    groups: dict[str, argparse._SubParsersAction] = {}
+    for name, help_text in GROUPS.items():
+        group_parser = top.add_parser(name, help=help_text, description=help_text)
+        groups[name] = group_parser.add_subparsers(dest="command", metavar="COMMAND")
+        group_parser.set_defaults(_group_parser=group_parser)
+    for module_name in COMMAND_MODULES:
+        importlib.import_module(module_name).register(groups)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        (getattr(args, "_group_parser", None) or parser).print_help(sys.stderr)
+        return 2
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        print("mlpipe: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

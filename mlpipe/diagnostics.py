@@ -1,0 +1,117 @@
+"""Problems found in user input, with where they are and how to fix them.
+
+Every layer reports bad input as :class:`Diagnostic` objects; the CLI prints
+them as ``file:line:col: key.path: message`` and the SDK raises them together
+in one :class:`ValidationError`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["error", "warning", "info"]
+
+
+@dataclass(frozen=True)
+class Location:
+    """A place in a file; ``line`` and ``column`` are 1-based, ``None`` when unknown."""
+
+    file: str | None = None
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        parts = [self.file or "<unknown>"]
+        if self.line is not None:
+            parts.append(str(self.line))
+            if self.column is not None:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One problem (or warning) about the user's input.
+
+    ``key_path`` is dotted from the document root (``jobs.score.retry_settings.timeout``);
+    ``code`` is a short stable identifier tests and tools can match
+    (``unknown-key``, ``range``, ``type``, ``binding``, ``missing-path``, ``cycle``, ...).
+    """
+
+    message: str
+    key_path: str = ""
+    location: Location | None = None
+    severity: Severity = "error"
+    code: str = "invalid"
+    hint: str | None = None
+
+    def format(self) -> str:
+        """``file:line:col: [warning: ]key.path: message (hint)`` on one line."""
+        head = str(self.location) if self.location else "<input>"
+        sev = "" if self.severity == "error" else f"{self.severity}: "
+        key = f"{self.key_path}: " if self.key_path else ""
+        tail = f" ({self.hint})" if self.hint else ""
+        return f"{head}: {sev}{key}{self.message}{tail}"
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        loc = data.pop("location") or {}
+        data.update(file=loc.get("file"), line=loc.get("line"), column=loc.get("column"))
+        return data
+
+    __str__ = format
+
+
+class ValidationError(Exception):
+    """Raised with every problem found, not just the first."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]):
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        errors = [d for d in self.diagnostics if d.severity == "error"]
+        lines = [d.format() for d in errors] or [d.format() for d in self.diagnostics]
+        count = len(errors)
+        super().__init__(
+            f"{count} problem{'s' if count != 1 else ''} found:\n" + "\n".join(lines)
+        )
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.severity == "error")
+
+    def to_json(self) -> str:
+        return json.dumps([d.to_dict() for d in self.diagnostics], indent=2)
+
+
+@dataclass
+class DiagnosticBag:
+    """Collects diagnostics while a layer works through a document."""
+
+    items: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.items.append(diagnostic)
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.items.extend(diagnostics)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.items if d.severity != "error"]
+
+    def raise_if_errors(self) -> None:
+        if self.errors:
+            raise ValidationError(self.items)
+
+
+def did_you_mean(word: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """``"did you mean 'x'?"`` for the closest of ``choices``, or ``None``."""
+    match = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return f"did you mean '{match[0]}'?" if match else None

@@ -1,0 +1,300 @@
+"""The execution plan: the contract between the compiler and everything that runs.
+
+The compiler (``mlpipe.compiler``) turns a loaded pipeline into an
+:class:`ExecutionPlan`; the data layer, the runtime, the CLI and the SDK only
+ever read plans. Everything here is immutable, picklable and fully resolved:
+no ``${{...}}`` binding is left, every path is absolute, every number is an
+``int`` of the documented range. Nothing in this module touches the file system.
+
+Run-folder layout (all paths are filled in by the compiler)::
+
+    <run_dir>/                       one job run (<runs-dir>/<job name>)
+      <step>/                        ParallelStep.step_dir / CommandStep.step_dir
+        code/                        snapshot of the step's code folder (made by the runner)
+        outputs/<name>/              default place of each output
+        logs/                        Azure's logs tree (job_result.txt, readme.txt, sys/, user/)
+        .mlpipe/                     private runtime state (append_row parts, resume records)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.frozen import FrozenDict, freeze
+
+DATA_TYPES = frozenset(
+    {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model"}
+)
+LITERAL_TYPES = frozenset({"string", "integer", "number", "boolean"})
+Literal_ = Union[str, int, float, bool]
+
+
+@dataclass(frozen=True)
+class StepOutputRef:
+    """``${{parent.jobs.<step>.outputs.<output>}}``: the output ``output`` of step ``step``."""
+
+    step: str
+    output: str
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    """One resolved input of a step (or of the pipeline).
+
+    Exactly one of these describes where the value comes from:
+    ``path`` (a local file or folder, absolute; for an input bound to an upstream
+    step's output it is that output's path and ``source`` names the producer),
+    ``value`` (a literal), ``remote`` (an ``azureml:``/``azureml://``/``http(s)://``
+    reference that cannot be read offline: the runner refuses the job before it
+    starts), or none of them for an optional input left unset.
+    """
+
+    name: str
+    type: str
+    mode: str | None = None
+    path: str | None = None
+    value: Literal_ | None = None
+    source: StepOutputRef | None = None
+    remote: str | None = None
+    optional: bool = False
+    location: Location | None = None
+
+    @property
+    def is_data(self) -> bool:
+        return self.type in DATA_TYPES
+
+    @property
+    def is_set(self) -> bool:
+        return self.path is not None or self.value is not None or self.remote is not None
+
+    def as_argument(self) -> str | None:
+        """The text ``${{inputs.<name>}}`` stands for: the local path or the literal's text."""
+        if self.path is not None:
+            return self.path
+        if self.value is None:
+            return None
+        if isinstance(self.value, bool):
+            return str(self.value)
+        return str(self.value)
+
+
+@dataclass(frozen=True)
+class PlanOutput:
+    """One output of a step with its concrete local ``path``.
+
+    For ``uri_file`` outputs ``path`` is the file itself (its folder exists before
+    the step starts); for every other type it is a folder.
+    """
+
+    name: str
+    type: str = "uri_folder"
+    mode: str | None = None
+    path: str = ""
+    declared_path: str | None = None
+    location: Location | None = None
+
+    @property
+    def is_file(self) -> bool:
+        return self.type == "uri_file"
+
+    @property
+    def folder(self) -> str:
+        """The folder that must exist before the step starts."""
+        return str(Path(self.path).parent) if self.is_file else self.path
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """``retry_settings``: attempts after the first, and the per-run() timeout in seconds."""
+
+    max_retries: int = 2
+    timeout: int = 60
+
+
+@dataclass(frozen=True)
+class PrsOptions:
+    """The ParallelRunStep program arguments mlpipe itself understands (seed 001's table).
+
+    The compiler reads them out of ``program_arguments`` (the arguments stay in
+    ``ParallelStep.program_arguments`` too: the entry script still sees them).
+    """
+
+    error_threshold: int = -1
+    allowed_failed_percent: int = 100
+    task_overhead_timeout: int = 600
+    progress_update_timeout: int | None = None
+    first_task_creation_timeout: int = 600
+    resource_monitor_interval: int = 600
+    copy_logs_to_parent: bool = False
+    profiling_module: str | None = None
+    append_row_dataframe_header: bool = False
+
+
+@dataclass(frozen=True)
+class EnvironmentInfo:
+    """What the YAML says about the step's environment. It is never built locally."""
+
+    reference: str | None = None  # azureml:name:version or azureml://registries/...
+    image: str | None = None
+    conda_file: str | None = None  # absolute path, may not exist
+    conda_dependencies: tuple[str, ...] = ()  # pip/conda package names, when known
+
+
+@dataclass(frozen=True)
+class _StepBase:
+    name: str
+    step_dir: str
+    display_name: str | None = None
+    depends_on: tuple[str, ...] = ()
+    inputs: FrozenDict[str, PlanInput] = field(default_factory=freeze)
+    outputs: FrozenDict[str, PlanOutput] = field(default_factory=freeze)
+    environment_variables: FrozenDict[str, str] = field(default_factory=freeze)
+    environment: EnvironmentInfo = field(default_factory=EnvironmentInfo)
+    code_dir: str | None = None  # absolute path of the code folder as written (not the snapshot)
+    compute: str | None = None
+    location: Location | None = None
+
+    @property
+    def logs_dir(self) -> str:
+        return str(Path(self.step_dir) / "logs")
+
+    @property
+    def state_dir(self) -> str:
+        return str(Path(self.step_dir) / ".mlpipe")
+
+    @property
+    def snapshot_dir(self) -> str:
+        return str(Path(self.step_dir) / "code")
+
+
+@dataclass(frozen=True)
+class ParallelStep(_StepBase):
+    """A ``type: parallel`` step, fully resolved."""
+
+    kind: Literal["parallel"] = "parallel"
+    input_data: str = ""  # name of the major input in ``inputs``
+    mini_batch_size: str | None = None  # as written: "5" (files) or "10kb" (tabular bytes)
+    partition_keys: tuple[str, ...] | None = None
+    instance_count: int = 1
+    max_concurrency_per_instance: int | None = None  # None: number of cores
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    error_threshold: int = -1  # items; attribute, else --error_threshold
+    mini_batch_error_threshold: int = -1
+    logging_level: str = "INFO"
+    entry_script: str = ""  # relative to code_dir
+    program_arguments: tuple[str, ...] = ()  # shell-split, every binding substituted
+    append_row_to: str | None = None  # name of an output in ``outputs``
+    prs: PrsOptions = field(default_factory=PrsOptions)
+
+    @property
+    def major_input(self) -> PlanInput:
+        return self.inputs[self.input_data]
+
+
+@dataclass(frozen=True)
+class CommandStep(_StepBase):
+    """A ``type: command`` step; ``command`` has every binding substituted (shell-quoted)."""
+
+    kind: Literal["command"] = "command"
+    command: str = ""
+
+
+Step = Union[ParallelStep, CommandStep]
+
+
+@dataclass(frozen=True)
+class PipelineOutput:
+    """A pipeline-level output and the step output it is bound to."""
+
+    name: str
+    path: str
+    type: str = "uri_folder"
+    source: StepOutputRef | None = None
+
+
+@dataclass(frozen=True)
+class RemoteAsset:
+    """Something the YAML references that exists only in the cloud."""
+
+    key_path: str
+    reference: str
+    kind: Literal["component", "data", "model", "code", "flow", "environment"] = "data"
+    location: Location | None = None
+
+
+@dataclass(frozen=True)
+class JobSettings:
+    default_compute: str | None = None
+    default_datastore: str | None = None
+    continue_on_step_failure: bool = False
+    force_rerun: bool = False
+
+
+@dataclass(frozen=True)
+class ExecutionPlan:
+    """A validated pipeline, ready to run. Steps are in dependency order."""
+
+    source: str  # absolute path of the pipeline YAML
+    run_dir: str  # <runs-dir>/<job name>
+    steps: tuple[Step, ...] = ()
+    name: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    experiment_name: str | None = None
+    tags: FrozenDict[str, str] = field(default_factory=freeze)
+    inputs: FrozenDict[str, PlanInput] = field(default_factory=freeze)
+    outputs: FrozenDict[str, PipelineOutput] = field(default_factory=freeze)
+    settings: JobSettings = field(default_factory=JobSettings)
+    remote_assets: tuple[RemoteAsset, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()
+
+    @property
+    def base_dir(self) -> str:
+        return str(Path(self.source).parent)
+
+    def step(self, name: str) -> Step:
+        for step in self.steps:
+            if step.name == name:
+                return step
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready view (``mlpipe job validate --show-plan``)."""
+        return _jsonable(self)
+
+
+def _jsonable(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        out = {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
+        for prop in ("logs_dir",):
+            if hasattr(value, prop):
+                out[prop] = getattr(value, prop)
+        return out
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+__all__ = [
+    "CommandStep",
+    "DATA_TYPES",
+    "EnvironmentInfo",
+    "ExecutionPlan",
+    "JobSettings",
+    "LITERAL_TYPES",
+    "ParallelStep",
+    "PipelineOutput",
+    "PlanInput",
+    "PlanOutput",
+    "PrsOptions",
+    "RemoteAsset",
+    "RetrySettings",
+    "Step",
+    "StepOutputRef",
+]

@@ -1,0 +1,99 @@
+"""What the parallel-step driver tells its reporters.
+
+The driver (``mlpipe.runtime.driver``) is the single owner of job semantics and
+of every file under a step's ``logs/``; it hands these records to
+:class:`StepObserver` implementations (the report writers in
+``mlpipe.runtime.reports``, the progress display, the job store). Observers are
+called from the driver's thread only, so they need no locking.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from mlpipe.plan import ParallelStep
+
+AttemptStatus = Literal["Succeeded", "Failed", "Timeout", "ProcessDied"]
+StepStatus = Literal["Completed", "Failed", "Canceled"]
+
+
+@dataclass(frozen=True)
+class WorkerInfo:
+    """One worker process, named as Azure names them."""
+
+    node: int  # 0..instance_count-1
+    process: str  # "process000", "process001", ... (numbered within its node)
+    pid: int | None = None
+
+    @property
+    def node_name(self) -> str:
+        return str(self.node)
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """One attempt at one mini-batch: a row of ``processed_mini-batches.csv``."""
+
+    mini_batch_id: str
+    mini_batch_index: int
+    picked_count: int  # 1 for the first attempt, 2 for the first retry, ...
+    worker: WorkerInfo
+    start_time: datetime  # UTC
+    total: int
+    succeeded: int
+    failed: int
+    elapsed_seconds: float
+    process_seconds: float
+    run_method_seconds: float
+    status: AttemptStatus
+    error_category: str | None = None  # "UserError", "ReturnValue", "Timeout", "ProcessDied", "DataError"
+    error_message: str | None = None
+    traceback: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    final: bool = True  # False when the mini-batch will be retried
+
+
+@dataclass(frozen=True)
+class ThresholdBreach:
+    """Which threshold stopped the step, with its numbers."""
+
+    name: str  # "mini_batch_error_threshold", "error_threshold", "allowed_failed_percent"
+    limit: int
+    actual: float
+
+
+@dataclass
+class StepSummary:
+    """Totals at the end of a parallel step (also the first lines of job_result.txt)."""
+
+    status: StepStatus
+    reason: str | None = None
+    mini_batches_total: int = 0
+    mini_batches_succeeded: int = 0
+    mini_batches_failed: int = 0
+    items_total: int = 0
+    items_succeeded: int = 0
+    items_failed: int = 0
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    breach: ThresholdBreach | None = None
+    append_row_file: str | None = None
+    top_errors: list[tuple[str, int, str]] = field(default_factory=list)  # (message, count, where)
+
+
+class StepObserver(Protocol):
+    """Receives the driver's events for one parallel step, in order."""
+
+    def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None: ...
+
+    def mini_batches_scheduled(self, count: int, done: bool) -> None:
+        """``count`` mini-batches are known so far; ``done`` once the listing is complete."""
+
+    def attempt_finished(self, record: AttemptRecord) -> None: ...
+
+    def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
+        """``event`` is "started", "init_failed", "died", "replaced", "stopped"."""
+
+    def step_finished(self, summary: StepSummary) -> None: ...

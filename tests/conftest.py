@@ -1,0 +1,38 @@
+"""Shared fixtures: the acceptance corpus, a runs folder, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = Path(os.environ.get("MLPIPE_CORPUS", REPO.parent / "shared" / "corpus")).resolve()
+
+
+@pytest.fixture(scope="session")
+def corpus() -> Path:
+    """``../shared/corpus``; tests that use it are skipped when it is absent."""
+    if not (CORPUS / "MANIFEST.md").is_file():
+        pytest.skip(f"acceptance corpus not found at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture
+def runs_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "runs"
+    monkeypatch.setenv("MLPIPE_RUNS_DIR", str(path))
+    return path
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m mlpipe ARGS`` in a real subprocess and capture its output."""
+    full_env = {**os.environ, "PYTHONPATH": str(REPO), **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "mlpipe", *args],
+        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+    )
