@@ -212,7 +212,8 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
         choices = ", ".join(NODE_TYPES[:2]) + " (or another Azure ML step type)"
         if isinstance(node, dict) and "type" in node:
             kind_value = node["type"]
-            message = f"unknown step type {describe_value(kind_value)}: must be one of {choices}"
+            shown = repr(kind_value) if isinstance(kind_value, str) else describe_value(kind_value)
+            message = f"unknown step type {shown}: must be one of {choices}"
             hint = did_you_mean(str(kind_value), NODE_TYPES)
             full = full + ("type",)
             location = positions.locate(full)

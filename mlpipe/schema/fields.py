@@ -41,26 +41,27 @@ def fail(code: str, message: str, hint: str | None = None) -> PydanticCustomErro
     return PydanticCustomError(code, "{message}", {"message": message, "hint": hint})
 
 
-def _setting_error(exc: ranges.SettingError) -> PydanticCustomError:
-    return fail(exc.code, exc.message, exc.hint)
+def _checked(check: Callable[[Any], Any], schema: dict[str, Any], python_type: Any = str) -> Any:
+    """A setting checked by ``check`` (from :mod:`ranges`) unless it is a binding."""
+
+    def validate(value: Any) -> Any:
+        if is_binding(value):
+            return value
+        try:
+            return check(value)
+        except ranges.SettingError as exc:
+            raise fail(exc.code, exc.message, exc.hint) from None
+
+    return Annotated[python_type, PlainValidator(validate),
+                     WithJsonSchema({"anyOf": [*schema.get("anyOf", [schema]), BINDING_SCHEMA]})]
 
 
 def _int_setting(name: str) -> Any:
     rng = ranges.INT_SETTINGS[name]
-
-    def validate(value: Any) -> int | str:
-        if is_binding(value):
-            return value
-        try:
-            return rng.check(value)
-        except ranges.SettingError as exc:
-            raise _setting_error(exc) from None
-
     number: dict[str, Any] = {"type": "integer"}
     number["exclusiveMinimum" if rng.low_open else "minimum"] = rng.low
     number["exclusiveMaximum" if rng.high_open else "maximum"] = rng.high
-    schema = {"anyOf": [number, INT_TEXT_SCHEMA, BINDING_SCHEMA]}
-    return Annotated[int | str, PlainValidator(validate), WithJsonSchema(schema)]
+    return _checked(rng.check, {"anyOf": [number, INT_TEXT_SCHEMA]}, int | str)
 
 
 RetryTimeout = _int_setting("retry_settings.timeout")
@@ -71,37 +72,14 @@ InstanceCount = _int_setting("resources.instance_count")
 MaxConcurrency = _int_setting("max_concurrency_per_instance")
 
 
-def _checked(check: Callable[[Any], Any], schema: dict[str, Any]) -> Any:
-    def validate(value: Any) -> Any:
-        if is_binding(value):
-            return value
-        try:
-            return check(value)
-        except ranges.SettingError as exc:
-            raise _setting_error(exc) from None
-
-    return Annotated[str, PlainValidator(validate),
-                     WithJsonSchema({"anyOf": [schema, BINDING_SCHEMA]})]
-
-
 MiniBatchSize = _checked(ranges.check_mini_batch_size, {
     "type": "string", "pattern": ranges.MINI_BATCH_SIZE_PATTERN.pattern})
 LoggingLevel = _checked(ranges.check_logging_level, {
     "type": "string", "enum": list(ranges.LOGGING_LEVELS)})
 
 
-def _validate_partition_keys(value: Any) -> Any:
-    if is_binding(value):
-        return value
-    try:
-        return ranges.check_partition_keys(value)
-    except ranges.SettingError as exc:
-        raise _setting_error(exc) from None
-
-
-PartitionKeys = Annotated[list[str] | str, PlainValidator(_validate_partition_keys), WithJsonSchema(
-    {"anyOf": [{"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1},
-               BINDING_SCHEMA]})]
+PartitionKeys = _checked(ranges.check_partition_keys, {
+    "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}, list[str] | str)
 
 
 def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> Any:

@@ -77,6 +77,15 @@ def _positions(source: str, positions: PositionMap | None) -> PositionMap:
     return positions if positions is not None else PositionMap(source)
 
 
+def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
+           positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
+    model, diags = _validate(model_cls, plain, positions)
+    diags = _sorted(diags + extra)
+    if any(d.severity == "error" for d in diags):
+        model = None
+    return Loaded(model, diags, positions, source, plain)
+
+
 def load_pipeline_data(data: Mapping[str, Any], source: str,
                        positions: PositionMap | None = None) -> Loaded[PipelineJob]:
     """Validate an already-parsed pipeline job (from the SDK, or after ``--set``)."""
@@ -85,14 +94,10 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
     legacy = _legacy_component(plain, positions)
     if legacy:
         return Loaded(None, legacy, positions, source, plain)
-    model, diags = _validate(PipelineJob, plain, positions)
-    diags += checks.check_pipeline(plain, positions)
-    diags += checks.cloud_only_warnings(plain, positions, is_pipeline=True)
-    diags += checks.other_node_warnings(plain, positions)
-    diags = _sorted(diags)
-    if any(d.severity == "error" for d in diags):
-        model = None
-    return Loaded(model, diags, positions, source, plain)
+    extra = (checks.check_pipeline(plain, positions)
+             + checks.cloud_only_warnings(plain, positions, is_pipeline=True)
+             + checks.other_node_warnings(plain, positions))
+    return _check(PipelineJob, plain, source, positions, extra)
 
 
 def load_component_data(data: Mapping[str, Any], source: str,
@@ -108,13 +113,9 @@ def load_component_data(data: Mapping[str, Any], source: str,
     if model_cls is None:
         return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
                       positions, source, plain)
-    model, diags = _validate(model_cls, plain, positions)
-    diags += checks.check_component(plain, positions)
-    diags += checks.cloud_only_warnings(plain, positions, is_pipeline=False)
-    diags = _sorted(diags)
-    if any(d.severity == "error" for d in diags):
-        model = None
-    return Loaded(model, diags, positions, source, plain)  # type: ignore[arg-type]
+    extra = (checks.check_component(plain, positions)
+             + checks.cloud_only_warnings(plain, positions, is_pipeline=False))
+    return _check(model_cls, plain, source, positions, extra)
 
 
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
@@ -146,26 +147,22 @@ def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diag
              "code, entry_script, program_arguments}' and inputs typed uri_folder, mltable, ...")]
 
 
-def load_pipeline(path: str | Path) -> Loaded[PipelineJob]:
-    """Read and validate a pipeline job YAML file."""
+def _load_file(path: str | Path, load_data: Any) -> Loaded[Any]:
     doc = load_yaml_file(path)
-    if doc.data is None or doc.diagnostics and any(d.severity == "error" for d in doc.diagnostics) \
-            and doc.data is None:
-        return Loaded(None, doc.diagnostics, doc.positions, doc.source, doc.data or {})
-    loaded = load_pipeline_data(doc.data, doc.source, doc.positions)
+    if doc.data is None:
+        return Loaded(None, doc.diagnostics, doc.positions, doc.source, {})
+    loaded = load_data(doc.data, doc.source, doc.positions)
     loaded.diagnostics = _sorted(doc.diagnostics + loaded.diagnostics)
-    if doc.diagnostics and any(d.severity == "error" for d in doc.diagnostics):
+    if loaded.errors:
         loaded.model = None
     return loaded
+
+
+def load_pipeline(path: str | Path) -> Loaded[PipelineJob]:
+    """Read and validate a pipeline job YAML file."""
+    return _load_file(path, load_pipeline_data)
 
 
 def load_component(path: str | Path) -> Loaded[Component]:
     """Read and validate a parallel or command component YAML file."""
-    doc = load_yaml_file(path)
-    if doc.data is None:
-        return Loaded(None, doc.diagnostics, doc.positions, doc.source, {})
-    loaded = load_component_data(doc.data, doc.source, doc.positions)
-    loaded.diagnostics = _sorted(doc.diagnostics + loaded.diagnostics)
-    if any(d.severity == "error" for d in doc.diagnostics):
-        loaded.model = None
-    return loaded
+    return _load_file(path, load_component_data)

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Literal
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Field
 
-from mlpipe.schema.environment import Environment, Identity, Resources
+from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_union
+from mlpipe.schema.environment import Environment, Resources
 from mlpipe.schema.fields import (
-    CaseInsensitive, ErrorThreshold, Identifier, LoggingLevel, MaxConcurrency, MaxRetries,
-    MiniBatchErrorThreshold, MiniBatchSize, PartitionKeys, RetryTimeout, Scalar, StrictModel,
-    Text, Version,
+    CaseInsensitive, ErrorThreshold, LoggingLevel, MaxConcurrency, MaxRetries,
+    MiniBatchErrorThreshold, MiniBatchSize, PartitionKeys, RetryTimeout, StrictModel, Text,
 )
-from mlpipe.schema.inputs_outputs import ComponentInput, ComponentOutput, JobInput, StepOutput
 
 
 class RetrySettings(StrictModel):
@@ -64,54 +63,15 @@ class ParallelSettings(StrictModel):
     task: ParallelTask | None = None
 
 
-class ParallelComponent(ParallelSettings):
+class ParallelComponent(ComponentBase, ParallelSettings):
     """A parallel component file (``type: parallel``)."""
 
-    schema_: Text | None = Field(None, alias="$schema", description="JSON Schema URL (ignored).")
     type: Literal["parallel"] = Field(description="Always 'parallel'.")
-    name: Text | None = None
-    version: Version | None = None
-    display_name: Text | None = None
-    description: Text | None = None
-    tags: dict[str, Scalar | None] | None = None
-    is_deterministic: bool | None = None
-    inputs: dict[Identifier, ComponentInput] | None = None
-    outputs: dict[Identifier, ComponentOutput] | None = None
 
 
-def _component_tag(value: Any) -> str | None:
-    if isinstance(value, str):
-        return "reference"
-    if isinstance(value, (dict, ParallelComponent)):
-        return "inline"
-    return None
-
-
-ParallelComponentRef = Annotated[
-    Union[Annotated[Text, Tag("reference")], Annotated[ParallelComponent, Tag("inline")]],
-    Discriminator(_component_tag, custom_error_type="component_kind",
-                  custom_error_message="must be a component file path, an azureml: reference "
-                                       "or an inline component mapping"),
-]
-
-
-class ParallelNode(ParallelSettings):
+class ParallelNode(NodeBase, ParallelSettings):
     """A ``type: parallel`` step of a pipeline: inline, or a ``component:`` plus overrides."""
 
     type: Literal["parallel"]
-    component: ParallelComponentRef | None = Field(
-        None, description="./file.yml, file:./file.yml, azureml:name:version, "
-                          "azureml://registries/..., or an inline component.")
-    name: Text | None = None
-    display_name: Text | None = None
-    description: Text | None = None
-    tags: dict[str, Scalar | None] | None = None
-    properties: dict[str, Any] | None = None
-    experiment_name: Text | None = None
-    compute: Text | None = Field(None, description="Compute target (ignored locally).")
-    inputs: dict[Identifier, JobInput] | None = None
-    outputs: dict[Identifier, StepOutput] | None = None
-    environment_variables: dict[str, Text] | None = Field(
-        None, description="Set in os.environ of every worker during init() and run().")
-    identity: Identity | None = None
-    is_deterministic: bool | None = None
+    component: component_union(ParallelComponent) | None = Field(  # type: ignore[valid-type]
+        None, description=COMPONENT_DESCRIPTION)
