@@ -40,7 +40,9 @@ def test_take_and_skip_on_whole_table_and_across_mini_batches(table_dir: Path) -
     whole = read_mltable(path)
     assert whole["id"].tolist() == list(range(15, 45))
     assert divided(path)["id"].tolist() == list(range(15, 45))
-    assert all(mb.items is not None for mb in batches(path, size="500"))
+    numbered = batches(path, size="500")
+    assert all(mb.payload.segments[0].first_row is not None for mb in numbered)
+    assert all(mb.items is None for mb in numbered)  # take/skip: the worker's rows count
 
 
 def test_take_random_sample_is_seeded_and_independent_of_division(table_dir: Path) -> None:

@@ -244,6 +244,10 @@ def needs_row_numbers(transforms: tuple[Transform, ...]) -> bool:
     return any(isinstance(t, ROW_POSITION) for t in transforms)
 
 
+def changes_row_count(transforms: tuple[Transform, ...]) -> bool:
+    return any(isinstance(t, (*ROW_POSITION, Filter)) for t in transforms)
+
+
 def check_divisible(transforms: tuple[Transform, ...]) -> None:
     """take/skip after a filter or a sample need the whole table: refuse to divide it."""
     unknown: Transform | None = None
