@@ -87,6 +87,7 @@ class Driver:
                       len(self.workers) // max(1, self.step.instance_count), self.backend.name)
         self._notify("step_started", self.step, self.workers, summary.started_at)
         try:
+            self.backend.logger = self.log
             self.backend.start(self.workers, self.config)
             self._loop()
             self._finish_workers()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 from mlpipe.diagnostics import did_you_mean
-from mlpipe.runtime.backends.base import Backend
+from mlpipe.runtime.backends.base import Backend, BackendError
 
 BACKENDS = {
     "local": "mlpipe.runtime.backends.local:LocalBackend",
@@ -26,4 +26,4 @@ def get_backend(backend: str | Backend) -> Backend:
     return getattr(importlib.import_module(module_name), name)()
 
 
-__all__ = ["BACKENDS", "Backend", "get_backend"]
+__all__ = ["BACKENDS", "Backend", "BackendError", "get_backend"]

@@ -24,6 +24,7 @@ Every worker runs :class:`mlpipe.runtime.worker.WorkerRuntime` built from the
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,10 +99,19 @@ BackendEvent = Union[
 ]
 
 
+class BackendError(RuntimeError):
+    """A backend cannot be used here (a missing optional dependency, a bad setting)."""
+
+
 class Backend(ABC):
-    """Runs tasks on named workers; see the module docstring for the protocol."""
+    """Runs tasks on named workers; see the module docstring for the protocol.
+
+    ``logger`` is the driver's log (``logs/sys/master_role.txt``); the driver sets
+    it before :meth:`start`, so a backend can say where its workers run.
+    """
 
     name: str = "backend"
+    logger: logging.Logger = logging.getLogger("mlpipe.runtime")
 
     @abstractmethod
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
@@ -142,6 +152,7 @@ class Backend(ABC):
 
 __all__ = [
     "Backend",
+    "BackendError",
     "BackendEvent",
     "TaskDone",
     "TaskLost",

@@ -1,0 +1,678 @@
+"""The Dask backend: mlpipe workers living in the worker processes of a dask.distributed cluster.
+
+One mlpipe worker (node N, processNNN) is one Dask worker *process*: the
+entry script, its init() state and the captured stdout/stderr are process-wide,
+so two mlpipe workers never share a Dask worker. mlpipe worker ``i`` (in node
+order: node 0's processes, then node 1's, ...) takes the ``i``-th Dask worker
+sorted by host then name, so with ``instance_count`` hosts of
+``max_concurrency_per_instance`` worker processes each, nodes are hosts; on one
+machine (a LocalCluster) nodes are consecutive groups of worker processes.
+
+Everything goes through Dask's own scheduling, so the dashboard shows each
+mini-batch as a task (``mlpipe-run-...``): an ``mlpipe-init`` task pinned to the
+worker (``workers=[address]``, ``allow_other_workers=False``) builds the
+:class:`~mlpipe.runtime.worker.WorkerRuntime` and keeps it in that process;
+``mlpipe-run`` tasks pinned the same way run one mini-batch each; an
+``mlpipe-stop`` task calls shutdown(). The driver learns of finished tasks from
+future callbacks and of dead workers from the scheduler's ``remove-worker``
+events, so no process tree is shared. A run() past its timeout is stopped by
+restarting that worker process through its Nanny; a worker that dies (``os._exit``,
+a segfault, the Nanny's memory limit) is restarted by its Nanny; either way the
+restarted process (same worker name, new address) gets a fresh mlpipe worker
+and init(), and only the mini-batch it was running loses an attempt.
+
+The cluster: ``DaskBackend(address)``, else ``$MLPIPE_DASK_SCHEDULER``
+(``tcp://host:port``), else a ``LocalCluster`` (processes, one thread each, one
+worker per mlpipe worker) that the backend starts and closes. Workers of an
+external cluster are restarted when the step ends (through their Nannies) so
+the next step gets clean processes. Paths in the plan are used as they are on
+every worker: a multi-host cluster needs the run folder and the data on a path
+shared by all hosts (as Azure mounts them).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import queue
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from mlpipe.runtime.backends.base import (
+    Backend,
+    BackendError,
+    BackendEvent,
+    TaskDone,
+    TaskLost,
+    TasksReturned,
+    WorkerInitFailed,
+    WorkerLost,
+    WorkerStarted,
+    WorkerStopped,
+)
+from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
+
+SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
+INSTALL_HINT = "pip install 'mlpipe[dask]'"
+CONNECT_TIMEOUT_SECONDS = 10.0
+WAIT_FOR_WORKERS_SECONDS = 10.0  # an external cluster may still be starting workers
+REPLACEMENT_TIMEOUT_SECONDS = 60.0  # a lost worker's Nanny must bring a new process by then
+GATHER_TIMEOUT_SECONDS = 30.0
+RESTART_TIMEOUT_SECONDS = 30.0
+KILL_GRACE_SECONDS = 0.5  # the Nanny asks the process to close, then SIGKILLs it after 80% of this
+CLEAN_GRACE_SECONDS = 3.0  # idle workers restarted after a step close well within this
+QUEUED_SECONDS = 0.02  # keep about this much work queued behind each running task
+MAX_DEPTH = 16
+SLOW_TASK_SECONDS = 0.5  # at or above this average, one task per worker at a time
+
+
+# -- worker side (runs inside a Dask worker process) --------------------------------------
+
+
+@dataclass
+class _Hosted:
+    """An mlpipe worker kept in a Dask worker process between tasks."""
+
+    runtime: WorkerRuntime
+    lock: threading.Lock
+    saved_fds: tuple[int, int]
+    saved_cwd: str
+
+
+_HOSTED: dict[str, _Hosted] = {}
+
+
+def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo) -> tuple[Any, ...]:
+    """Build the WorkerRuntime and run init(); ``("ready", pid)`` or ``("init_failed", message, traceback)``."""
+    saved_fds = (os.dup(1), os.dup(2))
+    saved_cwd = os.getcwd()
+    _keep_dask_logs_on(saved_fds[1])
+    runtime = WorkerRuntime(config, worker)
+    try:
+        runtime.start()
+    except InitError as error:
+        _restore(saved_fds, saved_cwd)
+        return ("init_failed", str(error), error.traceback)
+    _HOSTED[key] = _Hosted(runtime, threading.Lock(), saved_fds, saved_cwd)
+    return ("ready", os.getpid())
+
+
+def run_task(key: str, task: Task) -> TaskResult | None:
+    """Run one mini-batch on the mlpipe worker ``key`` of this process (None: it is not here)."""
+    hosted = _HOSTED.get(key)
+    if hosted is None:
+        return None
+    with hosted.lock:  # a Dask worker with several threads still runs one mini-batch at a time
+        return hosted.runtime.run_task(task)
+
+
+def stop_worker(key: str) -> str | None:
+    """Call shutdown() and give the process its stdout/stderr back; shutdown()'s traceback or None."""
+    hosted = _HOSTED.pop(key, None)
+    if hosted is None:
+        return None
+    with hosted.lock:
+        error = hosted.runtime.stop()
+        _restore(hosted.saved_fds, hosted.saved_cwd)
+    return error
+
+
+def _keep_dask_logs_on(fd: int) -> None:
+    """Point the stream handlers of Dask's own logs at ``fd`` (the worker's real stderr).
+
+    The WorkerRuntime redirects file descriptors 1 and 2 to the user's log files;
+    Dask's messages belong in the Dask worker's log, not in the user's stderr.
+    """
+    stream = os.fdopen(os.dup(fd), "w", buffering=1, encoding="utf-8", errors="replace")
+    for name in ("", "distributed", "dask"):
+        for handler in logging.getLogger(name).handlers:
+            if isinstance(handler, logging.StreamHandler) and not isinstance(
+                    handler, logging.FileHandler) and handler.stream in (
+                    sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__):
+                handler.setStream(stream)
+
+
+def _restore(saved_fds: tuple[int, int], saved_cwd: str) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    for fd, saved in zip((1, 2), saved_fds):
+        os.dup2(saved, fd)
+        os.close(saved)
+    try:
+        os.chdir(saved_cwd)
+    except OSError:
+        pass
+
+
+# -- driver side --------------------------------------------------------------------------
+
+
+class _Slot:
+    """The driver's view of one mlpipe worker and the Dask worker it lives in."""
+
+    def __init__(self, info: WorkerInfo, key: str):
+        self.info = info
+        self.key = key  # the name of its WorkerRuntime in the Dask worker process
+        self.address: str | None = None  # Dask worker address
+        self.dask_name: Any = None  # survives Nanny restarts
+        self.nanny: str | None = None
+        self.host = ""
+        self.state = "new"  # starting, ready, stopping, waiting (for a replacement), failed, ended
+        self.queue: deque[int] = deque()  # submitted task ids, oldest (running) first
+        self.tasks: dict[int, Task] = {}
+        self.futures: dict[int, Any] = {}  # task id -> Future
+        self.control: Any = None  # the init or stop Future
+        self.stop_error: str | None = None
+        self.since = 0.0
+        self.waiting_since = 0.0
+        self.killed = False
+        self.replaced = False
+        self.generation = 0
+
+
+class DaskBackend(Backend):
+    """mlpipe workers in the processes of a Dask cluster (see the module docstring).
+
+    ``address``: a scheduler (``tcp://host:port``); default ``$MLPIPE_DASK_SCHEDULER``,
+    else a LocalCluster started and closed by the backend.
+    """
+
+    name = "dask"
+
+    def __init__(self, address: str | None = None) -> None:
+        try:
+            import distributed  # noqa: F401, PLC0415
+        except ImportError as error:
+            raise BackendError(f"the dask backend needs dask.distributed, which is not installed "
+                               f"({error}); install it with: {INSTALL_HINT}") from None
+        self.address = address
+        self._client: Any = None
+        self._cluster: Any = None
+        self._config: WorkerConfig | None = None
+        self._run_id = uuid.uuid4().hex[:8]
+        self._slots: list[_Slot] = []
+        self._by_address: dict[str, _Slot] = {}
+        self._by_key: dict[str, tuple[_Slot, str, int | None]] = {}  # future key -> (slot, kind, task id)
+        self._spares: list[str] = []  # Dask workers no mlpipe worker uses
+        self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._ready_events: list[BackendEvent] = []
+        self._restarts: list[threading.Thread] = []
+        self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
+        self._stopping = False
+        self._closed = False
+        self._average = 0.0
+        self._depth = 2
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
+        self._config = config
+        self._slots = [_Slot(info, f"{self._run_id}/{info.node_name}/{info.process}")
+                       for info in workers]
+        try:
+            available = self._connect(len(workers))
+        except Exception as error:  # noqa: BLE001 - any connection problem fails the step cleanly
+            where = self.address or os.environ.get(SCHEDULER_ENV) or "a LocalCluster"
+            message = f"cannot use the Dask cluster ({where}): {type(error).__name__}: {error}"
+            self.logger.error("%s", message)
+            for slot in self._slots:
+                slot.state = "failed"
+                self._ready_events.append(WorkerInitFailed(slot.info, message, message + "\n"))
+            return
+        for slot, (address, meta) in zip(self._slots, available):
+            self._assign(slot, address, meta)
+            self._spawn(slot)
+        self._spares = [address for address, _ in available[len(self._slots):]]
+        missing = self._slots[len(available):]
+        if missing:
+            message = (f"the Dask cluster has {len(available)} worker process(es) and each mlpipe "
+                       f"worker needs its own ({len(self._slots)} wanted: instance_count x "
+                       f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
+            self.logger.warning("%s; %d mlpipe worker(s) will not start.", message, len(missing))
+            for slot in missing:
+                slot.state = "failed"
+                self._ready_events.append(WorkerInitFailed(slot.info, message, message + "\n"))
+
+    def _connect(self, wanted: int) -> list[tuple[str, dict[str, Any]]]:
+        from distributed import Client, LocalCluster  # noqa: PLC0415
+
+        address = self.address or os.environ.get(SCHEDULER_ENV) or None
+        if address:
+            self._client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS,
+                                  set_as_default=False)
+            try:
+                self._client.wait_for_workers(wanted, timeout=WAIT_FOR_WORKERS_SECONDS)
+            except TimeoutError:
+                pass  # use the workers there are
+            self.logger.info("Dask: connected to the scheduler at %s; dashboard: %s", address,
+                             self._client.dashboard_link or "(none)")
+        else:
+            self._cluster = LocalCluster(n_workers=wanted, threads_per_worker=1, processes=True,
+                                         dashboard_address=":0", silence_logs=logging.ERROR)
+            self._client = Client(self._cluster, set_as_default=False)
+            link = self._cluster.dashboard_link
+            self.logger.info("Dask: started a LocalCluster of %d worker processes at %s; "
+                             "dashboard: %s", wanted, self._cluster.scheduler_address,
+                             link or "(not available: the Dask dashboard needs bokeh)")
+        self._client.subscribe_topic("all", self._on_cluster_event)
+        info = self._client.scheduler_info(n_workers=-1)["workers"]
+        return sorted(info.items(), key=lambda item: (_host(item[0]), _natural(item[1].get("name")),
+                                                      item[0]))
+
+    def _on_cluster_event(self, event: tuple[float, Any]) -> None:
+        message = event[1]
+        if isinstance(message, dict) and message.get("action") in ("add-worker", "remove-worker"):
+            self._inbox.put(("cluster", message))
+
+    def _assign(self, slot: _Slot, address: str, meta: dict[str, Any]) -> None:
+        slot.address = address
+        slot.dask_name = meta.get("name")
+        slot.nanny = meta.get("nanny")
+        slot.host = _host(address)
+        self._by_address[address] = slot
+        self._used[address] = slot.nanny
+
+    def _spawn(self, slot: _Slot) -> None:
+        assert self._config is not None and slot.address is not None
+        slot.generation += 1
+        slot.state = "starting"
+        slot.killed = False
+        slot.queue.clear()
+        slot.tasks.clear()
+        slot.futures.clear()
+        slot.stop_error = None
+        future = self._submit(start_worker, slot, "init", None, slot.key, self._config, slot.info)
+        slot.control = future
+
+    def _submit(self, function: Any, slot: _Slot, kind: str, task_id: int | None, *args: Any) -> Any:
+        suffix = task_id if task_id is not None else f"{slot.info.node_name}-{slot.info.process}"
+        key = f"mlpipe-{kind}-{self._run_id}-{slot.generation}-{suffix}"
+        future = self._client.submit(function, *args, key=key, workers=[slot.address],
+                                     allow_other_workers=False, retries=0)
+        self._by_key[key] = (slot, kind, task_id)
+        future.add_done_callback(self._on_done)
+        return future
+
+    def _on_done(self, future: Any) -> None:
+        self._inbox.put(("done", future))
+
+    def stop(self) -> None:
+        self._stopping = True
+        for slot in self._slots:
+            if slot.state == "ready":
+                self._stop_slot(slot)
+            elif slot.state == "waiting":
+                slot.state = "ended"
+
+    def _stop_slot(self, slot: _Slot) -> None:
+        queued = list(slot.queue)[1:]
+        if queued:
+            for task_id in queued:
+                self._release(slot, task_id)
+                slot.queue.remove(task_id)
+            self._ready_events.append(TasksReturned(slot.info, tuple(queued)))
+        slot.state = "stopping"
+        slot.control = self._submit(stop_worker, slot, "stop", None, slot.key)
+
+    def active_workers(self) -> int:
+        return sum(slot.state in ("starting", "ready", "stopping", "waiting")
+                   for slot in self._slots)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for thread in self._restarts:
+            thread.join(timeout=RESTART_TIMEOUT_SECONDS)
+        client, cluster = self._client, self._cluster
+        if client is not None:
+            if cluster is None:
+                self._clean_external_workers()
+            try:
+                client.unsubscribe_topic("all")
+            except Exception:  # noqa: BLE001
+                pass
+            client.close()
+        if cluster is not None:
+            cluster.close()
+        self._by_key.clear()
+        for slot in self._slots:
+            slot.futures.clear()
+            slot.control = None
+
+    def _clean_external_workers(self) -> None:
+        """Restart the external cluster's workers this step used (cwd, sys.path, modules, fds)."""
+        try:
+            live = set(self._client.scheduler_info(n_workers=-1)["workers"])
+        except Exception:  # noqa: BLE001
+            return
+        used = {address: nanny for address, nanny in self._used.items() if address in live}
+        problems = [problem for address, nanny in sorted(used.items())
+                    if (problem := self._restart(address, nanny, CLEAN_GRACE_SECONDS))]
+        if problems:
+            self.logger.warning("Dask workers not restarted after the step (they keep this "
+                                "step's entry script state): %s", "; ".join(problems))
+
+    def _restart(self, address: str, nanny: str | None, grace: float) -> str | None:
+        """Kill the worker process at ``address`` through its Nanny, which starts a new one.
+
+        The Nanny asks the worker to close and SIGKILLs it after ``0.8 * grace``
+        seconds (a run() stuck in C code or sleep does not stop it). Without a
+        Nanny the scheduler closes the worker and nothing replaces it. Returns
+        what went wrong, or None.
+        """
+        from distributed.core import rpc  # noqa: PLC0415
+
+        client = self._client
+
+        async def kill() -> None:
+            if nanny is None:
+                await client.scheduler.restart_workers(
+                    workers=[address], timeout=RESTART_TIMEOUT_SECONDS, wait_for_workers=False,
+                    on_error="return", stimulus_id=f"mlpipe-restart-{time.time()}")
+                return
+            async with rpc(nanny, connection_args=client.connection_args) as remote:
+                await remote.kill(timeout=grace, reason="mlpipe-restart")
+
+        try:
+            client.sync(kill, callback_timeout=RESTART_TIMEOUT_SECONDS)
+        except Exception as error:  # noqa: BLE001
+            return f"{address} (Nanny {nanny}): {type(error).__name__}: {error}"
+        return None
+
+    # -- tasks -------------------------------------------------------------------------
+    def free_slots(self) -> int:
+        if self._stopping:
+            return 0
+        depth = self._depth
+        return sum(max(0, depth - len(slot.queue)) for slot in self._slots if slot.state == "ready")
+
+    def submit(self, tasks: Sequence[Task]) -> None:
+        ready = [slot for slot in self._slots if slot.state == "ready"]
+        if not ready:
+            raise RuntimeError("no worker is ready to take tasks")
+        now = time.monotonic()
+        for task in tasks:
+            slot = min(ready, key=lambda s: len(s.queue))
+            if not slot.queue:
+                slot.since = now
+            slot.queue.append(task.task_id)
+            slot.tasks[task.task_id] = task
+            slot.futures[task.task_id] = self._submit(run_task, slot, "run", task.task_id,
+                                                      slot.key, task)
+
+    def running(self) -> list[tuple[int, WorkerInfo, float]]:
+        return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
+                if slot.queue and slot.state in ("ready", "stopping")]
+
+    def kill(self, worker: WorkerInfo) -> None:
+        slot = self._slot(worker)
+        if slot.address is None or slot.killed or slot.state not in ("starting", "ready", "stopping"):
+            return
+        slot.killed = True
+        thread = threading.Thread(target=self._kill, args=(slot, slot.address, slot.nanny),
+                                  daemon=True,
+                                  name=f"mlpipe-kill-{worker.node_name}-{worker.process}")
+        self._restarts.append(thread)
+        thread.start()
+
+    def _kill(self, slot: _Slot, address: str, nanny: str | None) -> None:
+        problem = self._restart(address, nanny, KILL_GRACE_SECONDS)
+        if problem:
+            self.logger.warning("Killing %s/%s: %s", slot.info.node_name, slot.info.process,
+                                problem)
+
+    # -- events ------------------------------------------------------------------------
+    def events(self, timeout: float | None) -> list[BackendEvent]:
+        out, self._ready_events = self._ready_events, []
+        items: list[tuple[str, Any]] = []
+        if not out:
+            try:
+                items.append(self._inbox.get(timeout=timeout) if timeout else
+                             self._inbox.get_nowait())
+            except queue.Empty:
+                pass
+        while True:
+            try:
+                items.append(self._inbox.get_nowait())
+            except queue.Empty:
+                break
+        removed = {message["worker"] for kind, message in items
+                   if kind == "cluster" and message["action"] == "remove-worker"}
+        done = [future for kind, future in items if kind == "done"]
+        self._finished(done, removed, out)
+        for kind, message in items:
+            if kind == "cluster":
+                if message["action"] == "remove-worker":
+                    self._worker_removed(message["worker"], out)
+                elif message["worker"] not in self._by_address:
+                    self._spares.append(message["worker"])
+        self._replace_lost(out)
+        out.extend(self._ready_events)
+        self._ready_events = []
+        return out
+
+    def _finished(self, futures: list[Any], removed: set[str], out: list[BackendEvent]) -> None:
+        runs, controls = [], []
+        for future in futures:
+            entry = self._by_key.get(future.key)
+            if entry is None or entry[0].address in removed:
+                continue  # released, or its worker is gone (its removal decides)
+            (runs if entry[1] == "run" else controls).append((future, entry))
+        finished = [future for future, _ in runs + controls if future.status == "finished"]
+        results = self._gather(finished)
+        for future, (slot, _, task_id) in runs:
+            assert task_id is not None
+            if future.key not in results and future.status == "finished":
+                continue  # could not be fetched; the worker's removal or the timeout decides
+            self._by_key.pop(future.key, None)
+            slot.futures.pop(task_id, None)
+            task = slot.tasks.pop(task_id, None)
+            if task_id in slot.queue:
+                slot.queue.remove(task_id)
+            slot.since = time.monotonic()
+            result = results.get(future.key)
+            if not isinstance(result, TaskResult):
+                result = _system_failure(task, task_id, future)
+            self._record_time(result.elapsed_seconds)
+            out.append(TaskDone(slot.info, result))
+            if slot.state == "stopping" and not slot.queue and slot.control is None:
+                self._stopped(slot, out)
+        for future, (slot, kind, _) in controls:
+            if future.key not in results and future.status == "finished":
+                continue
+            self._by_key.pop(future.key, None)
+            slot.control = None
+            value = results.get(future.key, future)
+            if kind == "init":
+                self._init_done(slot, value, out)
+            else:
+                slot.stop_error = value if isinstance(value, str) else (
+                    None if value is None else _future_error(future))
+                if not slot.queue:
+                    self._stopped(slot, out)
+
+    def _gather(self, futures: list[Any]) -> dict[str, Any]:
+        if not futures:
+            return {}
+        client = self._client
+        try:
+            values = client.sync(client._gather, futures, callback_timeout=GATHER_TIMEOUT_SECONDS)
+            return {future.key: value for future, value in zip(futures, values)}
+        except Exception:  # noqa: BLE001 - fetch one by one; what cannot be fetched is left
+            results = {}
+            for future in futures:
+                try:
+                    results[future.key] = future.result(timeout=GATHER_TIMEOUT_SECONDS)
+                except Exception:  # noqa: BLE001
+                    pass
+            return results
+
+    def _record_time(self, seconds: float) -> None:
+        self._average = 0.9 * self._average + 0.1 * seconds if self._average else seconds
+        if self._average >= SLOW_TASK_SECONDS:
+            self._depth = 1
+        else:
+            self._depth = 1 + min(MAX_DEPTH - 1,
+                                  max(1, math.ceil(QUEUED_SECONDS / max(self._average, 1e-6))))
+
+    def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
+        if isinstance(value, tuple) and value and value[0] == "ready":
+            slot.info = replace(slot.info, pid=value[1])
+            out.append(WorkerStarted(slot.info, replaced=slot.replaced))
+            if self._stopping:
+                self._stop_slot(slot)
+            else:
+                slot.state = "ready"
+            return
+        if isinstance(value, tuple) and value and value[0] == "init_failed":
+            message, text = value[1], value[2]
+        else:
+            message = f"the Dask task that starts the worker failed: {_future_error(value)}"
+            text = message + "\n"
+        slot.state = "failed"
+        out.append(WorkerInitFailed(slot.info, message, text))
+
+    def _stopped(self, slot: _Slot, out: list[BackendEvent]) -> None:
+        slot.state = "ended"
+        out.append(WorkerStopped(slot.info, slot.stop_error))
+
+    def _worker_removed(self, address: str, out: list[BackendEvent]) -> None:
+        self._spares = [a for a in self._spares if a != address]
+        slot = self._by_address.pop(address, None)
+        if slot is None or slot.address != address or slot.state in ("failed", "ended", "waiting"):
+            return
+        reason = _lost_reason(slot, address)
+        was = slot.state
+        # the first task not known to have finished was running; a finished one whose
+        # result died with the worker is returned (run again, no attempt charged)
+        unfinished = [task_id for task_id in slot.queue
+                      if getattr(slot.futures.get(task_id), "status", "") != "finished"]
+        lost = unfinished[0] if unfinished else None
+        rest = tuple(task_id for task_id in slot.queue if task_id != lost)
+        for task_id in list(slot.futures):
+            self._release(slot, task_id)
+        if slot.control is not None:
+            self._by_key.pop(slot.control.key, None)
+            _release_future(slot.control)
+            slot.control = None
+        slot.queue.clear()
+        slot.tasks.clear()
+        slot.address = None
+        if was == "starting":
+            slot.state = "failed"
+            out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
+            return
+        if lost is not None:
+            out.append(TaskLost(slot.info, lost, reason))
+        if rest:
+            out.append(TasksReturned(slot.info, rest))
+        out.append(WorkerLost(slot.info, reason, killed=slot.killed))
+        if self._stopping or was == "stopping":
+            slot.state = "ended"
+            return
+        slot.state = "waiting"
+        slot.replaced = True
+        slot.waiting_since = time.monotonic()
+
+    def _replace_lost(self, out: list[BackendEvent]) -> None:
+        waiting = [slot for slot in self._slots if slot.state == "waiting"]
+        if not waiting:
+            return
+        meta: dict[str, Any] = {}
+        if self._spares:
+            try:
+                meta = self._client.scheduler_info(n_workers=-1)["workers"]
+            except Exception:  # noqa: BLE001
+                meta = {}
+            self._spares = [address for address in self._spares if address in meta]
+        now = time.monotonic()
+        for slot in waiting:
+            choice = _pick_spare(slot, self._spares, meta)
+            if choice is not None:
+                self._spares.remove(choice)
+                self._assign(slot, choice, meta.get(choice, {}))
+                self._spawn(slot)
+            elif now - slot.waiting_since > REPLACEMENT_TIMEOUT_SECONDS:
+                slot.state = "failed"
+                message = (f"no Dask worker replaced {slot.info.node_name}/{slot.info.process} "
+                           f"within {REPLACEMENT_TIMEOUT_SECONDS:g} s (workers without a Nanny "
+                           f"are not restarted)")
+                out.append(WorkerInitFailed(slot.info, message, message + "\n"))
+
+    def _release(self, slot: _Slot, task_id: int) -> None:
+        future = slot.futures.pop(task_id, None)
+        slot.tasks.pop(task_id, None)
+        if future is not None:
+            self._by_key.pop(future.key, None)
+            _release_future(future)
+
+    def _slot(self, worker: WorkerInfo) -> _Slot:
+        for slot in self._slots:
+            if slot.info.node == worker.node and slot.info.process == worker.process:
+                return slot
+        raise KeyError(f"no worker {worker.node_name}/{worker.process}")
+
+
+def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | None:
+    """The lost worker's own restarted process (same name) first, then one on its host, then any."""
+    for address in spares:
+        if slot.dask_name is not None and meta.get(address, {}).get("name") == slot.dask_name:
+            return address
+    for address in spares:
+        if _host(address) == slot.host:
+            return address
+    return spares[0] if spares else None
+
+
+def _release_future(future: Any) -> None:
+    try:
+        future.cancel()
+    except Exception:  # noqa: BLE001 - the client may be closing
+        pass
+
+
+def _system_failure(task: Task | None, task_id: int, future: Any) -> TaskResult:
+    total = (task.mini_batch.items or 0) if task is not None else 0
+    message = (f"the Dask task of this mini-batch failed: {_future_error(future)}"
+               if future.status != "finished" else
+               "the Dask worker no longer holds this mlpipe worker (was it restarted?)")
+    return TaskResult(task_id, "Failed", total, 0, total, time.time(), 0.0, 0.0, 0.0,
+                      "SystemError", message, None)
+
+
+def _future_error(future: Any) -> str:
+    try:
+        error = future.exception(timeout=1)
+    except Exception as fetch_error:  # noqa: BLE001
+        return f"{type(fetch_error).__name__}: {fetch_error}"
+    return f"{type(error).__name__}: {error}" if error is not None else f"status {future.status}"
+
+
+def _lost_reason(slot: _Slot, address: str) -> str:
+    who = f"worker {slot.info.node_name}/{slot.info.process} (pid {slot.info.pid}, Dask worker {address})"
+    if slot.killed:
+        return f"{who} was stopped by mlpipe"
+    return f"{who} died or left the Dask cluster"
+
+
+def _host(address: str) -> str:
+    return address.split("://", 1)[-1].rsplit(":", 1)[0]
+
+
+def _natural(name: Any) -> tuple[int, Any]:
+    return (0, name) if isinstance(name, int) else (1, str(name))
+
+
+__all__ = ["DaskBackend", "SCHEDULER_ENV", "run_task", "start_worker", "stop_worker"]
