@@ -169,7 +169,9 @@ class _Slot:
         self.dask_name: Any = None  # survives Nanny restarts
         self.nanny: str | None = None
         self.host = ""
-        self.state = "new"  # starting, ready, stopping, waiting (for a replacement), failed, ended
+        # starting, ready, stopping, waiting (for a replacement), failing (not reported yet),
+        # failed, ended
+        self.state = "new"
         self.queue: deque[int] = deque()  # submitted task ids, oldest (running) first
         self.tasks: dict[int, Task] = {}
         self.futures: dict[int, Any] = {}  # task id -> Future
@@ -186,18 +188,21 @@ class DaskBackend(Backend):
     """mlpipe workers in the processes of a Dask cluster (see the module docstring).
 
     ``address``: a scheduler (``tcp://host:port``); default ``$MLPIPE_DASK_SCHEDULER``,
-    else a LocalCluster started and closed by the backend.
+    else a LocalCluster started and closed by the backend. ``connect_timeout``:
+    seconds to reach the scheduler.
     """
 
     name = "dask"
 
-    def __init__(self, address: str | None = None) -> None:
+    def __init__(self, address: str | None = None, *,
+                 connect_timeout: float = CONNECT_TIMEOUT_SECONDS) -> None:
         try:
             import distributed  # noqa: F401, PLC0415
         except ImportError as error:
             raise BackendError(f"the dask backend needs dask.distributed, which is not installed "
                                f"({error}); install it with: {INSTALL_HINT}") from None
         self.address = address
+        self.connect_timeout = connect_timeout
         self._client: Any = None
         self._cluster: Any = None
         self._config: WorkerConfig | None = None
@@ -227,8 +232,7 @@ class DaskBackend(Backend):
             message = f"cannot use the Dask cluster ({where}): {type(error).__name__}: {error}"
             self.logger.error("%s", message)
             for slot in self._slots:
-                slot.state = "failed"
-                self._ready_events.append(WorkerInitFailed(slot.info, message, message + "\n"))
+                self._fail_later(slot, message)
             return
         for slot, (address, meta) in zip(self._slots, available):
             self._assign(slot, address, meta)
@@ -241,15 +245,19 @@ class DaskBackend(Backend):
                        f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
             self.logger.warning("%s; %d mlpipe worker(s) will not start.", message, len(missing))
             for slot in missing:
-                slot.state = "failed"
-                self._ready_events.append(WorkerInitFailed(slot.info, message, message + "\n"))
+                self._fail_later(slot, message)
+
+    def _fail_later(self, slot: _Slot, message: str) -> None:
+        """Report at the next :meth:`events` that ``slot`` cannot start (active until then)."""
+        slot.state = "failing"
+        self._ready_events.append(WorkerInitFailed(slot.info, message, message + "\n"))
 
     def _connect(self, wanted: int) -> list[tuple[str, dict[str, Any]]]:
         from distributed import Client, LocalCluster  # noqa: PLC0415
 
         address = self.address or os.environ.get(SCHEDULER_ENV) or None
         if address:
-            self._client = Client(address, timeout=CONNECT_TIMEOUT_SECONDS,
+            self._client = Client(address, timeout=self.connect_timeout,
                                   set_as_default=False)
             try:
                 self._client.wait_for_workers(wanted, timeout=WAIT_FOR_WORKERS_SECONDS)
@@ -326,7 +334,7 @@ class DaskBackend(Backend):
         slot.control = self._submit(stop_worker, slot, "stop", None, slot.key)
 
     def active_workers(self) -> int:
-        return sum(slot.state in ("starting", "ready", "stopping", "waiting")
+        return sum(slot.state in ("starting", "ready", "stopping", "waiting", "failing")
                    for slot in self._slots)
 
     def close(self) -> None:
@@ -436,6 +444,9 @@ class DaskBackend(Backend):
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:
         out, self._ready_events = self._ready_events, []
+        for slot in self._slots:
+            if slot.state == "failing":
+                slot.state = "failed"
         items: list[tuple[str, Any]] = []
         if not out:
             try:
