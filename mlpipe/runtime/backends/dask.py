@@ -66,7 +66,8 @@ INSTALL_HINT = "pip install 'mlpipe[dask]'"
 CONNECT_TIMEOUT_SECONDS = 10.0
 WAIT_FOR_WORKERS_SECONDS = 10.0  # an external cluster may still be starting workers
 REPLACEMENT_TIMEOUT_SECONDS = 60.0  # a lost worker's Nanny must bring a new process by then
-GATHER_TIMEOUT_SECONDS = 30.0
+GATHER_TIMEOUT_SECONDS = 10.0  # results are append_row text: small; a lost one must not hang us
+FETCH_TIMEOUT_SECONDS = 2.0
 RESTART_TIMEOUT_SECONDS = 30.0
 KILL_GRACE_SECONDS = 0.5  # the Nanny asks the process to close, then SIGKILLs it after 80% of this
 CLEAN_GRACE_SECONDS = 3.0  # idle workers restarted after a step close well within this
@@ -189,13 +190,16 @@ class DaskBackend(Backend):
 
     ``address``: a scheduler (``tcp://host:port``); default ``$MLPIPE_DASK_SCHEDULER``,
     else a LocalCluster started and closed by the backend. ``connect_timeout``:
-    seconds to reach the scheduler.
+    seconds to reach the scheduler; ``wait_for_workers``: seconds an external
+    cluster gets to have one Dask worker per mlpipe worker before the step starts
+    on those it has.
     """
 
     name = "dask"
 
     def __init__(self, address: str | None = None, *,
-                 connect_timeout: float = CONNECT_TIMEOUT_SECONDS) -> None:
+                 connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
+                 wait_for_workers: float = WAIT_FOR_WORKERS_SECONDS) -> None:
         try:
             import distributed  # noqa: F401, PLC0415
         except ImportError as error:
@@ -203,6 +207,7 @@ class DaskBackend(Backend):
                                f"({error}); install it with: {INSTALL_HINT}") from None
         self.address = address
         self.connect_timeout = connect_timeout
+        self.wait_for_workers = wait_for_workers
         self._client: Any = None
         self._cluster: Any = None
         self._config: WorkerConfig | None = None
@@ -260,7 +265,7 @@ class DaskBackend(Backend):
             self._client = Client(address, timeout=self.connect_timeout,
                                   set_as_default=False)
             try:
-                self._client.wait_for_workers(wanted, timeout=WAIT_FOR_WORKERS_SECONDS)
+                self._client.wait_for_workers(wanted, timeout=self.wait_for_workers)
             except TimeoutError:
                 pass  # use the workers there are
             self.logger.info("Dask: connected to the scheduler at %s; dashboard: %s", address,
@@ -485,8 +490,8 @@ class DaskBackend(Backend):
         results = self._gather(finished)
         for future, (slot, _, task_id) in runs:
             assert task_id is not None
-            if future.key not in results and future.status == "finished":
-                continue  # could not be fetched; the worker's removal or the timeout decides
+            if not _settled(future, results):
+                continue  # not fetched, or lost since: the worker's removal or the timeout decides
             self._by_key.pop(future.key, None)
             slot.futures.pop(task_id, None)
             task = slot.tasks.pop(task_id, None)
@@ -501,7 +506,7 @@ class DaskBackend(Backend):
             if slot.state == "stopping" and not slot.queue and slot.control is None:
                 self._stopped(slot, out)
         for future, (slot, kind, _) in controls:
-            if future.key not in results and future.status == "finished":
+            if not _settled(future, results):
                 continue
             self._by_key.pop(future.key, None)
             slot.control = None
@@ -524,8 +529,10 @@ class DaskBackend(Backend):
         except Exception:  # noqa: BLE001 - fetch one by one; what cannot be fetched is left
             results = {}
             for future in futures:
+                if future.status != "finished":
+                    continue  # lost since its callback: the worker's removal decides
                 try:
-                    results[future.key] = future.result(timeout=GATHER_TIMEOUT_SECONDS)
+                    results[future.key] = future.result(timeout=FETCH_TIMEOUT_SECONDS)
                 except Exception:  # noqa: BLE001
                     pass
             return results
@@ -645,6 +652,11 @@ def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | N
         if _host(address) == slot.host:
             return address
     return spares[0] if spares else None
+
+
+def _settled(future: Any, results: dict[str, Any]) -> bool:
+    """True when ``future``'s outcome is known: its value was fetched, or its task raised."""
+    return future.key in results or future.status == "error"
 
 
 def _release_future(future: Any) -> None:
