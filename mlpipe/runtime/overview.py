@@ -31,12 +31,12 @@ class ProgressOverview:
         self.workers = workers
         self.min_interval = min_interval
         self.started_at = datetime.now(timezone.utc)
-        self._next = 0.0
+        self._last = float("-inf")
         self.path: Path | None = None
 
     def maybe_write(self, counters: StepCounters, status: str = "Running") -> None:
         """Rewrite the page if ``min_interval`` has passed since the last write."""
-        if time.monotonic() >= self._next:
+        if time.monotonic() - self._last >= self.min_interval:
             self.write(counters, status)
 
     def write(self, counters: StepCounters, status: str = "Running") -> Path:
@@ -45,7 +45,7 @@ class ProgressOverview:
         tmp = self.path.with_name(self.path.name + ".tmp")
         tmp.write_text(self.render(counters, status, now), encoding="utf-8")
         os.replace(tmp, self.path)
-        self._next = time.monotonic() + self.min_interval
+        self._last = time.monotonic()
         return self.path
 
     def render(self, counters: StepCounters, status: str, now: datetime) -> str:
