@@ -57,13 +57,17 @@ NODE_SUMMARY_COLUMNS = (
     "Utilization Percent",
 )
 FLUSH_EVERY_SECONDS = 1.0
+_encode_detail = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False).encode
 
 
 def utc_text(moment: datetime) -> str:
     """``2020-10-24T02:59:04.227237``: UTC, no offset, as Azure writes ``Process Start Time``."""
-    if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
-    return moment.isoformat(timespec="microseconds")
+    if moment.tzinfo is None:
+        return moment.isoformat(timespec="microseconds")
+    text = moment.isoformat(timespec="microseconds")
+    if text.endswith("+00:00"):
+        return text[:-6]
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
 def process_label(worker: WorkerInfo) -> str:
@@ -104,7 +108,7 @@ class ProcessedMiniBatchesCsv:
             record.status,
             record.error_category or "",
             record.error_message or "",
-            json.dumps(record.detail, default=str, sort_keys=True) if record.detail else "{}",
+            _encode_detail(record.detail) if record.detail else "{}",
         ))
         now = time.monotonic()
         if now >= self._next_flush:
