@@ -29,10 +29,7 @@ PROCESSED_COLUMNS = (
     "Error Message",
     "Mini-batch Detail",
 )
-PROCESS_SUMMARY_COLUMNS = (
-    "Node",
-    "Process",
-    "Pid",
+_TOTALS_COLUMNS = (
     "Mini-batches",
     "Failed Mini-batches",
     "Items",
@@ -43,19 +40,8 @@ PROCESS_SUMMARY_COLUMNS = (
     "Process Seconds",
     "Utilization Percent",
 )
-NODE_SUMMARY_COLUMNS = (
-    "Node",
-    "Processes",
-    "Mini-batches",
-    "Failed Mini-batches",
-    "Items",
-    "Succeeded Items",
-    "Failed Items",
-    "Busy Seconds",
-    "Run Method Seconds",
-    "Process Seconds",
-    "Utilization Percent",
-)
+PROCESS_SUMMARY_COLUMNS = ("Node", "Process", "Pid", *_TOTALS_COLUMNS)
+NODE_SUMMARY_COLUMNS = ("Node", "Processes", *_TOTALS_COLUMNS)
 FLUSH_EVERY_SECONDS = 1.0
 _encode_detail = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False).encode
 
