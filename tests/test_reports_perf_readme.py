@@ -96,9 +96,9 @@ def test_readme_describes_worker_files_only_when_they_exist(tmp_path: Path) -> N
     assert "user/stdout/0/process000.stdout.txt\n    What the entry script printed to stdout" in readme
     assert "user/entry_script_log/0/process000.log.txt\n    The entry script's own log" in readme
     assert "Other files:\nuser/odd.bin" in readme
-    for absent in ("stderr", "user/error", "perf", "task_stream"):
+    for absent in ("stderr", "user/error", "perf"):
         assert absent not in readme
     body = readme.split("\n\n", 1)[1].splitlines()
     listed = [line for line in body if line and not line.startswith(" ") and line != "Other files:"]
-    assert len(listed) == 10
+    assert len(listed) == 11
     assert all((logs / name).is_file() for name in listed), listed

@@ -14,6 +14,7 @@ driver calls it from its own thread and it writes, below ``step.logs_dir``::
     sys/perf/<node>/processes_resource_usage.csv
     user/error.txt                                 when something failed
     user/error/<node>/<process>.txt                tracebacks of failed attempts
+    sys/task_stream.html                           attempts over time per worker (<= 5,000 attempts)
 
 The worker-side files (``user/stdout``, ``user/stderr``, ``user/entry_script_log``)
 are written by the workers; readme.txt describes them when they exist.
@@ -34,7 +35,9 @@ from mlpipe.runtime.logs_readme import write_readme
 from mlpipe.runtime.overview import ProgressOverview
 from mlpipe.runtime.perf import ResourceMonitor
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+from mlpipe.runtime.task_stream import write_task_stream
 
+TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger steps: run it by hand
 OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
 
 
@@ -159,6 +162,8 @@ class StepReports:
         (self.logs_dir / "job_result.txt").write_text(
             render_job_result(self.step, summary, self.counters, self.errors), encoding="utf-8")
         self.close()
+        if 0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS:
+            write_task_stream(self.logs_dir)
         write_readme(self.logs_dir, self.step.name)
 
     # -- lifecycle ----------------------------------------------------------------------
