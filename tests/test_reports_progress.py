@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -82,3 +83,18 @@ def test_rich_bar_shows_unknown_total_until_listing_done(tmp_path: Path) -> None
     assert "1/? mini-batches" in console.export_text()
     display.close()
     display.close()
+
+
+def test_plain_line_every_interval_while_nothing_finishes(tmp_path: Path) -> None:
+    out = io.StringIO()
+    display = ProgressDisplay(make_step(tmp_path), out, interval=0.5)
+    display.step_started(display.step, [W0], T0)
+    display.mini_batches_scheduled(1, True)
+    time.sleep(1.3)  # a long run(): the timer keeps the log alive
+    display.attempt_finished(attempt(0))
+    display.step_finished(summary(mini_batches_total=1, mini_batches_succeeded=1))
+    lines = out.getvalue().splitlines()
+    waiting = [line for line in lines if line.startswith("[mlpipe] score: 0/1 mini-batches")]
+    assert len(waiting) >= 2, lines
+    assert lines[-1].startswith("[mlpipe] score Completed: 1/1")
+    assert not display._ticker

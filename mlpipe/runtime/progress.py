@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from datetime import datetime
 from typing import TextIO
@@ -25,8 +26,9 @@ class ProgressDisplay:
 
     On a terminal (or with ``console`` given) it drives a rich progress bar, fed
     at most every 0.1 s whatever the mini-batch rate; otherwise it writes one
-    plain line to ``stream`` (default ``sys.stderr``) every ``interval`` seconds
-    when something changed, plus a line for each worker failure and a last line.
+    plain line to ``stream`` (default ``sys.stderr``) every ``interval`` seconds,
+    from a timer thread while no mini-batch finishes, plus a line for each worker
+    failure and a last line.
     """
 
     def __init__(self, step: ParallelStep, stream: TextIO | None = None, *,
@@ -41,8 +43,11 @@ class ProgressDisplay:
         self._progress: Progress | None = None
         self._task: TaskID | None = None
         self._next = 0.0
-        self._dirty = False
         self._finished = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._last_line = 0.0
 
     @property
     def live(self) -> bool:
@@ -68,6 +73,10 @@ class ProgressDisplay:
             self._progress.start()
         else:
             self._print(f"[mlpipe] {step.name}: started with {len(workers)} worker process(es)")
+            if self.interval >= 0.5:
+                self._ticker = threading.Thread(target=self._tick, name="mlpipe-progress",
+                                                daemon=True)
+                self._ticker.start()
         self._next = time.monotonic() + (LIVE_UPDATE_SECONDS if self.live else self.interval)
 
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
@@ -93,6 +102,7 @@ class ProgressDisplay:
     def step_finished(self, summary: StepSummary) -> None:
         if self._finished:
             return
+        self._stop_ticker()
         self._finished = True
         elapsed = self.counters.elapsed()
         text = (f"{self.step.name} {summary.status}"
@@ -110,14 +120,25 @@ class ProgressDisplay:
             self._print(f"[mlpipe] {text}")
 
     def close(self) -> None:
-        """Stop the live display if the step never finished (idempotent)."""
+        """Stop the live display or the timer if the step never finished (idempotent)."""
+        self._stop_ticker()
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
 
     # -- drawing ------------------------------------------------------------------------
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            if time.monotonic() - self._last_line >= self.interval:
+                self._print(f"[mlpipe] {self.step.name}: {self.status_line()}")
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None:
+            self._stop.set()
+            self._ticker.join()
+            self._ticker = None
+
     def _changed(self, force: bool = False) -> None:
-        self._dirty = True
         now = time.monotonic()
         if not force and now < self._next:
             return
@@ -127,7 +148,6 @@ class ProgressDisplay:
         elif not self._finished:
             self._print(f"[mlpipe] {self.step.name}: {self.status_line()}")
             self._next = now + self.interval
-        self._dirty = False
 
     def _push(self) -> None:
         if self._progress is None or self._task is None:
@@ -152,8 +172,10 @@ class ProgressDisplay:
                 f"ETA {fields['eta']}, elapsed {format_seconds(self.counters.elapsed())}")
 
     def _print(self, line: str) -> None:
-        self.stream.write(line + "\n")
-        self.stream.flush()
+        with self._lock:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+            self._last_line = time.monotonic()
 
 
 def _is_terminal(stream: TextIO) -> bool:
