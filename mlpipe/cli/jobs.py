@@ -13,7 +13,6 @@ from typing import Any
 
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.diagnostics import ValidationError
-from mlpipe.jobs.runner import JobConflictError, run_plan
 from mlpipe.jobs.store import (
     TERMINAL,
     JobNotFound,
@@ -92,11 +91,8 @@ def create_job(args: argparse.Namespace) -> int:
     if problem:
         _err(problem)
         return 2
-    try:
-        from mlpipe.compiler import compile_pipeline
-    except ImportError as exc:  # pragma: no cover - only in a partial checkout
-        _err(f"the compiler is not available: {exc}")
-        return 1
+    from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
+    from mlpipe.jobs.runner import JobConflictError, run_plan
     try:
         plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
                                 overrides=tuple(args.overrides))
@@ -105,6 +101,9 @@ def create_job(args: argparse.Namespace) -> int:
             print(diagnostic.format(), file=sys.stderr)
         _err(f"{source}: {len(exc.errors)} problem(s); nothing was run")
         return 1
+    except OverrideSyntaxError as exc:
+        _err(str(exc))
+        return 2
     for warning in plan.warnings:
         print(warning.format(), file=sys.stderr)
 
