@@ -92,6 +92,7 @@ def create_job(args: argparse.Namespace) -> int:
         _err(problem)
         return 2
     from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
+    from mlpipe.jobs.preflight import RemoteAssetsError, check_remote_assets
     from mlpipe.jobs.runner import JobConflictError, run_plan
     try:
         plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
@@ -106,6 +107,10 @@ def create_job(args: argparse.Namespace) -> int:
         return 2
     for warning in plan.warnings:
         print(warning.format(), file=sys.stderr)
+    try:
+        check_remote_assets(plan)
+    except RemoteAssetsError as exc:
+        return _refused(exc)
 
     out = console()
     print(f"job: {name}")
@@ -115,11 +120,8 @@ def create_job(args: argparse.Namespace) -> int:
     try:
         result = run_plan(plan, cancel=cancel, progress=args.progress, backend=args.backend,
                           echo=lambda line: print(line, flush=True))
-    except ValidationError as exc:  # remote assets: refused before any step starts
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        _err("the job was not started")
-        return 1
+    except RemoteAssetsError as exc:
+        return _refused(exc)
     except JobConflictError as exc:
         _err(str(exc))
         return 1
@@ -127,6 +129,13 @@ def create_job(args: argparse.Namespace) -> int:
         _restore_sigterm(previous)
     print_job(store.load(name), out)
     return 0 if result.ok else 1
+
+
+def _refused(exc: ValidationError) -> int:
+    for diagnostic in exc.diagnostics:
+        print(diagnostic.format(), file=sys.stderr)
+    print(getattr(exc, "advice", "") or "mlpipe: the job was not started", file=sys.stderr)
+    return 1
 
 
 def _install_sigterm(cancel: threading.Event) -> Any:
