@@ -399,3 +399,24 @@ def test_binding_and_reference_helpers() -> None:
     assert classify_reference("./c.yml").kind == "file"
     assert classify_reference("azureml://registries/azureml/components/c/labels/latest").kind == "registry"
     assert classify_reference("azureml:c:1").is_remote
+
+
+def test_a_key_written_one_level_too_high_says_where_it_belongs(tmp_path: Path) -> None:
+    path = write(tmp_path, """\
+        type: pipeline
+        jobs:
+          s:
+            type: parallel
+            input_data: ${{inputs.d}}
+            timeout: 60
+            instance_count: 2
+            entry_script: x.py
+            task: {entry_script: s.py, image: python}
+        """)
+    errors = load_pipeline(path).errors
+    assert [(e.key_path, e.hint, e.location.line) for e in errors] == [
+        ("jobs.s.timeout", "'timeout' belongs under 'retry_settings'", 6),
+        ("jobs.s.instance_count", "'instance_count' belongs under 'resources'", 7),
+        ("jobs.s.entry_script", "'entry_script' belongs under 'task'", 8),
+        ("jobs.s.task.image", "'image' belongs under 'environment'", 9),
+    ]
