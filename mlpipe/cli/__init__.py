@@ -18,6 +18,7 @@ from mlpipe import __version__
 # Modules that add commands; each defines ``register(groups: dict[str, argparse._SubParsersAction])``.
 COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.schema_cmd",
+    "mlpipe.cli.validate",
     "mlpipe.cli.jobs",
 )
 
