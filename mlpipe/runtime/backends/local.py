@@ -151,7 +151,7 @@ class LocalBackend(Backend):
     def close(self) -> None:
         for slot in self._slots:
             if slot.process is not None and slot.process.is_alive():
-                slot.process.kill()
+                _sigkill(slot.process)
         for slot in self._slots:
             if slot.process is not None:
                 slot.process.join(timeout=5)
@@ -193,7 +193,7 @@ class LocalBackend(Backend):
         slot = self._slot(worker)
         if slot.process is not None and slot.process.is_alive():
             slot.killed = True
-            slot.process.kill()
+            _sigkill(slot.process)
 
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:
@@ -315,6 +315,14 @@ class LocalBackend(Backend):
             if slot.info.node == worker.node and slot.info.process == worker.process:
                 return slot
         raise KeyError(f"no worker {worker.node_name}/{worker.process}")
+
+
+def _sigkill(process: Any) -> None:
+    """SIGKILL ``process`` (loky's Popen has no kill(); a run() in C code ignores SIGTERM)."""
+    try:
+        os.kill(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _exit_reason(worker: WorkerInfo, exitcode: int | None, killed: bool) -> str:
