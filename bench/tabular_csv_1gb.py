@@ -123,7 +123,7 @@ def main() -> int:
     del frame
 
     mlpipe_time, summary = run_mlpipe(folder, args.mini_batch_size, args.workers)
-    ok = getattr(summary, "status", None) == "Completed" or getattr(summary, "status", None) == "Succeeded"
+    ok = summary.status == "Completed"
     items = getattr(summary, "items_succeeded", None)
     print(f"\n{size_mb:,.0f} MB, {rows:,} rows; mlpipe: {args.workers} workers, "
           f"mini_batch_size {args.mini_batch_size}, "

@@ -162,11 +162,18 @@ def _piece_batch(index: int, source: TableSource, source_id: str, piece: Piece) 
                      size_bytes=piece.size, detail=freeze(detail))
 
 
+def _json_value(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
 def _partition_batches(keys: tuple[str, ...], spec: MLTableSpec, source: TableSource,
                        source_id: str) -> Iterator[MiniBatch]:
     for index, partition in enumerate(iter_partitions(spec, tuple(keys))):
         values = {k: partition.values[k] for k in keys}
-        detail = {"mltable": source.mltable, "partition_key_value": values,
+        detail = {"mltable": source.mltable,
+                  "partition_key_value": {k: _json_value(v) for k, v in values.items()},
                   "files": [s.path for s in partition.segments]}
         match = tuple(values.items()) if partition.from_data else None
         yield MiniBatch(id=_digest("partition", source_id, detail), index=index, kind="table",
