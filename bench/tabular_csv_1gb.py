@@ -19,7 +19,6 @@ mlpipe / pandas (target >= 0.7). The figures include the runtime's start-up
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
