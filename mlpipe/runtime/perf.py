@@ -109,7 +109,7 @@ class ResourceMonitor:
                 self._process_writers[worker.node].writerow(row)
 
     def start(self) -> None:
-        """Open the CSVs, take the first sample and start the sampling thread."""
+        """Open the CSVs and start the sampling thread (which takes the first sample at once)."""
         if not self.enabled or self._thread is not None:
             return
         psutil.cpu_percent(interval=None)  # prime: the first reading is meaningless
@@ -119,7 +119,6 @@ class ResourceMonitor:
             self._node_writers.append(self._open(folder / "node_resource_usage.csv", NODE_COLUMNS))
             self._process_writers[node] = self._open(
                 folder / "processes_resource_usage.csv", PROCESS_COLUMNS)
-        self.sample()
         self._thread = threading.Thread(target=self._run, name="mlpipe-resource-monitor", daemon=True)
         self._thread.start()
 
@@ -143,6 +142,7 @@ class ResourceMonitor:
         return writer
 
     def _run(self) -> None:
+        self.sample()
         while not self._stop.wait(self.interval):
             self.sample()
 
