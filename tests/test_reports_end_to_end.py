@@ -111,3 +111,37 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
     progress = progress_out.getvalue().splitlines()
     assert progress[0] == "[mlpipe] step: started with 2 worker process(es)"
     assert progress[-1].startswith("[mlpipe] step Completed: 7/8 mini-batches succeeded, 1 failed")
+
+
+FAILING = """
+    import os
+
+    def init():
+        pass
+
+    def run(mini_batch):
+        if mini_batch[0].endswith("f0001.txt"):
+            raise RuntimeError("cannot score " + os.path.basename(mini_batch[0]))
+        return mini_batch
+"""
+
+
+@pytest.mark.timeout(120)
+def test_threshold_stops_a_real_step_and_job_result_says_why(tmp_path: Path) -> None:
+    step = make_step(tmp_path, FAILING, max_retries=0, mini_batch_error_threshold=0,
+                     prs=PrsOptions(resource_monitor_interval=0))
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "data", 6),
+                                loader=LOADER)
+    assert summary.status == "Failed"
+    logs = Path(step.logs_dir)
+    result = (logs / "job_result.txt").read_text().splitlines()
+    assert result[0] == "Failed: 1 mini-batches failed, more than mini_batch_error_threshold = 0"
+    assert ("Threshold exceeded: The number of failed mini-batches (1) exceeded "
+            "mini_batch_error_threshold (0).") in result
+    assert "  mini_batch_error_threshold: 0; failed mini-batches: 1" in result
+    assert any("1 x [UserError] RuntimeError: cannot score f0001.txt" in line for line in result)
+    assert not (logs / "sys/perf").exists()
+    error_txt = (logs / "user/error.txt").read_text()
+    assert "failures: 1; mini-batches: 1 (failed after their last attempt: 1)" in error_txt
+    readme = (logs / "readme.txt").read_text()
+    assert "user/error.txt" in readme and "perf" not in readme
