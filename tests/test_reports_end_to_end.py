@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,48 @@ def test_threshold_stops_a_real_step_and_job_result_says_why(tmp_path: Path) -> 
     assert "failures: 1; mini-batches: 1 (failed after their last attempt: 1)" in error_txt
     readme = (logs / "readme.txt").read_text()
     assert "user/error.txt" in readme and "perf" not in readme
+
+
+class CancelAfterFirst:
+    """An observer that cancels the step when the first attempt finishes (like Ctrl+C)."""
+
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+
+    def step_started(self, *args) -> None: ...
+    def mini_batches_scheduled(self, *args) -> None: ...
+    def worker_event(self, *args) -> None: ...
+    def step_finished(self, *args) -> None: ...
+
+    def attempt_finished(self, record) -> None:
+        self.event.set()
+
+
+SLOW = """
+    import time
+
+    def init():
+        pass
+
+    def run(mini_batch):
+        time.sleep(0.05)
+        return mini_batch
+"""
+
+
+@pytest.mark.timeout(120)
+def test_canceled_real_step(tmp_path: Path) -> None:
+    step = make_step(tmp_path, SLOW, prs=PrsOptions(resource_monitor_interval=0))
+    cancel = threading.Event()
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "data", 40),
+                                loader=LOADER, cancel=cancel, observers=[CancelAfterFirst(cancel)])
+    assert summary.status == "Canceled"
+    logs = Path(step.logs_dir)
+    result = (logs / "job_result.txt").read_text().splitlines()
+    assert result[0].startswith("Failed: The step was canceled")
+    assert "Status: Canceled" in result
+    counts = re.search(r"Mini-batches: (\d+) listed \(the listing stopped before its end\), "
+                       r"(\d+) succeeded, 0 failed, (\d+) not processed", "\n".join(result))
+    assert counts, result
+    assert int(counts.group(2)) < 40 and int(counts.group(1)) == sum(map(int, counts.group(2, 3)))
+    assert "Status: Canceled" in next(logs.glob("job_progress_overview.*.txt")).read_text()
