@@ -76,15 +76,7 @@ class StepReports:
             self.workers.register(worker)
         nodes = sorted({w.node for w in workers}) or list(range(step.instance_count))
         self.logger.info("Start scheduling.")
-        self.logger.info(
-            "Step %s: %d node(s) x %d process(es); %s; retry max_retries %d, "
-            "timeout %d s; mini_batch_error_threshold %d; error_threshold %d; "
-            "allowed_failed_percent %d; logging_level %s.",
-            step.name, len(nodes), max(len(workers) // max(len(nodes), 1), 1),
-            f"partition_keys {list(step.partition_keys)}" if step.partition_keys
-            else f"mini_batch_size {step.mini_batch_size or 'default'}", step.retry.max_retries, step.retry.timeout,
-            step.mini_batch_error_threshold, step.error_threshold,
-            step.prs.allowed_failed_percent, step.logging_level)
+        self.logger.info("%s", _settings_text(step, len(nodes), len(workers)))
         self._csv = ProcessedMiniBatchesCsv(
             self.logs_dir / "sys" / "job_report" / "processed_mini-batches.csv")
         self._overview = ProgressOverview(self.logs_dir, step.name, len(workers))
@@ -175,6 +167,17 @@ class StepReports:
             self._csv.close()
         self.errors.close()
         close_logger(self.logger)
+
+
+def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
+    division = (f"partition_keys {list(step.partition_keys)}" if step.partition_keys
+                else f"mini_batch_size {step.mini_batch_size or 'default'}")
+    return (f"Step {step.name}: {nodes} node(s) x {max(workers // max(nodes, 1), 1)} process(es); "
+            f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
+            f"{step.retry.timeout} s; mini_batch_error_threshold {step.mini_batch_error_threshold}; "
+            f"error_threshold {step.error_threshold}; allowed_failed_percent "
+            f"{step.prs.allowed_failed_percent}; resource_monitor_interval "
+            f"{step.prs.resource_monitor_interval}; logging_level {step.logging_level}.")
 
 
 def _seconds_between(start: datetime, end: datetime) -> float:
