@@ -184,6 +184,7 @@ class LocalBackend(Backend):
     def _spawn(self, slot: _Slot) -> None:
         assert self._config is not None
         process = WorkerProcess(self._config, slot.info)
+        slot.info = replace(slot.info, pid=process.pid)
         slot.process, slot.conn, slot.state = process, process.conn, "starting"
         slot.queue.clear()
         slot.killed = False
