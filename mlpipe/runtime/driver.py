@@ -104,7 +104,13 @@ class Driver:
 
     def _loop(self) -> None:
         last_timeout_check = 0.0
+        began = time.monotonic()
+        first_task_limit = float(self.step.prs.first_task_creation_timeout)
         while True:
+            if not self._first_ready and not self.stopping \
+                    and time.monotonic() - began > first_task_limit:
+                self._stop("Failed", f"No worker finished init() within --first_task_creation_timeout"
+                                     f" = {first_task_limit:g} seconds, so no mini-batch could start.")
             if not self.stopping and self.cancel is not None and self.cancel.is_set():
                 self._stop("Canceled", "The job was canceled.")
             if not self.stopping:
