@@ -30,32 +30,36 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _entries(folder: str, sort_limit: int) -> Iterator[tuple[str, bool]]:
-    """``(name, is folder)`` of a folder's visible entries: sorted, or streamed when large."""
+def _entries(folder: str, sort_limit: int) -> Iterator[os.DirEntry[str]]:
+    """A folder's visible entries: sorted by name, or streamed when the folder is large."""
     try:
         scan = os.scandir(folder)
     except PermissionError as exc:
         raise DataError(f"cannot read folder: {exc.strerror}", file=folder,
                         code="unreadable") from exc
     try:
-        buffered: list[tuple[str, bool]] = []
+        buffered: list[os.DirEntry[str]] = []
         for entry in scan:
             if entry.name[0] != ".":
-                buffered.append((entry.name, _is_dir(entry)))
+                buffered.append(entry)
                 if len(buffered) >= sort_limit:
                     break
         else:
             scan.close()
-            buffered.sort()
+            buffered.sort(key=_name)
             yield from buffered
             return
         yield from buffered
         del buffered
         for entry in scan:
             if entry.name[0] != ".":
-                yield entry.name, _is_dir(entry)
+                yield entry
     finally:
         scan.close()
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def iter_files(root: str, *, skip_mltable: bool = True,
@@ -70,28 +74,26 @@ def iter_files(root: str, *, skip_mltable: bool = True,
         raise DataError("folder does not exist", file=root, code="missing-path")
     root_stat = os.stat(root)
     seen = {(root_stat.st_dev, root_stat.st_ino)}
-    stack: list[tuple[str, Iterator[tuple[str, bool]]]] = [(root, _entries(root, sort_limit))]
+    stack: list[Iterator[os.DirEntry[str]]] = [_entries(root, sort_limit)]
     while stack:
-        folder, entries = stack[-1]
-        for name, is_dir in entries:
-            path = os.path.join(folder, name)
-            if is_dir:
+        for entry in stack[-1]:
+            if _is_dir(entry):
                 try:
-                    st = os.stat(path)
+                    st = entry.stat()
                 except OSError:
                     continue
                 if (st.st_dev, st.st_ino) in seen:  # a symlink loop
                     continue
                 seen.add((st.st_dev, st.st_ino))
-                stack.append((path, _entries(path, sort_limit)))
+                stack.append(_entries(entry.path, sort_limit))
                 break
-            if skip_mltable and name == MLTABLE_FILE and folder == root:
+            if skip_mltable and len(stack) == 1 and entry.name == MLTABLE_FILE:
                 continue
             try:
-                st = os.stat(path)
+                st = entry.stat()
             except OSError:  # vanished or dangling link
                 continue
             if stat.S_ISREG(st.st_mode):
-                yield path, st.st_size
+                yield entry.path, st.st_size
         else:
             stack.pop()
