@@ -9,7 +9,7 @@ import pytest
 from mlpipe.compiler import check_pipeline, validate_component
 
 CASES = {
-    "jobs_list": ("type: pipeline\njobs: [a, b]\n", "jobs: must be a mapping"),
+    "jobs_list": ("type: pipeline\njobs: [a, b]\n", "must be a mapping, got a list"),
     "node_scalar": ("type: pipeline\njobs:\n  a: hello\n", "must be a step mapping"),
     "component_int": ("type: pipeline\njobs:\n  a:\n    type: parallel\n    component: 5\n", "component"),
     "pipeline_input_binding": ("type: pipeline\ninputs:\n  x: ${{parent.inputs.y}}\njobs:\n"
