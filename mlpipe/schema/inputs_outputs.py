@@ -52,6 +52,14 @@ class LiteralInput(StrictModel):
     max: Annotated[float | int | None, Field(description="Largest allowed value.")] = None
     enum: list[Scalar] | None = Field(None, description="Allowed values.")
 
+    @model_validator(mode="after")
+    def _fits_type(self) -> LiteralInput:
+        for key in ("default", "value"):
+            problem = literal_type_problem(self.type, getattr(self, key))
+            if problem:
+                raise fail("type", f"{key} {problem}")
+        return self
+
 
 class LiteralValueInput(StrictModel):
     """A literal input written as ``{value: ...}``."""
