@@ -461,3 +461,10 @@ def test_component_validation(project: Path) -> None:
     errs = [d for d in validate_component(bad) if d.severity == "error"]
     assert len(errs) == 1 and errs[0].hint == "did you mean 'result'?"
     assert errs[0].location.line == line_of(bad, "program_arguments")
+
+
+def test_step_type_must_match_its_component(project: Path, tmp_path: Path) -> None:
+    write(project, "comp.yml", COMPONENT)
+    bad = pipeline(project, NODE.replace("type: parallel", "type: command"))
+    err = only_error(compile_result(bad, tmp_path), "the step is type 'command' but its component")
+    assert err.location.line == line_of(bad, "type: command")

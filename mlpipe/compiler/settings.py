@@ -14,7 +14,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from mlpipe.compiler.assets import AssetMap, is_remote
+from mlpipe.compiler.assets import AssetMap
 from mlpipe.compiler.bindings import whole_reference
 from mlpipe.compiler.context import Reporter
 from mlpipe.compiler.scope import Node, Source
@@ -77,15 +77,9 @@ def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return None, None
     raw = src.value.strip()
-    if is_remote(raw):
-        local = assets.local(raw)
-        if local is None:
-            return None, raw
-        folder = local
-    else:
-        folder = Path(raw[5:] if raw.startswith("file:") else raw).expanduser()
-        folder = folder if folder.is_absolute() else src.doc.base_dir / folder
-        folder = folder.resolve()
+    folder, remote = assets.locate(raw, src.doc.base_dir)
+    if folder is None:
+        return None, remote
     if not folder.is_dir():
         reporter.error(src.doc, src.path, f"code folder '{raw}' not found (looked for {folder})",
                        code="missing-path")
