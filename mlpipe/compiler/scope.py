@@ -61,7 +61,8 @@ class Node:
         return self.component.doc if self.component is not None else None
 
     @property
-    def is_remote(self) -> bool:
+    def is_opaque(self) -> bool:
+        """The step's definition is not available here (remote, prompt-flow or missing component)."""
         return self.component is not None and self.component.kind in ("remote", "flow", "missing")
 
     @property

@@ -49,7 +49,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
     env_key = ("task", "environment") if node.kind == "parallel" else ("environment",)
     env_src = node.lookup(*env_key) or (node.lookup("environment") if node.kind == "parallel" else None)
     folder = None
-    if not node.is_remote:
+    if not node.is_opaque:
         code_src = node.lookup(*code_key)
         folder, remote = code_dir(code_src, ctx.assets, ctx.reporter)
         if remote is not None and code_src is not None:
@@ -66,7 +66,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         inputs=freeze(node.inputs),
         outputs=freeze(node.outputs),
         environment_variables=freeze(_environment_variables(node, values, ctx.reporter)),
-        environment=environment_info(env_src, ctx.reporter) if not node.is_remote else environment_info(None, ctx.reporter),
+        environment=environment_info(None if node.is_opaque else env_src, ctx.reporter),
         code_dir=folder,
         compute=compute.value if compute and isinstance(compute.value, str) else ctx.default_compute,
         location=node.doc.locate(node.path),
@@ -108,7 +108,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
     prs: dict[str, Any] = {}
     entry = ""
     append_row_to = None
-    if not node.is_remote:
+    if not node.is_opaque:
         args_src = node.lookup("task", "program_arguments")
         legacy = node.lookup("task", "args")
         if args_src is not None and legacy is not None:
@@ -139,7 +139,9 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
         rep.warn(src.doc, src.path, "mini_batch_size is ignored because partition_keys is set "
                  "(one mini-batch per partition)", code="partition-keys")
         mini_batch_size = None
-    pick = lambda key, default: resolve_setting(node, key, ctx.pipeline_inputs, rep, default)  # noqa: E731
+    def pick(key: str, default: Any) -> Any:
+        return resolve_setting(node, key, ctx.pipeline_inputs, rep, default)
+
     attr_threshold = pick("error_threshold", None)
     error_threshold = attr_threshold if attr_threshold is not None else prs.get("error_threshold", -1)
     prs["error_threshold"] = error_threshold
@@ -187,7 +189,7 @@ def _append_row_to(node: Node, rep: Reporter) -> str | None:
 def _input_data(node: Node, rep: Reporter) -> str:
     src = node.lookup("input_data")
     if src is None or src.value is None:
-        if not node.is_remote:
+        if not node.is_opaque:
             rep.error(node.doc, node.path, "a parallel step needs input_data: ${{inputs.<name>}} "
                       "naming its major input", code="required")
         data_inputs = [name for name, item in node.inputs.items() if item.is_data]
@@ -214,7 +216,7 @@ def _input_data(node: Node, rep: Reporter) -> str:
 
 def _command(node: Node, ctx: BuildContext, values: StepValues, common: dict[str, Any]) -> CommandStep:
     command = ""
-    if not node.is_remote:
+    if not node.is_opaque:
         src = node.lookup("command")
         if src is None or not isinstance(src.value, str) or not src.value.strip():
             ctx.reporter.error(node.doc, node.path, "a command step needs a command", code="required")
