@@ -14,9 +14,9 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
 
+from mlpipe.compiler.context import SAFE_LOADER
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 
 
@@ -36,8 +36,8 @@ def parse_override(text: str) -> tuple[list[str], str]:
 
 def _yaml_value(text: str) -> Any:
     try:
-        return YAML(typ="safe", pure=True).load(text) if text.strip() else ""
-    except YAMLError:
+        return yaml.load(text, Loader=SAFE_LOADER) if text.strip() else ""
+    except yaml.YAMLError:
         return text
 
 

@@ -11,12 +11,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
 
 from mlpipe.compiler.assets import AssetMap
 from mlpipe.compiler.bindings import whole_reference
-from mlpipe.compiler.context import Reporter
+from mlpipe.compiler.context import Reporter, SAFE_LOADER
 from mlpipe.compiler.scope import Node, Source
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.plan import EnvironmentInfo, PlanInput
@@ -129,8 +128,8 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
 @lru_cache(maxsize=256)
 def _conda_file(path: str) -> tuple[str, ...]:
     try:
-        data = YAML(typ="safe", pure=True).load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, YAMLError):
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return ()
     return _dependencies(data) if isinstance(data, dict) else ()
 
