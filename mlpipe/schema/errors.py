@@ -85,16 +85,13 @@ def resolve_loc(root: type[BaseModel], loc: Sequence[str | int], data: Any) -> R
                 tp = tags[seg]
                 i += 1
                 continue
-            if _is_union(base):
-                members = [m for m in get_args(base) if m is not type(None)]
-                if tags is None and len(members) == 1:
-                    tp = members[0]
-                    continue
-                tp = base if tags is None else tp
-                if tags is not None:  # a tag pydantic used that we do not know: keep going by data
-                    tp = None
-            else:
-                tp = base
+            members = [m for m in get_args(base) if m is not type(None)] if _is_union(base) else []
+            if tags is None and len(members) == 1:  # X | None: pydantic adds no segment
+                tp = members[0]
+                continue
+            # an unknown tag: follow the data; a plain union stays a union (its member
+            # labels, e.g. "str", are skipped below because they are not keys of the data)
+            tp = None if tags is not None else base
         if seg == "[key]":
             is_key = True
             i += 1
