@@ -45,7 +45,7 @@ class CompileResult:
         return [d for d in self.diagnostics if d.severity != "error"]
 
 
-def compile_pipeline(source: str | Path | Loaded, *, runs_dir: Path | None = None, job_name: str | None = None,
+def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None, job_name: str | None = None,
                      overrides: Sequence[str] = (), check_paths: bool = True) -> ExecutionPlan:
     """The execution plan of a pipeline job YAML.
 
@@ -67,7 +67,7 @@ def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] =
     return check_pipeline(source, overrides=overrides, check_paths=check_paths).diagnostics
 
 
-def check_pipeline(source: str | Path | Loaded, *, runs_dir: Path | None = None, job_name: str | None = None,
+def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None, job_name: str | None = None,
                    overrides: Sequence[str] = (), check_paths: bool = True) -> CompileResult:
     """Compile without raising: the plan when valid, and all diagnostics either way.
 
