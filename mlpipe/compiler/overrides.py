@@ -70,7 +70,8 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
                 return None
             if part not in node or not isinstance(node[part], (dict, list)):
                 hint = did_you_mean(part, [str(k) for k in node]) if part not in node else None
-                reason = f"no key '{part}' in {where}" if part not in node else f"'{part}' in {where} is not a mapping"
+                reason = (f"no key '{part}' in {where}" if part not in node
+                          else f"'{part}' in {where} is not a mapping")
                 return _problem(parts, f"cannot set: {reason}", hint)
             node = node[part]
         elif isinstance(node, list):

@@ -45,8 +45,9 @@ class CompileResult:
         return [d for d in self.diagnostics if d.severity != "error"]
 
 
-def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None, job_name: str | None = None,
-                     overrides: Sequence[str] = (), check_paths: bool = True) -> ExecutionPlan:
+def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+                     job_name: str | None = None, overrides: Sequence[str] = (),
+                     check_paths: bool = True) -> ExecutionPlan:
     """The execution plan of a pipeline job YAML.
 
     Raises :class:`~mlpipe.diagnostics.ValidationError` with every problem found;
@@ -67,8 +68,9 @@ def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] =
     return check_pipeline(source, overrides=overrides, check_paths=check_paths).diagnostics
 
 
-def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None, job_name: str | None = None,
-                   overrides: Sequence[str] = (), check_paths: bool = True) -> CompileResult:
+def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+                   job_name: str | None = None, overrides: Sequence[str] = (),
+                   check_paths: bool = True) -> CompileResult:
     """Compile without raising: the plan when valid, and all diagnostics either way.
 
     Raises :class:`~mlpipe.compiler.overrides.OverrideSyntaxError` for an override
@@ -118,7 +120,7 @@ def default_runs_dir() -> Path:
 
 
 class _Compiler:
-    def __init__(self, doc: Doc, reporter: Reporter, runs_dir: Path | None, job_name: str | None,
+    def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None, job_name: str | None,
                  check_paths: bool):
         self.doc = doc
         self.reporter = reporter
@@ -129,7 +131,8 @@ class _Compiler:
         settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
         self.settings = settings
         datastore = settings.get("default_datastore")
-        datastore = datastore.split(":", 1)[1] if isinstance(datastore, str) and datastore.startswith("azureml:") else datastore
+        if isinstance(datastore, str) and datastore.startswith("azureml:"):
+            datastore = datastore.split(":", 1)[1]
         self.datastore = datastore if isinstance(datastore, str) and datastore else DEFAULT_DATASTORE
         self.assets, problems = load_asset_map(doc.base_dir)
         reporter.extend(problems)

@@ -76,7 +76,8 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
 def _environment_variables(node: Node, values: StepValues, reporter: Reporter) -> dict[str, str]:
     """Component variables overridden by the node's, with bindings substituted."""
     sources: dict[str, Source] = {}
-    for doc, path in ((node.comp_doc, ("environment_variables",)), (node.doc, node.path + ("environment_variables",))):
+    places = ((node.comp_doc, ("environment_variables",)), (node.doc, node.path + ("environment_variables",)))
+    for doc, path in places:
         mapping = doc.get(*path) if doc is not None else None
         if doc is not None and isinstance(mapping, dict):
             sources.update({str(k): Source(v, doc, path + (k,)) for k, v in mapping.items()})
@@ -198,9 +199,11 @@ def _input_data(node: Node, rep: Reporter) -> str:
     if rep.has_error_at(src.doc, src.path):
         return ""
     if ref is None or ref.scope != "input":
+        hint = None
+        if ref is not None and ref.scope == "parent_input":
+            hint = f"did you mean '${{{{inputs.{ref.name}}}}}'?"
         rep.error(src.doc, src.path, f"must be ${{{{inputs.<name>}}}} naming one of the step's inputs, "
-                  f"got {src.value!r}", code="binding",
-                  hint=f"did you mean '${{{{inputs.{ref.name}}}}}'?" if ref is not None and ref.scope == "parent_input" else None)
+                  f"got {src.value!r}", code="binding", hint=hint)
         return ""
     if ref.name not in node.inputs:
         names = list(node.inputs)
