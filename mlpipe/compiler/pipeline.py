@@ -214,6 +214,10 @@ class _Compiler:
 
     def _component_asset(self, node: Node) -> list[RemoteAsset]:
         comp = node.component
+        if node.other_type is not None:
+            path = node.path + ("type",)
+            return [RemoteAsset(self.doc.key_path(path), f"type: {node.other_type} (not run locally)",
+                                "component", self.doc.locate(path))]
         if comp is None or comp.kind not in ("remote", "flow"):
             return []
         path = node.path + ("component",)
