@@ -7,9 +7,10 @@ Exit code: 0 all valid, 1 something invalid, 2 usage error (no file given, a fil
 that does not exist, a malformed ``--set``).
 
 ``job validate`` accepts component files too (validated as components), so a
-hook can see every YAML of a repository. A YAML that is not an Azure ML job or
-component (no ``type``, no Azure ML ``$schema``: conda files, CI workflows,
-prompt flows) is an error, or is skipped with ``--skip-unknown`` (the hook's mode).
+hook can see every YAML of a repository. A YAML that is not an Azure ML pipeline
+job or component (conda files, CI workflows, prompt flows, standalone command or
+sweep jobs, YAML whose ``type`` means something else) is an error, or is skipped
+with ``--skip-unknown`` (the hook's mode). See docs/validation.md.
 """
 
 from __future__ import annotations
