@@ -28,6 +28,8 @@ def relative_to(path: Path | str, base: Path) -> str:
     except ValueError:  # pragma: no cover - different drives on Windows
         return str(path)
     rel = rel.replace(os.sep, "/")
+    if rel.split("/")[:3] == ["..", "..", ".."]:
+        return str(path.absolute()).replace(os.sep, "/")  # far away: absolute is clearer
     return rel if rel.startswith("..") else f"./{rel}" if rel != "." else "."
 
 
