@@ -118,3 +118,72 @@ def test_cancel_of_a_job_whose_runner_died_marks_it_canceled(tmp_path: Path) -> 
     cancel = run_cli("job", "cancel", "orphan", "--runs-dir", str(runs))
     assert cancel.returncode == 0, cancel.stderr
     assert json.loads((runs / "orphan" / "job.json").read_text())["status"] == "canceled"
+
+
+PARALLEL_SCRIPT = """
+import sys
+from pathlib import Path
+from mlpipe.frozen import freeze
+from mlpipe.jobs import run_plan
+from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, PlanInput, PlanOutput
+
+runs, name, data, code = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+run_dir = runs / name
+score = ParallelStep(
+    name="score", step_dir=str(run_dir / "score"), code_dir=code, entry_script="score.py",
+    inputs=freeze({"data": PlanInput(name="data", type="uri_folder", path=data)}),
+    input_data="data", mini_batch_size="1", max_concurrency_per_instance=2,
+    outputs=freeze({"rows": PlanOutput(name="rows", type="uri_file",
+                                       path=str(run_dir / "score" / "outputs" / "rows" / "rows.txt"))}),
+    append_row_to="rows")
+after = CommandStep(name="after", step_dir=str(run_dir / "after"), command="echo never",
+                    depends_on=("score",))
+source = runs.parent / "pipeline.yml"
+source.write_text("type: pipeline\\n")
+plan = ExecutionPlan(source=str(source), run_dir=str(run_dir), steps=(score, after))
+raise SystemExit(0 if run_plan(plan).ok else 1)
+"""
+
+
+def test_cancel_from_another_process_stops_parallel_workers_and_keeps_rows(tmp_path: Path) -> None:
+    runs, data, code = tmp_path / "runs", tmp_path / "data", tmp_path / "code"
+    data.mkdir()
+    code.mkdir()
+    for i in range(60):
+        (data / f"item{i:02d}.txt").write_text(f"{i}\n")
+    (code / "score.py").write_text(
+        "import time\n"
+        "def init():\n    pass\n"
+        "def run(mini_batch):\n"
+        "    time.sleep(0.25)\n"
+        "    return [open(p).read().strip() for p in mini_batch]\n")
+    script = tmp_path / "run_parallel.py"
+    script.write_text(PARALLEL_SCRIPT)
+    job = subprocess.Popen([sys.executable, str(script), str(runs), "scoring", str(data), str(code)],
+                           env={**os.environ, "PYTHONPATH": str(REPO)},
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    record_path = runs / "scoring" / "job.json"
+
+    def some_done() -> bool:
+        if not record_path.exists():
+            return False
+        step = json.loads(record_path.read_text())["steps"]["score"]
+        return (step.get("progress") or {}).get("mini_batches_done", 0) >= 4
+
+    wait_for(some_done, timeout=60)
+    workers = json.loads(record_path.read_text())["steps"]["score"]["workers"]
+    pids = [w["pid"] for w in workers if w["pid"]]
+    assert pids and all(psutil.pid_exists(pid) for pid in pids)
+    cancel = run_cli("job", "cancel", "scoring", "--runs-dir", str(runs))
+    assert cancel.returncode == 0, cancel.stdout + cancel.stderr
+    assert job.wait(timeout=60) == 1
+    record = json.loads(record_path.read_text())
+    assert record["status"] == "canceled"
+    step = record["steps"]["score"]
+    assert step["status"] == "canceled" and record["steps"]["after"]["status"] == "canceled"
+    wait_for(lambda: not any(psutil.pid_exists(pid) for pid in pids), timeout=15)
+    done = step["summary"]["items_succeeded"]
+    assert 4 <= done < 60
+    rows = Path(step["append_row_file"]).read_text().split()
+    assert len(rows) == done and len(set(rows)) == done
+    assert set(rows) <= {str(i) for i in range(60)}

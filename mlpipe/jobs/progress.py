@@ -63,9 +63,20 @@ class RecordObserver:
         self._save(force=True)
 
     def _add_worker(self, worker: WorkerInfo) -> None:
-        entry = {"node": worker.node, "process": worker.process, "pid": worker.pid}
-        if entry not in self.workers:
-            self.workers.append(entry)
+        """Keep one entry per worker process (a replaced worker adds its new pid)."""
+        same = [w for w in self.workers
+                if (w["node"], w["process"]) == (worker.node, worker.process)]
+        if worker.pid is None:
+            if not same:
+                self.workers.append({"node": worker.node, "process": worker.process, "pid": None})
+            return
+        if any(w["pid"] == worker.pid for w in same):
+            return
+        placeholder = next((w for w in same if w["pid"] is None), None)
+        if placeholder is not None:
+            placeholder["pid"] = worker.pid
+        else:
+            self.workers.append({"node": worker.node, "process": worker.process, "pid": worker.pid})
 
     def _save(self, force: bool = False) -> None:
         moment = time.monotonic()

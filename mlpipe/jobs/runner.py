@@ -253,6 +253,8 @@ class _Scheduler:
         self.done: queue.Queue[str] = queue.Queue()
         self.failure_seen = False
         self.summaries: dict[str, StepSummary] = {}
+        self._display_lock = threading.Lock()
+        self._display_owner: str | None = None  # one progress display at a time
 
     def run(self) -> None:
         announced = False
@@ -347,8 +349,16 @@ class _Scheduler:
 
         resume = bool(self.recorder.step(step.name).get("resumed"))
         observer = RecordObserver(self.recorder, step.name)
-        summary = run_parallel_step(step, backend=self.backend, observers=(observer,),
-                                    cancel=self.cancel, progress=self.progress, resume=resume)
+        with self._display_lock:
+            display = self.progress and self._display_owner is None
+            if display:
+                self._display_owner = step.name
+        try:
+            summary = run_parallel_step(step, backend=self.backend, observers=(observer,),
+                                        cancel=self.cancel, progress=display, resume=resume)
+        finally:
+            if display:
+                self._display_owner = None
         observer.flush()
         self.summaries[step.name] = summary
         status = str(summary.status).lower()

@@ -1,0 +1,170 @@
+"""From a parallel step's major input to a stream of :class:`MiniBatch` descriptors."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
+
+from mlpipe.data import sizes
+from mlpipe.data.division import Piece, iter_partitions, iter_table_pieces, table_source
+from mlpipe.data.errors import DataError, warning
+from mlpipe.data.listing import iter_files
+from mlpipe.data.minibatch import MiniBatch
+from mlpipe.data.mltable_spec import MLTableSpec, load_spec
+from mlpipe.data.segments import TablePayload, TableSource
+from mlpipe.data.sources import iter_mltable_files
+from mlpipe.diagnostics import Diagnostic
+from mlpipe.frozen import freeze
+from mlpipe.plan import ParallelStep, PlanInput
+
+log = logging.getLogger("mlpipe.data")
+WarningSink = Callable[[Diagnostic], None]
+
+
+def _log_warning(diagnostic: Diagnostic) -> None:
+    log.warning("%s", diagnostic.format())
+
+
+def _input_path(step: ParallelStep) -> tuple[PlanInput, str]:
+    try:
+        major = step.major_input
+    except KeyError:
+        raise DataError(f"step {step.name!r}: input_data names {step.input_data!r}, which is not "
+                        "one of its inputs", key_path=f"jobs.{step.name}.input_data",
+                        code="binding") from None
+    if major.remote is not None:
+        raise DataError(f"input {major.name!r} is a remote asset not available offline: "
+                        f"{major.remote}", key_path=f"jobs.{step.name}.inputs.{major.name}",
+                        code="remote-asset")
+    if major.path is None:
+        raise DataError(f"input {major.name!r} (input_data) has no path",
+                        key_path=f"jobs.{step.name}.inputs.{major.name}", code="missing-path")
+    if not os.path.exists(major.path):
+        raise DataError(f"input {major.name!r}: path does not exist", file=major.path,
+                        key_path=f"jobs.{step.name}.inputs.{major.name}", code="missing-path")
+    return major, os.path.abspath(major.path)
+
+
+def _spec(major: PlanInput, path: str) -> MLTableSpec | None:
+    return load_spec(path) if major.type == "mltable" else None
+
+
+def input_kind(step: ParallelStep) -> Literal["files", "table"]:
+    """``"table"`` when ``run()`` gets DataFrames (an MLTable with a read_* step), else ``"files"``."""
+    major, path = _input_path(step)
+    spec = _spec(major, path)
+    return "table" if spec is not None and spec.is_tabular else "files"
+
+
+def _digest(*parts: Any) -> str:
+    text = json.dumps(parts, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
+
+
+def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
+                      ) -> Iterator[MiniBatch]:
+    """The mini-batches of ``step``'s major input, streamed in input order.
+
+    File inputs give batches of ``mini_batch_size`` absolute paths (default 1);
+    tabular MLTables give byte-size batches (``"10kb"``; default 1 MB) or one
+    batch per ``partition_keys`` combination. Warnings and notes (partition_keys
+    winning over mini_batch_size, an empty input) go to ``on_warning`` (default:
+    the ``mlpipe.data`` logger). Bad input raises :class:`DataError`, at the
+    latest when the iteration reaches it.
+    """
+    sink = on_warning or _log_warning
+    major, path = _input_path(step)
+    spec = _spec(major, path)
+    count = 0
+    if spec is not None and spec.is_tabular:
+        batches = _table_batches(step, spec, sink)
+    else:
+        if step.partition_keys:
+            raise DataError(f"partition_keys {list(step.partition_keys)} need a tabular input "
+                            "(an MLTable with read_delimited, read_parquet or read_json_lines)",
+                            file=spec.file if spec else path, key_path="partition_keys",
+                            code="partition-keys")
+        batches = _file_batches(step, major, path, spec)
+    for batch in batches:
+        count += 1
+        yield batch
+    if count == 0:
+        sink(Diagnostic(f"input {major.name!r} is empty: no mini-batches to run", "input_data",
+                        None, "info", "empty-input"))
+
+
+# ----------------------------------------------------------------------------- files
+
+def _iter_input_files(major: PlanInput, path: str, spec: MLTableSpec | None
+                      ) -> Iterator[tuple[str, int]]:
+    if spec is not None:
+        return iter_mltable_files(spec, tabular=False)
+    if os.path.isdir(path):
+        return iter_files(path)
+    return iter([(path, os.path.getsize(path))])
+
+
+def _file_batches(step: ParallelStep, major: PlanInput, path: str, spec: MLTableSpec | None
+                  ) -> Iterator[MiniBatch]:
+    per_batch = sizes.file_count(step.mini_batch_size)
+    chunk: list[str] = []
+    chunk_bytes = 0
+    index = 0
+    for file_path, size in _iter_input_files(major, path, spec):
+        chunk.append(file_path)
+        chunk_bytes += size
+        if len(chunk) == per_batch:
+            yield _files_batch(index, path, chunk, chunk_bytes)
+            index += 1
+            chunk, chunk_bytes = [], 0
+    if chunk:
+        yield _files_batch(index, path, chunk, chunk_bytes)
+
+
+def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatch:
+    detail = {"files": list(files)}
+    return MiniBatch(id=_digest("files", root, files), index=index, kind="files",
+                     payload=tuple(files), items=len(files), size_bytes=size,
+                     detail=freeze(detail))
+
+
+# ----------------------------------------------------------------------------- tables
+
+def _table_batches(step: ParallelStep, spec: MLTableSpec, sink: WarningSink
+                   ) -> Iterator[MiniBatch]:
+    source = table_source(spec)
+    source_id = _digest(repr(source))
+    if step.partition_keys:
+        if step.mini_batch_size:
+            sink(warning(f"both partition_keys and mini_batch_size ({step.mini_batch_size!r}) "
+                         "are set: partition_keys wins, mini_batch_size is ignored",
+                         key_path="mini_batch_size", code="partition-keys"))
+        yield from _partition_batches(step.partition_keys, spec, source, source_id)
+        return
+    target = sizes.byte_size(step.mini_batch_size)
+    for index, piece in enumerate(iter_table_pieces(spec, target)):
+        yield _piece_batch(index, source, source_id, piece)
+
+
+def _piece_batch(index: int, source: TableSource, source_id: str, piece: Piece) -> MiniBatch:
+    detail = {"mltable": source.mltable, **piece.segment.detail()}
+    return MiniBatch(id=_digest("table", source_id, detail), index=index, kind="table",
+                     payload=TablePayload(source, (piece.segment,)), items=piece.segment.rows,
+                     size_bytes=piece.size, detail=freeze(detail))
+
+
+def _partition_batches(keys: tuple[str, ...], spec: MLTableSpec, source: TableSource,
+                       source_id: str) -> Iterator[MiniBatch]:
+    for index, partition in enumerate(iter_partitions(spec, tuple(keys))):
+        values = {k: partition.values[k] for k in keys}
+        detail = {"mltable": source.mltable, "partition_key_value": values,
+                  "files": [s.path for s in partition.segments]}
+        match = tuple(values.items()) if partition.from_data else None
+        yield MiniBatch(id=_digest("partition", source_id, detail), index=index, kind="table",
+                        payload=TablePayload(source, partition.segments, match), items=None,
+                        size_bytes=partition.size, partition_key_value=freeze(values),
+                        detail=freeze(detail))
