@@ -12,7 +12,7 @@ from ruamel.yaml.error import YAMLError
 
 from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
 from mlpipe.compiler.context import Doc, Reporter
-from mlpipe.schema import load_component, load_component_data
+from mlpipe.schema import PositionMap, load_component, load_component_data
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
 
@@ -37,8 +37,8 @@ class ComponentCache:
     def resolve(self, value: Any, owner: Doc, path: tuple[str | int, ...]) -> ComponentRef:
         """The component named by ``value`` (found at ``path`` of ``owner``)."""
         if isinstance(value, dict):
-            loaded = load_component_data(value, str(owner.file), positions=owner.positions,
-                                         prefix=owner.prefix + tuple(path))
+            prefix = owner.prefix + tuple(path)
+            loaded = load_component_data(value, str(owner.file), positions=_inside(owner.positions, prefix))
             self.reporter.extend(loaded.diagnostics)
             return ComponentRef("inline", "<inline>", Doc(value, owner.file, owner.positions,
                                                           owner.prefix + tuple(path)))
@@ -68,6 +68,16 @@ class ComponentCache:
             self._docs[target] = None if data is None else Doc(data, target, loaded.positions)
         doc = self._docs[target]
         return ComponentRef("local", reference, doc) if doc else ComponentRef("missing", reference)
+
+
+def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> PositionMap | None:
+    """The positions of the part of a document under ``prefix``, with ``prefix`` removed."""
+    if positions is None:
+        return None
+    n = len(prefix)
+    return PositionMap(positions.file,
+                       {p[n:]: loc for p, loc in positions.keys.items() if p[:n] == prefix},
+                       {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix})
 
 
 def _is_flow_file(path: Path) -> bool:
