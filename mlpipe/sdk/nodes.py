@@ -49,7 +49,7 @@ class Node(Tracked):
         self.experiment_name = experiment_name
         self.compute = compute
         self.environment_variables = environment_variables
-        self.resources = JobResourceConfiguration.coerce(resources)
+        self.resources = JobResourceConfiguration.coerce(resources) or JobResourceConfiguration()
         self.identity = identity
         self._input_decls: dict[str, Input] = dict(input_declarations or {})
         names = self._port_names("input")
@@ -83,9 +83,6 @@ class Node(Tracked):
                       **kwargs: Any) -> None:
         """Set ``resources`` like azure-ai-ml's ``node.set_resources(...)``."""
         site = call_site()
-        if self.resources is None:
-            object.__setattr__(self, "resources", JobResourceConfiguration())
-            self._sites["resources"] = site
         given = dict(instance_type=instance_type, instance_count=instance_count,
                      locations=locations, properties=properties, docker_args=docker_args,
                      shm_size=shm_size, **kwargs)
@@ -195,15 +192,15 @@ class Node(Tracked):
         new = copy.copy(self)
         object.__setattr__(new, "_sites", dict(self._sites))
         for attr in ("resources", "retry_settings", "task"):
-            if getattr(self, attr, None) is not None:
-                object.__setattr__(new, attr, copy.copy(getattr(self, attr)))
+            value = getattr(self, attr, None)
+            if isinstance(value, Tracked):
+                object.__setattr__(new, attr, clone_tracked(value))
         object.__setattr__(new, "_inputs", Ports("input", {
             k: v for k, v in self._inputs.items()}, self._port_names("input"), owner=new))
         outputs = {}
         for key, port in self._outputs.items():
-            clone = copy.copy(port)
+            clone = clone_tracked(port)
             object.__setattr__(clone, "_node", new)
-            object.__setattr__(clone, "_sites", dict(port._sites))
             outputs[key] = clone
         object.__setattr__(new, "_outputs", Ports("output", outputs, owner=new))
         object.__setattr__(new, "_extra", dict(self._extra))
@@ -247,7 +244,7 @@ class ParallelNode(Node):
         self.error_threshold = error_threshold
         self.mini_batch_error_threshold = mini_batch_error_threshold
         self.logging_level = logging_level
-        self.retry_settings = RetrySettings.coerce(retry_settings)
+        self.retry_settings = RetrySettings.coerce(retry_settings) or RetrySettings()
         self.task = RunFunction.from_dict(task) if isinstance(task, Mapping) else task
         self.is_deterministic = is_deterministic
         self.environment = environment
@@ -260,14 +257,12 @@ class ParallelNode(Node):
             "input_data": self.input_data,
             "mini_batch_size": self.mini_batch_size,
             "partition_keys": self.partition_keys,
-            "resources": self.resources.to_dict() if self.resources is not None else None,
+            "resources": _settings_dict(self.resources),
             "max_concurrency_per_instance": value_to_yaml(self.max_concurrency_per_instance),
             "mini_batch_error_threshold": value_to_yaml(self.mini_batch_error_threshold),
             "error_threshold": value_to_yaml(self.error_threshold),
             "logging_level": value_to_yaml(self.logging_level),
-            "retry_settings": (self.retry_settings.to_dict()
-                               if isinstance(self.retry_settings, RetrySettings)
-                               else self.retry_settings),
+            "retry_settings": _settings_dict(self.retry_settings),
             "environment_variables": self.environment_variables,
             "environment": environment_value(self.environment),
             "identity": self.identity,
@@ -297,10 +292,26 @@ class CommandNode(Node):
             "command": self.command,
             "environment": environment_value(self.environment),
             "environment_variables": self.environment_variables,
-            "resources": self.resources.to_dict() if self.resources is not None else None,
+            "resources": _settings_dict(self.resources),
             "identity": self.identity,
         }
         return {key: value for key, value in body.items() if value is not None}
+
+
+def _settings_dict(value: Any) -> Any:
+    """A settings object's mapping, ``None`` when nothing is set (so the key is left out)."""
+    if isinstance(value, (RetrySettings, JobResourceConfiguration)):
+        return value.to_dict() or None
+    return value
+
+
+def clone_tracked(value: Tracked) -> Any:
+    """A shallow copy of ``value`` with its own change records and extra keys."""
+    clone = copy.copy(value)
+    object.__setattr__(clone, "_sites", dict(value.__dict__.get("_sites", {})))
+    if isinstance(value.__dict__.get("_extra"), dict):
+        object.__setattr__(clone, "_extra", dict(value._extra))
+    return clone
 
 
 def inline_input(decl: Input, value: Any) -> Any:

@@ -79,9 +79,11 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
     ``progress``, ``cancel``). Raises :class:`mlpipe.ValidationError` before anything
     runs when the job is invalid.
     """
-    from mlpipe.jobs import run_plan
+    from mlpipe.jobs import generate_job_name, resolve_runs_dir, run_plan
 
-    plan = compile_job(job, runs_dir=runs_dir, job_name=job_name, overrides=overrides)
+    source = job.source if isinstance(job, PipelineJob) else Path(os.fspath(job))
+    plan = compile_job(job, runs_dir=resolve_runs_dir(runs_dir),
+                       job_name=job_name or generate_job_name(source), overrides=overrides)
     result = run_plan(plan, echo=echo, **runner_options)
     steps = result.steps
     return RunResult(
