@@ -14,7 +14,7 @@ __version__ = "0.1.0.dev0"
 _SDK_NAMES = {
     "Input", "Output", "load_job", "load_component", "pipeline", "run", "command",
     "RetrySettings", "JobResourceConfiguration", "RunFunction", "Environment",
-    "PipelineJob", "parallel_run_function",
+    "PipelineJob", "parallel_run_function", "MLClient",
 }
 
 __all__ = ["__version__", "ValidationError", "dsl", *sorted(_SDK_NAMES)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mlpipe.sdk.bindings import NodeOutput
 from mlpipe.sdk.builder import pipeline
+from mlpipe.sdk.client import MLClient
 from mlpipe.sdk.entities import (
     BatchRetrySettings,
     Environment,
@@ -30,6 +31,7 @@ __all__ = [
     "Environment",
     "Input",
     "JobResourceConfiguration",
+    "MLClient",
     "Node",
     "NodeOutput",
     "Output",

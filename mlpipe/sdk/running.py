@@ -14,11 +14,6 @@ from typing import Any
 from mlpipe.plan import ExecutionPlan
 from mlpipe.sdk.job import PipelineJob
 
-# Files of a step's logs folder that make up its reports (Azure's names).
-REPORT_FILES = ("job_result.txt", "readme.txt", "job_progress_overview.txt",
-                "processed_mini-batches.csv", "node_summary.csv")
-
-
 def compile_job(job: PipelineJob | str | os.PathLike[str], *,
                 runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True) -> ExecutionPlan:
@@ -56,18 +51,18 @@ class RunResult:
 
 
 def _reports(logs_dir: str) -> dict[str, str]:
-    found: dict[str, str] = {}
+    """A step's report files, by path relative to its ``logs`` folder.
+
+    The files at the top of ``logs`` (``job_result.txt``, ``readme.txt``,
+    ``job_progress_overview.*.txt``), ``sys/job_report/*`` and ``sys/*.html``.
+    """
     root = Path(logs_dir)
     if not root.is_dir():
-        return found
-    for name in REPORT_FILES:
-        path = root / name
-        if path.is_file():
-            found[name] = str(path)
-    for path in sorted(root.rglob("*")):
-        if path.is_file() and path.name not in found and path.suffix in (".txt", ".csv", ".json"):
-            found[str(path.relative_to(root))] = str(path)
-    return found
+        return {}
+    found = [p for p in root.iterdir() if p.is_file()]
+    found += [p for p in (root / "sys" / "job_report").glob("*") if p.is_file()]
+    found += [p for p in (root / "sys").glob("*.html") if p.is_file()]
+    return {p.relative_to(root).as_posix(): str(p) for p in sorted(found)}
 
 
 def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | None = None,
