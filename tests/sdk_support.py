@@ -39,3 +39,31 @@ def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path
+
+
+ECHO_SCRIPT = '''\
+"""Returns one line per file: its name, $FOO and the --tag argument."""
+import argparse
+import os
+
+TAG = None
+
+
+def init():
+    global TAG
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tag", default="none")
+    TAG = parser.parse_known_args()[0].tag
+
+
+def run(mini_batch):
+    return [f"{os.path.basename(p)} {os.environ.get('FOO', '-')} {TAG}" for p in mini_batch]
+'''
+
+
+def make_file_project(root: Path, files: int = 6) -> Path:
+    """``root/data`` with ``files`` text files and ``root/src/echo.py``; returns ``root``."""
+    for index in range(files):
+        write(root / "data" / f"f{index:02d}.txt", f"file {index}\n")
+    write(root / "src" / "echo.py", ECHO_SCRIPT)
+    return root

@@ -80,10 +80,13 @@ def _name_nodes(nodes: list[Node], local_vars: Mapping[str, Any]) -> None:
             taken.add(node.name)
     if problems:
         raise ValidationError(problems)
+    named: set[int] = set()
     for var, value in local_vars.items():
         node = by_id.get(id(value))
-        if node is not None and not (node._site("name") and node.name) and var not in taken:
+        if (node is not None and id(node) not in named and not (node._site("name") and node.name)
+                and var not in taken):
             object.__setattr__(node, "name", var)
+            named.add(id(node))
             taken.add(var)
     for node in nodes:
         if node.name and node.name in taken:
