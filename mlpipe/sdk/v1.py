@@ -291,8 +291,17 @@ class ParallelRunConfig:
             environment_variables=config.get("environment_variables"))
         return new
 
+    def _canonical(self) -> dict[str, Any]:
+        data = self.to_dict()
+        if data["source_directory"]:
+            data["source_directory"] = str((self._base_path / data["source_directory"]).resolve())
+        elif isinstance(data["entry_script"], str):
+            data["entry_script"] = str((self._base_path / data["entry_script"]).resolve())
+        return data
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, ParallelRunConfig) and self.to_dict() == other.to_dict()
+        """Equal settings, with relative folders compared where they point."""
+        return isinstance(other, ParallelRunConfig) and self._canonical() == other._canonical()
 
     def __repr__(self) -> str:
         return f"ParallelRunConfig({self.to_dict()})"
