@@ -157,3 +157,13 @@ def test_a_good_script_in_a_file_has_no_problem(tmp_path: Path) -> None:
     job = runpy.run_path(str(script))["job"]
     assert job.validate() == ()
     assert textwrap.dedent(job.to_yaml()).startswith("$schema:")
+
+
+def test_run_refuses_an_invalid_yaml_path_before_running(tmp_path: Path) -> None:
+    import mlpipe
+
+    bad = write(tmp_path / "bad.yml", "type: pipeline\njobs:\n  a:\n    type: parallel\n")
+    with pytest.raises(mlpipe.ValidationError) as err:
+        mlpipe.run(bad, runs_dir=tmp_path / "runs")
+    assert all(d.location.file == str(bad) for d in err.value.errors)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())

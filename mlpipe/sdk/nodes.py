@@ -125,9 +125,14 @@ class Node(Tracked):
                     out[key] = settings or None
         return out
 
-    def _body(self, base: Path) -> dict[str, Any]:
-        """The node-kind specific keys (after the common head)."""
+    def _settings(self) -> dict[str, Any]:
+        """The node-kind specific keys, in the order they are written (``None``: left out)."""
         raise NotImplementedError
+
+    def _body(self) -> dict[str, Any]:
+        body = {"inputs": self._inputs_yaml() or None, "outputs": self._outputs_yaml() or None,
+                **self._settings()}
+        return {key: plain(value) for key, value in body.items() if value is not None}
 
     def to_dict(self, base: Path, emitter: Emitter | None = None,
                 path: KeyPath = ()) -> dict[str, Any]:
@@ -139,9 +144,9 @@ class Node(Tracked):
             "experiment_name": self.experiment_name, "compute": self.compute,
             "component": self._component_value(base),
         }
-        data = {key: value for key, value in head.items() if value not in (None, {})}
-        data.update(self._body(base))
-        data.update(self._extra)
+        data = {key: plain(value) for key, value in head.items() if value not in (None, {})}
+        data.update(self._body())
+        data.update(plain(self._extra))
         if emitter is not None:
             self._mark(emitter, path, list(data))
         return data
@@ -250,18 +255,17 @@ class ParallelNode(Node):
         self.environment = environment
         super().__init__(**common)
 
-    def _body(self, base: Path) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "inputs": self._inputs_yaml() or None,
-            "outputs": self._outputs_yaml() or None,
+    def _settings(self) -> dict[str, Any]:
+        size = self.mini_batch_size
+        return {
             "input_data": self.input_data,
-            "mini_batch_size": self.mini_batch_size,
+            "mini_batch_size": str(size) if isinstance(size, int) else size,
             "partition_keys": self.partition_keys,
             "resources": _settings_dict(self.resources),
-            "max_concurrency_per_instance": value_to_yaml(self.max_concurrency_per_instance),
-            "mini_batch_error_threshold": value_to_yaml(self.mini_batch_error_threshold),
-            "error_threshold": value_to_yaml(self.error_threshold),
-            "logging_level": value_to_yaml(self.logging_level),
+            "max_concurrency_per_instance": self.max_concurrency_per_instance,
+            "mini_batch_error_threshold": self.mini_batch_error_threshold,
+            "error_threshold": self.error_threshold,
+            "logging_level": self.logging_level,
             "retry_settings": _settings_dict(self.retry_settings),
             "environment_variables": self.environment_variables,
             "environment": environment_value(self.environment),
@@ -269,7 +273,6 @@ class ParallelNode(Node):
             "is_deterministic": self.is_deterministic,
             "task": self.task.to_dict() if isinstance(self.task, RunFunction) else self.task,
         }
-        return {key: value for key, value in body.items() if value is not None}
 
 
 class CommandNode(Node):
@@ -284,10 +287,8 @@ class CommandNode(Node):
         self.environment = environment
         super().__init__(**common)
 
-    def _body(self, base: Path) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "inputs": self._inputs_yaml() or None,
-            "outputs": self._outputs_yaml() or None,
+    def _settings(self) -> dict[str, Any]:
+        return {
             "code": self.code,
             "command": self.command,
             "environment": environment_value(self.environment),
@@ -295,7 +296,15 @@ class CommandNode(Node):
             "resources": _settings_dict(self.resources),
             "identity": self.identity,
         }
-        return {key: value for key, value in body.items() if value is not None}
+
+
+def plain(value: Any) -> Any:
+    """``value`` with SDK objects (pipeline parameters, node outputs, Input/Output) as YAML values."""
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    return value_to_yaml(value)
 
 
 def _settings_dict(value: Any) -> Any:
