@@ -103,8 +103,9 @@ class IOResolver:
         if template is None and isinstance(pipeline_out.get("path"), str):
             template = pipeline_out["path"]
         if isinstance(template, str):
+            at = path + ("path",) if isinstance(value, dict) and "path" in value else path
             for bad in template_problems(template):
-                self.reporter.error(self.doc, path, f"an output path may use only ${{{{name}}}}, "
+                self.reporter.error(self.doc, at, f"an output path may use only ${{{{name}}}}, "
                                     f"${{{{output_name}}}} and ${{{{default_datastore}}}}, got {bad}",
                                     code="binding")
         else:

@@ -17,6 +17,7 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
 from mlpipe.data.segments import TablePayload, TableSource
 from mlpipe.data.sources import iter_mltable_files
+from mlpipe.data.transforms import changes_row_count
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.frozen import freeze
 from mlpipe.plan import ParallelStep, PlanInput
@@ -152,8 +153,12 @@ def _table_batches(step: ParallelStep, spec: MLTableSpec, sink: WarningSink
 
 def _piece_batch(index: int, source: TableSource, source_id: str, piece: Piece) -> MiniBatch:
     detail = {"mltable": source.mltable, **piece.segment.detail()}
+    # the driver's count is the row count run() gets only for parquet without
+    # row-dropping transformations (text files may hold blank lines)
+    exact = source.read.format == "parquet" and not changes_row_count(source.transforms)
     return MiniBatch(id=_digest("table", source_id, detail), index=index, kind="table",
-                     payload=TablePayload(source, (piece.segment,)), items=piece.segment.rows,
+                     payload=TablePayload(source, (piece.segment,)),
+                     items=piece.segment.rows if exact else None,
                      size_bytes=piece.size, detail=freeze(detail))
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
@@ -53,45 +53,66 @@ def table_source(spec: MLTableSpec) -> TableSource:
 # ----------------------------------------------------------------------------- file layout
 
 def _header_names(read: ReadSpec, path: str) -> tuple[tuple[str, ...], int]:
-    """Column names for a delimited file and where its data starts."""
-    text, after = first_record(path, read.encoding, quoted=read.support_multi_line)
+    """Column names for a delimited file and where its data starts (0 for encodings
+    that cannot be cut at newline bytes: the worker skips the header row itself)."""
+    if read.byte_splittable:
+        text, after = first_record(path, read.encoding, quoted=read.support_multi_line)
+    else:
+        with open(path, "rb") as handle:
+            head = handle.read(256 * 1024).decode(read.encoding, errors="ignore")
+        text, after = (head.splitlines() or [""])[0].lstrip("\ufeff"), 0
     fields = split_fields(text, read.delimiter)
     if read.header == "no_header":
         return tuple(f"Column{i + 1}" for i in range(len(fields))), 0
     return tuple(fields), after
 
 
-def iter_file_layouts(spec: MLTableSpec) -> Iterator[tuple[str, int, int, tuple[str, ...] | None]]:
-    """``(path, size, data start, column names)`` per file; text headers handled per
-    the header mode (names ``None``: the worker reads each file's own header)."""
+@dataclass(frozen=True)
+class FileLayout:
+    """Where a file's data starts and which column names it is read with."""
+
+    path: str
+    size: int
+    start: int = 0
+    names: tuple[str, ...] | None = None  # None: the worker reads the file's own header
+    skip_rows: int = 0  # header rows the worker skips (encodings not cut at newline bytes)
+
+
+def iter_file_layouts(spec: MLTableSpec) -> Iterator[FileLayout]:
+    """The layout of each file of a table, per the header mode."""
     read = spec.read
     assert read is not None
     names: tuple[str, ...] | None = None
     for index, (path, size) in enumerate(iter_mltable_files(spec, tabular=True)):
         if read.format != "delimited":
-            yield path, size, 0, None
+            yield FileLayout(path, size)
             continue
         if size == 0:
             continue
+        skip = 0 if read.byte_splittable else 1
         if read.header == "all_files_different_headers":
-            _, start = _header_names(read, path)
-            yield path, size, start, None
+            if read.byte_splittable:
+                yield FileLayout(path, size, _header_names(read, path)[1], None)
+            else:
+                yield FileLayout(path, size)
         elif read.header == "all_files_same_headers":
             if names is None:
                 names, start = _header_names(read, path)
+            elif read.byte_splittable:
+                start = first_record(path, read.encoding, quoted=read.support_multi_line)[1]
             else:
-                _, start = first_record(path, read.encoding, quoted=read.support_multi_line)
-            yield path, size, start, names
+                start = 0
+            yield FileLayout(path, size, start, names, skip)
         elif read.header == "from_first_file":
             if names is None:
                 names, start = _header_names(read, path)
-                yield path, size, start, names
+                yield FileLayout(path, size, start, names, skip)
             else:
-                yield path, size, 0, names
+                yield FileLayout(path, size, 0, names)
         else:  # no_header
             if names is None:
                 names, _ = _header_names(read, path)
-            yield path, size, 0, names
+            yield FileLayout(path, size, 0, names)
 
 
 # ----------------------------------------------------------------------------- size-based
@@ -139,7 +160,8 @@ def iter_table_pieces(spec: MLTableSpec, target: int) -> Iterator[Piece]:
     check_divisible(spec.transforms)
     numbered = needs_row_numbers(spec.transforms)
     next_row = 0
-    for path, size, start, names in iter_file_layouts(spec):
+    for layout in iter_file_layouts(spec):
+        path, size, start, names = layout.path, layout.size, layout.start, layout.names
         if read.format == "parquet":
             for piece in _parquet_pieces(path, target):
                 if numbered:
@@ -148,8 +170,9 @@ def iter_table_pieces(spec: MLTableSpec, target: int) -> Iterator[Piece]:
                 yield piece
             continue
         if not read.byte_splittable:
-            rows = count_records(path, start, size, quoted=False) if numbered else None
-            yield Piece(Segment(path, start, size, columns=names,
+            rows = (count_records(path, start, size, quoted=False) - layout.skip_rows
+                    if numbered else None)
+            yield Piece(Segment(path, start, size, columns=names, skip_rows=layout.skip_rows,
                                 first_row=next_row if numbered else None, rows=rows), size - start)
             next_row += rows or 0
             continue
@@ -158,7 +181,7 @@ def iter_table_pieces(spec: MLTableSpec, target: int) -> Iterator[Piece]:
             for lo, hi, count in record_ranges(path, start, size, target, quoted=quoted):
                 yield Piece(Segment(path, lo, hi, columns=names,
                                     first_row=next_row if numbered else None,
-                                    rows=count if numbered or not quoted else None), hi - lo)
+                                    rows=count), hi - lo)
                 next_row += count
         else:
             for lo, hi in line_ranges(path, start, size, target):
@@ -166,8 +189,7 @@ def iter_table_pieces(spec: MLTableSpec, target: int) -> Iterator[Piece]:
 
 
 def _with_first_row(segment: Segment, first_row: int) -> Segment:
-    return Segment(segment.path, segment.start, segment.end, segment.row_groups,
-                   segment.row_slice, segment.columns, first_row, segment.rows)
+    return replace(segment, first_row=first_row)
 
 
 # ----------------------------------------------------------------------------- partitions
@@ -182,24 +204,24 @@ class Partition:
     from_data: bool
 
 
-def _base_columns(spec: MLTableSpec, layouts: list[tuple[str, int, int, Any]]) -> list[str]:
+def _base_columns(spec: MLTableSpec, layouts: list[FileLayout]) -> list[str]:
     read = spec.read
     assert read is not None
     if not layouts:
         return []
-    path = layouts[0][0]
+    path = layouts[0].path
     if read.format == "parquet":
         columns = list(pq.read_schema(path).names)
     elif read.format == "json_lines":
         columns = list(read_segment(read, Segment(path, 0, _first_line_end(path))).columns)
     elif read.header == "all_files_different_headers":
         columns = []
-        for layout_path, *_ in layouts:
-            for name in _header_names(read, layout_path)[0]:
+        for layout in layouts:
+            for name in _header_names(read, layout.path)[0]:
                 if name not in columns:
                     columns.append(name)
     else:
-        columns = list(layouts[0][3] or ())
+        columns = list(layouts[0].names or ())
     if read.include_path_column:
         columns.insert(0, PATH_COLUMN)
     return columns
@@ -256,11 +278,12 @@ def iter_partitions(spec: MLTableSpec, keys: tuple[str, ...]) -> list[Partition]
     path_keys = _path_keys(spec.transforms, keys)
     groups: dict[tuple[Any, ...], list[Piece]] = {}
     next_row = 0
-    for path, size, start, names in layouts:
+    for layout in layouts:
+        path, size, start = layout.path, layout.size, layout.start
         rows = None
         if numbered:
-            rows = _count_file_rows(read, path, start, size)
-        segment = Segment(path, start, None, columns=names,
+            rows = _count_file_rows(read, path, start, size) - layout.skip_rows
+        segment = Segment(path, start, None, columns=layout.names, skip_rows=layout.skip_rows,
                           first_row=next_row if numbered else None, rows=rows)
         next_row += rows or 0
         piece = Piece(segment, size - start)
@@ -309,7 +332,7 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
     try:
         if read.format == "parquet":
             return pq.read_table(segment.path, columns=columns).to_pandas()
-        if read.format == "delimited" and segment.columns is not None:
+        if read.format == "delimited" and segment.columns is not None and read.byte_splittable:
             with open(segment.path, "rb") as handle:
                 handle.seek(segment.start)
                 data = handle.read()
@@ -346,8 +369,9 @@ def _scalar(value: Any) -> Any:
 
 def whole_file_segments(spec: MLTableSpec) -> Iterator[Segment]:
     """One segment per file (for whole-table reads)."""
-    for path, size, start, names in iter_file_layouts(spec):
-        yield Segment(path, start, None, columns=names)
+    for layout in iter_file_layouts(spec):
+        yield Segment(layout.path, layout.start, None, columns=layout.names,
+                      skip_rows=layout.skip_rows)
 
 
 __all__ = ["Partition", "Piece", "iter_partitions", "iter_table_pieces", "table_source",

@@ -44,6 +44,7 @@ class Segment:
     row_groups: tuple[int, ...] | None = None
     row_slice: tuple[int, int] | None = None
     columns: tuple[str, ...] | None = None  # header names to use (None: the file's own header)
+    skip_rows: int = 0  # header rows to skip inside the range (utf-16/utf-32 files)
     first_row: int | None = None
     rows: int | None = None
 
@@ -83,7 +84,7 @@ class TablePayload:
 def _csv_frame(read: ReadSpec, segment: Segment) -> pa.Table:
     columns = segment.columns
     start = segment.start
-    if columns is None:  # all_files_different_headers: this file's own header
+    if columns is None and read.byte_splittable:  # all_files_different_headers
         header, after = first_record(segment.path, read.encoding, quoted=read.support_multi_line)
         columns = tuple(split_fields(header, read.delimiter))
         start = max(start, after)
@@ -91,7 +92,7 @@ def _csv_frame(read: ReadSpec, segment: Segment) -> pa.Table:
         handle.seek(start)
         data = handle.read() if segment.end is None else handle.read(segment.end - start)
     if not data.strip():
-        return pa.table({name: pa.array([], pa.string()) for name in columns})
+        return pa.table({name: pa.array([], pa.string()) for name in columns or ()})
     bad_rows: list[Any] = []
 
     def on_invalid(row: Any) -> str:
@@ -101,12 +102,14 @@ def _csv_frame(read: ReadSpec, segment: Segment) -> pa.Table:
     convert = pacsv.ConvertOptions(
         strings_can_be_null=not read.empty_as_string,
         quoted_strings_can_be_null=not read.empty_as_string,
-        column_types=None if read.infer_column_types else {c: pa.string() for c in columns},
+        column_types=None if read.infer_column_types or columns is None
+        else {c: pa.string() for c in columns},
     )
     try:
         return pacsv.read_csv(
             pa.py_buffer(data),
-            read_options=pacsv.ReadOptions(column_names=list(columns), encoding=read.encoding,
+            read_options=pacsv.ReadOptions(column_names=list(columns) if columns else None,
+                                           skip_rows=segment.skip_rows, encoding=read.encoding,
                                            block_size=max(1 << 20, min(len(data) + 1, 64 << 20))),
             parse_options=pacsv.ParseOptions(delimiter=read.delimiter,
                                              newlines_in_values=read.support_multi_line,

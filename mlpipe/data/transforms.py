@@ -40,8 +40,9 @@ class Transform:
     line: int | None = None
 
     def error(self, message: str, hint: str | None = None) -> DataError:
-        return DataError(f"{self.name}: {message}", file=self.file, line=self.line,
-                         key_path=self.name, code="mltable-transform", hint=hint)
+        return DataError(message, file=self.file, line=self.line,
+                         key_path=f"transformations.{self.name}", code="mltable-transform",
+                         hint=hint)
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ def parse_transform(name: str, args: Any, *, file: str, line: int | None,
                     key_path: str) -> Transform:
     """Check one transformation entry of an MLTable file."""
     def fail(message: str, hint: str | None = None) -> DataError:
-        return DataError(f"{name}: {message}", file=file, line=line, key_path=key_path,
+        return DataError(message, file=file, line=line, key_path=key_path,
                          code="mltable-transform", hint=hint)
 
     base = {"name": name, "file": file, "line": line}
@@ -241,6 +242,10 @@ class RowPositions:
 
 def needs_row_numbers(transforms: tuple[Transform, ...]) -> bool:
     return any(isinstance(t, ROW_POSITION) for t in transforms)
+
+
+def changes_row_count(transforms: tuple[Transform, ...]) -> bool:
+    return any(isinstance(t, (*ROW_POSITION, Filter)) for t in transforms)
 
 
 def check_divisible(transforms: tuple[Transform, ...]) -> None:

@@ -20,8 +20,9 @@ from typing import Any
 from mlpipe.schema.yamlio import describe_value
 
 INT_MAX = 2**31 - 1  # Azure documents ranges as [x, int.max] (a .NET Int32)
+# Azure documents ^\d+([kKmMgG][bB])*$, but azure-ai-ml then reads only one unit, so a
+# repeated unit ("10kbkb") can never work: mlpipe allows at most one.
 MINI_BATCH_SIZE_PATTERN = re.compile(r"^\d+([kKmMgG][bB])?$")
-MINI_BATCH_SIZE_DOC = r"^\d+([kKmMgG][bB])*$"
 LOGGING_LEVELS = ("DEBUG", "INFO", "WARNING")
 _INT_TEXT = re.compile(r"^\s*[-+]?\d+\s*$")
 
@@ -108,7 +109,8 @@ def check_mini_batch_size(value: Any) -> str:
         compact = value.replace(" ", "")
         hint = f"write '{compact}'" if compact != value and MINI_BATCH_SIZE_PATTERN.match(compact) else None
         raise SettingError(
-            f"must match {MINI_BATCH_SIZE_DOC} (a count, or a size with kb, mb or gb), got {value!r}",
+            f"must match {MINI_BATCH_SIZE_PATTERN.pattern} (a count, or a size with kb, mb or gb), "
+            f"got {value!r}",
             code="pattern", hint=hint)
     if int(re.match(r"\d+", value).group()) == 0:  # type: ignore[union-attr]
         raise SettingError(f"must be greater than 0, got {value!r}", code="range")

@@ -20,6 +20,8 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
 
 from mlpipe.diagnostics import Diagnostic, Location
 
@@ -53,14 +55,14 @@ class PositionMap:
 
     def locate(self, path: KeyPath) -> Location:
         """The key's position for a mapping entry, the item's for a list item;
-        the nearest known ancestor's otherwise; the file alone as a last resort."""
+        the nearest known ancestor's otherwise; the file alone (no line) as a last resort."""
         path = tuple(path)
         while True:
             loc = self.keys.get(path) or self.values.get(path)
             if loc is not None:
                 return loc
             if not path:
-                return Location(self.file, 1, 1)
+                return Location(self.file)
             path = path[:-1]
 
     def locate_value(self, path: KeyPath) -> Location:
@@ -97,8 +99,19 @@ class YamlDocument:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
+class _PyYamlResolver(VersionedResolver):
+    """YAML 1.1 as PyYAML reads it: ruamel also takes ``y``/``n`` for booleans, PyYAML
+    (and so azure-ai-ml) does not; an input named ``n`` must stay ``"n"``."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        if kind is ScalarNode and implicit[0] and value in ("y", "Y", "n", "N"):
+            return self.DEFAULT_SCALAR_TAG
+        return super().resolve(kind, value, implicit)
+
+
 def _yaml() -> YAML:
     yaml = YAML(typ="rt")
+    yaml.Resolver = _PyYamlResolver
     yaml.version = YAML_VERSION
     yaml.allow_duplicate_keys = False
     return yaml
@@ -189,6 +202,12 @@ def _convert(node: Any, path: KeyPath, positions: PositionMap,
                         location=Location(src, *kpos) if kpos else positions.locate(path)))
                     continue
                 name = str(plain_key).lower() if isinstance(plain_key, bool) else str(plain_key)
+                if isinstance(plain_key, bool):
+                    diagnostics.append(Diagnostic(
+                        f"this key is read as {describe_value(plain_key)} (YAML 1.1 reads yes, no, "
+                        f"on, off, true and false as booleans)", key_path=format_key_path(path),
+                        code="type", hint="quote the key",
+                        location=Location(src, *kpos) if kpos else positions.locate(path)))
             else:
                 name = str(key)
             child = path + (name,)
