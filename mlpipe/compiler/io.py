@@ -199,6 +199,10 @@ class IOResolver:
             return PlanInput(name, str(type_ or "uri_folder"), mode=mode_of(mode, INPUT_MODE_ALIASES),
                              optional=optional, location=loc)
         ref = whole_reference(value)
+        if ref is not None and not step:
+            self.reporter.error(self.doc, path, f"a pipeline input is a value or a path, not a binding ({ref.text})",
+                                code="binding")
+            return PlanInput(name, "string", location=loc)
         if ref is not None:
             mode = decl.get("mode") if decl else None
             return self._bound(name, ref, decl_type, mode, decl, path, step)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.compiler.assets import load_asset_map
-from mlpipe.compiler.components import ComponentCache
+from mlpipe.compiler.components import ComponentCache, ComponentRef
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.graph import order_steps
 from mlpipe.compiler.io import IOResolver
@@ -84,7 +84,7 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: Path | None = None,
         reporter.extend(problems)
         loaded = load_pipeline_data(data, loaded.source, positions=loaded.positions)
     reporter.extend(loaded.diagnostics)
-    if not isinstance(loaded.data, dict):
+    if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
     doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
@@ -176,10 +176,14 @@ class _Compiler:
             return {}
         nodes: dict[str, Node] = {}
         for name, value in jobs.items():
+            if not isinstance(value, dict):
+                continue  # the schema layer reported it
             node = Node(str(name), self.doc)
-            if isinstance(value, dict) and value.get("component") is not None:
-                node.component = self.components.resolve(value["component"], self.doc,
-                                                         ("jobs", name, "component"))
+            path = ("jobs", name, "component")
+            if self.reporter.has_error_at(self.doc, path):
+                node.component = ComponentRef("missing", str(value.get("component")))
+            elif value.get("component") is not None:
+                node.component = self.components.resolve(value["component"], self.doc, path)
             nodes[node.name] = node
         self.io.nodes = nodes
         return nodes

@@ -171,7 +171,7 @@ def append_row_target(node: Node) -> str | None:
 
 def _append_row_to(node: Node, rep: Reporter) -> str | None:
     src = node.lookup("task", "append_row_to")
-    if src is None or src.value is None:
+    if src is None or src.value is None or rep.has_error_at(src.doc, src.path):
         return None
     ref = whole_reference(src.value)
     if ref is None or ref.scope != "output":
@@ -193,6 +193,8 @@ def _input_data(node: Node, rep: Reporter) -> str:
         data_inputs = [name for name, item in node.inputs.items() if item.is_data]
         return data_inputs[0] if data_inputs else ""
     ref = whole_reference(src.value)
+    if rep.has_error_at(src.doc, src.path):
+        return ""
     if ref is None or ref.scope != "input":
         rep.error(src.doc, src.path, f"must be ${{{{inputs.<name>}}}} naming one of the step's inputs, "
                   f"got {src.value!r}", code="binding",
