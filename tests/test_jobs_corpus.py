@@ -177,7 +177,7 @@ def test_p21_copies_the_input_files(corpus: Path, corpus_runs: CorpusRuns) -> No
     assert parallel_counts(ran, "hello_world_inline_paralleljob") == (4, 4, 0)
     copies = files_under(ran.output("hello_world_inline_paralleljob", "job_output_path"))
     assert [c.name for c in copies] == ["0.png", "1.png", "2.png", "3.png"]
-    originals = corpus / SDK / "dsl_pipeline/parallel_component_with_file_input/dataset/mnist-data"
+    originals = corpus / SDK / "dataset/mnist-data"
     for copy in copies:
         assert copy.read_bytes() == (originals / copy.name).read_bytes()
 

@@ -13,8 +13,14 @@ STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
                  "skipped": "dim", "running": "cyan", "queued": "dim"}
 
 
+PIPE_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
+
+
 def console() -> Console:
-    return Console(highlight=False, soft_wrap=False)
+    out = Console(highlight=False, soft_wrap=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, soft_wrap=False, width=PIPE_WIDTH)
+    return out
 
 
 def seconds(value: float | None) -> str:
@@ -77,7 +83,8 @@ def print_job(record: dict[str, Any], out: Console | None = None) -> None:
     for step_name, step in record.get("steps", {}).items():
         for name, output in (step.get("outputs") or {}).items():
             lines.append(f"  {step_name}.{name}: {output.get('path')}")
-        if step.get("append_row_file"):
+        outputs = {o.get("path") for o in (step.get("outputs") or {}).values()}
+        if step.get("append_row_file") and step["append_row_file"] not in outputs:
             lines.append(f"  {step_name} append_row file: {step['append_row_file']}")
     if lines:
         out.print("outputs:")
