@@ -168,3 +168,22 @@ def test_partition_keys_on_a_file_input_is_an_error(tmp_path: Path) -> None:
     make_tree(tmp_path / "in", 2)
     with pytest.raises(DataError, match="need a tabular input"):
         batches(tmp_path / "in", "uri_folder", keys=("a",))
+
+
+def test_file_listing_does_not_load_pandas_or_pyarrow(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    make_tree(tmp_path / "in", 3)
+    code = (
+        "import sys\n"
+        "from mlpipe.data import iter_mini_batches, load_mini_batch\n"
+        "from tests.data_support import step_for\n"
+        f"mbs = list(iter_mini_batches(step_for({str(tmp_path / 'in')!r}, 'uri_folder', '2')))\n"
+        "assert [len(load_mini_batch(mb)) for mb in mbs] == [2, 1]\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
+    )
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
+    assert out.stdout.strip() == "[]"

@@ -6,21 +6,23 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
 
 from mlpipe.data import sizes
-from mlpipe.data.division import Piece, iter_partitions, iter_table_pieces, table_source
 from mlpipe.data.errors import DataError, warning
 from mlpipe.data.listing import iter_files
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
-from mlpipe.data.segments import TablePayload, TableSource
+from mlpipe.data.payloads import Segment, TablePayload, TableSource
 from mlpipe.data.sources import iter_mltable_files
 from mlpipe.data.transforms import changes_row_count
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.frozen import freeze
 from mlpipe.plan import ParallelStep, PlanInput
+
+if TYPE_CHECKING:
+    from mlpipe.data.division import Partition
 
 log = logging.getLogger("mlpipe.data")
 WarningSink = Callable[[Diagnostic], None]
@@ -137,36 +139,48 @@ def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatc
 
 def _table_batches(step: ParallelStep, spec: MLTableSpec, sink: WarningSink
                    ) -> Iterator[MiniBatch]:
-    source = table_source(spec)
+    # pyarrow and pandas are imported only for tabular inputs: a file listing stays light
+    from mlpipe.data.division import iter_partitions, iter_table_pieces  # noqa: PLC0415
+
+    source = TableSource(mltable=spec.file, read=spec.read, transforms=spec.transforms)
     source_id = _digest(repr(source))
     if step.partition_keys:
         if step.mini_batch_size:
             sink(warning(f"both partition_keys and mini_batch_size ({step.mini_batch_size!r}) "
                          "are set: partition_keys wins, mini_batch_size is ignored",
                          key_path="mini_batch_size", code="partition-keys"))
-        yield from _partition_batches(step.partition_keys, spec, source, source_id)
+        partitions = iter_partitions(spec, tuple(step.partition_keys))
+        yield from _partition_batches(partitions, tuple(step.partition_keys), source, source_id)
         return
     target = sizes.byte_size(step.mini_batch_size)
     for index, piece in enumerate(iter_table_pieces(spec, target)):
-        yield _piece_batch(index, source, source_id, piece)
+        yield _piece_batch(index, source, source_id, piece.segment, piece.size)
 
 
-def _piece_batch(index: int, source: TableSource, source_id: str, piece: Piece) -> MiniBatch:
-    detail = {"mltable": source.mltable, **piece.segment.detail()}
+def _piece_batch(index: int, source: TableSource, source_id: str, segment: Segment,
+                 size: int) -> MiniBatch:
+    detail = {"mltable": source.mltable, **segment.detail()}
     # the driver's count is the row count run() gets only for parquet without
     # row-dropping transformations (text files may hold blank lines)
     exact = source.read.format == "parquet" and not changes_row_count(source.transforms)
     return MiniBatch(id=_digest("table", source_id, detail), index=index, kind="table",
-                     payload=TablePayload(source, (piece.segment,)),
-                     items=piece.segment.rows if exact else None,
-                     size_bytes=piece.size, detail=freeze(detail))
+                     payload=TablePayload(source, (segment,)),
+                     items=segment.rows if exact else None,
+                     size_bytes=size, detail=freeze(detail))
 
 
-def _partition_batches(keys: tuple[str, ...], spec: MLTableSpec, source: TableSource,
-                       source_id: str) -> Iterator[MiniBatch]:
-    for index, partition in enumerate(iter_partitions(spec, tuple(keys))):
+def _json_value(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _partition_batches(partitions: Iterable[Partition], keys: tuple[str, ...],
+                       source: TableSource, source_id: str) -> Iterator[MiniBatch]:
+    for index, partition in enumerate(partitions):
         values = {k: partition.values[k] for k in keys}
-        detail = {"mltable": source.mltable, "partition_key_value": values,
+        detail = {"mltable": source.mltable,
+                  "partition_key_value": {k: _json_value(v) for k, v in values.items()},
                   "files": [s.path for s in partition.segments]}
         match = tuple(values.items()) if partition.from_data else None
         yield MiniBatch(id=_digest("partition", source_id, detail), index=index, kind="table",
