@@ -51,9 +51,25 @@ def test_plain_lines_are_throttled(tmp_path: Path) -> None:
     display = ProgressDisplay(make_step(tmp_path), out, interval=3600)
     drive(display, display.step)
     lines = out.getvalue().splitlines()
-    # start, the listing being complete (always shown), the worker death, the end
-    assert len(lines) == 4, lines
+    # start, the listing being complete (always shown), the first error (once), the worker
+    # death, the end
+    assert len(lines) == 5, lines
     assert lines[1].startswith("[mlpipe] score: 1/3 mini-batches")
+    assert lines[2] == ("[mlpipe] score: mini-batch mb-1 attempt 1 on 0/process000: "
+                        "[UserError] ValueError: boom (will be retried)")
+
+
+def test_only_the_first_distinct_errors_are_shown(tmp_path: Path) -> None:
+    out = io.StringIO()
+    display = ProgressDisplay(make_step(tmp_path), out, interval=3600)
+    display.step_started(display.step, [W0], T0)
+    for mb in range(8):
+        display.attempt_finished(attempt(mb, status="Failed", category="UserError",
+                                         message=f"Traceback ...\nKeyError: {mb}"))
+    errors = [line for line in out.getvalue().splitlines() if "[UserError]" in line]
+    assert [line.split("[UserError] ")[1].split(";")[0] for line in errors] == [
+        f"KeyError: {mb}" for mb in range(5)]
+    assert errors[-1].endswith("; further errors in " + display.step.logs_dir + "/user/error.txt")
 
 
 def test_rich_bar_on_a_terminal(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ def log_level(name: str | None) -> int:
 
 
 def master_role_logger(path: Path, level: str | None, name: str = "master_role") -> logging.Logger:
-    """A logger that writes only to ``path`` (created on the first record), at ``level``.
+    """A logger that writes only to ``path`` (created now, even if nothing is logged), at ``level``.
 
     The logger is not registered in :mod:`logging`'s global tree (nothing leaks
     from one step to the next, nothing reaches the root logger's handlers);
@@ -29,7 +29,7 @@ def master_role_logger(path: Path, level: str | None, name: str = "master_role")
     logger = logging.Logger(name, log_level(level))
     logger.propagate = False
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler = logging.FileHandler(path, encoding="utf-8", delay=False)
     handler.setFormatter(_UtcFormatter(MASTER_ROLE_FORMAT))
     logger.addHandler(handler)
     return logger

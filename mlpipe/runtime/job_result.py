@@ -155,7 +155,9 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
     if summary.started_at is not None and summary.ended_at is not None:
         lines.append(f"Duration: {(summary.ended_at - summary.started_at).total_seconds():.3f} s")
     lines += [
-        f"Mini-batches: {total} total, {summary.mini_batches_succeeded} succeeded, "
+        f"Mini-batches: {total} "
+        f"{'total' if counters.listing_done else 'listed (the listing stopped before its end)'}, "
+        f"{summary.mini_batches_succeeded} succeeded, "
         f"{summary.mini_batches_failed} failed, "
         f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} not processed",
         f"Attempts: {counters.attempts} ({counters.retries} retried, {counters.timeouts} timed out)",

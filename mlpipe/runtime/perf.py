@@ -1,7 +1,8 @@
 """``logs/sys/perf/<node>/``: node and worker-process resource usage sampled with psutil.
 
 A background thread takes a sample when the step starts, every
-``resource_monitor_interval`` seconds, and one when it ends; an interval of 0
+``resource_monitor_interval`` seconds, and one when it ends (each worker process
+is also sampled as soon as it has started); an interval of 0
 disables the monitor (no perf files at all), as in Azure. Every node of a local
 run is the same machine, so each node folder gets the same machine-wide
 ``node_resource_usage.csv`` and its own workers in ``processes_resource_usage.csv``.
@@ -90,14 +91,25 @@ class ResourceMonitor:
         self._workers = {w.pid: w for w in workers if w.pid is not None}
 
     def update_worker(self, worker: WorkerInfo, alive: bool) -> None:
+        """A worker started (sampled at once, then with the others) or stopped/died."""
         workers = {pid: w for pid, w in self._workers.items()
                    if (w.node, w.process) != (worker.node, worker.process)}
         if alive and worker.pid is not None:
             workers[worker.pid] = worker
         self._workers = workers
+        if alive and worker.pid is not None and self._thread is not None:
+            self.sample_worker(worker)
+
+    def sample_worker(self, worker: WorkerInfo) -> None:
+        """Append one row for ``worker`` to its node's processes_resource_usage.csv."""
+        with self._lock:
+            now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
+            row = self._process_row(now, worker.pid, worker) if worker.pid is not None else None
+            if row is not None and worker.node in self._process_writers:
+                self._process_writers[worker.node].writerow(row)
 
     def start(self) -> None:
-        """Open the CSVs, take the first sample and start the sampling thread."""
+        """Open the CSVs and start the sampling thread (which takes the first sample at once)."""
         if not self.enabled or self._thread is not None:
             return
         psutil.cpu_percent(interval=None)  # prime: the first reading is meaningless
@@ -107,7 +119,6 @@ class ResourceMonitor:
             self._node_writers.append(self._open(folder / "node_resource_usage.csv", NODE_COLUMNS))
             self._process_writers[node] = self._open(
                 folder / "processes_resource_usage.csv", PROCESS_COLUMNS)
-        self.sample()
         self._thread = threading.Thread(target=self._run, name="mlpipe-resource-monitor", daemon=True)
         self._thread.start()
 
@@ -131,6 +142,7 @@ class ResourceMonitor:
         return writer
 
     def _run(self) -> None:
+        self.sample()
         while not self._stop.wait(self.interval):
             self.sample()
 

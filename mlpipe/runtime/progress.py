@@ -12,11 +12,12 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.counters import StepCounters, format_seconds
+from mlpipe.runtime.counters import StepCounters, attempt_failed, format_seconds
 from mlpipe.runtime.job_report import process_label
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
 
 PLAIN_INTERVAL_SECONDS = 5.0
+DISTINCT_ERRORS_SHOWN = 5
 LIVE_UPDATE_SECONDS = 0.1
 
 
@@ -48,6 +49,7 @@ class ProgressDisplay:
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._last_line = 0.0
+        self._errors_seen: set[tuple[str, str]] = set()
 
     @property
     def live(self) -> bool:
@@ -86,16 +88,29 @@ class ProgressDisplay:
 
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.counters.add(record)
+        if attempt_failed(record) and len(self._errors_seen) < DISTINCT_ERRORS_SHOWN:
+            message = _last_line(record.error_message or record.status)
+            key = (record.error_category or record.status, message)
+            if key not in self._errors_seen:
+                self._errors_seen.add(key)
+                self._notice(f"mini-batch {record.mini_batch_id} attempt {record.picked_count} "
+                             f"on {process_label(record.worker)}: [{key[0]}] {message}"
+                             + ("" if record.final else " (will be retried)")
+                             + (f"; further errors in {self.step.logs_dir}/user/error.txt"
+                                if len(self._errors_seen) == DISTINCT_ERRORS_SHOWN else ""))
         self._changed()
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         if event not in ("init_failed", "died"):
             return
-        first = (message or "").strip().splitlines()
-        text = f"worker {process_label(worker)} {event}" + (f": {first[-1]}" if first else "")
+        last = _last_line(message or "")
+        self._notice(f"worker {process_label(worker)} {event}" + (f": {last}" if last else ""))
+
+    def _notice(self, text: str) -> None:
+        """A line above the bar (or a plain line) about a failure, as it happens."""
         if self._progress is not None:
-            self._progress.console.print(f"[yellow]{self.step.name}: {text}", markup=True,
-                                         highlight=False)
+            self._progress.console.print(f"{self.step.name}: {text}", style="yellow",
+                                         markup=False, highlight=False)
         else:
             self._print(f"[mlpipe] {self.step.name}: {text}")
 
@@ -176,6 +191,11 @@ class ProgressDisplay:
             self.stream.write(line + "\n")
             self.stream.flush()
             self._last_line = time.monotonic()
+
+
+def _last_line(message: str) -> str:
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
 
 
 def _is_terminal(stream: TextIO) -> bool:

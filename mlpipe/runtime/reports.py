@@ -44,6 +44,10 @@ OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Ca
 class StepReports:
     """Writes every driver-side log and report of one parallel step (see the module docstring).
 
+    Into ``logger`` it writes the step's settings, the scheduling milestones, each
+    successful attempt (DEBUG) and the end of the step; the driver logs failed
+    attempts and worker events through the same logger.
+
     ``logger`` is usable as soon as the object exists; :meth:`step_finished`
     finalises everything, :meth:`close` releases files if the step never finished.
     """
@@ -72,14 +76,7 @@ class StepReports:
             self.workers.register(worker)
         nodes = sorted({w.node for w in workers}) or list(range(step.instance_count))
         self.logger.info("Start scheduling.")
-        self.logger.info(
-            "Step %s: %d node(s) x %d process(es); mini_batch_size %s; retry max_retries %d, "
-            "timeout %d s; mini_batch_error_threshold %d; error_threshold %d; "
-            "allowed_failed_percent %d; logging_level %s.",
-            step.name, len(nodes), max(len(workers) // max(len(nodes), 1), 1),
-            step.mini_batch_size, step.retry.max_retries, step.retry.timeout,
-            step.mini_batch_error_threshold, step.error_threshold,
-            step.prs.allowed_failed_percent, step.logging_level)
+        self.logger.info("%s", _settings_text(step, len(nodes), len(workers)))
         self._csv = ProcessedMiniBatchesCsv(
             self.logs_dir / "sys" / "job_report" / "processed_mini-batches.csv")
         self._overview = ProgressOverview(self.logs_dir, step.name, len(workers))
@@ -93,11 +90,12 @@ class StepReports:
 
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
         first = self.counters.scheduled == 0 and count > 0
+        finished = done and not self.counters.listing_done
         self.counters.scheduled = count
         self.counters.listing_done = done
         if first:
             self.logger.info("The first mini-batch is scheduled.")
-        if done:
+        if finished:
             self.logger.info("Scheduling finished: %d mini-batch(es).", count)
             if self._overview is not None:
                 self._overview.write(self.counters)
@@ -110,13 +108,7 @@ class StepReports:
         if self._csv is not None:
             self._csv.write(record)
         if attempt_failed(record):
-            self.errors.add_attempt(record)
-            if self.logger.isEnabledFor(logging.WARNING):
-                self.logger.warning(
-                    "Mini-batch %s attempt %d on %s: %s [%s] %s%s", record.mini_batch_id,
-                    record.picked_count, process_label(record.worker), record.status,
-                    record.error_category or "", (record.error_message or "").strip(),
-                    "; it will be retried." if not record.final else "; no retry left.")
+            self.errors.add_attempt(record)  # the driver logs the failure itself
         elif self.logger.isEnabledFor(logging.DEBUG):
             self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %d item(s) in %.3f s.",
                               record.mini_batch_id, record.picked_count,
@@ -125,9 +117,6 @@ class StepReports:
             self._overview.maybe_write(self.counters)
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
-        level = logging.ERROR if event in ("init_failed", "died") else logging.INFO
-        self.logger.log(level, "Worker %s (pid %s) %s%s", process_label(worker), worker.pid,
-                        event, f": {message}" if message else ".")
         if event in ("init_failed", "died"):
             self.errors.add_worker_failure(worker, event, message or event)
         if event in ("started", "replaced"):
@@ -178,6 +167,17 @@ class StepReports:
             self._csv.close()
         self.errors.close()
         close_logger(self.logger)
+
+
+def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
+    division = (f"partition_keys {list(step.partition_keys)}" if step.partition_keys
+                else f"mini_batch_size {step.mini_batch_size or 'default'}")
+    return (f"Step {step.name}: {nodes} node(s) x {max(workers // max(nodes, 1), 1)} process(es); "
+            f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
+            f"{step.retry.timeout} s; mini_batch_error_threshold {step.mini_batch_error_threshold}; "
+            f"error_threshold {step.error_threshold}; allowed_failed_percent "
+            f"{step.prs.allowed_failed_percent}; resource_monitor_interval "
+            f"{step.prs.resource_monitor_interval}; logging_level {step.logging_level}.")
 
 
 def _seconds_between(start: datetime, end: datetime) -> float:
