@@ -261,3 +261,34 @@ def test_settings_objects_accept_mappings(project: Path) -> None:
     resources = JobResourceConfiguration(instance_count=2)
     assert resources.to_dict() == {"instance_count": 2}
     assert os.fspath(project)
+
+
+def test_steps_made_inside_the_pipeline_are_steps(project: Path) -> None:
+    @pipeline()
+    def p(data):
+        inline = parallel_run_function(  # azure-ai-ml style: made and bound in one go
+            inputs=dict(files=data), input_data="${{inputs.files}}", mini_batch_size="3",
+            task=RunFunction(code=str(project / "src"), entry_script="echo.py"))
+        template = echo_function(task=RunFunction(code=str(project / "src"),
+                                                  entry_script="echo.py",
+                                                  append_row_to="${{outputs.lines}}"))
+        used = template(files=data)  # a template that is called is not a step itself
+        return {"lines": used.outputs.lines}
+
+    job = p(data=Input(path=str(project / "data")))
+    assert list(job.jobs) == ["inline", "used"]
+    assert job.to_dict()["jobs"]["inline"]["inputs"] == {"files": "${{parent.inputs.data}}"}
+    plan = compile_job(job, runs_dir=project / "runs", job_name="inline")
+    assert plan.step("inline").mini_batch_size == "3"
+
+
+def test_load_job_params_override(tmp_path: Path) -> None:
+    from .sdk_support import SAMPLES
+
+    job = load_job(SAMPLES / "file-batch" / "pipeline.yml",
+                   params_override=[{"settings.default_compute": "gpu",
+                                     "jobs.count_words.mini_batch_size": "4"}])
+    assert job.settings.default_compute == "gpu"
+    assert job.jobs["count_words"].mini_batch_size == "4"
+    plan = job.compile(runs_dir=tmp_path, job_name="o")
+    assert plan.step("count_words").mini_batch_size == "4"

@@ -213,3 +213,25 @@ def test_chained_steps_and_step_input_rules(tmp_path: Path) -> None:
     orphan = ParallelRunStep("orphan", config, inputs=[PipelineData("nobody")])
     with pytest.raises(ValidationError, match="no step of this pipeline writes"):
         Pipeline(steps=[orphan]).to_job()
+
+
+def test_side_inputs_and_arguments_become_v2_inputs(tmp_path: Path) -> None:
+    root = make_file_project(tmp_path / "proj", files=2)
+    write(root / "model" / "weights.txt", "1\n")
+    config = ParallelRunConfig(**{**GOOD, "source_directory": str(root / "src"), "node_count": 1,
+                                  "output_action": "summary_only"})
+    model = Dataset.File.from_files(str(root / "model")).as_named_input("model").as_download()
+    out = PipelineData("out")
+    step = ParallelRunStep("score", config, inputs=[str(root / "data")], output=out,
+                           side_inputs=[model], arguments=["--model", model, "--out", out,
+                                                            "--label", "two words"],
+                           allow_reuse=False)
+    node = Pipeline(steps=[step]).to_job().to_dict()["jobs"]["score"]
+    assert node["inputs"]["model"] == {"type": "uri_folder", "path": str(root / "model"),
+                                       "mode": "download"}  # far from this file: absolute
+    assert node["task"]["program_arguments"] == (
+        "--model ${{inputs.model}} --out ${{outputs.out}} --label 'two words'")
+    assert node["is_deterministic"] is False and "append_row_to" not in node["task"]
+    plan = Pipeline(steps=[step]).to_job().compile(runs_dir=tmp_path / "runs", job_name="side")
+    args = plan.step("score").program_arguments
+    assert args[1] == str(root / "model") and args[-1] == "two words"

@@ -37,6 +37,9 @@ class Builder:
     def add(self, node: Node) -> None:
         self.nodes.append(node)
 
+    def discard(self, node: Node) -> None:
+        self.nodes = [n for n in self.nodes if n is not node]
+
 
 def current_builder() -> Builder | None:
     stack: list[Builder] = getattr(_local, "stack", [])

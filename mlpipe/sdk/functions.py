@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mlpipe.sdk.builder import current_builder
 from mlpipe.sdk.entities import JobResourceConfiguration, RunFunction
 from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.nodes import CommandNode, Node, ParallelNode
@@ -51,6 +52,10 @@ def _finish(node: Node, declarations: dict[str, Input], values: dict[str, Any]) 
     object.__setattr__(node._inputs, "_names", names)
     node._inputs._values.update(values)
     object.__setattr__(node, "_definition_site", node._origin)
+    object.__setattr__(node, "_call_site", node._origin)
+    builder = current_builder()
+    if builder is not None:  # made inside @pipeline: it is a step itself (azure-ai-ml does so)
+        builder.add(node)
     return node
 
 

@@ -7,7 +7,6 @@ built with ``@pipeline``.
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 from collections.abc import Mapping
@@ -45,11 +44,30 @@ def _read(path: Path, what: str) -> tuple[dict[str, Any], Any]:
     return doc.data, doc.positions
 
 
+def _override(data: dict[str, Any], params_override: list[Mapping[str, Any]] | None) -> None:
+    """Apply azure-ai-ml's ``params_override``: ``[{"dotted.key.path": value}, ...]``."""
+    for mapping in params_override or []:
+        for dotted, value in mapping.items():
+            target = data
+            *parents, last = str(dotted).split(".")
+            for part in parents:
+                child = target.get(part)
+                if not isinstance(child, dict):
+                    child = target[part] = {}
+                target = child
+            target[last] = value
+
+
 def load_job(source: str | os.PathLike[str], *, relative_origin: str | None = None,
+             params_override: list[Mapping[str, Any]] | None = None,
              **kwargs: Any) -> PipelineJob:
-    """Read a pipeline job YAML (azure-ai-ml's ``load_job``); relative paths stay relative to it."""
+    """Read a pipeline job YAML (azure-ai-ml's ``load_job``); relative paths stay relative to it.
+
+    ``params_override`` (``[{"settings.default_compute": "x"}]``) changes keys after reading.
+    """
     path = resolve_source(source)
     data, positions = _read(path, "job")
+    _override(data, params_override)
     if data.get("type", "pipeline") != "pipeline":
         raise ValidationError([Diagnostic(
             f"load_job reads pipeline jobs; this file is type {data.get('type')!r}",
@@ -155,7 +173,9 @@ class RawNode:
 
 
 def load_component(source: str | os.PathLike[str] | None = None, *,
-                   relative_origin: str | None = None, **kwargs: Any) -> Component:
+                   relative_origin: str | None = None,
+                   params_override: list[Mapping[str, Any]] | None = None,
+                   **kwargs: Any) -> Component:
     """Read a component YAML; calling the result inside ``@pipeline`` adds a step using it."""
     if source is None:
         source = kwargs.pop("path", None)
@@ -164,7 +184,6 @@ def load_component(source: str | os.PathLike[str] | None = None, *,
                                           location=call_site(), code="usage")])
     path = resolve_source(source)
     data, _ = _read(path, "component")
+    _override(data, params_override)
     return Component(path, data)
 
-
-_ = inspect

@@ -225,6 +225,7 @@ class Node(Tracked):
         node._inputs._values.update(inputs)
         builder = current_builder()
         if builder is not None:
+            builder.discard(self)  # a step made in the pipeline and then called is a template
             builder.add(node)
         return node
 
