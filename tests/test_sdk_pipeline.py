@@ -269,6 +269,7 @@ def test_steps_made_inside_the_pipeline_are_steps(project: Path) -> None:
         inline = parallel_run_function(  # azure-ai-ml style: made and bound in one go
             inputs=dict(files=data), input_data="${{inputs.files}}", mini_batch_size="3",
             task=RunFunction(code=str(project / "src"), entry_script="echo.py"))
+        inline.compute = "cpu-cluster"
         template = echo_function(task=RunFunction(code=str(project / "src"),
                                                   entry_script="echo.py",
                                                   append_row_to="${{outputs.lines}}"))

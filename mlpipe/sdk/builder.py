@@ -19,7 +19,7 @@ from typing import Any
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.bindings import NodeOutput
 from mlpipe.sdk.callsite import call_site
-from mlpipe.sdk.io import Input, Output, PipelineInput
+from mlpipe.sdk.io import Output, PipelineInput
 from mlpipe.sdk.nodes import Node
 
 _local = threading.local()

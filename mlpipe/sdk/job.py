@@ -14,10 +14,10 @@ from typing import IO, Any
 
 from mlpipe.diagnostics import Location
 from mlpipe.sdk.bindings import value_to_yaml
-from mlpipe.sdk.io import Input, Output
+from mlpipe.sdk.io import Output
 from mlpipe.sdk.nodes import Node
 from mlpipe.sdk.paths import absolute_paths, rebase_paths
-from mlpipe.sdk.tracking import Emitter, KeyPath, Tracked, drop_none
+from mlpipe.sdk.tracking import Emitter, Tracked, drop_none
 from mlpipe.sdk.yamlio import dump_text
 
 PIPELINE_SCHEMA = "https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json"
@@ -205,13 +205,3 @@ class PipelineJob(Tracked):
     def __repr__(self) -> str:
         return (f"PipelineJob(display_name={self.display_name!r}, "
                 f"jobs={list(self.jobs)}, base_path={str(self._base_path)!r})")
-
-
-def input_value(value: Any) -> Any:
-    """A pipeline input read from YAML: a mapping becomes an :class:`Input`."""
-    if isinstance(value, Mapping) and "type" in value:
-        return Input.from_dict(dict(value))
-    return value
-
-
-_ = KeyPath

@@ -8,6 +8,7 @@ changed after the node is made (``node.mini_batch_size = "20"``,
 from __future__ import annotations
 
 import copy
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.tracking import Emitter, KeyPath, Tracked
 
 
-class Node(Tracked):
+class Node(Tracked, ABC):
     """A step of a pipeline (base of :class:`ParallelNode` and :class:`CommandNode`)."""
 
     kind = "command"
@@ -125,9 +126,9 @@ class Node(Tracked):
                     out[key] = settings or None
         return out
 
+    @abstractmethod
     def _settings(self) -> dict[str, Any]:
         """The node-kind specific keys, in the order they are written (``None``: left out)."""
-        raise NotImplementedError
 
     def _body(self) -> dict[str, Any]:
         body = {"inputs": self._inputs_yaml() or None, "outputs": self._outputs_yaml() or None,
@@ -377,6 +378,8 @@ class Component:
 
         node_cls = ParallelNode if self.type == "parallel" else CommandNode
         node = node_cls(component=self)
+        if self.type not in ("parallel", "command"):
+            object.__setattr__(node, "kind", self.type)  # written as is; the compiler judges it
         object.__setattr__(node, "_origin", call_site())
         node._check_input_names(inputs)
         object.__setattr__(node, "_call_site", node._origin)
