@@ -6,6 +6,7 @@ YAML line to point at.
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 from types import FrameType
@@ -41,13 +42,11 @@ def frame_location(frame: FrameType | None) -> Location | None:
     if frame is None:
         return None
     column = None
-    try:
-        positions = list(frame.f_code.co_positions())
-        index = frame.f_lasti // 2
-        if 0 <= index < len(positions) and positions[index][2] is not None:
-            column = positions[index][2] + 1
-    except (AttributeError, ValueError):  # pragma: no cover - Python < 3.11
-        column = None
+    positions = getattr(frame.f_code, "co_positions", None)  # Python 3.11+
+    if positions is not None and frame.f_lasti >= 0:
+        here = next(itertools.islice(positions(), frame.f_lasti // 2, None), None)
+        if here is not None and here[2] is not None:
+            column = here[2] + 1
     return Location(file=frame.f_code.co_filename, line=frame.f_lineno, column=column)
 
 
