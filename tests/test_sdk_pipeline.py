@@ -293,3 +293,24 @@ def test_load_job_params_override(tmp_path: Path) -> None:
     assert job.jobs["count_words"].mini_batch_size == "4"
     plan = job.compile(runs_dir=tmp_path, job_name="o")
     assert plan.step("count_words").mini_batch_size == "4"
+
+
+def test_outputs_can_be_replaced_and_profilers_are_left_alone(project: Path) -> None:
+    import cProfile
+
+    echo = echo_function()
+
+    @pipeline()
+    def p(data):
+        step = echo(files=data)
+        step.outputs.lines = Output(type="uri_file", path="./out/x.txt")
+
+    assert p(data=Input(path="./data")).to_dict()["jobs"]["step"]["outputs"] == {
+        "lines": {"type": "uri_file", "path": "./out/x.txt"}}
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        job = p(data=Input(path="./data"))
+    finally:
+        profiler.disable()
+    assert list(job.jobs) == ["echo"]  # no locals under cProfile: the component's name

@@ -52,6 +52,10 @@ def _call_with_locals(func: Callable[..., Any], kwargs: dict[str, Any]
     target = inspect.unwrap(func).__code__
     captured: dict[str, Any] = {}
     previous = sys.getprofile()
+    if previous is not None and not inspect.isfunction(previous) and not inspect.ismethod(previous):
+        # A C-level profiler (cProfile) is active: leave it alone; names fall back to
+        # the component names.
+        return func(**kwargs), {}
 
     def profiler(frame: Any, event: str, arg: Any) -> None:
         if event == "return" and frame.f_code is target:

@@ -116,7 +116,9 @@ class Node(Tracked, ABC):
     def _outputs_yaml(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, port in self._outputs.items():
-            if port.__dict__.get("_raw") is not None:
+            if not isinstance(port, NodeOutput):  # replaced: node.outputs.x = Output(...)
+                out[key] = value_to_yaml(port)
+            elif port.__dict__.get("_raw") is not None:
                 out[key] = port._raw
             elif port._pipeline_output is not None:
                 out[key] = "${{parent.outputs.%s}}" % port._pipeline_output
