@@ -6,8 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from mlpipe.diagnostics import Diagnostic, Location, Severity
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
+
+# PyYAML's libyaml reader when present: YAML 1.1, like the schema layer and azure-ai-ml.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -101,4 +106,4 @@ class Reporter:
         return [d for d in self.items if d.severity != "error"]
 
 
-__all__ = ["Doc", "Reporter"]
+__all__ = ["Doc", "Reporter", "SAFE_LOADER"]

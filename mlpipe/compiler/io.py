@@ -163,7 +163,7 @@ class IOResolver:
             if problem:
                 self.reporter.error(comp, ("inputs", name, "default"), problem, code="type")
             return PlanInput(name, type_, value=value, optional=optional, location=comp.locate(("inputs", name)))
-        if not optional and not node.is_remote:
+        if not optional and not node.is_opaque:
             self.reporter.error(self.doc, node.path + ("inputs",),
                                 f"required input '{name}' of component '{comp.get('name') or comp.file.name}' "
                                 "is not provided", code="required")
@@ -308,7 +308,7 @@ class IOResolver:
                                 code="cycle")
             return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
         out = producer.outputs.get(ref.name)
-        if out is None and producer.is_remote:
+        if out is None and producer.is_opaque:
             out = PlanOutput(ref.name, "uri_folder", path=output_path(self.place, producer.name, ref.name,
                                                                          "uri_folder", None, False))
             producer.outputs[ref.name] = out
