@@ -92,9 +92,9 @@ def test_empty_folder_gives_zero_batches_and_a_note(tmp_path: Path) -> None:
     assert [n.code for n in notes] == ["empty-input"] and notes[0].severity == "info"
 
 
-def test_missing_input_path_is_a_clear_error(tmp_path: Path) -> None:
+def test_missing_input_path_is_a_clear_error_raised_at_once(tmp_path: Path) -> None:
     with pytest.raises(DataError) as err:
-        batches(tmp_path / "nope", "uri_folder", "1")
+        iter_mini_batches(step_for(tmp_path / "nope", "uri_folder", "1"))  # before any next()
     assert err.value.diagnostic.code == "missing-path"
     assert str(tmp_path / "nope") in str(err.value)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import json
 import io
 import re
 import threading
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from mlpipe.frozen import freeze
-from mlpipe.plan import PrsOptions
+from mlpipe.plan import PlanInput, PrsOptions
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.job_report import PROCESSED_COLUMNS
 from mlpipe.runtime.perf import NODE_COLUMNS
@@ -191,3 +192,24 @@ def test_canceled_real_step(tmp_path: Path) -> None:
     assert counts, result
     assert int(counts.group(2)) < 40 and int(counts.group(1)) == sum(map(int, counts.group(2, 3)))
     assert "Status: Canceled" in next(logs.glob("job_progress_overview.*.txt")).read_text()
+
+
+@pytest.mark.timeout(120)
+def test_data_layer_mini_batches_reach_the_job_report(tmp_path: Path) -> None:
+    data = tmp_path / "images"
+    data.mkdir()
+    for i in range(5):
+        (data / f"{i}.png").write_bytes(b"x" * (i + 1))
+    step = make_step(tmp_path, "def init(): pass\ndef run(mb): return mb\n",
+                     input_data="images", mini_batch_size="2",
+                     inputs=freeze({"images": PlanInput("images", "uri_folder", path=str(data))}),
+                     prs=PrsOptions(resource_monitor_interval=0))
+    summary = run_parallel_step(step)
+    assert summary.status == "Completed", summary.reason
+    with open(Path(step.logs_dir) / "sys/job_report/processed_mini-batches.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted(int(r["Total"]) for r in rows) == [1, 2, 2]
+    details = [json.loads(r["Mini-batch Detail"]) for r in rows]
+    assert all(isinstance(d, dict) and d for d in details), details
+    result = (Path(step.logs_dir) / "job_result.txt").read_text().splitlines()
+    assert result[0] == "Succeeded" and "Items: 5 total, 5 succeeded, 0 failed" in result

@@ -18,8 +18,8 @@ from mlpipe import __version__
 # Modules that add commands; each defines ``register(groups: dict[str, argparse._SubParsersAction])``.
 COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.schema_cmd",
-    "mlpipe.cli.jobs",
     "mlpipe.cli.validate",
+    "mlpipe.cli.jobs",
 )
 
 GROUPS = {

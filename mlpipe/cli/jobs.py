@@ -13,7 +13,6 @@ from typing import Any
 
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.diagnostics import ValidationError
-from mlpipe.jobs.runner import JobConflictError, run_plan
 from mlpipe.jobs.store import (
     TERMINAL,
     JobNotFound,
@@ -92,11 +91,9 @@ def create_job(args: argparse.Namespace) -> int:
     if problem:
         _err(problem)
         return 2
-    try:
-        from mlpipe.compiler import compile_pipeline
-    except ImportError as exc:  # pragma: no cover - only in a partial checkout
-        _err(f"the compiler is not available: {exc}")
-        return 1
+    from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
+    from mlpipe.jobs.preflight import RemoteAssetsError, check_remote_assets
+    from mlpipe.jobs.runner import JobConflictError, run_plan
     try:
         plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
                                 overrides=tuple(args.overrides))
@@ -105,8 +102,15 @@ def create_job(args: argparse.Namespace) -> int:
             print(diagnostic.format(), file=sys.stderr)
         _err(f"{source}: {len(exc.errors)} problem(s); nothing was run")
         return 1
+    except OverrideSyntaxError as exc:
+        _err(str(exc))
+        return 2
     for warning in plan.warnings:
         print(warning.format(), file=sys.stderr)
+    try:
+        check_remote_assets(plan)
+    except RemoteAssetsError as exc:
+        return _refused(exc)
 
     out = console()
     print(f"job: {name}")
@@ -116,11 +120,8 @@ def create_job(args: argparse.Namespace) -> int:
     try:
         result = run_plan(plan, cancel=cancel, progress=args.progress, backend=args.backend,
                           echo=lambda line: print(line, flush=True))
-    except ValidationError as exc:  # remote assets: refused before any step starts
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        _err("the job was not started")
-        return 1
+    except RemoteAssetsError as exc:
+        return _refused(exc)
     except JobConflictError as exc:
         _err(str(exc))
         return 1
@@ -128,6 +129,13 @@ def create_job(args: argparse.Namespace) -> int:
         _restore_sigterm(previous)
     print_job(store.load(name), out)
     return 0 if result.ok else 1
+
+
+def _refused(exc: ValidationError) -> int:
+    for diagnostic in exc.diagnostics:
+        print(diagnostic.format(), file=sys.stderr)
+    print(getattr(exc, "advice", "") or "mlpipe: the job was not started", file=sys.stderr)
+    return 1
 
 
 def _install_sigterm(cancel: threading.Event) -> Any:

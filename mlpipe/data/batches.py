@@ -6,8 +6,8 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Iterator
+from typing import Any, Literal
 
 from mlpipe.data import sizes
 from mlpipe.data.errors import DataError, warning
@@ -20,9 +20,6 @@ from mlpipe.data.transforms import changes_row_count
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.frozen import freeze
 from mlpipe.plan import ParallelStep, PlanInput
-
-if TYPE_CHECKING:
-    from mlpipe.data.division import Partition
 
 log = logging.getLogger("mlpipe.data")
 WarningSink = Callable[[Diagnostic], None]
@@ -76,22 +73,37 @@ def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
     tabular MLTables give byte-size batches (``"10kb"``; default 1 MB) or one
     batch per ``partition_keys`` combination. Warnings and notes (partition_keys
     winning over mini_batch_size, an empty input) go to ``on_warning`` (default:
-    the ``mlpipe.data`` logger). Bad input raises :class:`DataError`, at the
-    latest when the iteration reaches it.
+    the ``mlpipe.data`` logger). A missing input, a malformed MLTable file or a
+    bad ``mini_batch_size`` raise :class:`DataError` at once; problems found
+    while listing or dividing raise it when the iteration reaches them.
     """
     sink = on_warning or _log_warning
     major, path = _input_path(step)
     spec = _spec(major, path)
-    count = 0
     if spec is not None and spec.is_tabular:
-        batches = _table_batches(step, spec, sink)
+        if step.partition_keys:
+            if step.mini_batch_size:
+                sink(warning(f"both partition_keys and mini_batch_size "
+                             f"({step.mini_batch_size!r}) are set: partition_keys wins, "
+                             "mini_batch_size is ignored", key_path="mini_batch_size",
+                             code="partition-keys"))
+            batches = _partition_batches(spec, tuple(step.partition_keys))
+        else:
+            batches = _table_batches(spec, sizes.byte_size(step.mini_batch_size))
     else:
         if step.partition_keys:
             raise DataError(f"partition_keys {list(step.partition_keys)} need a tabular input "
                             "(an MLTable with read_delimited, read_parquet or read_json_lines)",
                             file=spec.file if spec else path, key_path="partition_keys",
                             code="partition-keys")
-        batches = _file_batches(step, major, path, spec)
+        batches = _file_batches(_iter_input_files(path, spec), path,
+                                sizes.file_count(step.mini_batch_size))
+    return _noting_empty(batches, major, sink)
+
+
+def _noting_empty(batches: Iterator[MiniBatch], major: PlanInput, sink: WarningSink
+                  ) -> Iterator[MiniBatch]:
+    count = 0
     for batch in batches:
         count += 1
         yield batch
@@ -102,8 +114,7 @@ def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
 
 # ----------------------------------------------------------------------------- files
 
-def _iter_input_files(major: PlanInput, path: str, spec: MLTableSpec | None
-                      ) -> Iterator[tuple[str, int]]:
+def _iter_input_files(path: str, spec: MLTableSpec | None) -> Iterator[tuple[str, int]]:
     if spec is not None:
         return iter_mltable_files(spec, tabular=False)
     if os.path.isdir(path):
@@ -111,13 +122,12 @@ def _iter_input_files(major: PlanInput, path: str, spec: MLTableSpec | None
     return iter([(path, os.path.getsize(path))])
 
 
-def _file_batches(step: ParallelStep, major: PlanInput, path: str, spec: MLTableSpec | None
+def _file_batches(files: Iterator[tuple[str, int]], path: str, per_batch: int
                   ) -> Iterator[MiniBatch]:
-    per_batch = sizes.file_count(step.mini_batch_size)
     chunk: list[str] = []
     chunk_bytes = 0
     index = 0
-    for file_path, size in _iter_input_files(major, path, spec):
+    for file_path, size in files:
         chunk.append(file_path)
         chunk_bytes += size
         if len(chunk) == per_batch:
@@ -137,22 +147,17 @@ def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatc
 
 # ----------------------------------------------------------------------------- tables
 
-def _table_batches(step: ParallelStep, spec: MLTableSpec, sink: WarningSink
-                   ) -> Iterator[MiniBatch]:
-    # pyarrow and pandas are imported only for tabular inputs: a file listing stays light
-    from mlpipe.data.division import iter_partitions, iter_table_pieces  # noqa: PLC0415
-
+def _table_source(spec: MLTableSpec) -> tuple[TableSource, str]:
+    assert spec.read is not None
     source = TableSource(mltable=spec.file, read=spec.read, transforms=spec.transforms)
-    source_id = _digest(repr(source))
-    if step.partition_keys:
-        if step.mini_batch_size:
-            sink(warning(f"both partition_keys and mini_batch_size ({step.mini_batch_size!r}) "
-                         "are set: partition_keys wins, mini_batch_size is ignored",
-                         key_path="mini_batch_size", code="partition-keys"))
-        partitions = iter_partitions(spec, tuple(step.partition_keys))
-        yield from _partition_batches(partitions, tuple(step.partition_keys), source, source_id)
-        return
-    target = sizes.byte_size(step.mini_batch_size)
+    return source, _digest(repr(source))
+
+
+def _table_batches(spec: MLTableSpec, target: int) -> Iterator[MiniBatch]:
+    # pyarrow and pandas are imported for tabular inputs only: a file listing stays light
+    from mlpipe.data.division import iter_table_pieces  # noqa: PLC0415
+
+    source, source_id = _table_source(spec)
     for index, piece in enumerate(iter_table_pieces(spec, target)):
         yield _piece_batch(index, source, source_id, piece.segment, piece.size)
 
@@ -175,9 +180,11 @@ def _json_value(value: Any) -> Any:
     return str(value)
 
 
-def _partition_batches(partitions: Iterable[Partition], keys: tuple[str, ...],
-                       source: TableSource, source_id: str) -> Iterator[MiniBatch]:
-    for index, partition in enumerate(partitions):
+def _partition_batches(spec: MLTableSpec, keys: tuple[str, ...]) -> Iterator[MiniBatch]:
+    from mlpipe.data.division import iter_partitions  # noqa: PLC0415
+
+    source, source_id = _table_source(spec)
+    for index, partition in enumerate(iter_partitions(spec, keys)):
         values = {k: partition.values[k] for k in keys}
         detail = {"mltable": source.mltable,
                   "partition_key_value": {k: _json_value(v) for k, v in values.items()},

@@ -1,19 +1,31 @@
-"""Running whole pipelines locally and keeping their records (``mlpipe job ...``)."""
+"""Running whole pipelines locally and keeping their records (``mlpipe job ...``).
+
+Names are imported on first use, so ``mlpipe job list/show/cancel`` stay quick
+(the runner pulls in the runtime and pandas).
+"""
 
 from __future__ import annotations
 
-from mlpipe.jobs.preflight import RemoteAssetsError
-from mlpipe.jobs.runner import JobConflictError, JobResult, StepResult, run_plan
-from mlpipe.jobs.store import JobNotFound, JobStore, generate_job_name, resolve_runs_dir
+import importlib
+from typing import Any
 
-__all__ = [
-    "JobConflictError",
-    "JobNotFound",
-    "JobResult",
-    "JobStore",
-    "RemoteAssetsError",
-    "StepResult",
-    "generate_job_name",
-    "resolve_runs_dir",
-    "run_plan",
-]
+_EXPORTS = {
+    "JobConflictError": "mlpipe.jobs.runner",
+    "JobResult": "mlpipe.jobs.runner",
+    "StepResult": "mlpipe.jobs.runner",
+    "run_plan": "mlpipe.jobs.runner",
+    "RemoteAssetsError": "mlpipe.jobs.preflight",
+    "JobNotFound": "mlpipe.jobs.store",
+    "JobStore": "mlpipe.jobs.store",
+    "generate_job_name": "mlpipe.jobs.store",
+    "resolve_runs_dir": "mlpipe.jobs.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'mlpipe.jobs' has no attribute {name!r}")
+    return getattr(importlib.import_module(_EXPORTS[name]), name)
+
+
+__all__ = sorted(_EXPORTS)

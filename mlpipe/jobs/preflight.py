@@ -39,23 +39,39 @@ LOCAL_COMPUTE = "local"
 
 
 class RemoteAssetsError(ValidationError):
-    """The plan references cloud-only assets; nothing was started."""
+    """The plan references cloud-only assets; nothing was started.
+
+    ``advice`` says, once, how to map the references to local paths.
+    """
+
+    def __init__(self, diagnostics: list[Diagnostic], advice: str = ""):
+        super().__init__(diagnostics)
+        self.advice = advice
+
+    def __str__(self) -> str:
+        return super().__str__() + (f"\n{self.advice}" if self.advice else "")
 
 
 def check_remote_assets(plan: ExecutionPlan) -> None:
     """Raise :class:`RemoteAssetsError` naming every cloud-only reference, in plan order."""
     if not plan.remote_assets:
         return
-    diagnostics = []
+    diagnostics = [
+        Diagnostic(message=f"{REMOTE_MESSAGE}: {asset.kind} {asset.reference}",
+                   key_path=asset.key_path, location=asset.location, code="remote-asset",
+                   hint=f"map it with --set {asset.key_path}=<local path> or in mlpipe.toml")
+        for asset in plan.remote_assets
+    ]
+    first = plan.remote_assets[0]
     toml_path = Path(plan.base_dir) / "mlpipe.toml"
-    for asset in plan.remote_assets:
-        hint = (f"map it to a local path with --set {asset.key_path}=<local path>, or in "
-                f"{toml_path} under [assets]: \"{asset.reference}\" = \"<local path>\"")
-        diagnostics.append(Diagnostic(
-            message=f"{REMOTE_MESSAGE}: {asset.kind} {asset.reference}",
-            key_path=asset.key_path, location=asset.location, code="remote-asset", hint=hint,
-        ))
-    raise RemoteAssetsError(diagnostics)
+    advice = (
+        "The job was not started: nothing above can be read offline. Map each reference to a "
+        f"local file or folder, either on the command line (--set {first.key_path}=./local/path) "
+        f"or in {toml_path}:\n"
+        "    [assets]\n"
+        f'    "{first.reference}" = "./local/path"'
+    )
+    raise RemoteAssetsError(diagnostics, advice)
 
 
 def compute_notice(plan: ExecutionPlan, backend: str = "local") -> str | None:
