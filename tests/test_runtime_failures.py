@@ -131,6 +131,8 @@ def test_init_systemexit_fails_the_step_with_the_traceback(tmp_path: Path) -> No
     assert recorder.attempts == []
     stderr = "".join(p.read_text() for p in (Path(step.logs_dir) / "user" / "stderr").rglob("*.txt"))
     assert "the following arguments are required: --model" in stderr
+    job_result = (Path(step.logs_dir) / "job_result.txt").read_text()
+    assert job_result.startswith("Failed") and "SystemExit: 2" in job_result
 
 
 def test_known_and_unknown_flags_reach_parse_known_args(tmp_path: Path) -> None:
@@ -143,10 +145,11 @@ def test_known_and_unknown_flags_reach_parse_known_args(tmp_path: Path) -> None:
 
 
 THRESHOLD = """
-    import os
+    import os, time
     def init():
         pass
     def run(mini_batch):
+        time.sleep(0.02)
         name = os.path.basename(mini_batch[0])
         if int(name[1:5]) % 2:
             raise RuntimeError("odd")
@@ -173,6 +176,8 @@ def test_thresholds_stop_the_step(tmp_path: Path, fields, prs, name, limit) -> N
         assert summary.mini_batches_failed + summary.mini_batches_succeeded < 40
     out = Path(step.outputs["out"].path)
     assert len(list(out.glob("shutdown-*"))) == 2  # shutdown() still ran on both workers
+    job_result = (Path(step.logs_dir) / "job_result.txt").read_text()
+    assert job_result.startswith("Failed") and name in job_result.splitlines()[0]
 
 
 @pytest.mark.parametrize(("fields", "prs"), [
