@@ -150,16 +150,14 @@ class PipelineJob(Tracked):
 
         emitter = Emitter()
         data = self._document(emitter)
-        yaml_map = self._yaml_positions
-        file = str(self.source)
-        positions = PositionMap(file)
-        found = emitter.positions(data) if yaml_map is None else {}
-        if yaml_map is not None:
-            positions.merge(yaml_map)
-            for path, loc in emitter.marks.items():
-                positions.keys[path] = loc
+        positions = PositionMap(str(self.source))
+        if self._yaml_positions is not None:  # loaded: YAML lines, Python lines for changes
+            positions.merge(self._yaml_positions)
+            found = emitter.marks
         else:
-            positions.keys.update(found)
+            found = emitter.positions(data)
+        positions.keys.update(found)
+        positions.values.update(found)
         return data, positions
 
     # -- YAML ------------------------------------------------------------------------------
