@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import jsonschema
-import pytest
 
 from mlpipe.schema import load_component, load_pipeline
 from mlpipe.schema.yamlio import load_yaml_file

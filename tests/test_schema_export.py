@@ -40,6 +40,13 @@ def test_cli_export_writes_the_three_files(tmp_path: Path) -> None:
     assert result.stdout.count("wrote ") == 3
 
 
+def test_cli_check_reports_stale_files(tmp_path: Path) -> None:
+    assert run_cli("schema", "export", "--check", "--out", str(REPO / "schemas")).returncode == 0
+    result = run_cli("schema", "export", "--check", "--out", str(tmp_path))
+    assert result.returncode == 1 and result.stderr.count("missing or stale") == 3
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_cli_export_to_an_unwritable_place_fails_cleanly(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -392,6 +392,27 @@ def test_load_data_api_for_the_sdk_and_overrides() -> None:
     assert job.jobs["c"].command == "x"
 
 
+def test_pipeline_literal_inputs_must_fit_their_type(tmp_path: Path) -> None:
+    path = write(tmp_path, """\
+        type: pipeline
+        inputs:
+          ok: {type: number, default: 3}
+          flag: {type: boolean, default: "yes"}
+          n: {type: integer, default: 2.5}
+        jobs: {c: {type: command, command: x}}
+        """)
+    errors = load_pipeline(path).errors
+    assert [(e.key_path, e.message, e.location.line) for e in errors] == [
+        ("inputs.flag", "default must be true or false, got string 'yes'", 4),
+        ("inputs.n", "default must be an integer, got number 2.5", 5)]
+
+
+def test_data_that_is_not_a_mapping() -> None:
+    [error] = load_pipeline_data(["type", "pipeline"], "<sdk>").errors  # type: ignore[arg-type]
+    assert error.code == "not-a-mapping" and error.location.file == "<sdk>"
+    assert error.location.line is None
+
+
 def test_binding_and_reference_helpers() -> None:
     assert is_binding("${{parent.inputs.x}}") and is_binding(" $<<inputs.x>> ")
     assert not is_binding("--a ${{inputs.x}}") and not is_binding(5) and not is_binding("${data.text}")
@@ -399,3 +420,24 @@ def test_binding_and_reference_helpers() -> None:
     assert classify_reference("./c.yml").kind == "file"
     assert classify_reference("azureml://registries/azureml/components/c/labels/latest").kind == "registry"
     assert classify_reference("azureml:c:1").is_remote
+
+
+def test_a_key_written_one_level_too_high_says_where_it_belongs(tmp_path: Path) -> None:
+    path = write(tmp_path, """\
+        type: pipeline
+        jobs:
+          s:
+            type: parallel
+            input_data: ${{inputs.d}}
+            timeout: 60
+            instance_count: 2
+            entry_script: x.py
+            task: {entry_script: s.py, image: python}
+        """)
+    errors = load_pipeline(path).errors
+    assert [(e.key_path, e.hint, e.location.line) for e in errors] == [
+        ("jobs.s.timeout", "'timeout' belongs under 'retry_settings'", 6),
+        ("jobs.s.instance_count", "'instance_count' belongs under 'resources'", 7),
+        ("jobs.s.entry_script", "'entry_script' belongs under 'task'", 8),
+        ("jobs.s.task.image", "'image' belongs under 'environment'", 9),
+    ]

@@ -65,7 +65,8 @@ def test_positions_can_be_rebased_under_a_prefix() -> None:
 
 @pytest.mark.parametrize("text,code,line,fragment", [
     ("type: pipeline\njobs: [a\n", "yaml-syntax", 3, "invalid YAML"),
-    ("type: pipeline\nname: a\nname: b\n", "duplicate-key", 3, "duplicate key 'name'"),
+    ("type: pipeline\nname: a\nname: b\n", "duplicate-key", 3,
+     "duplicate key 'name' (first written on line 2)"),
     ("", "empty-file", 1, "the file is empty"),
     ("# only a comment\n", "empty-file", 1, "the file is empty"),
     ("- a\n- b\n", "not-a-mapping", 1, "must be a mapping of keys to values, got a list"),
@@ -73,7 +74,9 @@ def test_positions_can_be_rebased_under_a_prefix() -> None:
     ("a: 1\n---\nb: 2\n", "yaml-syntax", 2, "expected a single YAML document"),
     ("type: pipeline\n1: x\n", None, None, None),
     ("type: pipeline\nx: !Ref y\n", "yaml-tag", 2, "unsupported YAML tag '!Ref'"),
-    ("type: pipeline\non: x\n", "type", 2, "this key is read as boolean true"),
+    ("type: pipeline\non: x\n", "type", 2, "the key 'on' is read as boolean true"),
+    ("a: &x [1, *x]\n", "yaml-syntax", 1, "an alias refers to the mapping or list that contains it"),
+    ("a: {[1]: 2}\n", "type", 1, "mapping keys must be plain scalars"),
     ("type: pipeline\n\tname: x\n", "yaml-syntax", 2, "invalid YAML"),
 ])
 def test_bad_yaml_is_a_diagnostic_with_a_line(tmp_path: Path, text: str, code: str | None,
@@ -85,6 +88,21 @@ def test_bad_yaml_is_a_diagnostic_with_a_line(tmp_path: Path, text: str, code: s
     [diag] = doc.diagnostics
     assert diag.code == code and fragment in diag.message
     assert diag.location.line == line
+
+
+def test_merge_keys_and_anchors(tmp_path: Path) -> None:
+    doc = load_yaml_file(write(tmp_path, """\
+defaults: &retry {max_retries: 2, timeout: 60}
+jobs:
+  a:
+    retry_settings:
+      <<: *retry
+      timeout: 30
+"""))
+    assert doc.diagnostics == []
+    assert doc.data["jobs"]["a"]["retry_settings"] == {"timeout": 30, "max_retries": 2}
+    assert doc.positions.locate(("jobs", "a", "retry_settings", "timeout")).line == 6
+    assert doc.positions.locate(("jobs", "a", "retry_settings", "max_retries")).line == 1
 
 
 def test_unreadable_files(tmp_path: Path) -> None:

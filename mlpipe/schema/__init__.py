@@ -23,15 +23,20 @@ from mlpipe.schema.loader import (
 from mlpipe.schema.parallel import ParallelComponent, ParallelNode, ParallelSettings, ParallelTask, RetrySettings
 from mlpipe.schema.pipeline import OtherNode, PipelineJob, PipelineSettings
 from mlpipe.schema.ranges import SettingError, check_setting
-from mlpipe.schema.yamlio import KeyPath, PositionMap, YamlDocument, format_key_path, load_yaml_file
+from mlpipe.schema.references import Reference, classify_reference
+from mlpipe.schema.yamlio import (
+    KeyPath, PositionMap, YamlDocument, describe_value, format_key_path, load_yaml_file,
+    load_yaml_text,
+)
 
 __all__ = [
     "CommandComponent", "CommandLimits", "CommandNode", "Component", "ComponentInput",
     "ComponentOutput", "DataInput", "DockerBuild", "Identity", "InlineEnvironment", "JobOutput",
     "KeyPath", "LiteralInput", "LiteralValueInput", "Loaded", "OtherNode", "ParallelComponent",
     "ParallelNode", "ParallelSettings", "ParallelTask", "PipelineJob", "PipelineSettings",
-    "PositionMap", "Resources", "RetrySettings", "SettingError", "YamlDocument",
-    "binding_expression", "check_setting", "contains_binding", "find_bindings",
-    "format_key_path", "is_binding", "literal_type_problem", "load_component",
-    "load_component_data", "load_pipeline", "load_pipeline_data", "load_yaml_file",
+    "PositionMap", "Reference", "Resources", "RetrySettings", "SettingError", "YamlDocument",
+    "binding_expression", "check_setting", "classify_reference", "contains_binding",
+    "describe_value", "find_bindings", "format_key_path", "is_binding", "literal_type_problem",
+    "load_component", "load_component_data", "load_pipeline", "load_pipeline_data",
+    "load_yaml_file", "load_yaml_text",
 ]

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Union
 from pydantic import Discriminator, Field, Tag
 
 from mlpipe.schema.fields import (
-    InstanceCount, Scalar, StrictModel, Text, Version, fail,
+    InstanceCount, PathOrMapping, Scalar, StrictModel, Text, Version, fail,
 )
 from pydantic import PlainValidator, WithJsonSchema
 
@@ -47,8 +47,8 @@ class InlineEnvironment(StrictModel):
     version: Version | None = None
     description: Text | None = None
     image: Text | None = Field(None, description="Docker image (not pulled locally).")
-    conda_file: Annotated[Union[Text, dict[str, Any]] | None, Field(
-        description="Path of a conda YAML, or the conda specification inline.")] = None
+    conda_file: PathOrMapping | None = Field(
+        None, description="Path of a conda YAML, or the conda specification inline.")
     build: DockerBuild | None = None
     os_type: Text | None = None
     tags: dict[str, Scalar] | None = None

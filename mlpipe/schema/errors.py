@@ -85,16 +85,13 @@ def resolve_loc(root: type[BaseModel], loc: Sequence[str | int], data: Any) -> R
                 tp = tags[seg]
                 i += 1
                 continue
-            if _is_union(base):
-                members = [m for m in get_args(base) if m is not type(None)]
-                if tags is None and len(members) == 1:
-                    tp = members[0]
-                    continue
-                tp = base if tags is None else tp
-                if tags is not None:  # a tag pydantic used that we do not know: keep going by data
-                    tp = None
-            else:
-                tp = base
+            members = [m for m in get_args(base) if m is not type(None)] if _is_union(base) else []
+            if tags is None and len(members) == 1:  # X | None: pydantic adds no segment
+                tp = members[0]
+                continue
+            # an unknown tag: follow the data; a plain union stays a union (its member
+            # labels, e.g. "str", are skipped below because they are not keys of the data)
+            tp = None if tags is not None else base
         if seg == "[key]":
             is_key = True
             i += 1
@@ -137,6 +134,28 @@ def resolve_loc(root: type[BaseModel], loc: Sequence[str | int], data: Any) -> R
         tp = None
         i += 1
     return ResolvedLoc(tuple(path), owner, tp, is_key)
+
+
+def _model_in(tp: Any) -> type[BaseModel] | None:
+    """The model class inside ``X | None`` / ``Annotated[X, ...]``, if any."""
+    base, _ = _unwrap(tp)
+    members = [_unwrap(m)[0] for m in get_args(base)] if _is_union(base) else [base]
+    models = []
+    for member in members:
+        if _is_union(member):  # Optional[discriminated union]
+            members.extend(_unwrap(m)[0] for m in get_args(member))
+        elif isinstance(member, type) and issubclass(member, BaseModel):
+            models.append(member)
+    return models[0] if len(models) == 1 else None
+
+
+def _nested_home(owner: type[BaseModel], key: str) -> str | None:
+    """The key of ``owner`` whose mapping accepts ``key`` (``timeout`` -> ``retry_settings``)."""
+    for name, info in owner.model_fields.items():
+        nested = _model_in(info.annotation)
+        if nested is not None and key in model_keys(nested):
+            return info.alias or name
+    return None
 
 
 def _literal_choices(tp: Any) -> list[Any]:
@@ -195,6 +214,9 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
         choices = model_keys(res.owner) if res.owner else []
         message = f"unknown key '{key}'"
         hint = did_you_mean(key, choices)
+        home = _nested_home(res.owner, key) if res.owner else None
+        if home:
+            hint = f"'{key}' belongs under '{home}'"
         if hint is None and choices:
             hint = "allowed here: " + ", ".join(sorted(choices))
             if len(hint) > 200:

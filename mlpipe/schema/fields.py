@@ -104,6 +104,8 @@ Scalar = _plain((str, bool, int, float), "a string, number or boolean",
 ScalarOrNull = _plain((str, bool, int, float, type(None)), "a string, number, boolean or null",
                       {"type": ["string", "number", "boolean", "null"]})
 Version = _plain((str, int, float), "a version string or number", {"type": ["string", "number"]})
+Number = _plain((int, float), "a number", {"type": "number"})
+PathOrMapping = _plain((str, dict), "a file path or a mapping", {"type": ["string", "object"]})
 
 
 def _validate_bool(value: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from mlpipe.schema.fields import (
-    CaseInsensitive, Flag, Scalar, ScalarOrNull, StrictModel, Text, Version, fail,
+    CaseInsensitive, Number, Scalar, ScalarOrNull, StrictModel, Text, Version, fail,
 )
 from mlpipe.schema.yamlio import describe_value
 
@@ -48,9 +48,17 @@ class LiteralInput(StrictModel):
     value: ScalarOrNull = Field(None, description="The value (same as default here).")
     description: Text | None = None
     optional: bool | None = None
-    min: Annotated[float | int | None, Field(description="Smallest allowed value.")] = None
-    max: Annotated[float | int | None, Field(description="Largest allowed value.")] = None
+    min: Number | None = Field(None, description="Smallest allowed value.")
+    max: Number | None = Field(None, description="Largest allowed value.")
     enum: list[Scalar] | None = Field(None, description="Allowed values.")
+
+    @model_validator(mode="after")
+    def _fits_type(self) -> LiteralInput:
+        for key in ("default", "value"):
+            problem = literal_type_problem(self.type, getattr(self, key))
+            if problem:
+                raise fail("type", f"{key} {problem}")
+        return self
 
 
 class LiteralValueInput(StrictModel):
@@ -141,8 +149,8 @@ class ComponentInput(StrictModel):
     description: Text | None = None
     optional: bool | None = Field(None, description="May the input be left unset? (false)")
     default: ScalarOrNull = Field(None, description="Value used when nothing is bound.")
-    min: Annotated[float | int | None, Field(description="Smallest allowed value.")] = None
-    max: Annotated[float | int | None, Field(description="Largest allowed value.")] = None
+    min: Number | None = Field(None, description="Smallest allowed value.")
+    max: Number | None = Field(None, description="Largest allowed value.")
     enum: list[Scalar] | None = Field(None, description="Allowed values.")
     mode: Annotated[InputMode | None, CaseInsensitive] = None
     path: Text | None = Field(None, description="Default data path.")
@@ -214,5 +222,4 @@ def literal_type_problem(type_name: str, value: Any) -> str | None:
 __all__ = [
     "DataInput", "LiteralInput", "LiteralValueInput", "JobInput", "JobOutput", "StepOutput",
     "ComponentInput", "ComponentOutput", "literal_type_problem", "DATA_TYPES", "LITERAL_TYPES",
-    "Flag",
 ]

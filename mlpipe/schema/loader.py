@@ -77,6 +77,14 @@ def _positions(source: str, positions: PositionMap | None) -> PositionMap:
     return positions if positions is not None else PositionMap(source)
 
 
+def _not_a_mapping(data: Any, source: str, positions: PositionMap) -> Loaded[Any] | None:
+    if isinstance(data, Mapping):
+        return None
+    return Loaded(None, [Diagnostic(
+        f"the document must be a mapping of keys to values, got {describe_value(data)}",
+        location=positions.locate(()), code="not-a-mapping")], positions, source, {})
+
+
 def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
            positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
     model, diags = _validate(model_cls, plain, positions)
@@ -90,6 +98,9 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
                        positions: PositionMap | None = None) -> Loaded[PipelineJob]:
     """Validate an already-parsed pipeline job (from the SDK, or after ``--set``)."""
     positions = _positions(source, positions)
+    rejected = _not_a_mapping(data, source, positions)
+    if rejected:
+        return rejected
     plain = dict(data)
     legacy = _legacy_component(plain, positions)
     if legacy:
@@ -104,6 +115,9 @@ def load_component_data(data: Mapping[str, Any], source: str,
                         positions: PositionMap | None = None) -> Loaded[Component]:
     """Validate an already-parsed component; dispatches on ``type`` (parallel | command)."""
     positions = _positions(source, positions)
+    rejected = _not_a_mapping(data, source, positions)
+    if rejected:
+        return rejected
     plain = dict(data)
     legacy = _legacy_component(plain, positions)
     if legacy:

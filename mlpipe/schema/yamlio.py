@@ -1,12 +1,17 @@
 """Read a YAML file into plain Python data and remember where every key and value is.
 
-Files are parsed with ruamel.yaml's round-trip loader using **YAML 1.1** rules, the
-same rules PyYAML (and so azure-ai-ml's ``load_job``) uses: ``yes``/``no``/``on``/``off``
-and ``True``/``False`` are booleans, ``010`` is octal 8, a ``%YAML 1.2`` directive in
-the file switches to 1.2. Whatever can go wrong while reading (unreadable file, syntax
-error, duplicate key, empty document, a document that is not a mapping, a non-string
-key, an unknown ``!tag``) becomes a :class:`~mlpipe.diagnostics.Diagnostic` with a
-line and column; nothing here raises on bad input.
+Files are parsed the way azure-ai-ml's ``load_job`` parses them: with PyYAML's safe
+loader (libyaml's C parser when available), i.e. **YAML 1.1** rules: ``yes``/``no``/
+``on``/``off`` and ``True``/``False`` are booleans, ``010`` is octal 8, ``y``/``n`` stay
+strings. The document is composed into nodes, which carry their line and column, and
+turned into plain data here, so every key and value keeps its position. Whatever can go
+wrong while reading (unreadable file, syntax error, duplicate key, empty document, a
+document that is not a mapping, a boolean key, an unknown ``!tag``, a recursive alias)
+becomes a :class:`~mlpipe.diagnostics.Diagnostic` with a line and column; nothing here
+raises on bad input.
+
+(ruamel.yaml's round-trip loader gives the same positions but is pure Python and about
+ten times slower: a 200-step pipeline took over a second just to parse.)
 """
 
 from __future__ import annotations
@@ -17,14 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import ScalarNode
-from ruamel.yaml.resolver import VersionedResolver
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from mlpipe.diagnostics import Diagnostic, Location
 
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+MERGE_TAG = "tag:yaml.org,2002:merge"
 KeyPath = tuple[str | int, ...]
 YAML_VERSION = (1, 1)
 
@@ -99,24 +103,6 @@ class YamlDocument:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-class _PyYamlResolver(VersionedResolver):
-    """YAML 1.1 as PyYAML reads it: ruamel also takes ``y``/``n`` for booleans, PyYAML
-    (and so azure-ai-ml) does not; an input named ``n`` must stay ``"n"``."""
-
-    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
-        if kind is ScalarNode and implicit[0] and value in ("y", "Y", "n", "N"):
-            return self.DEFAULT_SCALAR_TAG
-        return super().resolve(kind, value, implicit)
-
-
-def _yaml() -> YAML:
-    yaml = YAML(typ="rt")
-    yaml.Resolver = _PyYamlResolver
-    yaml.version = YAML_VERSION
-    yaml.allow_duplicate_keys = False
-    return yaml
-
-
 def load_yaml_file(path: str | Path) -> YamlDocument:
     """Parse ``path``; every problem is returned as a diagnostic, never raised."""
     source = str(Path(path).resolve())
@@ -139,35 +125,36 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
 def load_yaml_text(text: str, source: str) -> YamlDocument:
     """Parse YAML ``text`` that came from ``source`` (used in messages)."""
     positions = PositionMap(source)
-    diagnostics: list[Diagnostic] = []
+    loader = _Loader(text)
     try:
-        node = _yaml().load(text)
-    except MarkedYAMLError as exc:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
         return YamlDocument(source, None, positions, [_syntax_diagnostic(exc, source)])
-    except YAMLError as exc:  # pragma: no cover - ruamel marks nearly every error
+    except yaml.YAMLError as exc:  # pragma: no cover - libyaml marks nearly every error
         return YamlDocument(source, None, positions, [
             Diagnostic(f"invalid YAML: {exc}", location=Location(source, 1, 1), code="yaml-syntax")])
+    finally:
+        loader.dispose()
     if node is None:
         return YamlDocument(source, None, positions, [Diagnostic(
             "the file is empty: expected a YAML mapping", location=Location(source, 1, 1),
             code="empty-file")])
-    if not isinstance(node, CommentedMap):
+    reader = _NodeReader(loader, positions)
+    if not isinstance(node, MappingNode):
+        value = reader.read(node, ())
         return YamlDocument(source, None, positions, [Diagnostic(
-            f"the document must be a mapping of keys to values, got {describe_value(_plain_scalar(node))}",
-            location=_node_location(node, source), code="not-a-mapping")])
-    positions.values[()] = Location(source, node.lc.line + 1, node.lc.col + 1)
-    data = _convert(node, (), positions, diagnostics)
-    return YamlDocument(source, data, positions, diagnostics)
+            f"the document must be a mapping of keys to values, got {describe_value(value)}",
+            location=_mark(node, source), code="not-a-mapping")])
+    positions.values[()] = _mark(node, source)
+    data = reader.read(node, ())
+    return YamlDocument(source, data, positions, reader.diagnostics)
 
 
-def _syntax_diagnostic(exc: MarkedYAMLError, source: str) -> Diagnostic:
+def _syntax_diagnostic(exc: yaml.MarkedYAMLError, source: str) -> Diagnostic:
     mark = exc.problem_mark or exc.context_mark
     loc = Location(source, mark.line + 1, mark.column + 1) if mark else Location(source)
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
-    if "duplicate key" in problem:
-        return Diagnostic(problem.replace('"', "'"), location=loc, code="duplicate-key",
-                          hint="each key may appear only once in a mapping")
     if "single document" in problem or "single document" in context:
         return Diagnostic("expected a single YAML document, found more than one ('---')",
                           location=loc, code="yaml-syntax")
@@ -177,113 +164,115 @@ def _syntax_diagnostic(exc: MarkedYAMLError, source: str) -> Diagnostic:
     return Diagnostic(message, location=loc, code="yaml-syntax")
 
 
-def _node_location(node: Any, source: str) -> Location:
-    lc = getattr(node, "lc", None)
-    if lc is not None and getattr(lc, "line", None) is not None:
-        return Location(source, lc.line + 1, lc.col + 1)
-    return Location(source, 1, 1)
+def _mark(node: Node, source: str | None) -> Location:
+    return Location(source, node.start_mark.line + 1, node.start_mark.column + 1)
 
 
-def _convert(node: Any, path: KeyPath, positions: PositionMap,
-             diagnostics: list[Diagnostic]) -> Any:
-    """Round-trip node -> plain dict/list/str/int/float/bool/None, recording positions."""
-    src = positions.file
-    if isinstance(node, CommentedMap):
-        out: dict[str, Any] = {}
-        for key in node:
-            kpos = _lc(node, "key", key)
-            vpos = _lc(node, "value", key)
-            if not isinstance(key, str):
-                plain_key = _plain_scalar(key)
-                if isinstance(plain_key, (dict, list)) or key is None:
-                    diagnostics.append(Diagnostic(
-                        f"mapping keys must be strings, got {describe_value(plain_key)}",
-                        key_path=format_key_path(path), code="type",
-                        location=Location(src, *kpos) if kpos else positions.locate(path)))
-                    continue
-                name = str(plain_key).lower() if isinstance(plain_key, bool) else str(plain_key)
-                if isinstance(plain_key, bool):
-                    diagnostics.append(Diagnostic(
-                        f"this key is read as {describe_value(plain_key)} (YAML 1.1 reads yes, no, "
-                        f"on, off, true and false as booleans)", key_path=format_key_path(path),
-                        code="type", hint="quote the key",
-                        location=Location(src, *kpos) if kpos else positions.locate(path)))
-            else:
-                name = str(key)
-            child = path + (name,)
-            if kpos:
-                positions.keys[child] = Location(src, *kpos)
-            if vpos:
-                positions.values[child] = Location(src, *vpos)
-            out[name] = _convert(node[key], child, positions, diagnostics)
-        return out
-    if isinstance(node, CommentedSeq):
-        items = []
-        for index, item in enumerate(node):
-            ipos = _lc(node, "item", index)
-            if ipos:
-                positions.values[path + (index,)] = Location(src, *ipos)
-            items.append(_convert(item, path + (index,), positions, diagnostics))
-        return items
-    if isinstance(node, TaggedScalar):
-        value, problem = _tagged(node)
-        if problem:
-            diagnostics.append(Diagnostic(problem, key_path=format_key_path(path),
-                                          location=positions.locate(path), code="yaml-tag"))
-        return value
-    return _plain_scalar(node)
+class _NodeReader:
+    """Composed nodes -> plain data, recording positions and problems."""
 
+    def __init__(self, loader: Any, positions: PositionMap):
+        self.loader = loader
+        self.positions = positions
+        self.source = positions.file
+        self.diagnostics: list[Diagnostic] = []
+        self._active: set[int] = set()
 
-def _lc(node: CommentedMap | CommentedSeq, kind: str, key: Any) -> tuple[int, int] | None:
-    try:
-        line, col = getattr(node.lc, kind)(key)
-    except (KeyError, IndexError, TypeError, AttributeError):
-        return None
-    return line + 1, col + 1
+    def _problem(self, message: str, path: KeyPath, location: Location, code: str,
+                 hint: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic(message, key_path=format_key_path(path),
+                                           location=location, code=code, hint=hint))
 
-
-_STANDARD_TAGS = {
-    "tag:yaml.org,2002:str": str,
-    "tag:yaml.org,2002:int": int,
-    "tag:yaml.org,2002:float": float,
-}
-
-
-def _tagged(node: TaggedScalar) -> tuple[Any, str | None]:
-    tag = str(getattr(node.tag, "value", node.tag))
-    text = node.value
-    convert = _STANDARD_TAGS.get(tag)
-    if convert is not None:
+    def read(self, node: Node, path: KeyPath) -> Any:
+        if isinstance(node, ScalarNode):
+            return self._scalar(node, path)
+        if id(node) in self._active:
+            self._problem("an alias refers to the mapping or list that contains it", path,
+                          _mark(node, self.source), "yaml-syntax")
+            return None
+        self._active.add(id(node))
         try:
-            return convert(text), None
-        except ValueError:
-            return text, f"'{text}' cannot be read as {tag.rsplit(':', 1)[-1]}"
-    if tag == "tag:yaml.org,2002:bool":
-        return str(text).lower() in ("true", "yes", "on"), None
-    if tag == "tag:yaml.org,2002:null":
-        return None, None
-    return text, f"unsupported YAML tag '{tag}'"
+            if isinstance(node, MappingNode):
+                return self._mapping(node, path)
+            return self._sequence(node, path)
+        finally:
+            self._active.discard(id(node))
 
+    def _sequence(self, node: SequenceNode, path: KeyPath) -> list[Any]:
+        items = []
+        for index, item in enumerate(node.value):
+            self.positions.values[path + (index,)] = _mark(item, self.source)
+            items.append(self.read(item, path + (index,)))
+        return items
 
-def _plain_scalar(value: Any) -> Any:
-    """ruamel's scalar subclasses -> built-in types."""
-    if value is None or isinstance(value, bool):
+    def _mapping(self, node: MappingNode, path: KeyPath) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        merged: list[tuple[Node, Node]] = []
+        for key_node, value_node in node.value:
+            if key_node.tag == MERGE_TAG:
+                merged.extend(self._merge_sources(value_node, path))
+                continue
+            name = self._key(key_node, path)
+            if name is None:
+                continue
+            child = path + (name,)
+            if name in out:
+                self._problem(f"duplicate key '{name}' (first written on line "
+                              f"{self.positions.keys[child].line})", child,
+                              _mark(key_node, self.source), "duplicate-key",
+                              "each key may appear only once in a mapping")
+                continue
+            self.positions.keys[child] = _mark(key_node, self.source)
+            self.positions.values[child] = _mark(value_node, self.source)
+            out[name] = self.read(value_node, child)
+        for key_node, value_node in merged:  # ``<<: *defaults``: own keys win
+            name = self._key(key_node, path)
+            if name is not None and name not in out:
+                child = path + (name,)
+                self.positions.keys[child] = _mark(key_node, self.source)
+                self.positions.values[child] = _mark(value_node, self.source)
+                out[name] = self.read(value_node, child)
+        return out
+
+    def _merge_sources(self, node: Node, path: KeyPath) -> list[tuple[Node, Node]]:
+        sources = node.value if isinstance(node, SequenceNode) else [node]
+        pairs: list[tuple[Node, Node]] = []
+        for source in sources:
+            if isinstance(source, MappingNode):
+                pairs.extend(source.value)
+            else:
+                self._problem("'<<' must merge a mapping or a list of mappings", path,
+                              _mark(source, self.source), "yaml-syntax")
+        return pairs
+
+    def _key(self, node: Node, path: KeyPath) -> str | None:
+        where = _mark(node, self.source)
+        if not isinstance(node, ScalarNode):
+            self._problem("mapping keys must be plain scalars, not a mapping or a list", path,
+                          where, "type")
+            return None
+        value = self._scalar(node, path)
+        if isinstance(value, bool):
+            self._problem(f"the key {node.value!r} is read as {describe_value(value)} (YAML 1.1 "
+                          f"reads yes, no, on, off, true and false as booleans)", path, where,
+                          "type", "quote the key")
+            return node.value
+        if value is None:
+            return node.value or "null"
+        return value if isinstance(value, str) else str(value)
+
+    def _scalar(self, node: ScalarNode, path: KeyPath) -> Any:
+        try:
+            value = self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError:
+            self._problem(f"unsupported YAML tag '{node.tag}'", path, _mark(node, self.source),
+                          "yaml-tag")
+            return node.value
+        if isinstance(value, (_dt.date, _dt.datetime)):
+            return value.isoformat()
+        if isinstance(value, bytes):
+            return node.value
         return value
-    if isinstance(value, str):
-        return str(value)
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return float(value)
-    if isinstance(value, (_dt.date, _dt.datetime)):
-        return value.isoformat()
-    if isinstance(value, CommentedMap):
-        return dict(value)
-    if isinstance(value, CommentedSeq):
-        return list(value)
-    if isinstance(value, TaggedScalar):
-        return value.value
-    return value
 
 
 def describe_value(value: Any) -> str:
