@@ -63,7 +63,8 @@ class ErrorLog:
         """Record a worker whose init() failed (a died worker's in-flight attempt is recorded
         as that attempt, so deaths are not counted twice)."""
         now = utc_text(datetime.now(timezone.utc))
-        header = f"worker {process_label(worker)} (pid {worker.pid}) init() failed at {now}"
+        pid = f" (pid {worker.pid})" if worker.pid is not None else ""
+        header = f"worker {process_label(worker)}{pid}: init() failed at {now}"
         where = self._write(worker, header, "InitError", message, None)
         group = self._group("InitError", message, where, header)
         group.files.add(where)
