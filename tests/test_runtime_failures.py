@@ -247,3 +247,14 @@ def test_resume_reruns_only_what_did_not_succeed(tmp_path: Path) -> None:
         "f0005.txt-fixed"]
     third = run_parallel_step(step, mini_batches=batches, loader=LOADER)  # no resume: all again
     assert _rows(third) == [f"f{i:04d}.txt-fixed" for i in range(6)]
+
+
+def test_init_that_hangs_is_bounded_by_first_task_creation_timeout(tmp_path: Path) -> None:
+    step = make_step(tmp_path, "import time\ndef init(): time.sleep(60)\ndef run(mb): return mb\n",
+                     prs=PrsOptions(first_task_creation_timeout=1), timeout=1)
+    started = time.monotonic()
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "d", 2),
+                                loader=LOADER)
+    assert time.monotonic() - started < 20
+    assert summary.status == "Failed"
+    assert "first_task_creation_timeout = 1" in (summary.reason or "")
