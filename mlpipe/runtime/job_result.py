@@ -92,7 +92,7 @@ class ErrorLog:
         if handle is None:
             path = self.logs_dir / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._files[(worker.node, worker.process)] = open(path, "a", encoding="utf-8")
+            handle = self._files[(worker.node, worker.process)] = open(path, "w", encoding="utf-8")
         handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
         if traceback and traceback.strip() != message.strip():
             handle.write(traceback.rstrip() + "\n")
