@@ -189,6 +189,9 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
             lines.append(f"  {count} x {_first_line(message)}" + (f"; see {where}" if where else ""))
     else:
         lines.append("Errors: none")
+    if summary.reason and len(summary.reason.strip().splitlines()) > 1:
+        lines.append("Reason in full:")
+        lines.extend("  " + line for line in summary.reason.strip().splitlines())
     return "\n".join(lines) + "\n"
 
 
