@@ -175,7 +175,7 @@ def test_data_layer_listing_feeds_the_workers(tmp_path: Path) -> None:
     for name in ("b.txt", "a.txt", "sub/c.txt"):
         (data / name).write_text(name)
     step = _folder_step(tmp_path, data)
-    summary = run_parallel_step(step)  # mlpipe.data lists and loads
+    summary = run_parallel_step(step, progress=True)  # mlpipe.data lists and loads
     assert summary.status == "Completed", summary.reason
     assert (summary.mini_batches_total, summary.items_total) == (2, 3)
     assert sorted(Path(summary.append_row_file or "").read_text().split()) == \
