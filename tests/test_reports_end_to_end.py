@@ -203,8 +203,8 @@ def test_canceled_real_step(tmp_path: Path) -> None:
     result = (logs / "job_result.txt").read_text().splitlines()
     assert result[0].startswith("Failed: The step was canceled")
     assert "Status: Canceled" in result
-    counts = re.search(r"Mini-batches: (\d+) listed \(the listing stopped before its end\), "
-                       r"(\d+) succeeded, 0 failed, (\d+) not processed", "\n".join(result))
+    counts = re.search(r"Mini-batches: (\d+) (?:total|listed \(the listing stopped before its "
+                       r"end\)), (\d+) succeeded, 0 failed, (\d+) not processed", "\n".join(result))
     assert counts, result
     assert int(counts.group(2)) < 40 and int(counts.group(1)) == sum(map(int, counts.group(2, 3)))
     assert "Status: Canceled" in next(logs.glob("job_progress_overview.*.txt")).read_text()
