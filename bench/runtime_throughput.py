@@ -14,6 +14,10 @@
 mlpipe runs through ``run_parallel_step`` with its real reports (logs/ tree,
 processed_mini-batches.csv, ...); the mini-batches are built in memory (the data
 layer's listing is benchmarked separately). The figures are noisy on a shared machine.
+
+The "dask" column runs the same steps on the dask backend (a LocalCluster of 2
+single-threaded worker processes that the backend starts; one Dask task per
+mini-batch), on a tenth of (a)'s mini-batches; no targets (``--no-dask`` skips it).
 """
 
 from __future__ import annotations
@@ -105,7 +109,7 @@ class Window:
         self.count += 1
 
 
-def run_mlpipe(count: int, spin_n: int, root: Path) -> dict[str, float]:
+def run_mlpipe(count: int, spin_n: int, root: Path, backend: str = "local") -> dict[str, float]:
     from mlpipe.data.minibatch import MiniBatch
     from mlpipe.frozen import freeze
     from mlpipe.plan import ParallelStep, PrsOptions, RetrySettings
@@ -124,7 +128,7 @@ def run_mlpipe(count: int, spin_n: int, root: Path) -> dict[str, float]:
                for i in range(count))
     window = Window()
     start = time.perf_counter()
-    summary = run_parallel_step(step, mini_batches=batches, observers=[window])
+    summary = run_parallel_step(step, mini_batches=batches, observers=[window], backend=backend)
     wall = time.perf_counter() - start
     assert summary.status == "Completed" and summary.mini_batches_succeeded == count, summary
     return {"wall": wall, "window": window.last - window.first, "count": window.count}
@@ -152,9 +156,9 @@ def run_loky(count: int, spin_n: int) -> dict[str, float]:
 
 def child(kind: str, count: int, spin_n: int) -> None:
     """One side of (b) in a fresh interpreter: print its figures as JSON."""
-    if kind == "mlpipe":
+    if kind in ("mlpipe", "dask"):
         with tempfile.TemporaryDirectory() as tmp:
-            figures = run_mlpipe(count, spin_n, Path(tmp))
+            figures = run_mlpipe(count, spin_n, Path(tmp), "dask" if kind == "dask" else "local")
     else:
         figures = run_loky(count, spin_n)
     print(json.dumps(figures))
@@ -172,7 +176,8 @@ def timed_child(kind: str, count: int, spin_n: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a tenth of the work")
-    parser.add_argument("--child", choices=["mlpipe", "loky"])
+    parser.add_argument("--child", choices=["mlpipe", "loky", "dask"])
+    parser.add_argument("--no-dask", action="store_true", help="skip the dask backend column")
     parser.add_argument("--count", type=int, default=0)
     parser.add_argument("--spin", type=int, default=0)
     args = parser.parse_args()
@@ -188,11 +193,17 @@ def main() -> None:
         mine = run_mlpipe(count_a, 0, Path(tmp))
     loky = run_loky(count_a, 0)
     rate_m, rate_l = count_a / mine["window"], count_a / loky["window"]
-    print(f"(a) {count_a} one-item mini-batches, no-op run(), {WORKERS} workers")
-    print(f"    {'':22}{'mlpipe':>12}{'bare loky':>12}{'ratio':>10}")
+    dask_a = None if args.no_dask else timed_child("dask", count_a // 10, 0)
+    print(f"(a) {count_a} one-item mini-batches, no-op run(), {WORKERS} workers"
+          + ("" if dask_a is None else f" (dask: {count_a // 10})"))
+    print(f"    {'':22}{'mlpipe':>12}{'bare loky':>12}{'ratio':>10}"
+          + ("" if dask_a is None else f"{'dask':>12}{'dask/loky':>11}"))
+    rate_d = 0.0 if dask_a is None else dask_a["count"] / dask_a["window"]
     print(f"    {'mini-batches/s':22}{rate_m:12.0f}{rate_l:12.0f}{rate_m / rate_l:10.2f}"
-          f"   targets: >= 5000/s, ratio >= 0.5")
-    print(f"    {'wall incl. start (s)':22}{mine['wall']:12.2f}{loky['wall']:12.2f}\n")
+          + ("" if dask_a is None else f"{rate_d:12.0f}{rate_d / rate_l:11.3f}")
+          + "   targets: >= 5000/s, ratio >= 0.5")
+    print(f"    {'wall incl. start (s)':22}{mine['wall']:12.2f}{loky['wall']:12.2f}"
+          + ("" if dask_a is None else f"{'':10}{dask_a['wall']:12.2f}") + "\n")
 
     spin_n = calibrate()
     count_b = 400 // scale
@@ -202,14 +213,20 @@ def main() -> None:
     serial = time.perf_counter() - start
     mine_b = timed_child("mlpipe", count_b, spin_n)
     loky_b = timed_child("loky", count_b, spin_n)
+    dask_b = None if args.no_dask else timed_child("dask", count_b, spin_n)
     speedup = serial / mine_b["window"]
     print(f"(b) {count_b} mini-batches of ~{serial / count_b * 1000:.1f} ms pure-Python work, "
           f"{WORKERS} workers; serial loop {serial:.2f} s")
-    print(f"    {'':22}{'mlpipe':>12}{'bare loky':>12}{'ratio':>10}")
+    print(f"    {'':22}{'mlpipe':>12}{'bare loky':>12}{'ratio':>10}"
+          + ("" if dask_b is None else f"{'dask':>12}{'dask/loky':>11}"))
     print(f"    {'process wall (s)':22}{mine_b['process']:12.2f}{loky_b['process']:12.2f}"
-          f"{mine_b['process'] / loky_b['process']:10.2f}   target: ratio <= 1.10")
-    print(f"    {'speedup vs serial':22}{speedup:12.2f}{'-':>12}"
-          f"{'':10}   target: mlpipe >= 1.85 (from the first mini-batch's start)")
+          f"{mine_b['process'] / loky_b['process']:10.2f}"
+          + ("" if dask_b is None else
+             f"{dask_b['process']:12.2f}{dask_b['process'] / loky_b['process']:11.2f}")
+          + "   target: ratio <= 1.10")
+    print(f"    {'speedup vs serial':22}{speedup:12.2f}{'-':>12}{'':10}"
+          + ("" if dask_b is None else f"{serial / dask_b['window']:12.2f}{'':11}")
+          + "   target: mlpipe >= 1.85 (from the first mini-batch's start)")
 
 
 if __name__ == "__main__":
