@@ -10,6 +10,13 @@ from pathlib import Path
 
 import pytest
 
+try:  # pytest's hypothesis plugin imports (and so ast-parses) hypothesis at session end, when
+    # Dask's threads may parse too: CPython 3.11's AST recursion counter is shared by threads
+    # (python/cpython#106905) and the session then dies with a SystemError. Import it now.
+    import hypothesis  # noqa: F401
+except ImportError:
+    pass
+
 from mlpipe.frozen import freeze
 from mlpipe.plan import PlanInput
 from mlpipe.runtime import run_parallel_step

@@ -217,6 +217,7 @@ class DaskBackend(Backend):
         self._by_key: dict[str, tuple[_Slot, str, int | None]] = {}  # future key -> (slot, kind, task id)
         self._spares: list[str] = []  # Dask workers no mlpipe worker uses
         self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._completed: set[str] = set()  # keys whose task ended (callback thread adds)
         self._ready_events: list[BackendEvent] = []
         self._restarts: list[threading.Thread] = []
         self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
@@ -235,6 +236,10 @@ class DaskBackend(Backend):
         except Exception as error:  # noqa: BLE001 - any connection problem fails the step cleanly
             where = self.address or os.environ.get(SCHEDULER_ENV) or "a LocalCluster"
             message = f"cannot use the Dask cluster ({where}): {type(error).__name__}: {error}"
+            if where == "a LocalCluster":
+                message += (" (a LocalCluster starts its workers with 'spawn', which imports the "
+                            "__main__ script again: a script that runs mlpipe must guard its top "
+                            "level with `if __name__ == \"__main__\":`)")
             self.logger.error("%s", message)
             for slot in self._slots:
                 self._fail_later(slot, message)
@@ -309,7 +314,8 @@ class DaskBackend(Backend):
         slot.control = future
 
     def _submit(self, function: Any, slot: _Slot, kind: str, task_id: int | None, *args: Any) -> Any:
-        suffix = task_id if task_id is not None else f"{slot.info.node_name}-{slot.info.process}"
+        suffix = f"{task_id:09d}" if task_id is not None else \
+            f"{slot.info.node_name}-{slot.info.process}"
         key = f"mlpipe-{kind}-{self._run_id}-{slot.generation}-{suffix}"
         future = self._client.submit(function, *args, key=key, workers=[slot.address],
                                      allow_other_workers=False, retries=0)
@@ -318,6 +324,8 @@ class DaskBackend(Backend):
         return future
 
     def _on_done(self, future: Any) -> None:
+        # remembered now: a finished task whose worker dies later turns back to "pending"
+        self._completed.add(future.key)
         self._inbox.put(("done", future))
 
     def stop(self) -> None:
@@ -471,7 +479,9 @@ class DaskBackend(Backend):
         for kind, message in items:
             if kind == "cluster":
                 if message["action"] == "remove-worker":
-                    self._worker_removed(message["worker"], out)
+                    keys = message.get("processing-tasks")
+                    self._worker_removed(message["worker"],
+                                         None if keys is None else {str(k) for k in keys}, out)
                 elif message["worker"] not in self._by_address:
                     self._spares.append(message["worker"])
         self._replace_lost(out)
@@ -493,6 +503,7 @@ class DaskBackend(Backend):
             if not _settled(future, results):
                 continue  # not fetched, or lost since: the worker's removal or the timeout decides
             self._by_key.pop(future.key, None)
+            self._completed.discard(future.key)
             slot.futures.pop(task_id, None)
             task = slot.tasks.pop(task_id, None)
             if task_id in slot.queue:
@@ -566,17 +577,22 @@ class DaskBackend(Backend):
         slot.state = "ended"
         out.append(WorkerStopped(slot.info, slot.stop_error))
 
-    def _worker_removed(self, address: str, out: list[BackendEvent]) -> None:
+    def _worker_removed(self, address: str, processing: set[str] | None,
+                        out: list[BackendEvent]) -> None:
         self._spares = [a for a in self._spares if a != address]
         slot = self._by_address.pop(address, None)
         if slot is None or slot.address != address or slot.state in ("failed", "ended", "waiting"):
             return
         reason = _lost_reason(slot, address)
         was = slot.state
-        # the first task not known to have finished was running; a finished one whose
-        # result died with the worker is returned (run again, no attempt charged)
+        # The scheduler says which tasks were still processing there; the first of them
+        # (tasks run in submission order) was running. A finished one whose result died
+        # with the worker is returned (run again, no attempt charged).
+        if processing is None:
+            processing = {future.key for future in slot.futures.values()
+                          if future.key not in self._completed}
         unfinished = [task_id for task_id in slot.queue
-                      if getattr(slot.futures.get(task_id), "status", "") != "finished"]
+                      if getattr(slot.futures.get(task_id), "key", None) in processing]
         lost = unfinished[0] if unfinished else None
         rest = tuple(task_id for task_id in slot.queue if task_id != lost)
         for task_id in list(slot.futures):
@@ -634,6 +650,7 @@ class DaskBackend(Backend):
         slot.tasks.pop(task_id, None)
         if future is not None:
             self._by_key.pop(future.key, None)
+            self._completed.discard(future.key)
             _release_future(future)
 
     def _slot(self, worker: WorkerInfo) -> _Slot:
