@@ -164,3 +164,33 @@ def test_more_mlpipe_workers_than_dask_workers_run_on_those_there_are(
     assert [e[0].process for e in failed] == [f"process{DASK_WORKERS:03d}"]
     assert "each mlpipe worker needs its own" in failed[0][2]
     assert {a.worker.process for a in recorder.attempts} <= {"process000", "process001"}
+
+
+def test_two_steps_at_once_never_share_a_dask_worker(tmp_path: Path, on_cluster: str) -> None:
+    import threading
+
+    script = """
+import os, time
+def run(mini_batch):
+    time.sleep(0.05)
+    return [str(os.getpid())] * len(mini_batch)
+"""
+    steps = [make_step(tmp_path / name, script, workers=1, name=name) for name in ("a", "b")]
+    summaries: dict[str, object] = {}
+
+    def run(step) -> None:  # type: ignore[no-untyped-def]
+        summaries[step.name] = run_parallel_step(
+            step, backend="dask", loader=LOADER,
+            mini_batches=file_mini_batches(tmp_path / step.name / "data", 6))
+
+    threads = [threading.Thread(target=run, args=(step,)) for step in steps]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    pids = []
+    for name in ("a", "b"):
+        summary = summaries[name]
+        assert summary.status == "Completed", summary.reason  # type: ignore[attr-defined]
+        pids.append(set(Path(summary.append_row_file).read_text().split()))  # type: ignore[attr-defined]
+    assert len(pids[0]) == 1 and len(pids[1]) == 1 and pids[0] != pids[1]

@@ -43,6 +43,7 @@ import uuid
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from mlpipe.runtime.backends.base import (
@@ -87,6 +88,30 @@ class _Hosted:
     lock: threading.Lock
     saved_fds: tuple[int, int]
     saved_cwd: str
+    marker: int  # file descriptor of its "running task" file
+
+
+def task_marker(config: WorkerConfig, worker: WorkerInfo) -> Path:
+    """The file where a worker notes the task it runs: ``<state>/dask/<node>-<process>.task``.
+
+    When a worker process dies, the Dask messages it had not sent yet die with it
+    (the scheduler may still think finished tasks are processing); this file,
+    on the step's own (shared) folder, tells the driver which task was running.
+    """
+    return Path(config.working_root).parent / "dask" / f"{worker.node_name}-{worker.process}.task"
+
+
+def _note(fd: int, task_id: int, state: str) -> None:
+    os.pwrite(fd, f"{task_id:020d} {state}\n".encode(), 0)
+
+
+def read_task_marker(path: Path) -> tuple[int, str] | None:
+    """``(task id, "R" running | "D" done)`` from a worker's marker file, if readable."""
+    try:
+        task_id, state = path.read_text(encoding="ascii").split()
+        return int(task_id), state
+    except (OSError, ValueError):
+        return None
 
 
 _HOSTED: dict[str, _Hosted] = {}
@@ -103,7 +128,10 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo) -> tuple[An
     except InitError as error:
         _restore(saved_fds, saved_cwd)
         return ("init_failed", str(error), error.traceback)
-    _HOSTED[key] = _Hosted(runtime, threading.Lock(), saved_fds, saved_cwd)
+    marker_path = task_marker(config, worker)
+    marker_path.parent.mkdir(parents=True, exist_ok=True)
+    marker = os.open(marker_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    _HOSTED[key] = _Hosted(runtime, threading.Lock(), saved_fds, saved_cwd, marker)
     return ("ready", os.getpid())
 
 
@@ -113,7 +141,10 @@ def run_task(key: str, task: Task) -> TaskResult | None:
     if hosted is None:
         return None
     with hosted.lock:  # a Dask worker with several threads still runs one mini-batch at a time
-        return hosted.runtime.run_task(task)
+        _note(hosted.marker, task.task_id, "R")
+        result = hosted.runtime.run_task(task)
+        _note(hosted.marker, task.task_id, "D")
+        return result
 
 
 def stop_worker(key: str) -> str | None:
@@ -124,6 +155,7 @@ def stop_worker(key: str) -> str | None:
     with hosted.lock:
         error = hosted.runtime.stop()
         _restore(hosted.saved_fds, hosted.saved_cwd)
+        os.close(hosted.marker)
     return error
 
 
@@ -221,6 +253,8 @@ class DaskBackend(Backend):
         self._ready_events: list[BackendEvent] = []
         self._restarts: list[threading.Thread] = []
         self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
+        self._claims: dict[str, Any] = {}  # Dask worker address -> the Lock that holds it
+        self._taken_elsewhere: set[str] = set()
         self._stopping = False
         self._closed = False
         self._average = 0.0
@@ -244,13 +278,15 @@ class DaskBackend(Backend):
             for slot in self._slots:
                 self._fail_later(slot, message)
             return
-        for slot, (address, meta) in zip(self._slots, available):
+        claimed = [(address, meta) for address, meta in available if address in self._claims
+                   or self._cluster is not None][:len(self._slots)]
+        for slot, (address, meta) in zip(self._slots, claimed):
             self._assign(slot, address, meta)
             self._spawn(slot)
-        self._spares = [address for address, _ in available[len(self._slots):]]
-        missing = self._slots[len(available):]
+        self._spares = [address for address, _ in available if address not in self._by_address]
+        missing = self._slots[len(claimed):]
         if missing:
-            message = (f"the Dask cluster has {len(available)} worker process(es) and each mlpipe "
+            message = (f"the Dask cluster has {len(claimed)} free worker process(es) and each mlpipe "
                        f"worker needs its own ({len(self._slots)} wanted: instance_count x "
                        f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
             self.logger.warning("%s; %d mlpipe worker(s) will not start.", message, len(missing))
@@ -285,8 +321,47 @@ class DaskBackend(Backend):
                              link or "(not available: the Dask dashboard needs bokeh)")
         self._client.subscribe_topic("all", self._on_cluster_event)
         info = self._client.scheduler_info(n_workers=-1)["workers"]
-        return sorted(info.items(), key=lambda item: (_host(item[0]), _natural(item[1].get("name")),
-                                                      item[0]))
+        ordered = sorted(info.items(), key=lambda item: (_host(item[0]),
+                                                         _natural(item[1].get("name")), item[0]))
+        chosen: list[tuple[str, dict[str, Any]]] = []
+        for address, meta in ordered:
+            if len(chosen) < wanted and self._claim(address):
+                chosen.append((address, meta))
+        if len(chosen) < len(ordered) and len(chosen) < wanted:
+            self.logger.warning("Dask: %d of the cluster's %d workers are taken by other mlpipe "
+                                "steps.", len(ordered) - len(chosen), len(ordered))
+        return chosen + [(a, m) for a, m in ordered if a not in dict(chosen) and
+                         a not in self._taken_elsewhere]
+
+    def _claim(self, address: str) -> bool:
+        """Take ``address`` for this step (a cluster-wide lock on an external cluster).
+
+        Two steps running at once on one cluster (a pipeline's parallel branches,
+        two jobs) must never put two mlpipe workers in one Dask worker process.
+        """
+        if self._cluster is not None:
+            return True
+        from distributed import Lock  # noqa: PLC0415
+
+        lock = Lock(f"mlpipe-worker-{address}", scheduler_rpc=self._client.scheduler,
+                    loop=self._client.loop)
+        try:
+            taken = lock.acquire(blocking=False)
+        except Exception:  # noqa: BLE001
+            taken = False
+        if taken:
+            self._claims[address] = lock
+        else:
+            self._taken_elsewhere.add(address)
+        return bool(taken)
+
+    def _release_claims(self) -> None:
+        for lock in self._claims.values():
+            try:
+                lock.release()
+            except Exception:  # noqa: BLE001 - its lease expires anyway
+                pass
+        self._claims.clear()
 
     def _on_cluster_event(self, event: tuple[float, Any]) -> None:
         message = event[1]
@@ -360,6 +435,7 @@ class DaskBackend(Backend):
         if client is not None:
             if cluster is None:
                 self._clean_external_workers()
+                self._release_claims()
             try:
                 client.unsubscribe_topic("all")
             except Exception:  # noqa: BLE001
@@ -585,15 +661,7 @@ class DaskBackend(Backend):
             return
         reason = _lost_reason(slot, address)
         was = slot.state
-        # The scheduler says which tasks were still processing there; the first of them
-        # (tasks run in submission order) was running. A finished one whose result died
-        # with the worker is returned (run again, no attempt charged).
-        if processing is None:
-            processing = {future.key for future in slot.futures.values()
-                          if future.key not in self._completed}
-        unfinished = [task_id for task_id in slot.queue
-                      if getattr(slot.futures.get(task_id), "key", None) in processing]
-        lost = unfinished[0] if unfinished else None
+        lost = self._running_when_lost(slot, processing)
         rest = tuple(task_id for task_id in slot.queue if task_id != lost)
         for task_id in list(slot.futures):
             self._release(slot, task_id)
@@ -620,6 +688,25 @@ class DaskBackend(Backend):
         slot.replaced = True
         slot.waiting_since = time.monotonic()
 
+    def _running_when_lost(self, slot: _Slot, processing: set[str] | None) -> int | None:
+        """The task a lost worker was running: its marker file says, else the scheduler.
+
+        Tasks that finished but whose results died with the worker are not it: they
+        are returned (run again, no attempt charged).
+        """
+        assert self._config is not None
+        marker = read_task_marker(task_marker(self._config, slot.info))
+        if marker is not None:
+            task_id, state = marker
+            return task_id if state == "R" and task_id in slot.queue else None
+        # no shared folder: the first task the scheduler still had as processing there
+        if processing is None:
+            processing = {future.key for future in slot.futures.values()
+                          if future.key not in self._completed}
+        unfinished = [task_id for task_id in slot.queue
+                      if getattr(slot.futures.get(task_id), "key", None) in processing]
+        return unfinished[0] if unfinished else None
+
     def _replace_lost(self, out: list[BackendEvent]) -> None:
         waiting = [slot for slot in self._slots if slot.state == "waiting"]
         if not waiting:
@@ -634,6 +721,9 @@ class DaskBackend(Backend):
         now = time.monotonic()
         for slot in waiting:
             choice = _pick_spare(slot, self._spares, meta)
+            while choice is not None and choice not in self._claims and not self._claim(choice):
+                self._spares.remove(choice)
+                choice = _pick_spare(slot, self._spares, meta)
             if choice is not None:
                 self._spares.remove(choice)
                 self._assign(slot, choice, meta.get(choice, {}))
