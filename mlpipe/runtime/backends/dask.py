@@ -310,15 +310,14 @@ class DaskBackend(Backend):
             except TimeoutError:
                 pass  # use the workers there are
             self.logger.info("Dask: connected to the scheduler at %s; dashboard: %s", address,
-                             self._client.dashboard_link or "(none)")
+                             _dashboard(self._client.dashboard_link))
         else:
             self._cluster = LocalCluster(n_workers=wanted, threads_per_worker=1, processes=True,
                                          dashboard_address=":0", silence_logs=logging.ERROR)
             self._client = Client(self._cluster, set_as_default=False)
-            link = self._cluster.dashboard_link
             self.logger.info("Dask: started a LocalCluster of %d worker processes at %s; "
                              "dashboard: %s", wanted, self._cluster.scheduler_address,
-                             link or "(not available: the Dask dashboard needs bokeh)")
+                             _dashboard(self._cluster.dashboard_link))
         self._client.subscribe_topic("all", self._on_cluster_event)
         info = self._client.scheduler_info(n_workers=-1)["workers"]
         ordered = sorted(info.items(), key=lambda item: (_host(item[0]),
@@ -795,6 +794,17 @@ def _lost_reason(slot: _Slot, address: str) -> str:
     if slot.killed:
         return f"{who} was stopped by mlpipe"
     return f"{who} died or left the Dask cluster"
+
+
+def _dashboard(link: str | None) -> str:
+    """The dashboard link, and what its plots need when that is not installed."""
+    if not link:
+        return "(none: the scheduler serves no dashboard)"
+    try:
+        import bokeh  # noqa: F401, PLC0415
+    except ImportError:
+        return f"{link} (its plots need bokeh: pip install bokeh)"
+    return link
 
 
 def _host(address: str) -> str:
