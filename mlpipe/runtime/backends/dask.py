@@ -67,12 +67,11 @@ INSTALL_HINT = "pip install 'mlpipe[dask]'"
 CONNECT_TIMEOUT_SECONDS = 10.0
 WAIT_FOR_WORKERS_SECONDS = 10.0  # an external cluster may still be starting workers
 REPLACEMENT_TIMEOUT_SECONDS = 60.0  # a lost worker's Nanny must bring a new process by then
-GATHER_TIMEOUT_SECONDS = 10.0  # results are append_row text: small; a lost one must not hang us
-FETCH_TIMEOUT_SECONDS = 2.0
+GATHER_TIMEOUT_SECONDS = 5.0  # results are append_row text: small; a lost one must not hang us
 RESTART_TIMEOUT_SECONDS = 30.0
 KILL_GRACE_SECONDS = 0.5  # the Nanny asks the process to close, then SIGKILLs it after 80% of this
 CLEAN_GRACE_SECONDS = 3.0  # idle workers restarted after a step close well within this
-QUEUED_SECONDS = 0.02  # keep about this much work queued behind each running task
+QUEUED_SECONDS = 0.1  # keep about this much work queued behind each running task
 MAX_DEPTH = 16
 SLOW_TASK_SECONDS = 0.5  # at or above this average, one task per worker at a time
 
@@ -538,8 +537,8 @@ class DaskBackend(Backend):
         items: list[tuple[str, Any]] = []
         if not out:
             try:
-                items.append(self._inbox.get(timeout=timeout) if timeout else
-                             self._inbox.get_nowait())
+                items.append(self._inbox.get_nowait() if timeout is not None and timeout <= 0
+                             else self._inbox.get(timeout=timeout))
             except queue.Empty:
                 pass
         while True:
@@ -606,22 +605,24 @@ class DaskBackend(Backend):
                     self._stopped(slot, out)
 
     def _gather(self, futures: list[Any]) -> dict[str, Any]:
+        """Fetch the results of finished futures in one round trip.
+
+        A result whose worker dies meanwhile turns back to pending and would be
+        waited for forever: the fetch is bounded, and what it did not get is put
+        back in the inbox while it still counts as finished (else the worker's
+        removal decides).
+        """
         if not futures:
             return {}
         client = self._client
         try:
             values = client.sync(client._gather, futures, callback_timeout=GATHER_TIMEOUT_SECONDS)
             return {future.key: value for future, value in zip(futures, values)}
-        except Exception:  # noqa: BLE001 - fetch one by one; what cannot be fetched is left
-            results = {}
+        except Exception:  # noqa: BLE001
             for future in futures:
-                if future.status != "finished":
-                    continue  # lost since its callback: the worker's removal decides
-                try:
-                    results[future.key] = future.result(timeout=FETCH_TIMEOUT_SECONDS)
-                except Exception:  # noqa: BLE001
-                    pass
-            return results
+                if future.status == "finished":
+                    self._inbox.put(("done", future))
+            return {}
 
     def _record_time(self, seconds: float) -> None:
         self._average = 0.9 * self._average + 0.1 * seconds if self._average else seconds
