@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 import traceback
 from collections.abc import Callable
@@ -134,11 +135,14 @@ def run_plan(
     watcher.start()
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
+    previous_sigint = _cancel_on_sigint(cancel)
     try:
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
-                               max_workers or os.cpu_count() or 1)
+                               max_workers or available_cores())
         scheduler.run()
     finally:
+        if previous_sigint is not None:
+            signal.signal(signal.SIGINT, previous_sigint)
         stop_watch.set()
         watcher.join()
     ended = now()
@@ -152,6 +156,21 @@ def run_plan(
     recorder.update(status=status, ended_at=iso(ended),
                     duration_seconds=round((ended - started).total_seconds(), 3))
     return _result(plan, recorder, scheduler.summaries, status, started, ended)
+
+
+def available_cores() -> int:
+    """Cores this process may use (its CPU affinity where the platform tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _cancel_on_sigint(cancel: threading.Event) -> Any:
+    """While the job runs, Ctrl-C (in the main thread) sets ``cancel`` instead of raising."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGINT, lambda _sig, _frame: cancel.set())
 
 
 def _previous_record(store: JobStore, name: str) -> dict[str, Any] | None:
@@ -303,7 +322,7 @@ class _Scheduler:
 
     def _cost(self, step: Step) -> int:
         if isinstance(step, ParallelStep):
-            per_node = step.max_concurrency_per_instance or os.cpu_count() or 1
+            per_node = step.max_concurrency_per_instance or available_cores()
             return min(self.budget, max(1, step.instance_count * per_node))
         return 1
 
