@@ -169,6 +169,12 @@ def test_pass_through_receipts(corpus: Path, corpus_runs: CorpusRuns, case: str,
         assert receipt["FOO"] == foo
     if case in ("P18", "P19"):
         assert folder == ran.pipeline_output("job_out_path")
+    workers = {(w["node"], w["process"]) for w in ran.step(step)["workers"]}
+    if case == "P16":  # max_concurrency_per_instance bound to a pipeline literal: 2
+        nodes = {node for node, _ in workers}
+        assert workers == {(n, p) for n in nodes for p in ("process000", "process001")}
+    if case == "P19":  # resources.instance_count bound to a pipeline literal: 2
+        assert workers == {(0, "process000"), (1, "process000")}
 
 
 def test_p21_copies_the_input_files(corpus: Path, corpus_runs: CorpusRuns) -> None:
