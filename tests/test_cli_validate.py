@@ -64,10 +64,16 @@ def test_many_files_and_unknown_yaml(project: Path) -> None:
     pipeline(project, PARALLEL_STEP)
     write(project, "conda.yml", "name: env\ndependencies:\n  - pandas\n")
     write(project, "broken.yml", "type: pipeline\njobs: [\n")
-    proc = run_cli("job", "validate", "pipeline.yml", "conda.yml", "--skip-unknown", cwd=project)
+    write(project, "job.yml", "$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json\n"
+                              "command: echo hi\ncompute: azureml:cpu\n")
+    write(project, "schema.yml", "type: object\nproperties: {}\n")
+    proc = run_cli("job", "validate", "pipeline.yml", "conda.yml", "job.yml", "schema.yml", "--skip-unknown",
+                   cwd=project)
     assert proc.returncode == 0, proc.stdout
-    assert proc.stdout.splitlines()[-2:] == ["conda.yml: skipped: not an Azure ML job or component",
-                                             "1 file checked: 1 valid, 0 invalid, 1 skipped (0 errors, 0 warnings)"]
+    assert proc.stdout.splitlines()[-4:] == ["conda.yml: skipped: not an Azure ML job or component",
+                                             "job.yml: skipped: a standalone (non-pipeline) Azure ML job",
+                                             "schema.yml: skipped: not an Azure ML job or component",
+                                             "1 file checked: 1 valid, 0 invalid, 3 skipped (0 errors, 0 warnings)"]
     proc = run_cli("job", "validate", "pipeline.yml", "broken.yml", "--file", "conda.yml", cwd=project)
     assert proc.returncode == 1
     assert "conda.yml:1:1: not an Azure ML pipeline job or component" in proc.stdout

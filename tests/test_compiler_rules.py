@@ -461,3 +461,19 @@ def test_component_validation(project: Path) -> None:
     errs = [d for d in validate_component(bad) if d.severity == "error"]
     assert len(errs) == 1 and errs[0].hint == "did you mean 'result'?"
     assert errs[0].location.line == line_of(bad, "program_arguments")
+
+
+def test_step_type_must_match_its_component(project: Path, tmp_path: Path) -> None:
+    write(project, "comp.yml", COMPONENT)
+    bad = pipeline(project, NODE.replace("type: parallel", "type: command"))
+    err = only_error(compile_result(bad, tmp_path), "the step is type 'command' but its component")
+    assert err.location.line == line_of(bad, "type: command")
+
+
+def test_other_step_types_are_accepted_but_listed(project: Path, tmp_path: Path) -> None:
+    path = pipeline(project, "  tune:\n    type: sweep\n    trial: ./trial.yml\n" + PREP)
+    result = compile_result(path, tmp_path)
+    assert result.errors == [] and result.plan is not None
+    [asset] = result.plan.remote_assets
+    assert (asset.key_path, asset.reference) == ("jobs.tune.type", "type: sweep (not run locally)")
+    assert asset.location is not None and asset.location.line == line_of(path, "type: sweep")

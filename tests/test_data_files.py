@@ -51,6 +51,24 @@ def test_listing_is_recursive_sorted_and_skips_hidden_and_root_mltable(tmp_path:
     assert names == ["a.txt", "b/1.txt", "b/MLTable", "b/c/2.txt", "z.txt"]
 
 
+def test_folders_above_the_sort_limit_stream_in_stable_directory_order(tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    (root / "sub").mkdir(parents=True)
+    for i in range(20):
+        (root / f"f{i:02d}").write_text(str(i))
+    (root / "sub" / "b").write_text("b")
+    (root / "sub" / "a").write_text("a")
+    first = [os.path.relpath(p, root) for p, _ in iter_files(str(root), sort_limit=5)]
+    again = [os.path.relpath(p, root) for p, _ in iter_files(str(root), sort_limit=5)]
+    assert first == again  # stable for an unchanged folder
+    order = [e.name for e in os.scandir(root)]
+    expected = []
+    for name in order:
+        expected += ["sub/a", "sub/b"] if name == "sub" else [name]  # small sub-folder: sorted
+    assert first == expected
+    assert sorted(first) == sorted(os.path.relpath(p, root) for p, _ in iter_files(str(root)))
+
+
 def test_listing_streams_first_batch_before_the_listing_ends(tmp_path: Path) -> None:
     root = tmp_path / "in"
     (root / "a").mkdir(parents=True)

@@ -1,4 +1,5 @@
-"""A real parallel step (loky workers; run() raising, returning too few items, printing) and its logs tree."""
+"""A real parallel step (run() raising, returning too few items, overrunning its timeout,
+killing its worker, printing) and its logs tree."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from mlpipe.runtime.progress import ProgressDisplay
 from .runtime_support import LOADER, file_mini_batches, make_step
 
 SCRIPT = """
-    import os
+    import os, time
     from pathlib import Path
 
     def init():
@@ -33,9 +34,13 @@ SCRIPT = """
         if name == "f0003.txt":
             raise ValueError("bad file " + name)
         marker = Path(os.environ["MARKERS"]) / name
-        if name == "f0005.txt" and not marker.exists():
-            marker.write_text("failed once")
-            return []  # one failed item, then a success on the retry
+        if name in ("f0005.txt", "f0006.txt", "f0007.txt") and not marker.exists():
+            marker.write_text("failed once")  # then a success on the retry
+            if name == "f0005.txt":
+                return []  # one failed item
+            if name == "f0006.txt":
+                time.sleep(60)  # killed at retry_settings.timeout
+            os._exit(1)  # the worker dies
         return [name]
 """
 LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\|(DEBUG|INFO|WARNING|ERROR)\|\d+\|\d+\|")
@@ -45,7 +50,7 @@ LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}\|(DEBUG|INFO|WARNING|E
 def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
     markers = tmp_path / "markers"
     markers.mkdir()
-    step = make_step(tmp_path, SCRIPT, timeout=30, max_retries=2,
+    step = make_step(tmp_path, SCRIPT, timeout=2, max_retries=2,
                      prs=PrsOptions(resource_monitor_interval=1),
                      environment_variables=freeze({"MARKERS": str(markers)}))
     progress_out = io.StringIO()
@@ -68,27 +73,35 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
     result = (logs / "job_result.txt").read_text().splitlines()
     assert result[0] == "Succeeded"
     assert "Mini-batches: 8 total, 7 succeeded, 1 failed, 0 not processed" in result
-    assert "Attempts: 11 (3 retried, 0 timed out)" in result
+    assert "Attempts: 13 (5 retried, 1 timed out)" in result
     assert "Items: 8 total, 7 succeeded, 1 failed" in result
     assert any(line.startswith("  3 x [") and "bad file f0003.txt" in line for line in result)
+    died = [line for line in result if " x [ProcessDied]" in line]
+    assert len(died) == 1 and died[0].startswith("  1 x [ProcessDied] worker 0/process")
+    assert any(line.startswith("  1 x [Timeout] run() did not finish") for line in result)
 
     with open(logs / "sys/job_report/processed_mini-batches.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert tuple(rows[0]) == PROCESSED_COLUMNS
-    assert len(rows) == 11
+    assert len(rows) == 13
     assert [r["Picked Count"] for r in rows if r["Mini-batch Id"] == "mb-0003"] == ["1", "2", "3"]
     assert [(r["Status"], r["Failed"]) for r in rows if r["Mini-batch Id"] == "mb-0005"] == [
         ("Failed", "1"), ("Succeeded", "0")]
+    assert [r["Status"] for r in rows if r["Mini-batch Id"] == "mb-0006"] == ["Timeout", "Succeeded"]
+    assert [r["Status"] for r in rows if r["Mini-batch Id"] == "mb-0007"] == [
+        "ProcessDied", "Succeeded"]
     assert {r["Process"] for r in rows} <= {"0/process000", "0/process001"}
 
     tracebacks = "".join(p.read_text() for p in (logs / "user/error/0").iterdir())
     assert tracebacks.count("ValueError: bad file f0003.txt") >= 3 and "score.py" in tracebacks
     assert "mini-batch mb-0005 attempt 1" in tracebacks
+    assert "mini-batch mb-0006 attempt 1" in tracebacks and "[Timeout]" in tracebacks
+    assert "mini-batch mb-0007 attempt 1" in tracebacks and "[ProcessDied]" in tracebacks
 
     with open(logs / "sys/job_report/process_summary.csv", newline="") as handle:
         processes = list(csv.DictReader(handle))
     assert sorted(p["Process"] for p in processes) == ["process000", "process001"]
-    assert sum(int(p["Mini-batches"]) for p in processes) == 11
+    assert sum(int(p["Mini-batches"]) for p in processes) == 13
     assert all(p["Pid"].isdigit() for p in processes)
 
     with open(logs / "sys/perf/0/node_resource_usage.csv", newline="") as handle:
@@ -97,7 +110,8 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
     with open(logs / "sys/perf/0/processes_resource_usage.csv", newline="") as handle:
         worker_rows = list(csv.DictReader(handle))
     worker_pids = {p["Pid"] for p in processes}
-    assert worker_rows and {r["Pid"] for r in worker_rows} & worker_pids
+    sampled = {r["Pid"] for r in worker_rows}
+    assert worker_pids <= sampled and len(sampled) >= 4  # 2 workers, 2 replacements
 
     master = (logs / "sys/master_role.txt").read_text().splitlines()
     assert "Start scheduling." in [line.split("|")[4] for line in master if LINE.match(line)]

@@ -131,6 +131,8 @@ def test_init_systemexit_fails_the_step_with_the_traceback(tmp_path: Path) -> No
     assert recorder.attempts == []
     stderr = "".join(p.read_text() for p in (Path(step.logs_dir) / "user" / "stderr").rglob("*.txt"))
     assert "the following arguments are required: --model" in stderr
+    job_result = (Path(step.logs_dir) / "job_result.txt").read_text()
+    assert job_result.startswith("Failed") and "SystemExit: 2" in job_result
 
 
 def test_known_and_unknown_flags_reach_parse_known_args(tmp_path: Path) -> None:
@@ -143,10 +145,11 @@ def test_known_and_unknown_flags_reach_parse_known_args(tmp_path: Path) -> None:
 
 
 THRESHOLD = """
-    import os
+    import os, time
     def init():
         pass
     def run(mini_batch):
+        time.sleep(0.02)
         name = os.path.basename(mini_batch[0])
         if int(name[1:5]) % 2:
             raise RuntimeError("odd")
@@ -173,6 +176,8 @@ def test_thresholds_stop_the_step(tmp_path: Path, fields, prs, name, limit) -> N
         assert summary.mini_batches_failed + summary.mini_batches_succeeded < 40
     out = Path(step.outputs["out"].path)
     assert len(list(out.glob("shutdown-*"))) == 2  # shutdown() still ran on both workers
+    job_result = (Path(step.logs_dir) / "job_result.txt").read_text()
+    assert job_result.startswith("Failed") and name in job_result.splitlines()[0]
 
 
 @pytest.mark.parametrize(("fields", "prs"), [
@@ -242,3 +247,14 @@ def test_resume_reruns_only_what_did_not_succeed(tmp_path: Path) -> None:
         "f0005.txt-fixed"]
     third = run_parallel_step(step, mini_batches=batches, loader=LOADER)  # no resume: all again
     assert _rows(third) == [f"f{i:04d}.txt-fixed" for i in range(6)]
+
+
+def test_init_that_hangs_is_bounded_by_first_task_creation_timeout(tmp_path: Path) -> None:
+    step = make_step(tmp_path, "import time\ndef init(): time.sleep(60)\ndef run(mb): return mb\n",
+                     prs=PrsOptions(first_task_creation_timeout=1), timeout=1)
+    started = time.monotonic()
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "d", 2),
+                                loader=LOADER)
+    assert time.monotonic() - started < 20
+    assert summary.status == "Failed"
+    assert "first_task_creation_timeout = 1" in (summary.reason or "")

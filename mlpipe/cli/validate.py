@@ -7,9 +7,10 @@ Exit code: 0 all valid, 1 something invalid, 2 usage error (no file given, a fil
 that does not exist, a malformed ``--set``).
 
 ``job validate`` accepts component files too (validated as components), so a
-hook can see every YAML of a repository. A YAML that is not an Azure ML job or
-component (no ``type``, no Azure ML ``$schema``: conda files, CI workflows,
-prompt flows) is an error, or is skipped with ``--skip-unknown`` (the hook's mode).
+hook can see every YAML of a repository. A YAML that is not an Azure ML pipeline
+job or component (conda files, CI workflows, prompt flows, standalone command or
+sweep jobs, YAML whose ``type`` means something else) is an error, or is skipped
+with ``--skip-unknown`` (the hook's mode). See docs/validation.md.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -33,7 +35,7 @@ class FileReport:
     """The outcome for one file."""
 
     file: str
-    kind: str  # pipeline | component | skipped | unknown | yaml
+    kind: str  # pipeline | component | skipped | unknown | job | yaml
     diagnostics: list[Diagnostic] = field(default_factory=list)
     summary: str = ""
     plan: Any = None
@@ -115,21 +117,30 @@ def _usage(message: str) -> int:
     return 2
 
 
+OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer"})
+_JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
+
+
 def _kind(data: Any) -> str:
-    """``pipeline``, ``component`` or ``unknown`` (not an Azure ML job or component)."""
+    """``pipeline``, ``component``, ``job`` (a standalone non-pipeline job) or ``unknown``."""
     if not isinstance(data, dict):
         return "unknown"
     kind = data.get("type")
-    schema = data.get("$schema") if isinstance(data.get("$schema"), str) else ""
-    if "promptflow" in schema.lower():
+    schema = data.get("$schema").lower() if isinstance(data.get("$schema"), str) else ""
+    job_schema = _JOB_SCHEMA.search(schema)
+    if "promptflow" in schema:
         return "unknown"
-    if isinstance(kind, str):
-        if kind in ("parallel", "command") or kind.endswith("Component"):
-            return "component"
-        return "pipeline"
-    if "component" in schema.lower():
+    if job_schema:
+        return "pipeline" if job_schema.group(1) == "pipeline" else "job"
+    if "component" in schema:
         return "component"
-    if "pipelinejob" in schema.lower():
+    if kind == "pipeline":
+        return "pipeline"
+    if isinstance(kind, str) and (kind in ("parallel", "command") or kind.endswith("Component")):
+        return "component"
+    if kind in OTHER_JOB_TYPES:
+        return "job"
+    if "azureml" in schema:
         return "pipeline"
     return "unknown"
 
@@ -140,13 +151,16 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
     if doc.data is None:
         return FileReport(shown, "yaml", _relative(doc.diagnostics), "invalid YAML")
     kind = _kind(doc.data)
-    if kind == "unknown":
+    if kind in ("unknown", "job"):
+        what = ("a standalone (non-pipeline) Azure ML job" if kind == "job"
+                else "not an Azure ML job or component")
         if args.skip_unknown:
-            return FileReport(shown, "skipped", summary="skipped: not an Azure ML job or component")
-        problem = Diagnostic("not an Azure ML pipeline job or component: it has no 'type' and no Azure ML "
-                             "'$schema'", location=Location(doc.source, 1, 1), code="not-azureml",
+            return FileReport(shown, "skipped", summary=f"skipped: {what}")
+        message = ("a standalone Azure ML job: mlpipe validates pipeline jobs and components" if kind == "job"
+                   else "not an Azure ML pipeline job or component: no Azure ML 'type' or '$schema'")
+        problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
                              hint="pass --skip-unknown to skip such files")
-        return FileReport(shown, "unknown", _relative([problem]))
+        return FileReport(shown, kind, _relative([problem]))
     if component_only or kind == "component":
         loaded = load_component_data(doc.data, doc.source, doc.positions)
         loaded.diagnostics = doc.diagnostics + loaded.diagnostics

@@ -13,6 +13,7 @@ local paths (relative to the toml file)::
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -54,6 +55,20 @@ class AssetMap:
             return None
         path = Path(target).expanduser()
         return path if path.is_absolute() else (self.base_dir / path).resolve()
+
+    def locate(self, reference: str, base_dir: Path) -> tuple[Path | None, str | None]:
+        """``(absolute local path, None)`` or ``(None, remote reference)`` for a path as written.
+
+        Local paths (``file:`` prefix allowed) are relative to ``base_dir``; a remote
+        reference mapped in ``[assets]`` becomes its local path.
+        """
+        raw = reference.strip()
+        if is_remote(raw):
+            local = self.local(raw)
+            return (local, None) if local is not None else (None, raw)
+        path = Path(strip_file_prefix(raw)).expanduser()
+        path = path if path.is_absolute() else base_dir / path
+        return Path(os.path.normpath(path.absolute())), None
 
 
 def load_asset_map(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from mlpipe.compiler.assets import load_asset_map
 from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.pipeline import sort_diagnostics
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, build_step
 from mlpipe.compiler.values import coerce_literal, is_data_type
@@ -37,7 +38,7 @@ def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     assets, problems = load_asset_map(doc.base_dir)
     reporter.extend(problems)
     build_step(node, BuildContext(reporter, assets, {}, doc.base_dir / ".mlpipe-validate"))
-    return reporter.items
+    return sort_diagnostics(reporter.items)
 
 
 def _placeholder_inputs(doc: Doc, reporter: Reporter) -> dict[str, PlanInput]:

@@ -7,11 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
 
 from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
-from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.context import Doc, Reporter, SAFE_LOADER
 from mlpipe.schema import PositionMap, load_component, load_component_data
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
@@ -83,8 +82,8 @@ def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> Pos
 def _is_flow_file(path: Path) -> bool:
     """A prompt-flow ``Run``/``Flow`` YAML: a promptflow ``$schema`` or a ``flow:`` key and no ``type``."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, YAMLError):
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return False
     if not isinstance(data, dict):
         return False

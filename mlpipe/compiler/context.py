@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlpipe.diagnostics import Diagnostic, Location, Severity
+import yaml
+
+from mlpipe.diagnostics import Diagnostic, DiagnosticBag, Location, Severity
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
+
+# PyYAML's libyaml reader when present: YAML 1.1, like the schema layer and azure-ai-ml.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -54,10 +60,9 @@ class Doc:
 
 
 @dataclass
-class Reporter:
+class Reporter(DiagnosticBag):
     """Collects diagnostics without duplicates, in the order they were found."""
 
-    items: list[Diagnostic] = field(default_factory=list)
     _seen: set[tuple[Any, ...]] = field(default_factory=set)
 
     def add(self, diagnostic: Diagnostic) -> None:
@@ -67,7 +72,7 @@ class Reporter:
             self._seen.add(key)
             self.items.append(diagnostic)
 
-    def extend(self, diagnostics: Any) -> None:
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
         for diagnostic in diagnostics:
             self.add(diagnostic)
 
@@ -92,13 +97,5 @@ class Reporter:
                    and (d.key_path == key or d.key_path.startswith(key + ".") or d.key_path.startswith(key + "["))
                    for d in self.items)
 
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.items if d.severity == "error"]
 
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.items if d.severity != "error"]
-
-
-__all__ = ["Doc", "Reporter"]
+__all__ = ["Doc", "Reporter", "SAFE_LOADER"]

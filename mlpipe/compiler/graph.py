@@ -31,7 +31,8 @@ def order_steps(names: Sequence[str], deps: Mapping[str, Sequence[str]]) -> tupl
             waiting[user] -= 1
             if waiting[user] == 0:
                 heapq.heappush(ready, index[user])
-    stuck = [name for name in names if name not in set(order)]
+    done = set(order)
+    stuck = [name for name in names if name not in done]
     return order, _cycles(stuck, deps) if stuck else []
 
 

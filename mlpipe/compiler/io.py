@@ -48,6 +48,12 @@ class IOResolver:
     remote: dict[str, list[RemoteAsset]] = field(default_factory=dict)  # "" = pipeline level
     bound_outputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # pipeline output -> (step, output)
 
+    def _names_nothing(self, path: Path_, text: str, what: str, label: str, wanted: str,
+                       names: list[str]) -> None:
+        """``${{...}} names no <what> (<label>: a, b) (did you mean ...?)``."""
+        self.reporter.error(self.doc, path, f"{text} names no {what} ({label}: {', '.join(names) or 'none'})",
+                            code="binding", hint=did_you_mean(wanted, names))
+
     # -- pipeline inputs ------------------------------------------------------------------
 
     def resolve_pipeline_inputs(self) -> dict[str, PlanInput]:
@@ -85,9 +91,8 @@ class IOResolver:
                 declared = self.doc.get("outputs")
                 declared = declared if isinstance(declared, dict) else {}
                 if ref.name not in declared:
-                    self.reporter.error(self.doc, path, f"{ref.text} names no pipeline output (declared "
-                                        f"outputs: {', '.join(map(str, declared)) or 'none'})",
-                                        code="binding", hint=did_you_mean(ref.name, list(map(str, declared))))
+                    self._names_nothing(path, ref.text, "pipeline output", "declared outputs", ref.name,
+                                        list(map(str, declared)))
                 else:
                     bound = ref.name
             elif ref is not None and ref.scope in ("input", "output"):
@@ -163,7 +168,7 @@ class IOResolver:
             if problem:
                 self.reporter.error(comp, ("inputs", name, "default"), problem, code="type")
             return PlanInput(name, type_, value=value, optional=optional, location=comp.locate(("inputs", name)))
-        if not optional and not node.is_remote:
+        if not optional and not node.is_opaque:
             self.reporter.error(self.doc, node.path + ("inputs",),
                                 f"required input '{name}' of component '{comp.get('name') or comp.file.name}' "
                                 "is not provided", code="required")
@@ -199,6 +204,10 @@ class IOResolver:
             return PlanInput(name, str(type_ or "uri_folder"), mode=mode_of(mode, INPUT_MODE_ALIASES),
                              optional=optional, location=loc)
         ref = whole_reference(value)
+        if ref is not None and not step:
+            self.reporter.error(self.doc, path, f"a pipeline input is a value or a path, not a binding ({ref.text})",
+                                code="binding")
+            return PlanInput(name, "string", location=loc)
         if ref is not None:
             mode = decl.get("mode") if decl else None
             return self._bound(name, ref, decl_type, mode, decl, path, step)
@@ -264,10 +273,8 @@ class IOResolver:
         if ref.scope == "parent_input":
             found = self.pipeline_inputs.get(ref.name)
             if found is None:
-                names = list(self.pipeline_inputs)
-                self.reporter.error(self.doc, path, f"{ref.text} names no pipeline input (declared inputs: "
-                                    f"{', '.join(names) or 'none'})", code="binding",
-                                    hint=did_you_mean(ref.name, names))
+                self._names_nothing(path, ref.text, "pipeline input", "declared inputs", ref.name,
+                                    list(self.pipeline_inputs))
                 return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
             if found.value is not None:
                 literal = self._literal(name, found.value, decl, path, str(type_ or found.type), ref.text)
@@ -295,24 +302,20 @@ class IOResolver:
         loc = self.doc.locate(path)
         producer = self.nodes.get(str(ref.step))
         if producer is None:
-            names = list(self.nodes)
-            self.reporter.error(self.doc, path, f"{ref.text} names no step (steps: {', '.join(names)})",
-                                code="binding", hint=did_you_mean(str(ref.step), names))
+            self._names_nothing(path, ref.text, "step", "steps", str(ref.step), list(self.nodes))
             return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
         if producer.name == step:
             self.reporter.error(self.doc, path, f"step '{step}' reads its own output '{ref.name}' ({ref.text})",
                                 code="cycle")
             return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
         out = producer.outputs.get(ref.name)
-        if out is None and producer.is_remote:
+        if out is None and producer.is_opaque:
             out = PlanOutput(ref.name, "uri_folder", path=output_path(self.place, producer.name, ref.name,
                                                                          "uri_folder", None, False))
             producer.outputs[ref.name] = out
         if out is None:
-            names = list(producer.outputs)
-            self.reporter.error(self.doc, path, f"{ref.text} names no output of step '{producer.name}' "
-                                f"(declared outputs: {', '.join(names) or 'none'})", code="binding",
-                                hint=did_you_mean(ref.name, names))
+            self._names_nothing(path, ref.text, f"output of step '{producer.name}'", "declared outputs",
+                                ref.name, list(producer.outputs))
             return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
         return PlanInput(name, str(type_ or out.type), mode=mode, path=out.path,
                          source=StepOutputRef(producer.name, out.name), optional=optional, location=loc)

@@ -14,9 +14,9 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
 
+from mlpipe.compiler.context import SAFE_LOADER
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 
 
@@ -36,8 +36,8 @@ def parse_override(text: str) -> tuple[list[str], str]:
 
 def _yaml_value(text: str) -> Any:
     try:
-        return YAML(typ="safe", pure=True).load(text) if text.strip() else ""
-    except YAMLError:
+        return yaml.load(text, Loader=SAFE_LOADER) if text.strip() else ""
+    except yaml.YAMLError:
         return text
 
 
@@ -70,7 +70,8 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
                 return None
             if part not in node or not isinstance(node[part], (dict, list)):
                 hint = did_you_mean(part, [str(k) for k in node]) if part not in node else None
-                reason = f"no key '{part}' in {where}" if part not in node else f"'{part}' in {where} is not a mapping"
+                reason = (f"no key '{part}' in {where}" if part not in node
+                          else f"'{part}' in {where} is not a mapping")
                 return _problem(parts, f"cannot set: {reason}", hint)
             node = node[part]
         elif isinstance(node, list):

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mlpipe.compiler.assets import load_asset_map
-from mlpipe.compiler.components import ComponentCache
+from mlpipe.compiler.components import ComponentCache, ComponentRef
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.graph import order_steps
 from mlpipe.compiler.io import IOResolver
@@ -27,7 +27,6 @@ from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
 DEFAULT_RUNS_DIR = "mlpipe-runs"
 JOB_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,254}$")
-Source_ = "str | Path | Loaded"
 
 
 @dataclass
@@ -46,8 +45,9 @@ class CompileResult:
         return [d for d in self.diagnostics if d.severity != "error"]
 
 
-def compile_pipeline(source: str | Path | Loaded, *, runs_dir: Path | None = None, job_name: str | None = None,
-                     overrides: Sequence[str] = (), check_paths: bool = True) -> ExecutionPlan:
+def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+                     job_name: str | None = None, overrides: Sequence[str] = (),
+                     check_paths: bool = True) -> ExecutionPlan:
     """The execution plan of a pipeline job YAML.
 
     Raises :class:`~mlpipe.diagnostics.ValidationError` with every problem found;
@@ -68,8 +68,9 @@ def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] =
     return check_pipeline(source, overrides=overrides, check_paths=check_paths).diagnostics
 
 
-def check_pipeline(source: str | Path | Loaded, *, runs_dir: Path | None = None, job_name: str | None = None,
-                   overrides: Sequence[str] = (), check_paths: bool = True) -> CompileResult:
+def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+                   job_name: str | None = None, overrides: Sequence[str] = (),
+                   check_paths: bool = True) -> CompileResult:
     """Compile without raising: the plan when valid, and all diagnostics either way.
 
     Raises :class:`~mlpipe.compiler.overrides.OverrideSyntaxError` for an override
@@ -84,20 +85,32 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: Path | None = None,
         reporter.extend(problems)
         loaded = load_pipeline_data(data, loaded.source, positions=loaded.positions)
     reporter.extend(loaded.diagnostics)
-    if not isinstance(loaded.data, dict):
+    if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
     doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
-    diagnostics = reporter.items
+    diagnostics = sort_diagnostics(reporter.items)
     if reporter.errors:
         return CompileResult(None, diagnostics)
     assert plan is not None
     return CompileResult(_with_warnings(plan, reporter.warnings), diagnostics)
 
 
-def _with_warnings(plan: ExecutionPlan, warnings: list[Diagnostic]) -> ExecutionPlan:
-    from dataclasses import replace
+def sort_diagnostics(items: list[Diagnostic]) -> list[Diagnostic]:
+    """Errors before warnings; within each, by file (in order of first appearance), line, column."""
+    files: dict[str | None, int] = {}
+    for d in items:
+        files.setdefault(d.location.file if d.location else None, len(files))
 
+    def key(d: Diagnostic) -> tuple[int, int, int, int]:
+        loc = d.location
+        return (d.severity != "error", files[loc.file if loc else None],
+                (loc.line or 0) if loc else 0, (loc.column or 0) if loc else 0)
+
+    return sorted(items, key=key)
+
+
+def _with_warnings(plan: ExecutionPlan, warnings: list[Diagnostic]) -> ExecutionPlan:
     return replace(plan, warnings=tuple(warnings))
 
 
@@ -107,7 +120,7 @@ def default_runs_dir() -> Path:
 
 
 class _Compiler:
-    def __init__(self, doc: Doc, reporter: Reporter, runs_dir: Path | None, job_name: str | None,
+    def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None, job_name: str | None,
                  check_paths: bool):
         self.doc = doc
         self.reporter = reporter
@@ -118,7 +131,8 @@ class _Compiler:
         settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
         self.settings = settings
         datastore = settings.get("default_datastore")
-        datastore = datastore.split(":", 1)[1] if isinstance(datastore, str) and datastore.startswith("azureml:") else datastore
+        if isinstance(datastore, str) and datastore.startswith("azureml:"):
+            datastore = datastore.split(":", 1)[1]
         self.datastore = datastore if isinstance(datastore, str) and datastore else DEFAULT_DATASTORE
         self.assets, problems = load_asset_map(doc.base_dir)
         reporter.extend(problems)
@@ -176,16 +190,34 @@ class _Compiler:
             return {}
         nodes: dict[str, Node] = {}
         for name, value in jobs.items():
+            if not isinstance(value, dict):
+                continue  # the schema layer reported it
             node = Node(str(name), self.doc)
-            if isinstance(value, dict) and value.get("component") is not None:
-                node.component = self.components.resolve(value["component"], self.doc,
-                                                         ("jobs", name, "component"))
+            path = ("jobs", name, "component")
+            if self.reporter.has_error_at(self.doc, path):
+                node.component = ComponentRef("missing", str(value.get("component")))
+            elif value.get("component") is not None:
+                node.component = self.components.resolve(value["component"], self.doc, path)
+                self._check_type(node)
             nodes[node.name] = node
         self.io.nodes = nodes
         return nodes
 
+    def _check_type(self, node: Node) -> None:
+        """A node's ``type`` must be its component's."""
+        comp = node.comp_doc
+        mine, theirs = node.data.get("type"), comp.get("type") if comp is not None else None
+        if isinstance(mine, str) and isinstance(theirs, str) and mine != theirs:
+            self.reporter.error(self.doc, node.path + ("type",), f"the step is type '{mine}' but its component "
+                                f"'{node.component.reference if node.component else ''}' is type '{theirs}'",
+                                code="type")
+
     def _component_asset(self, node: Node) -> list[RemoteAsset]:
         comp = node.component
+        if node.other_type is not None:
+            path = node.path + ("type",)
+            return [RemoteAsset(self.doc.key_path(path), f"type: {node.other_type} (not run locally)",
+                                "component", self.doc.locate(path))]
         if comp is None or comp.kind not in ("remote", "flow"):
             return []
         path = node.path + ("component",)

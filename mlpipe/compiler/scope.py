@@ -61,8 +61,18 @@ class Node:
         return self.component.doc if self.component is not None else None
 
     @property
-    def is_remote(self) -> bool:
-        return self.component is not None and self.component.kind in ("remote", "flow", "missing")
+    def is_opaque(self) -> bool:
+        """mlpipe cannot look inside the step: a remote, prompt-flow or missing component,
+        or a step type other than parallel and command (sweep, spark, ...)."""
+        if self.component is not None and self.component.kind in ("remote", "flow", "missing"):
+            return True
+        return self.other_type is not None
+
+    @property
+    def other_type(self) -> str | None:
+        """The step's ``type`` when it is neither parallel nor command."""
+        kind = self.data.get("type")
+        return kind if isinstance(kind, str) and kind not in ("parallel", "command") else None
 
     @property
     def kind(self) -> str:

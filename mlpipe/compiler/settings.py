@@ -11,12 +11,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
+import yaml
 
-from mlpipe.compiler.assets import AssetMap, is_remote
+from mlpipe.compiler.assets import AssetMap
 from mlpipe.compiler.bindings import whole_reference
-from mlpipe.compiler.context import Reporter
+from mlpipe.compiler.context import Reporter, SAFE_LOADER
 from mlpipe.compiler.scope import Node, Source
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.plan import EnvironmentInfo, PlanInput
@@ -77,15 +76,9 @@ def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return None, None
     raw = src.value.strip()
-    if is_remote(raw):
-        local = assets.local(raw)
-        if local is None:
-            return None, raw
-        folder = local
-    else:
-        folder = Path(raw[5:] if raw.startswith("file:") else raw).expanduser()
-        folder = folder if folder.is_absolute() else src.doc.base_dir / folder
-        folder = folder.resolve()
+    folder, remote = assets.locate(raw, src.doc.base_dir)
+    if folder is None:
+        return None, remote
     if not folder.is_dir():
         reporter.error(src.doc, src.path, f"code folder '{raw}' not found (looked for {folder})",
                        code="missing-path")
@@ -135,8 +128,8 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
 @lru_cache(maxsize=256)
 def _conda_file(path: str) -> tuple[str, ...]:
     try:
-        data = YAML(typ="safe", pure=True).load(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, YAMLError):
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
         return ()
     return _dependencies(data) if isinstance(data, dict) else ()
 

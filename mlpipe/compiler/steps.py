@@ -49,7 +49,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
     env_key = ("task", "environment") if node.kind == "parallel" else ("environment",)
     env_src = node.lookup(*env_key) or (node.lookup("environment") if node.kind == "parallel" else None)
     folder = None
-    if not node.is_remote:
+    if not node.is_opaque:
         code_src = node.lookup(*code_key)
         folder, remote = code_dir(code_src, ctx.assets, ctx.reporter)
         if remote is not None and code_src is not None:
@@ -66,7 +66,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         inputs=freeze(node.inputs),
         outputs=freeze(node.outputs),
         environment_variables=freeze(_environment_variables(node, values, ctx.reporter)),
-        environment=environment_info(env_src, ctx.reporter) if not node.is_remote else environment_info(None, ctx.reporter),
+        environment=environment_info(None if node.is_opaque else env_src, ctx.reporter),
         code_dir=folder,
         compute=compute.value if compute and isinstance(compute.value, str) else ctx.default_compute,
         location=node.doc.locate(node.path),
@@ -76,7 +76,8 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
 def _environment_variables(node: Node, values: StepValues, reporter: Reporter) -> dict[str, str]:
     """Component variables overridden by the node's, with bindings substituted."""
     sources: dict[str, Source] = {}
-    for doc, path in ((node.comp_doc, ("environment_variables",)), (node.doc, node.path + ("environment_variables",))):
+    places = ((node.comp_doc, ("environment_variables",)), (node.doc, node.path + ("environment_variables",)))
+    for doc, path in places:
         mapping = doc.get(*path) if doc is not None else None
         if doc is not None and isinstance(mapping, dict):
             sources.update({str(k): Source(v, doc, path + (k,)) for k, v in mapping.items()})
@@ -108,7 +109,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
     prs: dict[str, Any] = {}
     entry = ""
     append_row_to = None
-    if not node.is_remote:
+    if not node.is_opaque:
         args_src = node.lookup("task", "program_arguments")
         legacy = node.lookup("task", "args")
         if args_src is not None and legacy is not None:
@@ -139,7 +140,9 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
         rep.warn(src.doc, src.path, "mini_batch_size is ignored because partition_keys is set "
                  "(one mini-batch per partition)", code="partition-keys")
         mini_batch_size = None
-    pick = lambda key, default: resolve_setting(node, key, ctx.pipeline_inputs, rep, default)  # noqa: E731
+    def pick(key: str, default: Any) -> Any:
+        return resolve_setting(node, key, ctx.pipeline_inputs, rep, default)
+
     attr_threshold = pick("error_threshold", None)
     error_threshold = attr_threshold if attr_threshold is not None else prs.get("error_threshold", -1)
     prs["error_threshold"] = error_threshold
@@ -171,7 +174,7 @@ def append_row_target(node: Node) -> str | None:
 
 def _append_row_to(node: Node, rep: Reporter) -> str | None:
     src = node.lookup("task", "append_row_to")
-    if src is None or src.value is None:
+    if src is None or src.value is None or rep.has_error_at(src.doc, src.path):
         return None
     ref = whole_reference(src.value)
     if ref is None or ref.scope != "output":
@@ -187,16 +190,20 @@ def _append_row_to(node: Node, rep: Reporter) -> str | None:
 def _input_data(node: Node, rep: Reporter) -> str:
     src = node.lookup("input_data")
     if src is None or src.value is None:
-        if not node.is_remote:
+        if not node.is_opaque:
             rep.error(node.doc, node.path, "a parallel step needs input_data: ${{inputs.<name>}} "
                       "naming its major input", code="required")
         data_inputs = [name for name, item in node.inputs.items() if item.is_data]
         return data_inputs[0] if data_inputs else ""
     ref = whole_reference(src.value)
+    if rep.has_error_at(src.doc, src.path):
+        return ""
     if ref is None or ref.scope != "input":
+        hint = None
+        if ref is not None and ref.scope == "parent_input":
+            hint = f"did you mean '${{{{inputs.{ref.name}}}}}'?"
         rep.error(src.doc, src.path, f"must be ${{{{inputs.<name>}}}} naming one of the step's inputs, "
-                  f"got {src.value!r}", code="binding",
-                  hint=f"did you mean '${{{{inputs.{ref.name}}}}}'?" if ref is not None and ref.scope == "parent_input" else None)
+                  f"got {src.value!r}", code="binding", hint=hint)
         return ""
     if ref.name not in node.inputs:
         names = list(node.inputs)
@@ -212,7 +219,7 @@ def _input_data(node: Node, rep: Reporter) -> str:
 
 def _command(node: Node, ctx: BuildContext, values: StepValues, common: dict[str, Any]) -> CommandStep:
     command = ""
-    if not node.is_remote:
+    if not node.is_opaque:
         src = node.lookup("command")
         if src is None or not isinstance(src.value, str) or not src.value.strip():
             ctx.reporter.error(node.doc, node.path, "a command step needs a command", code="required")

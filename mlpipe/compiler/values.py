@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import AssetMap, is_remote
+from mlpipe.compiler.assets import AssetMap
 from mlpipe.plan import DATA_TYPES, LITERAL_TYPES
 from mlpipe.schema.ranges import SettingError, to_int
 from mlpipe.schema.yamlio import describe_value
@@ -102,16 +101,9 @@ def resolve_data_path(raw: str, type_: str, base_dir: Path, assets: AssetMap) ->
 
     An ``mltable`` input given the ``MLTable`` file itself resolves to its folder.
     """
-    raw = raw.strip()
-    if is_remote(raw):
-        local = assets.local(raw)
-        if local is None:
-            return None, raw
-        path = local
-    else:
-        path = Path(raw[5:] if raw.startswith("file:") else raw).expanduser()
-        path = path if path.is_absolute() else base_dir / path
-        path = Path(os.path.normpath(path.absolute()))
+    path, remote = assets.locate(raw, base_dir)
+    if path is None:
+        return None, remote
     if type_ == "mltable" and path.name == "MLTable" and path.is_file():
         path = path.parent
     return str(path), None

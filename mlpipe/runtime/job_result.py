@@ -59,13 +59,13 @@ class ErrorLog:
         if record.final:
             group.failed_for_good += 1
 
-    def add_worker_failure(self, worker: WorkerInfo, event: str, message: str) -> None:
-        """Record a worker that failed to start or died (``init_failed``, ``died``)."""
-        category = "InitError" if event == "init_failed" else "ProcessDied"
+    def add_init_failure(self, worker: WorkerInfo, message: str) -> None:
+        """Record a worker whose init() failed (a died worker's in-flight attempt is recorded
+        as that attempt, so deaths are not counted twice)."""
         now = utc_text(datetime.now(timezone.utc))
-        header = f"worker {process_label(worker)} (pid {worker.pid}) {event} at {now}"
-        where = self._write(worker, header, category, message, None)
-        group = self._group(category, message, where, header)
+        header = f"worker {process_label(worker)} (pid {worker.pid}) init() failed at {now}"
+        where = self._write(worker, header, "InitError", message, None)
+        group = self._group("InitError", message, where, header)
         group.files.add(where)
         group.attempts += 1
 

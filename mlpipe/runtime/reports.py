@@ -117,8 +117,8 @@ class StepReports:
             self._overview.maybe_write(self.counters)
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
-        if event in ("init_failed", "died"):
-            self.errors.add_worker_failure(worker, event, message or event)
+        if event == "init_failed":
+            self.errors.add_init_failure(worker, message or event)
         if event in ("started", "replaced"):
             self.workers.register(worker)
         if self._monitor is not None:

@@ -172,6 +172,7 @@ class LocalBackend(Backend):
         self._stopping = False
         self._average = 0.0  # moving average of task seconds, to size the per-worker queue
         self._depth = 2
+        self._later: list[BackendEvent] = []  # events to report on the next events() call
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
@@ -184,6 +185,7 @@ class LocalBackend(Backend):
     def _spawn(self, slot: _Slot) -> None:
         assert self._config is not None
         process = WorkerProcess(self._config, slot.info)
+        slot.info = replace(slot.info, pid=process.pid)
         slot.process, slot.conn, slot.state = process, process.conn, "starting"
         slot.queue.clear()
         slot.killed = False
@@ -197,6 +199,12 @@ class LocalBackend(Backend):
             if slot.state == "ready":
                 self._send(slot, ("stop",))
                 slot.state = "stopping"
+            elif slot.state == "starting":  # init() not done: nothing to shut down, no waiting
+                slot.killed = True
+                slot.process.kill()
+                slot.state = "ended"
+                self._forget(slot)
+                self._later.append(WorkerStopped(slot.info, None))
 
     def active_workers(self) -> int:
         return sum(slot.state in ("starting", "ready", "stopping") for slot in self._slots)
@@ -250,13 +258,13 @@ class LocalBackend(Backend):
 
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:
+        out, self._later = self._later, []
         waitables: list[Any] = [*self._by_conn, *self._by_sentinel]
         if not waitables:
-            if timeout:
+            if timeout and not out:
                 time.sleep(timeout)
-            return []
-        out: list[BackendEvent] = []
-        for ready in wait(waitables, timeout):
+            return out
+        for ready in wait(waitables, 0 if out else timeout):
             if isinstance(ready, int):
                 slot = self._by_sentinel.get(ready)
                 if slot is not None:
