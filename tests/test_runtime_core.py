@@ -175,7 +175,7 @@ def test_data_layer_listing_feeds_the_workers(tmp_path: Path) -> None:
     for name in ("b.txt", "a.txt", "sub/c.txt"):
         (data / name).write_text(name)
     step = _folder_step(tmp_path, data)
-    summary = run_parallel_step(step)  # mlpipe.data lists and loads
+    summary = run_parallel_step(step, progress=True)  # mlpipe.data lists and loads
     assert summary.status == "Completed", summary.reason
     assert (summary.mini_batches_total, summary.items_total) == (2, 3)
     assert sorted(Path(summary.append_row_file or "").read_text().split()) == \
@@ -188,3 +188,11 @@ def test_bad_input_data_fails_the_step_with_the_data_error(tmp_path: Path) -> No
     assert summary.status == "Failed"
     assert "missing" in (summary.reason or "")
     assert (Path(step.logs_dir) / "job_result.txt").read_text().startswith("Failed")
+
+
+def test_bad_settings_file_fails_the_step_clearly(tmp_path: Path) -> None:
+    step = make_step(tmp_path, ECHO, extra_files={"parallel_run_step.settings.json": "{oops"})
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "d", 1),
+                                loader=LOADER)
+    assert summary.status == "Failed"
+    assert "parallel_run_step.settings.json: not valid JSON" in (summary.reason or "")

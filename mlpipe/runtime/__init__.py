@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from datetime import datetime, timezone
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,8 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         row_format = _row_format(step)
         listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
     except (ValueError, *data_errors) as error:
-        summary = StepSummary(status="Failed", reason=str(error))
+        now = datetime.now(timezone.utc)
+        summary = StepSummary(status="Failed", reason=str(error), started_at=now, ended_at=now)
         logger.error("%s", error)
         _finish(all_observers, summary, logger)
         return summary
@@ -113,6 +115,7 @@ def output_dir(step: ParallelStep) -> str:
 
 
 def _row_format(step: ParallelStep) -> RowFormat | None:
+    """How append_row writes rows (``None``: summary-only); reads parallel_run_step.settings.json."""
     if not step.append_row_to:
         return None
     settings_path = Path(step.snapshot_dir) / SETTINGS_FILE
@@ -122,12 +125,12 @@ def _row_format(step: ParallelStep) -> RowFormat | None:
             settings = json.loads(settings_path.read_text(encoding="utf-8"))
         except ValueError as error:
             raise ValueError(f"{settings_path}: not valid JSON: {error}") from None
-        options = settings.get("append_row", {}).get("pandas.DataFrame.to_csv") \
-            if isinstance(settings, dict) and isinstance(settings.get("append_row", {}), dict) else None
-        if options is not None and not isinstance(options, dict):
+        append_row = settings.get("append_row") if isinstance(settings, dict) else None
+        to_csv = append_row.get("pandas.DataFrame.to_csv") if isinstance(append_row, dict) else None
+        if to_csv is not None and not isinstance(to_csv, dict):
             raise ValueError(f"{settings_path}: append_row.pandas.DataFrame.to_csv must be an "
-                             f"object of pandas.DataFrame.to_csv options, got {type(options).__name__}")
-        to_csv = options
+                             f"object of pandas.DataFrame.to_csv options, got "
+                             f"{type(to_csv).__name__}")
     return RowFormat(header=step.prs.append_row_dataframe_header, to_csv=to_csv)
 
 

@@ -126,7 +126,8 @@ class WorkerRuntime:
             working_dir=str(working_dir), agent_name=self.worker.process,
             logging_level=config.logging_level,
         ))
-        for path in (SHIM_DIR, config.code_dir):
+        script_dir = str(Path(config.entry_script_path).parent)
+        for path in (SHIM_DIR, config.code_dir, script_dir):  # script_dir ends up first
             if path not in sys.path:
                 sys.path.insert(0, path)
         os.chdir(config.code_dir)
