@@ -19,7 +19,6 @@ mlpipe / pandas (target >= 0.7). The figures include the runtime's start-up
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -123,7 +122,7 @@ def main() -> int:
     del frame
 
     mlpipe_time, summary = run_mlpipe(folder, args.mini_batch_size, args.workers)
-    ok = getattr(summary, "status", None) == "Completed" or getattr(summary, "status", None) == "Succeeded"
+    ok = summary.status == "Completed"
     items = getattr(summary, "items_succeeded", None)
     print(f"\n{size_mb:,.0f} MB, {rows:,} rows; mlpipe: {args.workers} workers, "
           f"mini_batch_size {args.mini_batch_size}, "

@@ -51,6 +51,24 @@ def test_listing_is_recursive_sorted_and_skips_hidden_and_root_mltable(tmp_path:
     assert names == ["a.txt", "b/1.txt", "b/MLTable", "b/c/2.txt", "z.txt"]
 
 
+def test_folders_above_the_sort_limit_stream_in_stable_directory_order(tmp_path: Path) -> None:
+    root = tmp_path / "big"
+    (root / "sub").mkdir(parents=True)
+    for i in range(20):
+        (root / f"f{i:02d}").write_text(str(i))
+    (root / "sub" / "b").write_text("b")
+    (root / "sub" / "a").write_text("a")
+    first = [os.path.relpath(p, root) for p, _ in iter_files(str(root), sort_limit=5)]
+    again = [os.path.relpath(p, root) for p, _ in iter_files(str(root), sort_limit=5)]
+    assert first == again  # stable for an unchanged folder
+    order = [e.name for e in os.scandir(root)]
+    expected = []
+    for name in order:
+        expected += ["sub/a", "sub/b"] if name == "sub" else [name]  # small sub-folder: sorted
+    assert first == expected
+    assert sorted(first) == sorted(os.path.relpath(p, root) for p, _ in iter_files(str(root)))
+
+
 def test_listing_streams_first_batch_before_the_listing_ends(tmp_path: Path) -> None:
     root = tmp_path / "in"
     (root / "a").mkdir(parents=True)
@@ -92,9 +110,9 @@ def test_empty_folder_gives_zero_batches_and_a_note(tmp_path: Path) -> None:
     assert [n.code for n in notes] == ["empty-input"] and notes[0].severity == "info"
 
 
-def test_missing_input_path_is_a_clear_error(tmp_path: Path) -> None:
+def test_missing_input_path_is_a_clear_error_raised_at_once(tmp_path: Path) -> None:
     with pytest.raises(DataError) as err:
-        batches(tmp_path / "nope", "uri_folder", "1")
+        iter_mini_batches(step_for(tmp_path / "nope", "uri_folder", "1"))  # before any next()
     assert err.value.diagnostic.code == "missing-path"
     assert str(tmp_path / "nope") in str(err.value)
 
@@ -168,3 +186,22 @@ def test_partition_keys_on_a_file_input_is_an_error(tmp_path: Path) -> None:
     make_tree(tmp_path / "in", 2)
     with pytest.raises(DataError, match="need a tabular input"):
         batches(tmp_path / "in", "uri_folder", keys=("a",))
+
+
+def test_file_listing_does_not_load_pandas_or_pyarrow(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    make_tree(tmp_path / "in", 3)
+    code = (
+        "import sys\n"
+        "from mlpipe.data import iter_mini_batches, load_mini_batch\n"
+        "from tests.data_support import step_for\n"
+        f"mbs = list(iter_mini_batches(step_for({str(tmp_path / 'in')!r}, 'uri_folder', '2')))\n"
+        "assert [len(load_mini_batch(mb)) for mb in mbs] == [2, 1]\n"
+        "print(sorted(m for m in ('pandas', 'pyarrow') if m in sys.modules))\n"
+    )
+    repo = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
+    assert out.stdout.strip() == "[]"

@@ -159,3 +159,32 @@ def test_return_values_are_counted_as_azure_does(tmp_path: Path) -> None:
     assert (summary.items_total, summary.items_succeeded, summary.items_failed) == (8, 5, 3)
     assert summary.append_row_file is None
     assert not list(Path(step.outputs["out"].path).iterdir())  # summary-only writes no rows
+
+
+def _folder_step(tmp_path: Path, data: Path):  # type: ignore[no-untyped-def]
+    from mlpipe.plan import PlanInput
+
+    step = make_step(tmp_path, ECHO, mini_batch_size="2", input_data="data",
+                     inputs=freeze({"data": PlanInput("data", "uri_folder", path=str(data))}))
+    return step
+
+
+def test_data_layer_listing_feeds_the_workers(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "sub").mkdir(parents=True)
+    for name in ("b.txt", "a.txt", "sub/c.txt"):
+        (data / name).write_text(name)
+    step = _folder_step(tmp_path, data)
+    summary = run_parallel_step(step)  # mlpipe.data lists and loads
+    assert summary.status == "Completed", summary.reason
+    assert (summary.mini_batches_total, summary.items_total) == (2, 3)
+    assert sorted(Path(summary.append_row_file or "").read_text().split()) == \
+        ["a.txt", "b.txt", "c.txt"]
+
+
+def test_bad_input_data_fails_the_step_with_the_data_error(tmp_path: Path) -> None:
+    step = _folder_step(tmp_path, tmp_path / "missing")
+    summary = run_parallel_step(step)
+    assert summary.status == "Failed"
+    assert "missing" in (summary.reason or "")
+    assert (Path(step.logs_dir) / "job_result.txt").read_text().startswith("Failed")

@@ -19,6 +19,7 @@ from mlpipe import __version__
 COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.schema_cmd",
     "mlpipe.cli.validate",
+    "mlpipe.cli.jobs",
 )
 
 GROUPS = {

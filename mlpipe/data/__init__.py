@@ -9,14 +9,16 @@ See docs/data.md.
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from mlpipe.data.batches import input_kind, iter_mini_batches
 from mlpipe.data.errors import DataError
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
 from mlpipe.data.sizes import byte_size, file_count
-from mlpipe.data.tables import read_mltable
+
+if TYPE_CHECKING:  # pandas and pyarrow load only where tables are read
+    import pandas as pd
 
 
 def load_mini_batch(mb: MiniBatch) -> list[str] | pd.DataFrame:
@@ -28,9 +30,20 @@ def load_mini_batch(mb: MiniBatch) -> list[str] | pd.DataFrame:
     """
     if mb.kind == "files":
         return list(mb.payload)
-    from mlpipe.data.segments import load_table
+    from mlpipe.data.segments import load_table  # noqa: PLC0415
 
     return load_table(mb.payload)
+
+
+def read_mltable(path: str) -> pd.DataFrame:
+    """The whole table an MLTable (folder or file) stands for, transformations applied.
+
+    take/skip/filter act on the whole table. An MLTable without a read_*
+    transformation gives one ``Path`` column, one row per item (as mltable does).
+    """
+    from mlpipe.data.tables import read_mltable as read  # noqa: PLC0415
+
+    return read(path)
 
 
 __all__ = [

@@ -10,12 +10,11 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 from mlpipe.data import sizes
-from mlpipe.data.division import Piece, iter_partitions, iter_table_pieces, table_source
 from mlpipe.data.errors import DataError, warning
 from mlpipe.data.listing import iter_files
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
-from mlpipe.data.segments import TablePayload, TableSource
+from mlpipe.data.payloads import Segment, TablePayload, TableSource
 from mlpipe.data.sources import iter_mltable_files
 from mlpipe.data.transforms import changes_row_count
 from mlpipe.diagnostics import Diagnostic
@@ -74,22 +73,37 @@ def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
     tabular MLTables give byte-size batches (``"10kb"``; default 1 MB) or one
     batch per ``partition_keys`` combination. Warnings and notes (partition_keys
     winning over mini_batch_size, an empty input) go to ``on_warning`` (default:
-    the ``mlpipe.data`` logger). Bad input raises :class:`DataError`, at the
-    latest when the iteration reaches it.
+    the ``mlpipe.data`` logger). A missing input, a malformed MLTable file or a
+    bad ``mini_batch_size`` raise :class:`DataError` at once; problems found
+    while listing or dividing raise it when the iteration reaches them.
     """
     sink = on_warning or _log_warning
     major, path = _input_path(step)
     spec = _spec(major, path)
-    count = 0
     if spec is not None and spec.is_tabular:
-        batches = _table_batches(step, spec, sink)
+        if step.partition_keys:
+            if step.mini_batch_size:
+                sink(warning(f"both partition_keys and mini_batch_size "
+                             f"({step.mini_batch_size!r}) are set: partition_keys wins, "
+                             "mini_batch_size is ignored", key_path="mini_batch_size",
+                             code="partition-keys"))
+            batches = _partition_batches(spec, tuple(step.partition_keys))
+        else:
+            batches = _table_batches(spec, sizes.byte_size(step.mini_batch_size))
     else:
         if step.partition_keys:
             raise DataError(f"partition_keys {list(step.partition_keys)} need a tabular input "
                             "(an MLTable with read_delimited, read_parquet or read_json_lines)",
                             file=spec.file if spec else path, key_path="partition_keys",
                             code="partition-keys")
-        batches = _file_batches(step, major, path, spec)
+        batches = _file_batches(_iter_input_files(path, spec), path,
+                                sizes.file_count(step.mini_batch_size))
+    return _noting_empty(batches, major, sink)
+
+
+def _noting_empty(batches: Iterator[MiniBatch], major: PlanInput, sink: WarningSink
+                  ) -> Iterator[MiniBatch]:
+    count = 0
     for batch in batches:
         count += 1
         yield batch
@@ -100,8 +114,7 @@ def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
 
 # ----------------------------------------------------------------------------- files
 
-def _iter_input_files(major: PlanInput, path: str, spec: MLTableSpec | None
-                      ) -> Iterator[tuple[str, int]]:
+def _iter_input_files(path: str, spec: MLTableSpec | None) -> Iterator[tuple[str, int]]:
     if spec is not None:
         return iter_mltable_files(spec, tabular=False)
     if os.path.isdir(path):
@@ -109,13 +122,12 @@ def _iter_input_files(major: PlanInput, path: str, spec: MLTableSpec | None
     return iter([(path, os.path.getsize(path))])
 
 
-def _file_batches(step: ParallelStep, major: PlanInput, path: str, spec: MLTableSpec | None
+def _file_batches(files: Iterator[tuple[str, int]], path: str, per_batch: int
                   ) -> Iterator[MiniBatch]:
-    per_batch = sizes.file_count(step.mini_batch_size)
     chunk: list[str] = []
     chunk_bytes = 0
     index = 0
-    for file_path, size in _iter_input_files(major, path, spec):
+    for file_path, size in files:
         chunk.append(file_path)
         chunk_bytes += size
         if len(chunk) == per_batch:
@@ -135,38 +147,47 @@ def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatc
 
 # ----------------------------------------------------------------------------- tables
 
-def _table_batches(step: ParallelStep, spec: MLTableSpec, sink: WarningSink
-                   ) -> Iterator[MiniBatch]:
-    source = table_source(spec)
-    source_id = _digest(repr(source))
-    if step.partition_keys:
-        if step.mini_batch_size:
-            sink(warning(f"both partition_keys and mini_batch_size ({step.mini_batch_size!r}) "
-                         "are set: partition_keys wins, mini_batch_size is ignored",
-                         key_path="mini_batch_size", code="partition-keys"))
-        yield from _partition_batches(step.partition_keys, spec, source, source_id)
-        return
-    target = sizes.byte_size(step.mini_batch_size)
+def _table_source(spec: MLTableSpec) -> tuple[TableSource, str]:
+    assert spec.read is not None
+    source = TableSource(mltable=spec.file, read=spec.read, transforms=spec.transforms)
+    return source, _digest(repr(source))
+
+
+def _table_batches(spec: MLTableSpec, target: int) -> Iterator[MiniBatch]:
+    # pyarrow and pandas are imported for tabular inputs only: a file listing stays light
+    from mlpipe.data.division import iter_table_pieces  # noqa: PLC0415
+
+    source, source_id = _table_source(spec)
     for index, piece in enumerate(iter_table_pieces(spec, target)):
-        yield _piece_batch(index, source, source_id, piece)
+        yield _piece_batch(index, source, source_id, piece.segment, piece.size)
 
 
-def _piece_batch(index: int, source: TableSource, source_id: str, piece: Piece) -> MiniBatch:
-    detail = {"mltable": source.mltable, **piece.segment.detail()}
+def _piece_batch(index: int, source: TableSource, source_id: str, segment: Segment,
+                 size: int) -> MiniBatch:
+    detail = {"mltable": source.mltable, **segment.detail()}
     # the driver's count is the row count run() gets only for parquet without
     # row-dropping transformations (text files may hold blank lines)
     exact = source.read.format == "parquet" and not changes_row_count(source.transforms)
     return MiniBatch(id=_digest("table", source_id, detail), index=index, kind="table",
-                     payload=TablePayload(source, (piece.segment,)),
-                     items=piece.segment.rows if exact else None,
-                     size_bytes=piece.size, detail=freeze(detail))
+                     payload=TablePayload(source, (segment,)),
+                     items=segment.rows if exact else None,
+                     size_bytes=size, detail=freeze(detail))
 
 
-def _partition_batches(keys: tuple[str, ...], spec: MLTableSpec, source: TableSource,
-                       source_id: str) -> Iterator[MiniBatch]:
-    for index, partition in enumerate(iter_partitions(spec, tuple(keys))):
+def _json_value(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def _partition_batches(spec: MLTableSpec, keys: tuple[str, ...]) -> Iterator[MiniBatch]:
+    from mlpipe.data.division import iter_partitions  # noqa: PLC0415
+
+    source, source_id = _table_source(spec)
+    for index, partition in enumerate(iter_partitions(spec, keys)):
         values = {k: partition.values[k] for k in keys}
-        detail = {"mltable": source.mltable, "partition_key_value": values,
+        detail = {"mltable": source.mltable,
+                  "partition_key_value": {k: _json_value(v) for k, v in values.items()},
                   "files": [s.path for s in partition.segments]}
         match = tuple(values.items()) if partition.from_data else None
         yield MiniBatch(id=_digest("partition", source_id, detail), index=index, kind="table",

@@ -20,16 +20,17 @@ import pyarrow.parquet as pq
 
 from mlpipe.data.errors import DataError
 from mlpipe.data.mltable_spec import MLTableSpec, ReadSpec
-from mlpipe.data.segments import PATH_COLUMN, Segment, TableSource, read_segment
+from mlpipe.data.payloads import PATH_COLUMN, Segment
+from mlpipe.data.segments import read_segment
 from mlpipe.data.sources import iter_mltable_files
 from mlpipe.data.text_ranges import count_records, first_record, line_ranges, record_ranges, split_fields
+from mlpipe.data.transform_apply import convert_series
 from mlpipe.data.transforms import (
     ConvertColumnTypes,
     DropColumns,
     ExtractPartitionFormat,
     KeepColumns,
     Transform,
-    _convert_series,
     check_divisible,
     needs_row_numbers,
     partition_values,
@@ -43,11 +44,6 @@ class Piece:
 
     segment: Segment
     size: int
-
-
-def table_source(spec: MLTableSpec) -> TableSource:
-    assert spec.read is not None
-    return TableSource(mltable=spec.file, read=spec.read, transforms=spec.transforms)
 
 
 # ----------------------------------------------------------------------------- file layout
@@ -321,7 +317,7 @@ def _data_key_combinations(spec: MLTableSpec, segment: Segment, keys: tuple[str,
             for conversion in transform.conversions:
                 for column in conversion.columns:
                     if column in frame.columns:
-                        frame[column] = _convert_series(frame[column], conversion)
+                        frame[column] = convert_series(frame[column], conversion)
     unique = frame[list(keys)].drop_duplicates()
     return [tuple(_scalar(v) for v in row) for row in unique.itertuples(index=False, name=None)]
 
@@ -374,5 +370,4 @@ def whole_file_segments(spec: MLTableSpec) -> Iterator[Segment]:
                       skip_rows=layout.skip_rows)
 
 
-__all__ = ["Partition", "Piece", "iter_partitions", "iter_table_pieces", "table_source",
-           "whole_file_segments"]
+__all__ = ["Partition", "Piece", "iter_partitions", "iter_table_pieces", "whole_file_segments"]

@@ -1,11 +1,14 @@
 """Streamed, recursive, stable file listing (the file-input side of the data layer).
 
-Each folder is read with one ``os.scandir`` pass and its names are sorted, then
-walked depth-first: files and sub-folders in name order, a sub-folder's files
-where the sub-folder's name falls. Only one folder's names are held at a time per
-level, so the first files come out long before a large tree is fully listed.
-Names beginning with ``.`` (hidden files and folders) are skipped, as Azure's
-mounted inputs do; so is an ``MLTable`` file at the top of the listed folder.
+Folders are walked depth-first with ``os.scandir``. A folder of up to
+:data:`SORT_LIMIT` entries is read whole and its names sorted (code-point
+order), a sub-folder's files coming where its name sorts. A larger folder is
+listed in the file system's directory order instead, while it is being read:
+that order is stable for an unchanged folder (so mini-batch ids stay stable for
+resume) and the first files come out at once, where sorting would first have
+to read every name (seconds for a million files). Names beginning with ``.``
+(hidden files and folders) are skipped, as Azure's mounted inputs do; so is an
+``MLTable`` file at the top of the listed folder.
 """
 
 from __future__ import annotations
@@ -17,66 +20,80 @@ from collections.abc import Iterator
 from mlpipe.data.errors import DataError
 
 MLTABLE_FILE = "MLTable"
+SORT_LIMIT = 100_000  # entries per folder; larger folders stream in directory order
 
 
-def _sorted_names(folder: str) -> tuple[list[str], set[str]]:
-    names: list[str] = []
-    dirs: set[str] = set()
+def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                name = entry.name
-                if name[0] == ".":
-                    continue
-                names.append(name)
-                try:
-                    if entry.is_dir():
-                        dirs.add(name)
-                except OSError:
-                    pass
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
+def _entries(folder: str, sort_limit: int) -> Iterator[os.DirEntry[str]]:
+    """A folder's visible entries: sorted by name, or streamed when the folder is large."""
+    try:
+        scan = os.scandir(folder)
     except PermissionError as exc:
-        raise DataError(f"cannot read folder: {exc.strerror}", file=folder, code="unreadable") from exc
-    names.sort()
-    return names, dirs
+        raise DataError(f"cannot read folder: {exc.strerror}", file=folder,
+                        code="unreadable") from exc
+    try:
+        buffered: list[os.DirEntry[str]] = []
+        for entry in scan:
+            if entry.name[0] != ".":
+                buffered.append(entry)
+                if len(buffered) >= sort_limit:
+                    break
+        else:
+            scan.close()
+            buffered.sort(key=_name)
+            yield from buffered
+            return
+        yield from buffered
+        del buffered
+        for entry in scan:
+            if entry.name[0] != ".":
+                yield entry
+    finally:
+        scan.close()
 
 
-def iter_files(root: str, *, skip_mltable: bool = True) -> Iterator[tuple[str, int]]:
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def iter_files(root: str, *, skip_mltable: bool = True,
+               sort_limit: int = SORT_LIMIT) -> Iterator[tuple[str, int]]:
     """Yield ``(absolute path, size in bytes)`` of every regular file below ``root``.
 
-    The order is stable: depth-first, names sorted (code-point order) in each folder.
+    The order is stable: depth-first, names sorted in each folder of up to
+    ``sort_limit`` entries, directory order in larger ones.
     """
     root = os.path.abspath(root)
     if not os.path.isdir(root):
         raise DataError("folder does not exist", file=root, code="missing-path")
-    seen: set[tuple[int, int]] = set()
     root_stat = os.stat(root)
-    seen.add((root_stat.st_dev, root_stat.st_ino))
-    names, dirs = _sorted_names(root)
-    if skip_mltable and MLTABLE_FILE in names and MLTABLE_FILE not in dirs:
-        names.remove(MLTABLE_FILE)
-    stack: list[tuple[str, Iterator[str], set[str]]] = [(root, iter(names), dirs)]
-    del names
+    seen = {(root_stat.st_dev, root_stat.st_ino)}
+    stack: list[Iterator[os.DirEntry[str]]] = [_entries(root, sort_limit)]
     while stack:
-        folder, names_iter, dirs = stack[-1]
-        for name in names_iter:
-            path = os.path.join(folder, name)
-            if name in dirs:
+        for entry in stack[-1]:
+            if _is_dir(entry):
                 try:
-                    st = os.stat(path)
+                    st = entry.stat()
                 except OSError:
                     continue
-                key = (st.st_dev, st.st_ino)
-                if key in seen:  # a symlink loop
+                if (st.st_dev, st.st_ino) in seen:  # a symlink loop
                     continue
-                seen.add(key)
-                sub_names, sub_dirs = _sorted_names(path)
-                stack.append((path, iter(sub_names), sub_dirs))
+                seen.add((st.st_dev, st.st_ino))
+                stack.append(_entries(entry.path, sort_limit))
                 break
+            if skip_mltable and len(stack) == 1 and entry.name == MLTABLE_FILE:
+                continue
             try:
-                st = os.stat(path)
+                st = entry.stat()
             except OSError:  # vanished or dangling link
                 continue
             if stat.S_ISREG(st.st_mode):
-                yield path, st.st_size
+                yield entry.path, st.st_size
         else:
             stack.pop()

@@ -7,9 +7,11 @@ import pandas as pd
 
 from mlpipe.data.division import whole_file_segments
 from mlpipe.data.mltable_spec import load_spec
-from mlpipe.data.segments import PATH_COLUMN, read_segment
+from mlpipe.data.payloads import PATH_COLUMN
+from mlpipe.data.segments import read_segment
 from mlpipe.data.sources import iter_mltable_files
-from mlpipe.data.transforms import SOURCE_COLUMN, RowPositions, apply_transforms
+from mlpipe.data.transform_apply import RowPositions, apply_transforms
+from mlpipe.data.transforms import SOURCE_COLUMN
 
 
 def read_mltable(path: str) -> pd.DataFrame:

@@ -1,4 +1,6 @@
-"""MLTable transformations after the read_*: parsed once, applied to DataFrames in workers.
+"""MLTable transformations after the read_*: checked once when the MLTable file is loaded.
+
+Applying them to DataFrames (in the workers) is :mod:`mlpipe.data.transform_apply`.
 
 Row-local transformations (drop_columns, keep_columns, filter, convert_column_types,
 extract_columns_from_partition_format) work on any piece of the table. The
@@ -14,14 +16,11 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-import pandas as pd
-
 from mlpipe.data.errors import DataError
-from mlpipe.data.filter_expr import FilterSyntaxError, check_expression, evaluate
+from mlpipe.data.filter_expr import FilterSyntaxError, check_expression
 from mlpipe.diagnostics import did_you_mean
 
 TRANSFORMS = ("take", "skip", "take_random_sample", "drop_columns", "keep_columns", "filter",
@@ -227,18 +226,7 @@ def _partition_regex(fmt: str, fail: Any) -> tuple[str, tuple[str, ...], str | N
     return "(?:^|/)" + "".join(regex) + "$", tuple(columns), dt_column
 
 
-# ----------------------------------------------------------------------------- applying
-
-@dataclass
-class RowPositions:
-    """Table-wide row numbers of a piece's rows: ``raw`` (as read) and ``current``
-    (after the row-position transformations so far; ``None`` once unknown)."""
-
-    raw: np.ndarray | None
-    current: np.ndarray | None
-    whole_table: bool = False
-    kept: list[Any] = field(default_factory=list)
-
+# ----------------------------------------------------------------------------- row numbers
 
 def needs_row_numbers(transforms: tuple[Transform, ...]) -> bool:
     return any(isinstance(t, ROW_POSITION) for t in transforms)
@@ -261,127 +249,7 @@ def check_divisible(transforms: tuple[Transform, ...]) -> None:
             unknown = transform
 
 
-def _hash_uniform(seed: int, rows: np.ndarray) -> np.ndarray:
-    """Uniform [0, 1) values from (seed, row number), splitmix64-style."""
-    with np.errstate(over="ignore"):
-        x = rows.astype(np.uint64) + np.uint64((seed * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF)
-        x = x + np.uint64(0x9E3779B97F4A7C15)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        x = x ^ (x >> np.uint64(31))
-    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
-
-
-def apply_transforms(frame: pd.DataFrame, transforms: tuple[Transform, ...], *,
-                     source_path: str | None, rows: RowPositions) -> pd.DataFrame:
-    """Apply ``transforms`` in order to a piece of the table read from ``source_path``."""
-    for transform in transforms:
-        if isinstance(transform, (Take, Skip)):
-            if rows.current is None:
-                raise transform.error("row numbers are unknown at this point")
-            if isinstance(transform, Take):
-                keep = rows.current < transform.count
-                rows.current = rows.current[keep]
-            else:
-                keep = rows.current >= transform.count
-                rows.current = rows.current[keep] - transform.count
-            rows.raw = rows.raw[keep] if rows.raw is not None else None
-            frame = frame.loc[keep].reset_index(drop=True)
-        elif isinstance(transform, TakeRandomSample):
-            if rows.raw is None:
-                raise transform.error("row numbers are unknown at this point")
-            keep = _hash_uniform(transform.seed, rows.raw) < transform.probability
-            frame = frame.loc[keep].reset_index(drop=True)
-            rows.raw = rows.raw[keep]
-            rows.current = np.arange(len(frame)) if rows.whole_table else None
-        elif isinstance(transform, Filter):
-            try:
-                mask = evaluate(transform.tree, frame).to_numpy()
-            except KeyError as exc:
-                raise _missing_column(transform, str(exc.args[0]), frame) from None
-            frame = frame.loc[mask].reset_index(drop=True)
-            rows.raw = rows.raw[mask] if rows.raw is not None else None
-            rows.current = np.arange(len(frame)) if rows.whole_table else None
-        elif isinstance(transform, (DropColumns, KeepColumns)):
-            for column in transform.columns:
-                if column not in frame.columns:
-                    raise _missing_column(transform, column, frame)
-            if isinstance(transform, DropColumns):
-                frame = frame.drop(columns=list(transform.columns))
-            else:
-                keep_names = set(transform.columns) | {SOURCE_COLUMN}
-                frame = frame[[c for c in frame.columns if c in keep_names]]
-        elif isinstance(transform, ConvertColumnTypes):
-            frame = _convert(frame, transform)
-        elif isinstance(transform, ExtractPartitionFormat):
-            frame = _extract(frame, transform, source_path)
-    return frame
-
-
-def _missing_column(transform: Transform, column: str, frame: pd.DataFrame) -> DataError:
-    available = [str(c) for c in frame.columns if c != SOURCE_COLUMN]
-    return transform.error(f"column {column!r} not found; available columns: "
-                           f"{', '.join(available)}", did_you_mean(column, available))
-
-
-def _convert(frame: pd.DataFrame, transform: ConvertColumnTypes) -> pd.DataFrame:
-    frame = frame.copy()
-    for conversion in transform.conversions:
-        for column in conversion.columns:
-            if column not in frame.columns:
-                raise _missing_column(transform, column, frame)
-            frame[column] = _convert_series(frame[column], conversion)
-    return frame
-
-
-def _convert_series(series: pd.Series, conversion: Conversion) -> pd.Series:
-    kind = conversion.type
-    if kind == "int":
-        numbers = pd.to_numeric(series, errors="coerce")
-        whole = numbers.where(numbers.isna() | (numbers == numbers.round()))
-        return whole.astype("Int64")
-    if kind == "float":
-        return pd.to_numeric(series, errors="coerce").astype("float64")
-    if kind == "string":
-        return series.astype("string").astype(object).where(series.notna(), None)
-    if kind == "boolean":
-        if pd.api.types.is_bool_dtype(series.dtype):
-            return series
-        text = series.astype("string")
-        truth = text.isin(conversion.true_values)
-        false = text.isin(conversion.false_values)
-        out = pd.Series(pd.NA, index=series.index, dtype="boolean")
-        out[truth.fillna(False).astype(bool)] = True
-        out[false.fillna(False).astype(bool)] = False
-        mismatch = series.notna() & ~truth.fillna(False).astype(bool) & ~false.fillna(False).astype(bool)
-        if conversion.mismatch_as in ("true", "false"):
-            out[mismatch] = conversion.mismatch_as == "true"
-        return out
-    # datetime
-    if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        return series
-    text = series.astype("string")
-    result = pd.Series(pd.NaT, index=series.index, dtype="datetime64[ns]")
-    for fmt in conversion.formats or (None,):
-        parsed = pd.to_datetime(text, format=fmt, errors="coerce")
-        result = result.fillna(parsed)
-    return result
-
-
-def _extract(frame: pd.DataFrame, transform: ExtractPartitionFormat,
-             source_path: str | None) -> pd.DataFrame:
-    frame = frame.copy()
-    if SOURCE_COLUMN in frame.columns:  # a whole table: one path per row
-        paths = frame[SOURCE_COLUMN].astype(object)
-        per_path = {p: partition_values(transform, p) for p in paths.unique()}
-        for column in transform.columns:
-            frame[column] = paths.map(lambda p, c=column: per_path[p][c])
-        return frame
-    values = partition_values(transform, source_path or "")
-    for column, value in values.items():
-        frame[column] = value
-    return frame
-
+# ----------------------------------------------------------------------------- paths
 
 def partition_values(transform: ExtractPartitionFormat, path: str) -> dict[str, Any]:
     """The column values ``transform`` extracts from a file path (strings; one datetime)."""
@@ -393,6 +261,8 @@ def partition_values(transform: ExtractPartitionFormat, path: str) -> dict[str, 
     for index, column in enumerate(transform.columns):
         value = match.group(f"c{index}")
         if column == transform.datetime_column:
+            import pandas as pd  # noqa: PLC0415 - keeps the driver light
+
             digits = re.findall(r"\d+", value)
             value = pd.Timestamp(*[int(d) for d in digits]) if digits else pd.NaT
         out[column] = value

@@ -146,20 +146,13 @@ def _data_errors() -> tuple[type[BaseException], ...]:
 
 def _report_observers(step: ParallelStep, progress: bool) -> list[StepObserver]:
     """The report writers of mlpipe.runtime.reports and, when asked, the progress display."""
-    observers: list[StepObserver] = []
-    try:
-        from mlpipe.runtime.reports import StepReports  # noqa: PLC0415
-    except ImportError:
-        pass
-    else:
-        observers.append(StepReports(step))
+    from mlpipe.runtime.reports import StepReports  # noqa: PLC0415
+
+    observers: list[StepObserver] = [StepReports(step)]
     if progress:
-        try:
-            from mlpipe.runtime.progress import ProgressDisplay  # noqa: PLC0415
-        except ImportError:
-            pass
-        else:
-            observers.append(ProgressDisplay(step))
+        from mlpipe.runtime.progress import ProgressDisplay  # noqa: PLC0415
+
+        observers.append(ProgressDisplay(step))
     return observers
 
 

@@ -41,6 +41,7 @@ TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
 SHUTDOWN_GRACE_SECONDS = 5.0
 SCHEDULED_NOTICE_SECONDS = 0.5
+START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
 
 
 class Driver:
@@ -76,6 +77,9 @@ class Driver:
         self.error_where: dict[str, str] = {}
         self.summary = StepSummary(status="Completed")
         self._last_notice = 0.0
+        self._starting = len(self.workers)  # workers whose first start has not ended yet
+        self._started: set[tuple[int, str]] = set()
+        self._first_ready = 0.0
 
     # -- main loop ---------------------------------------------------------------------
     def run(self) -> StepSummary:
@@ -100,7 +104,13 @@ class Driver:
 
     def _loop(self) -> None:
         last_timeout_check = 0.0
+        began = time.monotonic()
+        first_task_limit = float(self.step.prs.first_task_creation_timeout)
         while True:
+            if not self._first_ready and not self.stopping \
+                    and time.monotonic() - began > first_task_limit:
+                self._stop("Failed", f"No worker finished init() within --first_task_creation_timeout"
+                                     f" = {first_task_limit:g} seconds, so no mini-batch could start.")
             if not self.stopping and self.cancel is not None and self.cancel.is_set():
                 self._stop("Canceled", "The job was canceled.")
             if not self.stopping:
@@ -133,6 +143,9 @@ class Driver:
 
     # -- scheduling --------------------------------------------------------------------
     def _schedule(self) -> None:
+        if self._starting > 0 and (not self._first_ready or
+                                   time.monotonic() - self._first_ready < START_BARRIER_SECONDS):
+            return  # all workers begin together (bounded): no early worker hoarding the queue
         free = self.backend.free_slots()
         if free <= 0:
             return
@@ -199,11 +212,13 @@ class Driver:
                 if entry is not None and not self.stopping:
                     self.pending.appendleft(entry)
         elif isinstance(event, WorkerStarted):
+            self._first_start_ended(event.worker, ready=True)
             kind = "replaced" if event.replaced else "started"
             self.log.info("Worker %s/%s (pid %s) %s: init() done.", event.worker.node_name,
                           event.worker.process, event.worker.pid, kind)
             self._notify("worker_event", event.worker, kind, f"pid {event.worker.pid}")
         elif isinstance(event, WorkerInitFailed):
+            self._first_start_ended(event.worker, ready=False)
             self.init_failures.append(event)
             self.log.error("Worker %s/%s could not start: %s\n%s", event.worker.node_name,
                            event.worker.process, event.message, event.traceback)
@@ -218,6 +233,14 @@ class Driver:
                 self.log.error("shutdown() raised in worker %s/%s:\n%s", event.worker.node_name,
                                event.worker.process, event.shutdown_error)
             self._notify("worker_event", event.worker, "stopped", event.shutdown_error or "")
+
+    def _first_start_ended(self, worker: WorkerInfo, *, ready: bool) -> None:
+        key = (worker.node, worker.process)
+        if key not in self._started:
+            self._started.add(key)
+            self._starting -= 1
+        if ready and not self._first_ready:
+            self._first_ready = time.monotonic()
 
     def _attempt_lost(self, mini_batch: MiniBatch, picked: int, event: TaskLost) -> None:
         if event.task_id in self.timed_out:

@@ -15,7 +15,7 @@ import os
 import sys
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -145,8 +145,7 @@ class WorkerRuntime:
             if callable(init):
                 init()
         except BaseException as error:  # noqa: BLE001 - SystemExit from argparse included
-            text = traceback.format_exc()
-            raise InitError(_describe(error), text) from None
+            raise InitError(_describe(error), _user_traceback(error)) from None
         finally:
             _flush_std()
 
@@ -178,7 +177,7 @@ class WorkerRuntime:
                 data = self._load(mini_batch)
             except Exception as error:  # noqa: BLE001
                 return self._failed(task, total, start_wall, start, cpu, 0.0, "DataError",
-                                    _describe(error), traceback.format_exc())
+                                    _describe(error), _user_traceback(error))
             if mini_batch.items is None:
                 total = len(data)
             run_start = time.perf_counter()
@@ -193,7 +192,7 @@ class WorkerRuntime:
             except BaseException as error:  # noqa: BLE001 - SystemExit in run() fails the mini-batch
                 run_seconds = time.perf_counter() - run_start
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
-                                    _describe(error), traceback.format_exc())
+                                    _describe(error), _user_traceback(error))
             run_seconds = time.perf_counter() - run_start
             try:
                 returned = count_results(value)
@@ -274,6 +273,14 @@ def _wants_context(run: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or (len(positional) == 1 and varargs)
 
 
+def _user_traceback(error: BaseException) -> str:
+    """The traceback of ``error`` without mlpipe's own calling frame on top."""
+    tb = error.__traceback__
+    if tb is not None and tb.tb_frame.f_code.co_filename == __file__ and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb))
+
+
 def _describe(error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return f"SystemExit: {error.code}"
@@ -288,11 +295,6 @@ def _flush_std() -> None:
                 stream.flush()
         except (OSError, ValueError):
             pass
-
-
-def environment_summary(env: Mapping[str, str]) -> str:
-    """A short text of the variables a step sets (for the driver's log)."""
-    return ", ".join(sorted(env)) or "(none)"
 
 
 __all__ = [

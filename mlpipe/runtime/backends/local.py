@@ -1,4 +1,4 @@
-"""The local backend: one process per worker, started with loky, one pipe each.
+"""The local backend: one process per worker on this machine, one socket each.
 
 Why not loky's ``ProcessPoolExecutor``/``get_reusable_executor``: when one of its
 workers dies (``os._exit``, a segfault, the OOM killer, or our own kill of a
@@ -6,12 +6,17 @@ run() past its timeout) the whole executor is broken (``TerminatedWorkerError``
 fails every pending future and every worker is restarted and re-initialised),
 and it cannot kill a single worker. Azure's semantics need the opposite: a dead
 worker costs only its in-flight mini-batch one attempt and is replaced while the
-others go on. So each worker is a ``LokyProcess`` (loky's start method: fork+exec
-of a fresh interpreter, no ``if __name__ == "__main__"`` guard needed, cgroup
-aware ``cpu_count``) with its own duplex pipe, and the driver waits on all pipes
-and process sentinels at once. Tasks go out in small per-worker batches and a
-few are kept queued per worker (fewer for slow tasks), so a mini-batch costs one
-pickled message each way and no per-task process work.
+others go on. So each worker is its own process with its own duplex socket, and
+the driver waits on all sockets and process exit handles (pidfd) at once.
+
+A worker is a fresh interpreter started like loky starts its workers (exec of
+``sys.executable``, the parent's ``sys.path``, no re-import of ``__main__``, so
+no ``if __name__ == "__main__"`` guard is needed), but it imports only
+``mlpipe.runtime.worker``: loky's own bootstrap imports joblib (and numpy) in
+every worker, which costs about half a second of CPU per start and per
+replacement. Tasks go out in small per-worker batches and a few are kept queued
+per worker (fewer for slow tasks), so a mini-batch costs one pickled message
+each way and no per-task process work.
 """
 
 from __future__ import annotations
@@ -19,14 +24,15 @@ from __future__ import annotations
 import math
 import os
 import signal
+import socket
+import subprocess
+import sys
 import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
-
-from joblib.externals.loky.backend import get_context
 
 from mlpipe.runtime.backends.base import (
     Backend,
@@ -46,6 +52,14 @@ from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 QUEUED_SECONDS = 0.01  # keep about this much work queued behind each running task
 MAX_DEPTH = 32
 SLOW_TASK_SECONDS = 0.5  # at or above this average, one task per worker at a time
+
+
+def main(fd: int) -> None:
+    """Entry point of a worker process: ``fd`` is its end of the socket to the driver."""
+    os.set_inheritable(fd, False)
+    conn = Connection(fd)
+    config, worker = conn.recv()
+    serve(conn, config, worker)
 
 
 def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
@@ -84,6 +98,51 @@ def _handle(message: Any, queue: deque[Task]) -> bool:
     return message[0] == "stop"
 
 
+class WorkerProcess:
+    """A worker interpreter: ``python -c`` running :func:`main` on one end of a socketpair."""
+
+    def __init__(self, config: WorkerConfig, worker: WorkerInfo):
+        parent, child = socket.socketpair()
+        paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+        code = (f"import sys; sys.path[:0] = {paths!r}; "
+                f"from mlpipe.runtime.backends.local import main; main({child.fileno()})")
+        self.popen = subprocess.Popen(
+            [sys.executable, "-c", code], pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+        )
+        child.close()
+        self.pid = self.popen.pid
+        self.conn = Connection(parent.detach())
+        self.conn.send((config, worker))
+        try:  # a descriptor that becomes readable when the process ends (Linux >= 5.3)
+            self.sentinel: int | None = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            self.sentinel = None
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: a run() stuck in C code or time.sleep cannot ignore it."""
+        if self.popen.poll() is None:
+            try:
+                self.popen.kill()
+            except ProcessLookupError:
+                pass
+
+    def join(self, timeout: float | None = None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.sentinel is not None and self.popen.returncode is not None:
+            os.close(self.sentinel)
+            self.sentinel = None
+
+
 class _Slot:
     """The driver's view of one worker process."""
 
@@ -106,7 +165,6 @@ class LocalBackend(Backend):
     name = "local"
 
     def __init__(self) -> None:
-        self._context = get_context("loky")
         self._config: WorkerConfig | None = None
         self._slots: list[_Slot] = []
         self._by_conn: dict[Connection, _Slot] = {}
@@ -114,6 +172,7 @@ class LocalBackend(Backend):
         self._stopping = False
         self._average = 0.0  # moving average of task seconds, to size the per-worker queue
         self._depth = 2
+        self._later: list[BackendEvent] = []  # events to report on the next events() call
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
@@ -125,18 +184,14 @@ class LocalBackend(Backend):
 
     def _spawn(self, slot: _Slot) -> None:
         assert self._config is not None
-        parent, child = self._context.Pipe(duplex=True)
-        process = self._context.Process(
-            target=serve, args=(child, self._config, slot.info),
-            name=f"mlpipe-{slot.info.node_name}-{slot.info.process}",
-        )
-        process.start()
-        child.close()
-        slot.process, slot.conn, slot.state = process, parent, "starting"
+        process = WorkerProcess(self._config, slot.info)
+        slot.info = replace(slot.info, pid=process.pid)
+        slot.process, slot.conn, slot.state = process, process.conn, "starting"
         slot.queue.clear()
         slot.killed = False
-        self._by_conn[parent] = slot
-        self._by_sentinel[process.sentinel] = slot
+        self._by_conn[process.conn] = slot
+        if process.sentinel is not None:
+            self._by_sentinel[process.sentinel] = slot
 
     def stop(self) -> None:
         self._stopping = True
@@ -144,13 +199,19 @@ class LocalBackend(Backend):
             if slot.state == "ready":
                 self._send(slot, ("stop",))
                 slot.state = "stopping"
+            elif slot.state == "starting":  # init() not done: nothing to shut down, no waiting
+                slot.killed = True
+                slot.process.kill()
+                slot.state = "ended"
+                self._forget(slot)
+                self._later.append(WorkerStopped(slot.info, None))
 
     def active_workers(self) -> int:
         return sum(slot.state in ("starting", "ready", "stopping") for slot in self._slots)
 
     def close(self) -> None:
         for slot in self._slots:
-            if slot.process is not None and slot.process.is_alive():
+            if slot.process is not None:
                 slot.process.kill()
         for slot in self._slots:
             if slot.process is not None:
@@ -197,13 +258,13 @@ class LocalBackend(Backend):
 
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:
+        out, self._later = self._later, []
         waitables: list[Any] = [*self._by_conn, *self._by_sentinel]
         if not waitables:
-            if timeout:
+            if timeout and not out:
                 time.sleep(timeout)
-            return []
-        out: list[BackendEvent] = []
-        for ready in wait(waitables, timeout):
+            return out
+        for ready in wait(waitables, 0 if out else timeout):
             if isinstance(ready, int):
                 slot = self._by_sentinel.get(ready)
                 if slot is not None:
@@ -230,7 +291,9 @@ class LocalBackend(Backend):
                 if slot.conn is None:
                     return
         except (EOFError, OSError):
-            pass  # the sentinel reports the death
+            if slot.process is not None and slot.process.sentinel is None:
+                self._died(slot, out)  # no pidfd on this system: the closed socket tells
+            # otherwise the pidfd sentinel reports the death
 
     def _task_done(self, slot: _Slot, result: TaskResult, out: list[BackendEvent]) -> None:
         if slot.queue and slot.queue[0] == result.task_id:
@@ -272,7 +335,10 @@ class LocalBackend(Backend):
 
     def _died(self, slot: _Slot, out: list[BackendEvent]) -> None:
         process = slot.process
+        sentinel = process.sentinel
         process.join(timeout=1)
+        if sentinel is not None:
+            self._by_sentinel.pop(sentinel, None)
         reason = _exit_reason(slot.info, process.exitcode, slot.killed)
         was = slot.state
         self._forget(slot)
@@ -299,7 +365,8 @@ class LocalBackend(Backend):
             slot.conn.close()
             slot.conn = None
         if slot.process is not None:
-            self._by_sentinel.pop(slot.process.sentinel, None)
+            if slot.process.sentinel is not None:
+                self._by_sentinel.pop(slot.process.sentinel, None)
             if slot.state in ("ended", "failed"):
                 slot.process.join(timeout=5)
 
