@@ -30,18 +30,25 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _entries(folder: str, sort_limit: int) -> Iterator[os.DirEntry[str]]:
-    """A folder's visible entries: sorted by name, or streamed when the folder is large."""
+Entry = tuple[str, bool, "os.DirEntry[str] | None"]  # name, is a folder, the entry when kept
+
+
+def _entries(folder: str, sort_limit: int) -> Iterator[Entry]:
+    """A folder's visible entries: sorted by name, or streamed when the folder is large.
+
+    Buffered entries keep only their name (a DirEntry costs ~10x the memory);
+    streamed ones keep their DirEntry (its path and stat come cheaper).
+    """
     try:
         scan = os.scandir(folder)
     except PermissionError as exc:
         raise DataError(f"cannot read folder: {exc.strerror}", file=folder,
                         code="unreadable") from exc
     try:
-        buffered: list[os.DirEntry[str]] = []
+        buffered: list[Entry] = []
         for entry in scan:
             if entry.name[0] != ".":
-                buffered.append(entry)
+                buffered.append((entry.name, _is_dir(entry), None))
                 if len(buffered) >= sort_limit:
                     break
         else:
@@ -53,13 +60,13 @@ def _entries(folder: str, sort_limit: int) -> Iterator[os.DirEntry[str]]:
         del buffered
         for entry in scan:
             if entry.name[0] != ".":
-                yield entry
+                yield entry.name, _is_dir(entry), entry
     finally:
         scan.close()
 
 
-def _name(entry: os.DirEntry[str]) -> str:
-    return entry.name
+def _name(entry: Entry) -> str:
+    return entry[0]
 
 
 def iter_files(root: str, *, skip_mltable: bool = True,
@@ -74,26 +81,24 @@ def iter_files(root: str, *, skip_mltable: bool = True,
         raise DataError("folder does not exist", file=root, code="missing-path")
     root_stat = os.stat(root)
     seen = {(root_stat.st_dev, root_stat.st_ino)}
-    stack: list[Iterator[os.DirEntry[str]]] = [_entries(root, sort_limit)]
+    stack: list[tuple[str, Iterator[Entry]]] = [(root, _entries(root, sort_limit))]
     while stack:
-        for entry in stack[-1]:
-            if _is_dir(entry):
-                try:
-                    st = entry.stat()
-                except OSError:
-                    continue
+        folder, entries = stack[-1]
+        for name, is_dir, entry in entries:
+            path = entry.path if entry is not None else os.path.join(folder, name)
+            try:
+                st = entry.stat() if entry is not None else os.stat(path)
+            except OSError:  # vanished or dangling link
+                continue
+            if is_dir:
                 if (st.st_dev, st.st_ino) in seen:  # a symlink loop
                     continue
                 seen.add((st.st_dev, st.st_ino))
-                stack.append(_entries(entry.path, sort_limit))
+                stack.append((path, _entries(path, sort_limit)))
                 break
-            if skip_mltable and len(stack) == 1 and entry.name == MLTABLE_FILE:
-                continue
-            try:
-                st = entry.stat()
-            except OSError:  # vanished or dangling link
+            if skip_mltable and folder == root and name == MLTABLE_FILE:
                 continue
             if stat.S_ISREG(st.st_mode):
-                yield entry.path, st.st_size
+                yield path, st.st_size
         else:
             stack.pop()
