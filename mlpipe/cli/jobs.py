@@ -15,6 +15,7 @@ from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.diagnostics import ValidationError
 from mlpipe.jobs.store import (
     TERMINAL,
+    JobConflictError,
     JobNotFound,
     JobStore,
     check_job_name,
@@ -91,9 +92,14 @@ def create_job(args: argparse.Namespace) -> int:
     if problem:
         _err(problem)
         return 2
+    try:
+        previous = store.resumable(name)
+    except JobConflictError as exc:
+        _err(str(exc))
+        return 1
     from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
     from mlpipe.jobs.preflight import RemoteAssetsError, check_remote_assets
-    from mlpipe.jobs.runner import JobConflictError, run_plan
+    from mlpipe.jobs.runner import run_plan
     try:
         plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
                                 overrides=tuple(args.overrides))
@@ -114,6 +120,9 @@ def create_job(args: argparse.Namespace) -> int:
 
     out = console()
     print(f"job: {name}")
+    if previous is not None:
+        print(f"resuming the {previous['status']} job {name}: completed steps are kept "
+              f"(attempt {int(previous.get('attempt', 1)) + 1})")
     print(f"run folder: {plan.run_dir}", flush=True)
     cancel = threading.Event()
     previous = _install_sigterm(cancel)

@@ -26,6 +26,7 @@ from mlpipe.jobs.preflight import check_remote_assets, compute_notice, environme
 from mlpipe.jobs.progress import RecordObserver
 from mlpipe.jobs.store import (
     TERMINAL,
+    JobConflictError,
     JobRecorder,
     JobStore,
     iso,
@@ -39,10 +40,6 @@ from mlpipe.runtime.records import StepSummary
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
 BLOCKING = ("failed", "skipped", "canceled")
-
-
-class JobConflictError(RuntimeError):
-    """The job name is taken by a completed or still-running job."""
 
 
 @dataclass
@@ -123,7 +120,7 @@ def run_plan(
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    previous = _previous_record(store, name)
+    previous = store.resumable(name)
     recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
     store.clear_cancel(name)
     recorder.save()
@@ -171,19 +168,6 @@ def _cancel_on_sigint(cancel: threading.Event) -> Any:
     if threading.current_thread() is not threading.main_thread():
         return None
     return signal.signal(signal.SIGINT, lambda _sig, _frame: cancel.set())
-
-
-def _previous_record(store: JobStore, name: str) -> dict[str, Any] | None:
-    if not store.exists(name):
-        return None
-    record = store.load(name)
-    if record["status"] == "completed":
-        raise JobConflictError(f"job {name!r} already exists and completed "
-                               f"({store.record_path(name)}); choose another name")
-    if record["status"] in ("queued", "running") and not record.get("stale"):
-        raise JobConflictError(f"job {name!r} is running (pid {record.get('pid')}); "
-                               "cancel it first with: mlpipe job cancel " + name)
-    return record
 
 
 def _new_record(plan: ExecutionPlan, backend: str, previous: dict[str, Any] | None) -> dict[str, Any]:
