@@ -137,6 +137,9 @@ def run_plan(
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
                                max_workers or available_cores())
         scheduler.run()
+    except BaseException as exc:  # the runner itself broke: say so in the record
+        recorder.update(status="failed", ended_at=iso(now()), error=f"{type(exc).__name__}: {exc}")
+        raise
     finally:
         if previous_sigint is not None:
             signal.signal(signal.SIGINT, previous_sigint)
@@ -144,10 +147,10 @@ def run_plan(
         watcher.join()
     ended = now()
     steps = recorder.record["steps"]
-    if cancel.is_set():
-        status = "canceled"
-    elif all(s["status"] == "completed" for s in steps.values()):
+    if all(s["status"] == "completed" for s in steps.values()):
         status = "completed"
+    elif cancel.is_set():
+        status = "canceled"
     else:
         status = "failed"
     recorder.update(status=status, ended_at=iso(ended),
