@@ -98,7 +98,7 @@ def create_job(args: argparse.Namespace) -> int:
         _err(str(exc))
         return 1
     from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
-    from mlpipe.jobs.preflight import RemoteAssetsError, check_remote_assets
+    from mlpipe.jobs.preflight import RemoteAssetsError, check_backend, check_remote_assets
     from mlpipe.jobs.runner import run_plan
     try:
         plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
@@ -115,8 +115,12 @@ def create_job(args: argparse.Namespace) -> int:
         print(warning.format(), file=sys.stderr)
     try:
         check_remote_assets(plan)
+        check_backend(args.backend)
     except RemoteAssetsError as exc:
         return _refused(exc)
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
 
     out = console()
     print(f"job: {name}")
@@ -131,7 +135,7 @@ def create_job(args: argparse.Namespace) -> int:
                           echo=lambda line: print(line, flush=True))
     except RemoteAssetsError as exc:
         return _refused(exc)
-    except JobConflictError as exc:
+    except (JobConflictError, ValueError) as exc:
         _err(str(exc))
         return 1
     finally:

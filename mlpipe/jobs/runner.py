@@ -22,7 +22,12 @@ from typing import Any
 
 from mlpipe import __version__
 from mlpipe.jobs.command import make_output_folders, run_command_step
-from mlpipe.jobs.preflight import check_remote_assets, compute_notice, environment_warnings
+from mlpipe.jobs.preflight import (
+    check_backend,
+    check_remote_assets,
+    compute_notice,
+    environment_warnings,
+)
 from mlpipe.jobs.progress import RecordObserver
 from mlpipe.jobs.store import (
     TERMINAL,
@@ -106,11 +111,13 @@ def run_plan(
     ``max_workers`` caps the worker processes of steps running at once (default: cores).
 
     Raises :class:`~mlpipe.jobs.preflight.RemoteAssetsError` before anything starts
-    when the plan references cloud-only assets, and :class:`JobConflictError` when the
-    name belongs to a completed or running job.
+    when the plan references cloud-only assets, :class:`JobConflictError` when the
+    name belongs to a completed or running job, and :class:`ValueError` for a backend
+    that is unknown or not installed.
     """
     say = echo or (lambda _line: None)
     check_remote_assets(plan)
+    check_backend(backend)
     notice = compute_notice(plan, backend)
     if notice:
         say(notice)
