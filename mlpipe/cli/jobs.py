@@ -170,6 +170,9 @@ def _load(store: JobStore, name: str) -> dict[str, Any] | None:
         extra = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
         _err(f"no job named {name!r} in {store.runs_dir}{extra}")
         return None
+    except (OSError, ValueError) as exc:
+        _err(f"cannot read the record of job {name!r} ({store.record_path(name)}): {exc}")
+        return None
 
 
 def show_job(args: argparse.Namespace) -> int:
