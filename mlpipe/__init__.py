@@ -1,7 +1,36 @@
-"""mlpipe: validate and run Azure ML v2 pipelines with parallel steps locally."""
+"""mlpipe: validate and run Azure ML v2 pipelines with parallel steps locally.
+
+The SDK names (``from mlpipe import Input, Output, load_job, load_component,
+pipeline, run, ValidationError``) mirror ``azure.ai.ml``; they are loaded on
+first use so the CLI does not pay for them.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 __version__ = "0.1.0.dev0"
 
-__all__ = ["__version__"]
+_SDK_NAMES = {
+    "Input", "Output", "load_job", "load_component", "pipeline", "run", "command",
+    "RetrySettings", "JobResourceConfiguration", "RunFunction", "Environment",
+    "PipelineJob", "parallel_run_function", "MLClient",
+}
+
+__all__ = ["__version__", "ValidationError", "dsl", *sorted(_SDK_NAMES)]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SDK_NAMES:
+        from mlpipe import sdk
+
+        return getattr(sdk, name)
+    if name == "ValidationError":
+        from mlpipe.diagnostics import ValidationError
+
+        return ValidationError
+    if name == "dsl":
+        import importlib
+
+        return importlib.import_module("mlpipe.dsl")
+    raise AttributeError(f"module 'mlpipe' has no attribute {name!r}")

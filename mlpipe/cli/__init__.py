@@ -16,7 +16,11 @@ from collections.abc import Callable, Sequence
 from mlpipe import __version__
 
 # Modules that add commands; each defines ``register(groups: dict[str, argparse._SubParsersAction])``.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "mlpipe.cli.schema_cmd",
+    "mlpipe.cli.validate",
+    "mlpipe.cli.jobs",
+)
 
 GROUPS = {
     "job": "validate, run and inspect pipeline jobs",

@@ -1,1 +1,167 @@
-"""mlpipe.runtime."""
+"""The parallel-step runtime: run an entry script over mini-batches as Azure's PRS does.
+
+Public entry: :func:`run_parallel_step`. See docs/runtime.md.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from mlpipe.data.minibatch import MiniBatch
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.appendrow import PartStore, append_row_target
+from mlpipe.runtime.backends import Backend, get_backend
+from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.results import RowFormat
+from mlpipe.runtime.snapshot import snapshot_code
+from mlpipe.runtime.worker import DEFAULT_LOADER, WorkerConfig
+
+SETTINGS_FILE = "parallel_run_step.settings.json"
+
+
+def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
+                      observers: Sequence[StepObserver] = (), cancel: threading.Event | None = None,
+                      progress: bool = False, resume: bool = False,
+                      mini_batches: Iterable[MiniBatch] | None = None,
+                      loader: str = DEFAULT_LOADER) -> StepSummary:
+    """Run one parallel step and return its summary.
+
+    Snapshots ``step.code_dir`` into ``step.snapshot_dir``, creates the output
+    folders, runs every mini-batch on ``backend``'s workers, writes the
+    append_row file and the reports under ``step.logs_dir``. User-code failures,
+    thresholds, bad input data and ``cancel`` give a ``Failed``/``Canceled``
+    summary; nothing is raised for them. ``resume=True`` skips the mini-batches
+    recorded as succeeded in ``step.state_dir`` by an earlier run.
+
+    ``mini_batches`` replaces the data layer's listing (benchmarks, other fronts)
+    and ``loader`` (``"module:function"``) the function workers load them with.
+    """
+    snapshot_code(step.code_dir, step.snapshot_dir)
+    for output in step.outputs.values():
+        Path(output.folder).mkdir(parents=True, exist_ok=True)
+    Path(step.logs_dir).mkdir(parents=True, exist_ok=True)
+    Path(step.state_dir).mkdir(parents=True, exist_ok=True)
+
+    all_observers = [*_report_observers(step, progress), *observers]
+    logger = next((o.logger for o in all_observers if isinstance(getattr(o, "logger", None),
+                                                                   logging.Logger)),
+                  logging.getLogger("mlpipe.runtime"))
+    data_errors = _data_errors()
+    try:
+        row_format = _row_format(step)
+        listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
+    except (ValueError, *data_errors) as error:
+        summary = StepSummary(status="Failed", reason=str(error))
+        logger.error("%s", error)
+        _finish(all_observers, summary, logger)
+        return summary
+
+    from mlpipe.runtime.driver import Driver  # noqa: PLC0415 - keeps `import mlpipe.runtime` light
+
+    config = WorkerConfig(
+        code_dir=step.snapshot_dir, entry_script=step.entry_script, logs_dir=step.logs_dir,
+        output_dir=output_dir(step), working_root=str(Path(step.state_dir) / "working"),
+        program_arguments=tuple(step.program_arguments),
+        environment_variables=step.environment_variables, logging_level=step.logging_level,
+        row_format=row_format, loader=loader,
+    )
+    store = PartStore(step.state_dir, resume=resume)
+    driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
+                    observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
+    try:
+        summary = driver.run()
+        if step.append_row_to:
+            output = step.outputs[step.append_row_to]
+            target = append_row_target(output.path, output.is_file)
+            store.write(target, driver.order)
+            summary.append_row_file = str(target)
+            logger.info("append_row: wrote %s", target)
+    finally:
+        store.close()
+    _finish(all_observers, summary, logger)
+    return summary
+
+
+def worker_names(step: ParallelStep) -> list[WorkerInfo]:
+    """``instance_count x max_concurrency_per_instance`` workers: nodes 0.., process000.. each."""
+    per_node = step.max_concurrency_per_instance or default_concurrency()
+    return [WorkerInfo(node, f"process{index:03d}")
+            for node in range(step.instance_count) for index in range(per_node)]
+
+
+def default_concurrency() -> int:
+    """The number of cores this process may use (affinity and cgroup limits included)."""
+    from joblib.externals.loky import cpu_count  # noqa: PLC0415
+
+    return max(1, cpu_count())
+
+
+def output_dir(step: ParallelStep) -> str:
+    """``AZUREML_BI_OUTPUT_PATH``: the append_row output's folder, else the first output's."""
+    if step.append_row_to and step.append_row_to in step.outputs:
+        return step.outputs[step.append_row_to].folder
+    for output in step.outputs.values():
+        return output.folder
+    path = Path(step.step_dir) / "outputs"
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+def _row_format(step: ParallelStep) -> RowFormat | None:
+    if not step.append_row_to:
+        return None
+    settings_path = Path(step.snapshot_dir) / SETTINGS_FILE
+    to_csv: dict[str, Any] | None = None
+    if settings_path.is_file():
+        try:
+            settings = json.loads(settings_path.read_text(encoding="utf-8"))
+        except ValueError as error:
+            raise ValueError(f"{settings_path}: not valid JSON: {error}") from None
+        options = settings.get("append_row", {}).get("pandas.DataFrame.to_csv") \
+            if isinstance(settings, dict) and isinstance(settings.get("append_row", {}), dict) else None
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"{settings_path}: append_row.pandas.DataFrame.to_csv must be an "
+                             f"object of pandas.DataFrame.to_csv options, got {type(options).__name__}")
+        to_csv = options
+    return RowFormat(header=step.prs.append_row_dataframe_header, to_csv=to_csv)
+
+
+def _iter_mini_batches(step: ParallelStep) -> Iterable[MiniBatch]:
+    from mlpipe import data  # noqa: PLC0415
+
+    return data.iter_mini_batches(step)  # type: ignore[attr-defined]
+
+
+def _data_errors() -> tuple[type[BaseException], ...]:
+    from mlpipe import data  # noqa: PLC0415
+
+    error = getattr(data, "DataError", None)
+    return (error,) if isinstance(error, type) else ()
+
+
+def _report_observers(step: ParallelStep, progress: bool) -> list[StepObserver]:
+    """The report writers of mlpipe.runtime.reports and, when asked, the progress display."""
+    from mlpipe.runtime.reports import StepReports  # noqa: PLC0415
+
+    observers: list[StepObserver] = [StepReports(step)]
+    if progress:
+        from mlpipe.runtime.progress import ProgressDisplay  # noqa: PLC0415
+
+        observers.append(ProgressDisplay(step))
+    return observers
+
+
+def _finish(observers: Sequence[StepObserver], summary: StepSummary, logger: logging.Logger) -> None:
+    for observer in observers:
+        try:
+            observer.step_finished(summary)
+        except Exception:  # noqa: BLE001
+            logger.exception("Observer %s.step_finished failed", type(observer).__name__)
+
+
+__all__ = ["default_concurrency", "output_dir", "run_parallel_step", "worker_names"]

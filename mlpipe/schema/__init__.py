@@ -1,1 +1,42 @@
-"""mlpipe.schema."""
+"""The schema layer: YAML files -> validated pydantic models + diagnostics with positions.
+
+Public entry points::
+
+    load_pipeline(path) -> Loaded[PipelineJob]
+    load_component(path) -> Loaded[ParallelComponent | CommandComponent]
+    load_pipeline_data(data, source, positions=None) -> Loaded[PipelineJob]
+    load_component_data(data, source, positions=None) -> Loaded[...]
+
+See docs/schema.md for the models and the rules.
+"""
+
+from mlpipe.schema.bindings import binding_expression, contains_binding, find_bindings, is_binding
+from mlpipe.schema.command import CommandComponent, CommandLimits, CommandNode
+from mlpipe.schema.environment import DockerBuild, Identity, InlineEnvironment, Resources
+from mlpipe.schema.inputs_outputs import (
+    ComponentInput, ComponentOutput, DataInput, JobOutput, LiteralInput, LiteralValueInput,
+    literal_type_problem,
+)
+from mlpipe.schema.loader import (
+    Component, Loaded, load_component, load_component_data, load_pipeline, load_pipeline_data,
+)
+from mlpipe.schema.parallel import ParallelComponent, ParallelNode, ParallelSettings, ParallelTask, RetrySettings
+from mlpipe.schema.pipeline import OtherNode, PipelineJob, PipelineSettings
+from mlpipe.schema.ranges import SettingError, check_setting
+from mlpipe.schema.references import Reference, classify_reference
+from mlpipe.schema.yamlio import (
+    KeyPath, PositionMap, YamlDocument, describe_value, format_key_path, load_yaml_file,
+    load_yaml_text,
+)
+
+__all__ = [
+    "CommandComponent", "CommandLimits", "CommandNode", "Component", "ComponentInput",
+    "ComponentOutput", "DataInput", "DockerBuild", "Identity", "InlineEnvironment", "JobOutput",
+    "KeyPath", "LiteralInput", "LiteralValueInput", "Loaded", "OtherNode", "ParallelComponent",
+    "ParallelNode", "ParallelSettings", "ParallelTask", "PipelineJob", "PipelineSettings",
+    "PositionMap", "Reference", "Resources", "RetrySettings", "SettingError", "YamlDocument",
+    "binding_expression", "check_setting", "classify_reference", "contains_binding",
+    "describe_value", "find_bindings", "format_key_path", "is_binding", "literal_type_problem",
+    "load_component", "load_component_data", "load_pipeline", "load_pipeline_data",
+    "load_yaml_file", "load_yaml_text",
+]

@@ -1,0 +1,138 @@
+"""How job records look in the terminal: summary tables and progress lines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from mlpipe.jobs.store import parse_iso
+
+STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
+                 "skipped": "dim", "running": "cyan", "queued": "dim"}
+
+
+PIPE_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
+
+
+def console() -> Console:
+    out = Console(highlight=False, soft_wrap=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, soft_wrap=False, width=PIPE_WIDTH)
+    return out
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value < 60:
+        return f"{value:.1f}s"
+    minutes, secs = divmod(int(round(value)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+
+
+def styled(status: str) -> str:
+    return f"[{STATUS_STYLES.get(status, 'default')}]{status}[/]"
+
+
+def step_detail(step: dict[str, Any]) -> str:
+    """A short description of what a step did (counts for parallel steps)."""
+    summary = step.get("summary") or {}
+    progress = step.get("progress") or {}
+    if step.get("kind") == "parallel" and (summary or progress):
+        if summary:
+            done, total = summary.get("mini_batches_succeeded", 0), summary.get("mini_batches_total", 0)
+            ok, bad = summary.get("items_succeeded", 0), summary.get("items_failed", 0)
+            text = f"{done}/{total} mini-batches ok, {ok} items ok, {bad} failed"
+        else:
+            text = (f"{progress.get('mini_batches_done', 0)}/{progress.get('mini_batches_known', 0)}"
+                    f" mini-batches, {progress.get('items_succeeded', 0)} items ok,"
+                    f" {progress.get('items_failed', 0)} failed")
+        return text
+    if step.get("exit_code") is not None:
+        return f"exit code {step['exit_code']}"
+    return ""
+
+
+def steps_table(record: dict[str, Any]) -> Table:
+    table = Table(title=f"job {record['name']}: {record['status']}", title_justify="left")
+    table.add_column("step", no_wrap=True)
+    table.add_column("kind", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("wall time", justify="right", no_wrap=True)
+    table.add_column("detail")
+    for name, step in record.get("steps", {}).items():
+        table.add_row(name, step.get("kind", ""), styled(step.get("status", "")),
+                      seconds(step.get("duration_seconds")), step_detail(step))
+    return table
+
+
+def print_job(record: dict[str, Any], out: Console | None = None) -> None:
+    """The steps table, then where the outputs and logs are (one path per line)."""
+    out = out or console()
+    out.print(steps_table(record))
+    out.print(f"run folder: {record.get('run_dir')}", soft_wrap=True)
+    total = record.get("duration_seconds")
+    if total is not None:
+        out.print(f"wall time:  {seconds(total)}")
+    lines = []
+    for name, output in (record.get("outputs") or {}).items():
+        lines.append(f"  {name}: {output.get('path')}")
+    for step_name, step in record.get("steps", {}).items():
+        for name, output in (step.get("outputs") or {}).items():
+            lines.append(f"  {step_name}.{name}: {output.get('path')}")
+        outputs = {o.get("path") for o in (step.get("outputs") or {}).values()}
+        if step.get("append_row_file") and step["append_row_file"] not in outputs:
+            lines.append(f"  {step_name} append_row file: {step['append_row_file']}")
+    if lines:
+        out.print("outputs:")
+        for line in lines:
+            out.print(line, soft_wrap=True, markup=False)
+    for step_name, step in record.get("steps", {}).items():
+        if step.get("status") == "failed" and step.get("error"):
+            out.print(f"step {step_name} failed: {step['error']}", soft_wrap=True, markup=False)
+            out.print(f"  logs: {step.get('logs_dir')}", soft_wrap=True, markup=False)
+    if record.get("error"):
+        out.print(f"error: {record['error']}", soft_wrap=True, markup=False)
+
+
+def jobs_table(records: list[dict[str, Any]]) -> Table:
+    table = Table()
+    for column in ("name", "status", "created", "wall time", "steps", "source"):
+        table.add_column(column, no_wrap=column != "source")
+    for record in records:
+        steps = record.get("steps", {}).values()
+        done = sum(1 for s in steps if s.get("status") == "completed")
+        created = parse_iso(record.get("created_at"))
+        status = record.get("status", "")
+        if record.get("stale"):
+            status += " (runner gone)"
+        table.add_row(record.get("name", ""), styled(status) if not record.get("stale") else status,
+                      created.astimezone().strftime("%Y-%m-%d %H:%M:%S") if created else "-",
+                      seconds(record.get("duration_seconds")), f"{done}/{len(steps)}",
+                      record.get("source") or "")
+    return table
+
+
+def progress_lines(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
+    """What changed between two snapshots of a record, as lines for ``job stream``."""
+    lines = []
+    old_steps = (before or {}).get("steps", {})
+    for name, step in after.get("steps", {}).items():
+        old = old_steps.get(name, {})
+        if step.get("status") != old.get("status"):
+            extra = ""
+            if step.get("status") in ("completed", "failed", "canceled"):
+                extra = f" in {seconds(step.get('duration_seconds'))}"
+                detail = step_detail(step)
+                extra += f" ({detail})" if detail else ""
+            if step.get("status") in ("failed", "skipped") and step.get("error"):
+                extra += f": {step['error'].splitlines()[0]}"
+            lines.append(f"step {name}: {step.get('status')}{extra}")
+        elif step.get("status") == "running" and step.get("progress") != old.get("progress"):
+            lines.append(f"step {name}: {step_detail(step)}")
+    if (before or {}).get("status") != after.get("status"):
+        lines.append(f"job {after['name']}: {after['status']}")
+    return lines

@@ -1,0 +1,231 @@
+"""``mlpipe job create|show|list|stream|cancel``: run pipelines and inspect their records."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
+from mlpipe.diagnostics import ValidationError
+from mlpipe.jobs.store import (
+    TERMINAL,
+    JobNotFound,
+    JobStore,
+    check_job_name,
+    generate_job_name,
+)
+
+STREAM_POLL_SECONDS = 0.5
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    job = groups["job"]
+
+    create = job.add_parser("create", help="run a pipeline job here",
+                            description="Validate, compile and run a pipeline YAML locally.")
+    create.add_argument("--file", "-f", required=True, help="the pipeline YAML")
+    create.add_argument("--name", "-n", help="job name (default: <yaml stem>_<time>_<hex>); "
+                        "naming an unfinished job resumes it")
+    _runs_dir_option(create)
+    create.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
+                        metavar="KEY.PATH=VALUE", help="override a key of the YAML (repeatable)")
+    create.add_argument("--backend", choices=("local", "dask"), default="local",
+                        help="where parallel steps run (default: local processes)")
+    create.add_argument("--no-progress", dest="progress", action="store_false",
+                        help="no progress bars")
+    create.set_defaults(handler=create_job)
+
+    show = job.add_parser("show", help="show a job's record")
+    show.add_argument("name")
+    _runs_dir_option(show)
+    show.add_argument("--output", "-o", choices=("table", "json"), default="table")
+    show.set_defaults(handler=show_job)
+
+    listing = job.add_parser("list", help="list jobs, newest first")
+    _runs_dir_option(listing)
+    listing.add_argument("--output", "-o", choices=("table", "json"), default="table")
+    listing.set_defaults(handler=list_jobs)
+
+    stream = job.add_parser("stream", help="follow a running job until it ends")
+    stream.add_argument("name")
+    _runs_dir_option(stream)
+    stream.set_defaults(handler=stream_job)
+
+    cancel = job.add_parser("cancel", help="stop a running job (finished work is kept)")
+    cancel.add_argument("name")
+    _runs_dir_option(cancel)
+    cancel.add_argument("--no-wait", dest="wait", action="store_false",
+                        help="return at once instead of waiting for the job to stop")
+    cancel.add_argument("--timeout", type=float, default=120.0,
+                        help="seconds to wait for the job to stop (default 120)")
+    cancel.set_defaults(handler=cancel_job)
+
+
+def _runs_dir_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--runs-dir", help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
+
+
+def _override(text: str) -> str:
+    key, sep, _value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY.PATH=VALUE, got {text!r}")
+    return text
+
+
+def _err(message: str) -> None:
+    print(f"mlpipe: {message}", file=sys.stderr)
+
+
+def create_job(args: argparse.Namespace) -> int:
+    """``mlpipe job create``: 0 when the job completed, 1 when it failed, was canceled or invalid."""
+    store = JobStore(args.runs_dir)
+    source = Path(args.file)
+    name = args.name or generate_job_name(source)
+    problem = check_job_name(name)
+    if problem:
+        _err(problem)
+        return 2
+    from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
+    from mlpipe.jobs.preflight import RemoteAssetsError, check_remote_assets
+    from mlpipe.jobs.runner import JobConflictError, run_plan
+    try:
+        plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
+                                overrides=tuple(args.overrides))
+    except ValidationError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic.format(), file=sys.stderr)
+        _err(f"{source}: {len(exc.errors)} problem(s); nothing was run")
+        return 1
+    except OverrideSyntaxError as exc:
+        _err(str(exc))
+        return 2
+    for warning in plan.warnings:
+        print(warning.format(), file=sys.stderr)
+    try:
+        check_remote_assets(plan)
+    except RemoteAssetsError as exc:
+        return _refused(exc)
+
+    out = console()
+    print(f"job: {name}")
+    print(f"run folder: {plan.run_dir}", flush=True)
+    cancel = threading.Event()
+    previous = _install_sigterm(cancel)
+    try:
+        result = run_plan(plan, cancel=cancel, progress=args.progress, backend=args.backend,
+                          echo=lambda line: print(line, flush=True))
+    except RemoteAssetsError as exc:
+        return _refused(exc)
+    except JobConflictError as exc:
+        _err(str(exc))
+        return 1
+    finally:
+        _restore_sigterm(previous)
+    print_job(store.load(name), out)
+    return 0 if result.ok else 1
+
+
+def _refused(exc: ValidationError) -> int:
+    for diagnostic in exc.diagnostics:
+        print(diagnostic.format(), file=sys.stderr)
+    print(getattr(exc, "advice", "") or "mlpipe: the job was not started", file=sys.stderr)
+    return 1
+
+
+def _install_sigterm(cancel: threading.Event) -> Any:
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, lambda _sig, _frame: cancel.set())
+
+
+def _restore_sigterm(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _load(store: JobStore, name: str) -> dict[str, Any] | None:
+    try:
+        return store.load(name)
+    except JobNotFound:
+        hint = store.close_matches(name)
+        extra = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+        _err(f"no job named {name!r} in {store.runs_dir}{extra}")
+        return None
+
+
+def show_job(args: argparse.Namespace) -> int:
+    store = JobStore(args.runs_dir)
+    record = _load(store, args.name)
+    if record is None:
+        return 1
+    if args.output == "json":
+        print(json.dumps(record, indent=2, default=str))
+    else:
+        print_job(record)
+    return 0
+
+
+def list_jobs(args: argparse.Namespace) -> int:
+    store = JobStore(args.runs_dir)
+    records = store.list()
+    if args.output == "json":
+        brief = [{k: r.get(k) for k in ("name", "status", "created_at", "started_at", "ended_at",
+                                        "duration_seconds", "source", "run_dir")} for r in records]
+        print(json.dumps(brief, indent=2))
+    elif not records:
+        print(f"no jobs in {store.runs_dir}")
+    else:
+        console().print(jobs_table(records))
+    return 0
+
+
+def stream_job(args: argparse.Namespace) -> int:
+    """Print each change of the job's record until the job ends; exit 0 if it completed."""
+    store = JobStore(args.runs_dir)
+    record = _load(store, args.name)
+    if record is None:
+        return 1
+    previous: dict[str, Any] | None = None
+    while True:
+        for line in progress_lines(previous, record):
+            print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
+        if record["status"] in TERMINAL:
+            break
+        if record.get("stale"):
+            _err(f"job {args.name!r} says {record['status']} but its runner "
+                 f"(pid {record.get('pid')}) is gone")
+            return 1
+        previous = record
+        time.sleep(STREAM_POLL_SECONDS)
+        record = store.load(args.name)
+    print_job(record)
+    return 0 if record["status"] == "completed" else 1
+
+
+def cancel_job(args: argparse.Namespace) -> int:
+    """Ask a job to stop; by default wait until it has stopped. 0 when it ends canceled."""
+    store = JobStore(args.runs_dir)
+    if _load(store, args.name) is None:
+        return 1
+    record = store.request_cancel(args.name)
+    if record["status"] in TERMINAL:
+        print(f"job {args.name} is {record['status']}")
+        return 0 if record["status"] == "canceled" else 1
+    print(f"cancel requested for job {args.name}", flush=True)
+    if not args.wait:
+        return 0
+    deadline = time.monotonic() + args.timeout
+    while record["status"] not in TERMINAL:
+        if time.monotonic() > deadline:
+            _err(f"job {args.name} is still {record['status']} after {args.timeout:.0f}s")
+            return 1
+        time.sleep(0.2)
+        record = store.load(args.name)
+    print(f"job {args.name}: {record['status']}")
+    return 0 if record["status"] == "canceled" else 1

@@ -1,0 +1,51 @@
+"""``mlpipe schema export``: write (or check) the JSON Schemas editors use."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from mlpipe.schema.export import SCHEMAS, export_schemas, render_schema
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    parser = groups["schema"].add_parser(
+        "export", help="write the JSON Schemas (pipeline job, parallel and command component)",
+        description="Write pipeline_job, parallel_component and command_component "
+                    ".schema.json files generated from mlpipe's models.")
+    parser.add_argument("--out", default="schemas", metavar="DIR",
+                        help="folder to write into (default: schemas/)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if the files in DIR are missing or stale")
+    parser.set_defaults(handler=run_export)
+
+
+def run_export(args: argparse.Namespace) -> int:
+    if args.check:
+        return _check(Path(args.out))
+    try:
+        paths = export_schemas(args.out)
+    except OSError as exc:
+        print(f"mlpipe: cannot write schemas to {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(f"wrote {path}")
+    return 0
+
+
+def _check(out: Path) -> int:
+    stale = []
+    for name in SCHEMAS:
+        path = out / f"{name}.schema.json"
+        try:
+            current = path.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != render_schema(name):
+            stale.append(path)
+    for path in stale:
+        print(f"{path}: missing or stale: run 'mlpipe schema export --out {out}'", file=sys.stderr)
+    if not stale:
+        print(f"schemas in {out} are up to date")
+    return 1 if stale else 0

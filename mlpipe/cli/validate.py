@@ -1,0 +1,240 @@
+"""``mlpipe job validate`` and ``mlpipe component validate``.
+
+Both take one or more files (``--file F`` or plain paths, so a pre-commit hook can
+pass many) and print every problem as ``file:line:col: key.path: message``,
+warnings too, then one status line per file (and a total when there are several).
+Exit code: 0 all valid, 1 something invalid, 2 usage error (no file given, a file
+that does not exist, a malformed ``--set``).
+
+``job validate`` accepts component files too (validated as components), so a
+hook can see every YAML of a repository. A YAML that is not an Azure ML pipeline
+job or component (conda files, CI workflows, prompt flows, standalone command or
+sweep jobs, YAML whose ``type`` means something else) is an error, or is skipped
+with ``--skip-unknown`` (the hook's mode). See docs/validation.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_component
+from mlpipe.compiler.overrides import parse_override
+from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file
+
+
+@dataclass
+class FileReport:
+    """The outcome for one file."""
+
+    file: str
+    kind: str  # pipeline | component | skipped | unknown | job | yaml
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    summary: str = ""
+    plan: Any = None
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity != "error" for d in self.diagnostics)
+
+    @property
+    def valid(self) -> bool:
+        return self.kind == "skipped" or self.errors == 0
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    """Add ``job validate`` and ``component validate``."""
+    job = groups["job"].add_parser(
+        "validate", help="validate pipeline job YAML files offline",
+        description="Validate pipeline job YAML files (component files are validated as components).")
+    _common_arguments(job)
+    job.add_argument("--show-plan", action="store_true", help="print the execution plan of each valid pipeline")
+    job.add_argument("--no-path-checks", action="store_true",
+                     help="do not require local data paths to exist (code, entry scripts and component "
+                          "files are still checked)")
+    job.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a value before validating, e.g. jobs.score.mini_batch_size=5 (repeatable)")
+    job.set_defaults(handler=run_job_validate)
+    comp = groups["component"].add_parser(
+        "validate", help="validate parallel and command component YAML files offline",
+        description="Validate parallel and command component YAML files.")
+    _common_arguments(comp)
+    comp.set_defaults(handler=run_component_validate)
+
+
+def _common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", metavar="FILE", help="YAML files to validate")
+    parser.add_argument("--file", "-f", dest="files", action="append", default=[], metavar="FILE",
+                        help="a YAML file to validate (repeatable)")
+    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--skip-unknown", action="store_true",
+                        help="skip YAML files that are not Azure ML jobs or components (for pre-commit)")
+
+
+def run_job_validate(args: argparse.Namespace) -> int:
+    return _run(args, component_only=False)
+
+
+def run_component_validate(args: argparse.Namespace) -> int:
+    return _run(args, component_only=True)
+
+
+def _run(args: argparse.Namespace, component_only: bool) -> int:
+    files = [*args.files, *args.paths]
+    overrides = getattr(args, "overrides", [])
+    if not files:
+        return _usage("give at least one file: --file FILE or FILE ...")
+    missing = [f for f in files if not Path(f).is_file()]
+    if missing:
+        what = "is a directory, not a file" if Path(missing[0]).is_dir() else "not found"
+        return _usage(f"{missing[0]}: {what}")
+    try:
+        for item in overrides:
+            parse_override(item)
+    except OverrideSyntaxError as exc:
+        return _usage(str(exc))
+    reports = [_validate_file(f, args, component_only) for f in files]
+    if args.output == "json":
+        print(json.dumps(_json(reports), indent=2, default=str))
+    else:
+        _print_text(reports)
+    return 0 if all(r.valid for r in reports) else 1
+
+
+def _usage(message: str) -> int:
+    print(f"mlpipe: error: {message}", file=sys.stderr)
+    return 2
+
+
+OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer"})
+_JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
+
+
+def _kind(data: Any) -> str:
+    """``pipeline``, ``component``, ``job`` (a standalone non-pipeline job) or ``unknown``."""
+    if not isinstance(data, dict):
+        return "unknown"
+    kind = data.get("type")
+    schema = data.get("$schema").lower() if isinstance(data.get("$schema"), str) else ""
+    job_schema = _JOB_SCHEMA.search(schema)
+    if "promptflow" in schema:
+        return "unknown"
+    if job_schema:
+        return "pipeline" if job_schema.group(1) == "pipeline" else "job"
+    if "component" in schema:
+        return "component"
+    if kind == "pipeline":
+        return "pipeline"
+    if isinstance(kind, str) and (kind in ("parallel", "command") or kind.endswith("Component")):
+        return "component"
+    if kind in OTHER_JOB_TYPES:
+        return "job"
+    if "azureml" in schema:
+        return "pipeline"
+    return "unknown"
+
+
+def _validate_file(file: str, args: argparse.Namespace, component_only: bool) -> FileReport:
+    shown = _display(file)
+    doc = load_yaml_file(file)
+    if doc.data is None:
+        return FileReport(shown, "yaml", _relative(doc.diagnostics), "invalid YAML")
+    kind = _kind(doc.data)
+    if kind in ("unknown", "job"):
+        what = ("a standalone (non-pipeline) Azure ML job" if kind == "job"
+                else "not an Azure ML job or component")
+        if args.skip_unknown:
+            return FileReport(shown, "skipped", summary=f"skipped: {what}")
+        message = ("a standalone Azure ML job: mlpipe validates pipeline jobs and components" if kind == "job"
+                   else "not an Azure ML pipeline job or component: no Azure ML 'type' or '$schema'")
+        problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
+                             hint="pass --skip-unknown to skip such files")
+        return FileReport(shown, kind, _relative([problem]))
+    if component_only or kind == "component":
+        loaded = load_component_data(doc.data, doc.source, doc.positions)
+        loaded.diagnostics = doc.diagnostics + loaded.diagnostics
+        diagnostics = validate_component(loaded)
+        label = f"{doc.data.get('type')} component" if isinstance(doc.data, dict) else "component"
+        return FileReport(shown, "component", _relative(diagnostics), label)
+    loaded = load_pipeline_data(doc.data, doc.source, doc.positions)
+    loaded.diagnostics = doc.diagnostics + loaded.diagnostics
+    result = check_pipeline(loaded, overrides=args.overrides, check_paths=not args.no_path_checks)
+    report = FileReport(shown, "pipeline", _relative(result.diagnostics), "pipeline job")
+    if result.plan is not None:
+        steps = len(result.plan.steps)
+        report.summary = f"pipeline job, {steps} step{'s' if steps != 1 else ''}"
+        report.plan = result.plan.to_dict() if getattr(args, "show_plan", False) else None
+    return report
+
+
+def _display(file: str) -> str:
+    """A path relative to the working directory when it is below it."""
+    absolute = os.path.abspath(file)
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith("..") else relative
+
+
+def _relative(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    out = []
+    for d in diagnostics:
+        loc = d.location
+        if loc is not None and loc.file and os.path.isabs(loc.file):
+            d = replace(d, location=replace(loc, file=_display(loc.file)))
+        out.append(d)
+    return out
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+def _status(report: FileReport) -> str:
+    if report.kind == "skipped":
+        return f"{report.file}: {report.summary}"
+    warn = f", {_plural(report.warnings, 'warning')}" if report.warnings else ""
+    if report.valid:
+        return f"{report.file}: OK ({report.summary}{warn})"
+    return f"{report.file}: invalid: {_plural(report.errors, 'error')}{warn}"
+
+
+def _print_text(reports: list[FileReport]) -> None:
+    for report in reports:
+        for d in report.diagnostics:
+            print(d.format())
+        print(_status(report))
+        if report.plan is not None:
+            print(json.dumps(report.plan, indent=2, default=str))
+    if len(reports) > 1:
+        checked = [r for r in reports if r.kind != "skipped"]
+        bad = [r for r in checked if not r.valid]
+        skipped = len(reports) - len(checked)
+        tail = f", {skipped} skipped" if skipped else ""
+        print(f"{_plural(len(checked), 'file')} checked: {len(checked) - len(bad)} valid, {len(bad)} invalid"
+              f"{tail} ({_plural(sum(r.errors for r in reports), 'error')}, "
+              f"{_plural(sum(r.warnings for r in reports), 'warning')})")
+
+
+def _json(reports: list[FileReport]) -> dict[str, Any]:
+    return {
+        "valid": all(r.valid for r in reports),
+        "files": [
+            {"file": r.file, "kind": r.kind, "valid": r.valid, "errors": r.errors, "warnings": r.warnings,
+             "diagnostics": [d.to_dict() for d in r.diagnostics],
+             **({"plan": r.plan} if r.plan is not None else {})}
+            for r in reports
+        ],
+    }
+
+
+__all__ = ["register", "run_component_validate", "run_job_validate"]

@@ -1,0 +1,75 @@
+"""Validate a parallel or command component file on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mlpipe.compiler.assets import load_asset_map
+from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.pipeline import sort_diagnostics
+from mlpipe.compiler.scope import Node
+from mlpipe.compiler.steps import BuildContext, build_step
+from mlpipe.compiler.values import coerce_literal, is_data_type
+from mlpipe.diagnostics import Diagnostic
+from mlpipe.plan import PlanInput, PlanOutput
+from mlpipe.schema import Loaded, load_component
+
+
+def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
+    """Every problem and warning of a parallel or command component file.
+
+    Checks what the schema layer checks, and that every ``${{inputs.x}}`` /
+    ``${{outputs.y}}`` names a declared input or output, that defaults fit their
+    declared type, that the code folder and entry script exist, and the
+    parallel-run flags in ``program_arguments``.
+    """
+    reporter = Reporter()
+    loaded = source if isinstance(source, Loaded) else load_component(Path(source))
+    reporter.extend(loaded.diagnostics)
+    if not isinstance(loaded.data, dict):
+        return reporter.items
+    doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
+    if doc.get("type") not in ("parallel", "command"):
+        return reporter.items
+    name = doc.get("name")
+    node = Node(name if isinstance(name, str) else doc.file.stem, doc, key=())
+    node.inputs = _placeholder_inputs(doc, reporter)
+    node.outputs = _placeholder_outputs(doc)
+    assets, problems = load_asset_map(doc.base_dir)
+    reporter.extend(problems)
+    build_step(node, BuildContext(reporter, assets, {}, doc.base_dir / ".mlpipe-validate"))
+    return sort_diagnostics(reporter.items)
+
+
+def _placeholder_inputs(doc: Doc, reporter: Reporter) -> dict[str, PlanInput]:
+    """Declared inputs with their defaults, or a ``<name>`` placeholder when required."""
+    decls = doc.get("inputs")
+    inputs: dict[str, PlanInput] = {}
+    for name, decl in (decls.items() if isinstance(decls, dict) else []):
+        decl = decl if isinstance(decl, dict) else {}
+        type_ = str(decl.get("type") or "string")
+        optional = decl.get("optional") is True
+        default = decl.get("default")
+        if default is not None and not is_data_type(type_):
+            value, problem = coerce_literal(default, decl)
+            if problem:
+                reporter.error(doc, ("inputs", name, "default"), problem, code="type")
+            inputs[str(name)] = PlanInput(str(name), type_, value=value, optional=optional)
+        elif is_data_type(type_) and not optional:
+            inputs[str(name)] = PlanInput(str(name), type_, path=f"<{name}>")
+        elif not optional:
+            inputs[str(name)] = PlanInput(str(name), type_, value=f"<{name}>")
+        else:
+            inputs[str(name)] = PlanInput(str(name), type_, optional=True)
+    return inputs
+
+
+def _placeholder_outputs(doc: Doc) -> dict[str, PlanOutput]:
+    decls = doc.get("outputs")
+    return {str(name): PlanOutput(str(name), str((decl or {}).get("type") or "uri_folder")
+                                  if isinstance(decl, dict) or decl is None else "uri_folder",
+                                  path=f"<{name}>")
+            for name, decl in (decls.items() if isinstance(decls, dict) else [])}
+
+
+__all__ = ["validate_component"]

@@ -1,0 +1,94 @@
+"""Resolve a step's ``component:`` reference: a local file, an inline mapping, a
+prompt flow, or a remote (registry / workspace) component."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
+from mlpipe.compiler.context import Doc, Reporter, SAFE_LOADER
+from mlpipe.schema import PositionMap, load_component, load_component_data
+
+FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
+
+
+@dataclass
+class ComponentRef:
+    """What ``component:`` points at. ``doc`` is set for local and inline components."""
+
+    kind: Literal["local", "inline", "remote", "flow", "missing"]
+    reference: str
+    doc: Doc | None = None
+
+
+class ComponentCache:
+    """Loads each component file once per compilation and reports its own problems once."""
+
+    def __init__(self, reporter: Reporter, assets: AssetMap):
+        self.reporter = reporter
+        self.assets = assets
+        self._docs: dict[Path, Doc | None] = {}
+
+    def resolve(self, value: Any, owner: Doc, path: tuple[str | int, ...]) -> ComponentRef:
+        """The component named by ``value`` (found at ``path`` of ``owner``)."""
+        if isinstance(value, dict):
+            prefix = owner.prefix + tuple(path)
+            loaded = load_component_data(value, str(owner.file), positions=_inside(owner.positions, prefix))
+            self.reporter.extend(loaded.diagnostics)
+            return ComponentRef("inline", "<inline>", Doc(value, owner.file, owner.positions,
+                                                          owner.prefix + tuple(path)))
+        reference = str(value).strip()
+        if is_remote(reference):
+            local = self.assets.local(reference)
+            if local is None:
+                return ComponentRef("remote", reference)
+            return self._local(reference, local, owner, path)
+        target = Path(strip_file_prefix(reference)).expanduser()
+        target = target if target.is_absolute() else (owner.base_dir / target)
+        return self._local(reference, target.resolve(), owner, path)
+
+    def _local(self, reference: str, target: Path, owner: Doc, path: tuple[str | int, ...]) -> ComponentRef:
+        if target.is_dir() and any((target / name).is_file() for name in FLOW_FILES):
+            return ComponentRef("flow", reference)
+        if not target.is_file():
+            self.reporter.error(owner, path, f"component file '{reference}' not found "
+                                             f"(looked for {target})", code="missing-path")
+            return ComponentRef("missing", reference)
+        if target.name in FLOW_FILES or _is_flow_file(target):
+            return ComponentRef("flow", reference)
+        if target not in self._docs:
+            loaded = load_component(target)
+            self.reporter.extend(loaded.diagnostics)
+            data = loaded.data if isinstance(loaded.data, dict) else None
+            self._docs[target] = None if data is None else Doc(data, target, loaded.positions)
+        doc = self._docs[target]
+        return ComponentRef("local", reference, doc) if doc else ComponentRef("missing", reference)
+
+
+def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> PositionMap | None:
+    """The positions of the part of a document under ``prefix``, with ``prefix`` removed."""
+    if positions is None:
+        return None
+    n = len(prefix)
+    return PositionMap(positions.file,
+                       {p[n:]: loc for p, loc in positions.keys.items() if p[:n] == prefix},
+                       {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix})
+
+
+def _is_flow_file(path: Path) -> bool:
+    """A prompt-flow ``Run``/``Flow`` YAML: a promptflow ``$schema`` or a ``flow:`` key and no ``type``."""
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    schema = str(data.get("$schema", ""))
+    return "promptflow" in schema.lower() or ("flow" in data and "type" not in data)
+
+
+__all__ = ["ComponentCache", "ComponentRef", "FLOW_FILES"]

@@ -1,0 +1,101 @@
+"""Loaded documents and the diagnostics collected while compiling them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mlpipe.diagnostics import Diagnostic, DiagnosticBag, Location, Severity
+from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
+
+# PyYAML's libyaml reader when present: YAML 1.1, like the schema layer and azure-ai-ml.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class Doc:
+    """One YAML document (a pipeline or a component file) with its positions.
+
+    ``prefix`` is the key path of the document inside its file (an inline
+    component sits at ``jobs.<step>.component`` of the pipeline file).
+    """
+
+    data: dict[str, Any]
+    file: Path
+    positions: PositionMap | None = None
+    prefix: KeyPath = ()
+
+    @property
+    def base_dir(self) -> Path:
+        return self.file.parent
+
+    def get(self, *path: str | int) -> Any:
+        """The value at ``path`` inside the document, ``None`` when absent."""
+        node: Any = self.data
+        for part in path:
+            if isinstance(node, dict):
+                node = node.get(part)
+            elif isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+                node = node[part]
+            else:
+                return None
+        return node
+
+    def has(self, *path: str | int) -> bool:
+        parent = self.get(*path[:-1])
+        return isinstance(parent, dict) and path[-1] in parent
+
+    def locate(self, path: KeyPath) -> Location:
+        full = self.prefix + tuple(path)
+        if self.positions is None:
+            return Location(str(self.file))
+        return self.positions.locate(full)
+
+    def key_path(self, path: KeyPath) -> str:
+        return format_key_path(self.prefix + tuple(path))
+
+
+@dataclass
+class Reporter(DiagnosticBag):
+    """Collects diagnostics without duplicates, in the order they were found."""
+
+    _seen: set[tuple[Any, ...]] = field(default_factory=set)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        loc = diagnostic.location or Location()
+        key = (loc.file, loc.line, loc.column, diagnostic.key_path, diagnostic.message, diagnostic.severity)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.items.append(diagnostic)
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        for diagnostic in diagnostics:
+            self.add(diagnostic)
+
+    def report(self, doc: Doc, path: KeyPath, message: str, *, code: str = "invalid",
+               hint: str | None = None, severity: Severity = "error") -> None:
+        self.add(Diagnostic(message=message, key_path=doc.key_path(path), location=doc.locate(path),
+                            severity=severity, code=code, hint=hint))
+
+    def error(self, doc: Doc, path: KeyPath, message: str, *, code: str = "invalid",
+              hint: str | None = None) -> None:
+        self.report(doc, path, message, code=code, hint=hint)
+
+    def warn(self, doc: Doc, path: KeyPath, message: str, *, code: str = "warning",
+             hint: str | None = None) -> None:
+        self.report(doc, path, message, code=code, hint=hint, severity="warning")
+
+    def has_error_at(self, doc: Doc, path: KeyPath) -> bool:
+        """True when an error was already reported for this key (or a key inside it)."""
+        key = doc.key_path(path)
+        file = doc.locate(()).file
+        return any(d.severity == "error" and d.location is not None and d.location.file == file
+                   and (d.key_path == key or d.key_path.startswith(key + ".") or d.key_path.startswith(key + "["))
+                   for d in self.items)
+
+
+__all__ = ["Doc", "Reporter", "SAFE_LOADER"]

@@ -1,0 +1,324 @@
+"""Resolve the inputs and outputs of the pipeline and of each step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mlpipe.compiler.assets import AssetMap
+from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
+from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.outputs import OutputPlace, output_path, template_problems
+from mlpipe.compiler.scope import Node
+from mlpipe.compiler.values import (
+    INPUT_MODE_ALIASES,
+    OUTPUT_MODE_ALIASES,
+    coerce_literal,
+    is_data_type,
+    is_literal_type,
+    literal_type,
+    mode_of,
+    remote_kind,
+    resolve_data_path,
+)
+from mlpipe.diagnostics import did_you_mean
+from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset, StepOutputRef
+
+Path_ = tuple[str | int, ...]
+
+
+def legacy_message(text: str) -> str:
+    """azure-ai-ml's wording for a node binding written without ``parent.``."""
+    new = text.replace("{{", "{{parent.", 1) if "{{" in text else text.replace("<<", "<<parent.", 1)
+    return f"{text} has changed to {new}, please change to use new format."
+
+
+@dataclass
+class IOResolver:
+    """Resolves inputs and outputs; collects the remote references it meets."""
+
+    doc: Doc
+    reporter: Reporter
+    assets: AssetMap
+    place: OutputPlace
+    check_paths: bool = True
+    pipeline_inputs: dict[str, PlanInput] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    remote: dict[str, list[RemoteAsset]] = field(default_factory=dict)  # "" = pipeline level
+    bound_outputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # pipeline output -> (step, output)
+
+    def _names_nothing(self, path: Path_, text: str, what: str, label: str, wanted: str,
+                       names: list[str]) -> None:
+        """``${{...}} names no <what> (<label>: a, b) (did you mean ...?)``."""
+        self.reporter.error(self.doc, path, f"{text} names no {what} ({label}: {', '.join(names) or 'none'})",
+                            code="binding", hint=did_you_mean(wanted, names))
+
+    # -- pipeline inputs ------------------------------------------------------------------
+
+    def resolve_pipeline_inputs(self) -> dict[str, PlanInput]:
+        raw = self.doc.get("inputs")
+        for name, value in (raw.items() if isinstance(raw, dict) else []):
+            self.pipeline_inputs[str(name)] = self._value(str(name), value, None, ("inputs", name), "")
+        return self.pipeline_inputs
+
+    # -- step outputs ---------------------------------------------------------------------
+
+    def resolve_outputs(self, node: Node, append_target: str | None) -> None:
+        decls = node.declared_outputs()
+        given = node.data.get("outputs")
+        given = given if isinstance(given, dict) else {}
+        names = list(decls or {}) + [n for n in given if decls is None or n not in decls]
+        for name in names:
+            path = node.path + ("outputs", name)
+            if decls is not None and name not in decls:
+                self._undeclared(node, path, name, "output", list(decls))
+                continue
+            decl = decls.get(name) if decls else None
+            node.outputs[name] = self._output(node, name, given.get(name), decl, path, name == append_target)
+
+    def _output(self, node: Node, name: str, value: Any, decl: Any, path: Path_, append: bool) -> PlanOutput:
+        type_ = mode = template = bound = None
+        binding = value
+        if isinstance(value, dict):
+            type_, mode = value.get("type"), value.get("mode")
+            binding = value.get("path")
+            if whole_reference(binding) is None:
+                template, binding = binding, None
+        if binding is not None:
+            ref = whole_reference(binding)
+            if ref is not None and ref.scope == "parent_output":
+                declared = self.doc.get("outputs")
+                declared = declared if isinstance(declared, dict) else {}
+                if ref.name not in declared:
+                    self._names_nothing(path, ref.text, "pipeline output", "declared outputs", ref.name,
+                                        list(map(str, declared)))
+                else:
+                    bound = ref.name
+            elif ref is not None and ref.scope in ("input", "output"):
+                self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
+            else:
+                self.reporter.error(self.doc, path, "an output must be empty, a mapping with type/mode/path, "
+                                    f"or ${{{{parent.outputs.<name>}}}}, got {binding!r}", code="binding")
+        pipeline_out = self.doc.get("outputs", bound) if bound else None
+        pipeline_out = pipeline_out if isinstance(pipeline_out, dict) else {}
+        decl = decl if isinstance(decl, dict) else {}
+        type_ = type_ or decl.get("type") or pipeline_out.get("type") or "uri_folder"
+        mode = mode_of(mode or pipeline_out.get("mode") or decl.get("mode"), OUTPUT_MODE_ALIASES)
+        if template is None and isinstance(pipeline_out.get("path"), str):
+            template = pipeline_out["path"]
+        if isinstance(template, str):
+            at = path + ("path",) if isinstance(value, dict) and "path" in value else path
+            for bad in template_problems(template):
+                self.reporter.error(self.doc, at, f"an output path may use only ${{{{name}}}}, "
+                                    f"${{{{output_name}}}} and ${{{{default_datastore}}}}, got {bad}",
+                                    code="binding")
+        else:
+            template = None
+        if bound is not None:
+            if bound in self.bound_outputs:
+                other = self.bound_outputs[bound]
+                self.reporter.error(self.doc, path, f"pipeline output '{bound}' is already bound to "
+                                    f"jobs.{other[0]}.outputs.{other[1]}", code="binding")
+            else:
+                self.bound_outputs[bound] = (node.name, name)
+        return PlanOutput(name=name, type=str(type_), mode=mode,
+                          path=output_path(self.place, node.name, name, str(type_), template, append),
+                          declared_path=template, location=self.doc.locate(path))
+
+    # -- step inputs ----------------------------------------------------------------------
+
+    def dependencies(self, node: Node) -> list[tuple[str, Path_]]:
+        """``(upstream step, key path)`` for every ``parent.jobs`` binding among the node's inputs."""
+        found = []
+        given = node.data.get("inputs")
+        for name, value in (given.items() if isinstance(given, dict) else []):
+            text = value.get("path") if isinstance(value, dict) else value
+            for ref in references_in(text):
+                if ref.scope == "step_output":
+                    found.append((ref.step, node.path + ("inputs", name)))
+        return found
+
+    def resolve_inputs(self, node: Node) -> None:
+        decls = node.declared_inputs()
+        given = node.data.get("inputs")
+        given = given if isinstance(given, dict) else {}
+        for name, value in given.items():
+            path = node.path + ("inputs", name)
+            if decls is not None and name not in decls:
+                self._undeclared(node, path, str(name), "input", list(decls))
+                continue
+            decl = decls.get(name) if decls else None
+            node.inputs[str(name)] = self._value(str(name), value, decl, path, node.name)
+        for name, decl in (decls or {}).items():
+            if name not in given:
+                node.inputs[str(name)] = self._default(node, str(name), decl)
+
+    def _default(self, node: Node, name: str, decl: Any) -> PlanInput:
+        decl = decl if isinstance(decl, dict) else {}
+        comp = node.comp_doc
+        assert comp is not None
+        type_ = str(decl.get("type") or "string")
+        optional = decl.get("optional") is True
+        if decl.get("default") is not None:
+            if is_data_type(type_) and isinstance(decl["default"], str):
+                return self._data(name, type_, decl.get("mode"), decl["default"], comp,
+                                  ("inputs", name, "default"), node.name, optional)
+            value, problem = coerce_literal(decl["default"], decl)
+            if problem:
+                self.reporter.error(comp, ("inputs", name, "default"), problem, code="type")
+            return PlanInput(name, type_, value=value, optional=optional, location=comp.locate(("inputs", name)))
+        if not optional and not node.is_opaque:
+            self.reporter.error(self.doc, node.path + ("inputs",),
+                                f"required input '{name}' of component '{comp.get('name') or comp.file.name}' "
+                                "is not provided", code="required")
+        return PlanInput(name, type_, mode=mode_of(decl.get("mode"), INPUT_MODE_ALIASES), optional=optional,
+                         location=comp.locate(("inputs", name)))
+
+    def _undeclared(self, node: Node, path: Path_, name: str, kind: str, declared: list[str]) -> None:
+        comp = node.comp_doc
+        label = (comp.get("name") if comp is not None else None) or (node.component.reference if node.component else "")
+        self.reporter.error(self.doc, path, f"component '{label}' has no {kind} '{name}' (declared {kind}s: "
+                            f"{', '.join(map(str, declared)) or 'none'})", code="unknown-" + kind,
+                            hint=did_you_mean(name, list(map(str, declared))))
+
+    def _value(self, name: str, value: Any, decl: Any, path: Path_, step: str) -> PlanInput:
+        """One input value: a literal, a data mapping, or a binding."""
+        decl = decl if isinstance(decl, dict) else None
+        decl_type = decl.get("type") if decl else None
+        optional = bool(decl and decl.get("optional") is True)
+        loc = self.doc.locate(path)
+        if isinstance(value, dict):
+            type_ = value.get("type") or decl_type
+            mode = value.get("mode") or (decl.get("mode") if decl else None)
+            raw = value.get("path")
+            if whole_reference(raw) is not None:
+                return self._bound(name, whole_reference(raw), type_, mode, decl, path + ("path",), step)
+            if isinstance(raw, str):
+                return self._data(name, str(type_ or "uri_folder"), mode, raw, self.doc, path + ("path",),
+                                  step, optional)
+            for key in ("value", "default"):
+                if key in value and value[key] is not None:
+                    return self._literal(name, value[key], decl or ({"type": type_} if type_ else None),
+                                         path + (key,), str(type_ or literal_type(value[key])))
+            return PlanInput(name, str(type_ or "uri_folder"), mode=mode_of(mode, INPUT_MODE_ALIASES),
+                             optional=optional, location=loc)
+        ref = whole_reference(value)
+        if ref is not None and not step:
+            self.reporter.error(self.doc, path, f"a pipeline input is a value or a path, not a binding ({ref.text})",
+                                code="binding")
+            return PlanInput(name, "string", location=loc)
+        if ref is not None:
+            mode = decl.get("mode") if decl else None
+            return self._bound(name, ref, decl_type, mode, decl, path, step)
+        if value is None:
+            return PlanInput(name, str(decl_type or "string"), optional=optional, location=loc)
+        if isinstance(value, str) and references_in(value):
+            value = self._interpolate(value, path, step)
+        return self._literal(name, value, decl, path, str(decl_type or literal_type(value)))
+
+    def _literal(self, name: str, value: Any, decl: dict[str, Any] | None, path: Path_, type_: str,
+                 origin: str | None = None) -> PlanInput:
+        if isinstance(value, (dict, list)):
+            self.reporter.error(self.doc, path, "an input value must be a scalar, a mapping with "
+                                "type/path/mode, or a binding", code="type")
+            value = None
+        else:
+            value, problem = coerce_literal(value, decl)
+            if problem:
+                suffix = f" (from {origin})" if origin else ""
+                self.reporter.error(self.doc, path, problem + suffix, code="type")
+        return PlanInput(name, type_, value=value, location=self.doc.locate(path))
+
+    def _interpolate(self, text: str, path: Path_, step: str) -> str:
+        """``"prefix-${{parent.inputs.x}}"`` with pipeline literals substituted."""
+
+        def render(ref: Reference) -> str:
+            found = self.pipeline_inputs.get(ref.name) if ref.scope == "parent_input" else None
+            if found is not None and found.value is not None:
+                return str(found.as_argument())
+            self.reporter.error(self.doc, path, f"{ref.text} inside a longer string must name a literal "
+                                "pipeline input", code="binding")
+            return ref.text
+
+        return substitute(text, render) if step else text
+
+    def _data(self, name: str, type_: str, mode: Any, raw: str, doc: Doc, path: Path_, step: str,
+              optional: bool) -> PlanInput:
+        local, remote = resolve_data_path(raw, type_, doc.base_dir, self.assets)
+        loc = doc.locate(path)
+        mode = mode_of(mode, INPUT_MODE_ALIASES)
+        if remote is not None:
+            self.remote.setdefault(step, []).append(
+                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc))  # type: ignore[arg-type]
+            return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
+        if self.check_paths and local is not None:
+            self._check_local(Path(local), raw, type_, doc, path)
+        return PlanInput(name, type_, mode=mode, path=local, optional=optional, location=loc)
+
+    def _check_local(self, local: Path, raw: str, type_: str, doc: Doc, path: Path_) -> None:
+        if not local.exists():
+            self.reporter.error(doc, path, f"input path '{raw}' not found (looked for {local})",
+                                code="missing-path", hint="use --no-path-checks if the data is not checked in")
+        elif type_ == "mltable" and local.is_dir() and not (local / "MLTable").is_file():
+            self.reporter.warn(doc, path, f"mltable input '{raw}' has no MLTable file; its files are read "
+                               "as a uri_folder", code="mltable")
+
+    def _bound(self, name: str, ref: Reference | None, type_: Any, mode: Any, decl: dict[str, Any] | None,
+               path: Path_, step: str) -> PlanInput:
+        assert ref is not None
+        loc = self.doc.locate(path)
+        optional = bool(decl and decl.get("optional") is True)
+        mode = mode_of(mode, INPUT_MODE_ALIASES)
+        if ref.scope == "parent_input":
+            found = self.pipeline_inputs.get(ref.name)
+            if found is None:
+                self._names_nothing(path, ref.text, "pipeline input", "declared inputs", ref.name,
+                                    list(self.pipeline_inputs))
+                return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+            if found.value is not None:
+                literal = self._literal(name, found.value, decl, path, str(type_ or found.type), ref.text)
+                return PlanInput(name, literal.type, value=literal.value, optional=optional, location=loc)
+            if decl and is_literal_type(decl.get("type")) and found.is_set:
+                self.reporter.error(self.doc, path, f"input '{name}' is declared {decl.get('type')} but "
+                                    f"{ref.text} is a {found.type} input", code="type")
+            return PlanInput(name, str(type_ or found.type), mode=mode or found.mode, path=found.path,
+                             remote=found.remote, optional=optional or found.optional, location=loc)
+        if ref.scope == "step_output":
+            return self._upstream(name, ref, type_, mode, optional, path, step)
+        if ref.scope in ("input", "output"):
+            self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
+        elif ref.scope == "parent_output":
+            self.reporter.error(self.doc, path, f"a step input cannot read a pipeline output ({ref.text}); "
+                                "bind the producing step's output with ${{parent.jobs.<step>.outputs.<name>}}",
+                                code="binding")
+        else:
+            self.reporter.error(self.doc, path, f"unknown binding {ref.text}", code="binding",
+                                hint="expected ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}")
+        return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+
+    def _upstream(self, name: str, ref: Reference, type_: Any, mode: Any, optional: bool, path: Path_,
+                  step: str) -> PlanInput:
+        loc = self.doc.locate(path)
+        producer = self.nodes.get(str(ref.step))
+        if producer is None:
+            self._names_nothing(path, ref.text, "step", "steps", str(ref.step), list(self.nodes))
+            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+        if producer.name == step:
+            self.reporter.error(self.doc, path, f"step '{step}' reads its own output '{ref.name}' ({ref.text})",
+                                code="cycle")
+            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+        out = producer.outputs.get(ref.name)
+        if out is None and producer.is_opaque:
+            out = PlanOutput(ref.name, "uri_folder", path=output_path(self.place, producer.name, ref.name,
+                                                                         "uri_folder", None, False))
+            producer.outputs[ref.name] = out
+        if out is None:
+            self._names_nothing(path, ref.text, f"output of step '{producer.name}'", "declared outputs",
+                                ref.name, list(producer.outputs))
+            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+        return PlanInput(name, str(type_ or out.type), mode=mode, path=out.path,
+                         source=StepOutputRef(producer.name, out.name), optional=optional, location=loc)
+
+
+__all__ = ["IOResolver", "legacy_message"]

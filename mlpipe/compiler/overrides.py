@@ -1,0 +1,96 @@
+"""``--set key.path=value`` overrides, like ``az ml job create --set``.
+
+Each override names a dotted key path in the loaded YAML data
+(``jobs.score.mini_batch_size=5``, ``inputs.data.path=./other``,
+``jobs.train.partition_keys.0=Store``). The value is read as a YAML scalar
+(``5`` is an int, ``true`` a bool, ``[a, b]`` a list); when the key already holds
+a string, the text is kept as a string, so ``mini_batch_size=5`` stays ``"5"``.
+Every mapping on the way must exist; only the last key may be new.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import yaml
+
+from mlpipe.compiler.context import SAFE_LOADER
+from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
+
+
+class OverrideSyntaxError(ValueError):
+    """An override is not written ``key.path=value`` (a usage error)."""
+
+
+def parse_override(text: str) -> tuple[list[str], str]:
+    """``"a.b=c"`` -> ``(["a", "b"], "c")``; :class:`OverrideSyntaxError` otherwise."""
+    key, sep, value = text.partition("=")
+    parts = key.strip().split(".")
+    if not sep or not key.strip() or any(not p for p in parts):
+        raise OverrideSyntaxError(
+            f"invalid --set {text!r}: expected KEY.PATH=VALUE, e.g. jobs.score.mini_batch_size=5")
+    return parts, value
+
+
+def _yaml_value(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=SAFE_LOADER) if text.strip() else ""
+    except yaml.YAMLError:
+        return text
+
+
+def apply_overrides(data: Any, overrides: Sequence[str]) -> tuple[Any, list[Diagnostic]]:
+    """A copy of ``data`` with every override applied, and the problems found.
+
+    Raises :class:`OverrideSyntaxError` for an override that is not ``KEY=VALUE``.
+    """
+    parsed = [parse_override(item) for item in overrides]
+    if not parsed:
+        return data, []
+    data = copy.deepcopy(data)
+    problems: list[Diagnostic] = []
+    for parts, text in parsed:
+        problem = _apply_one(data, parts, text)
+        if problem is not None:
+            problems.append(problem)
+    return data, problems
+
+
+def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
+    node = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        where = ".".join(parts[:depth]) or "the document"
+        if isinstance(node, dict):
+            if last:
+                old = node.get(part)
+                node[part] = text if isinstance(old, str) else _yaml_value(text)
+                return None
+            if part not in node or not isinstance(node[part], (dict, list)):
+                hint = did_you_mean(part, [str(k) for k in node]) if part not in node else None
+                reason = (f"no key '{part}' in {where}" if part not in node
+                          else f"'{part}' in {where} is not a mapping")
+                return _problem(parts, f"cannot set: {reason}", hint)
+            node = node[part]
+        elif isinstance(node, list):
+            if not part.lstrip("-").isdigit() or not -len(node) <= int(part) < len(node):
+                return _problem(parts, f"cannot set: {where} is a list of {len(node)} items; "
+                                       f"'{part}' is not an index in it")
+            if last:
+                old = node[int(part)]
+                node[int(part)] = text if isinstance(old, str) else _yaml_value(text)
+                return None
+            node = node[int(part)]
+        else:
+            return _problem(parts, f"cannot set: {where} is not a mapping")
+    return None
+
+
+def _problem(parts: list[str], message: str, hint: str | None = None) -> Diagnostic:
+    return Diagnostic(message=message, key_path=".".join(parts), location=Location("--set"),
+                      code="override", hint=hint)
+
+
+__all__ = ["OverrideSyntaxError", "apply_overrides", "parse_override"]

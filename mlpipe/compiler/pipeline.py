@@ -1,0 +1,266 @@
+"""Compile a pipeline job YAML into an :class:`~mlpipe.plan.ExecutionPlan`."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from mlpipe.compiler.assets import load_asset_map
+from mlpipe.compiler.components import ComponentCache, ComponentRef
+from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.graph import order_steps
+from mlpipe.compiler.io import IOResolver
+from mlpipe.compiler.outputs import OutputPlace, output_path
+from mlpipe.compiler.overrides import apply_overrides
+from mlpipe.compiler.scope import Node
+from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
+from mlpipe.compiler.values import DEFAULT_DATASTORE
+from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.frozen import freeze
+from mlpipe.plan import ExecutionPlan, JobSettings, PipelineOutput, RemoteAsset, StepOutputRef
+from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
+
+RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
+DEFAULT_RUNS_DIR = "mlpipe-runs"
+JOB_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,254}$")
+
+
+@dataclass
+class CompileResult:
+    """The plan (``None`` when there are errors) and every diagnostic found."""
+
+    plan: ExecutionPlan | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity != "error"]
+
+
+def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+                     job_name: str | None = None, overrides: Sequence[str] = (),
+                     check_paths: bool = True) -> ExecutionPlan:
+    """The execution plan of a pipeline job YAML.
+
+    Raises :class:`~mlpipe.diagnostics.ValidationError` with every problem found;
+    warnings end up in ``plan.warnings``. ``overrides`` are ``--set`` style
+    ``key.path=value`` strings; ``check_paths=False`` skips the checks that local
+    data paths exist (code folders, entry scripts and component files are always checked).
+    """
+    result = check_pipeline(source, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
+                            check_paths=check_paths)
+    if result.plan is None:
+        raise ValidationError(result.diagnostics)
+    return result.plan
+
+
+def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] = (),
+                      check_paths: bool = True) -> list[Diagnostic]:
+    """Every problem and warning of a pipeline job YAML (empty when it is clean)."""
+    return check_pipeline(source, overrides=overrides, check_paths=check_paths).diagnostics
+
+
+def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+                   job_name: str | None = None, overrides: Sequence[str] = (),
+                   check_paths: bool = True) -> CompileResult:
+    """Compile without raising: the plan when valid, and all diagnostics either way.
+
+    Raises :class:`~mlpipe.compiler.overrides.OverrideSyntaxError` for an override
+    that is not ``KEY=VALUE`` and :class:`ValueError` for an invalid ``job_name``.
+    """
+    if job_name is not None and not JOB_NAME.match(job_name):
+        raise ValueError(f"invalid job name {job_name!r}: must match {JOB_NAME.pattern}")
+    reporter = Reporter()
+    loaded = source if isinstance(source, Loaded) else load_pipeline(Path(source))
+    if overrides:
+        data, problems = apply_overrides(loaded.data, overrides)
+        reporter.extend(problems)
+        loaded = load_pipeline_data(data, loaded.source, positions=loaded.positions)
+    reporter.extend(loaded.diagnostics)
+    if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
+        return CompileResult(None, reporter.items)
+    doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
+    plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
+    diagnostics = sort_diagnostics(reporter.items)
+    if reporter.errors:
+        return CompileResult(None, diagnostics)
+    assert plan is not None
+    return CompileResult(_with_warnings(plan, reporter.warnings), diagnostics)
+
+
+def sort_diagnostics(items: list[Diagnostic]) -> list[Diagnostic]:
+    """Errors before warnings; within each, by file (in order of first appearance), line, column."""
+    files: dict[str | None, int] = {}
+    for d in items:
+        files.setdefault(d.location.file if d.location else None, len(files))
+
+    def key(d: Diagnostic) -> tuple[int, int, int, int]:
+        loc = d.location
+        return (d.severity != "error", files[loc.file if loc else None],
+                (loc.line or 0) if loc else 0, (loc.column or 0) if loc else 0)
+
+    return sorted(items, key=key)
+
+
+def _with_warnings(plan: ExecutionPlan, warnings: list[Diagnostic]) -> ExecutionPlan:
+    return replace(plan, warnings=tuple(warnings))
+
+
+def default_runs_dir() -> Path:
+    """``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs``."""
+    return Path(os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR)
+
+
+class _Compiler:
+    def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None, job_name: str | None,
+                 check_paths: bool):
+        self.doc = doc
+        self.reporter = reporter
+        name = doc.get("name")
+        self.job_name = job_name or (name if isinstance(name, str) and name.strip() else doc.file.stem)
+        self.runs_dir = Path(os.path.abspath(runs_dir or default_runs_dir()))
+        self.run_dir = self.runs_dir / self.job_name
+        settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
+        self.settings = settings
+        datastore = settings.get("default_datastore")
+        if isinstance(datastore, str) and datastore.startswith("azureml:"):
+            datastore = datastore.split(":", 1)[1]
+        self.datastore = datastore if isinstance(datastore, str) and datastore else DEFAULT_DATASTORE
+        self.assets, problems = load_asset_map(doc.base_dir)
+        reporter.extend(problems)
+        place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore, doc.base_dir)
+        self.io = IOResolver(doc, reporter, self.assets, place, check_paths)
+        self.components = ComponentCache(reporter, self.assets)
+
+    def run(self) -> ExecutionPlan | None:
+        inputs = self.io.resolve_pipeline_inputs()
+        nodes = self._nodes()
+        for node in nodes.values():
+            self.io.resolve_outputs(node, append_row_target(node))
+        order = self._order(nodes)
+        for name in order:
+            self.io.resolve_inputs(nodes[name])
+        default_compute = self.settings.get("default_compute") or self.doc.get("compute")
+        ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir,
+                           default_compute if isinstance(default_compute, str) else None)
+        steps = []
+        remote: list[RemoteAsset] = list(self.io.remote.get("", []))
+        for name in order:
+            node = nodes[name]
+            ctx.remote = []
+            steps.append(build_step(node, ctx))
+            remote += self._component_asset(node) + ctx.remote + self.io.remote.get(name, [])
+        if self.reporter.errors:
+            return None
+        return ExecutionPlan(
+            source=str(self.doc.file),
+            run_dir=str(self.run_dir),
+            steps=tuple(steps),
+            name=self.job_name,
+            display_name=_text(self.doc.get("display_name")),
+            description=_text(self.doc.get("description")),
+            experiment_name=_text(self.doc.get("experiment_name")),
+            tags=freeze({str(k): str(v) for k, v in (self.doc.get("tags") or {}).items()}
+                        if isinstance(self.doc.get("tags"), dict) else {}),
+            inputs=freeze(inputs),
+            outputs=freeze(self._pipeline_outputs(nodes)),
+            settings=JobSettings(
+                default_compute=_text(self.settings.get("default_compute")),
+                default_datastore=_text(self.settings.get("default_datastore")),
+                continue_on_step_failure=self.settings.get("continue_on_step_failure") is True,
+                force_rerun=self.settings.get("force_rerun") is True,
+            ),
+            remote_assets=tuple(remote),
+        )
+
+    def _nodes(self) -> dict[str, Node]:
+        jobs = self.doc.get("jobs")
+        if not isinstance(jobs, dict) or not jobs:
+            if not self.reporter.has_error_at(self.doc, ("jobs",)):
+                self.reporter.error(self.doc, ("jobs",) if self.doc.has("jobs") else (),
+                                    "a pipeline needs at least one step under jobs", code="required")
+            return {}
+        nodes: dict[str, Node] = {}
+        for name, value in jobs.items():
+            if not isinstance(value, dict):
+                continue  # the schema layer reported it
+            node = Node(str(name), self.doc)
+            path = ("jobs", name, "component")
+            if self.reporter.has_error_at(self.doc, path):
+                node.component = ComponentRef("missing", str(value.get("component")))
+            elif value.get("component") is not None:
+                node.component = self.components.resolve(value["component"], self.doc, path)
+                self._check_type(node)
+            nodes[node.name] = node
+        self.io.nodes = nodes
+        return nodes
+
+    def _check_type(self, node: Node) -> None:
+        """A node's ``type`` must be its component's."""
+        comp = node.comp_doc
+        mine, theirs = node.data.get("type"), comp.get("type") if comp is not None else None
+        if isinstance(mine, str) and isinstance(theirs, str) and mine != theirs:
+            self.reporter.error(self.doc, node.path + ("type",), f"the step is type '{mine}' but its component "
+                                f"'{node.component.reference if node.component else ''}' is type '{theirs}'",
+                                code="type")
+
+    def _component_asset(self, node: Node) -> list[RemoteAsset]:
+        comp = node.component
+        if node.other_type is not None:
+            path = node.path + ("type",)
+            return [RemoteAsset(self.doc.key_path(path), f"type: {node.other_type} (not run locally)",
+                                "component", self.doc.locate(path))]
+        if comp is None or comp.kind not in ("remote", "flow"):
+            return []
+        path = node.path + ("component",)
+        return [RemoteAsset(self.doc.key_path(path), comp.reference,
+                            "flow" if comp.kind == "flow" else "component", self.doc.locate(path))]
+
+    def _order(self, nodes: dict[str, Node]) -> list[str]:
+        where: dict[tuple[str, str], tuple[Any, ...]] = {}
+        for node in nodes.values():
+            for upstream, path in self.io.dependencies(node):
+                if upstream in nodes and upstream != node.name:
+                    node.deps.append(upstream)
+                    where.setdefault((node.name, upstream), path)
+        order, cycles = order_steps(list(nodes), {n.name: n.deps for n in nodes.values()})
+        for cycle in cycles:
+            consumer, producer = cycle[1], cycle[0]
+            path = where.get((consumer, producer), ("jobs", consumer))
+            self.reporter.error(self.doc, path, "steps form a cycle: " + " -> ".join(cycle) +
+                                " (each step reads an output of the one before it)", code="cycle")
+        return order + [name for name in nodes if name not in order]
+
+    def _pipeline_outputs(self, nodes: dict[str, Node]) -> dict[str, PipelineOutput]:
+        declared = self.doc.get("outputs")
+        result: dict[str, PipelineOutput] = {}
+        for name, value in (declared.items() if isinstance(declared, dict) else []):
+            name = str(name)
+            bound = self.io.bound_outputs.get(name)
+            if bound is not None:
+                out = nodes[bound[0]].outputs[bound[1]]
+                result[name] = PipelineOutput(name, out.path, out.type, StepOutputRef(*bound))
+                continue
+            value = value if isinstance(value, dict) else {}
+            type_ = str(value.get("type") or "uri_folder")
+            self.reporter.warn(self.doc, ("outputs", name), f"pipeline output '{name}' is not bound to any "
+                               "step output", code="unbound-output")
+            path = output_path(self.io.place, "", name, type_,
+                               value.get("path") if isinstance(value.get("path"), str) else None, False)
+            result[name] = PipelineOutput(name, path, type_)
+        return result
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+__all__ = ["CompileResult", "check_pipeline", "compile_pipeline", "default_runs_dir", "validate_pipeline"]

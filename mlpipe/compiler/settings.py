@@ -1,0 +1,147 @@
+"""Run settings, code folders and environments of a step.
+
+Settings bound to a literal (``mini_batch_error_threshold: ${{parent.inputs.n}}``)
+are resolved here and checked against the same documented ranges the schema
+layer applies to values written directly (:mod:`mlpipe.schema.ranges`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mlpipe.compiler.assets import AssetMap
+from mlpipe.compiler.bindings import whole_reference
+from mlpipe.compiler.context import Reporter, SAFE_LOADER
+from mlpipe.compiler.scope import Node, Source
+from mlpipe.diagnostics import did_you_mean
+from mlpipe.plan import EnvironmentInfo, PlanInput
+from mlpipe.schema.ranges import SettingError, check_setting
+
+_MISSING = object()
+
+
+def resolve_setting(node: Node, key: str, pipeline_inputs: dict[str, PlanInput],
+                    reporter: Reporter, default: Any = None) -> Any:
+    """The checked value of setting ``key`` (dotted, e.g. ``retry_settings.timeout``)."""
+    src = node.lookup(*key.split("."))
+    if src is None or src.value is None:
+        return default
+    value, origin = _bound_value(node, src, pipeline_inputs, reporter)
+    if value is _MISSING:
+        return default
+    try:
+        return check_setting(key, value)
+    except SettingError as exc:
+        if origin or not reporter.has_error_at(src.doc, src.path):
+            suffix = f" (from {origin})" if origin else ""
+            reporter.error(src.doc, src.path, exc.message + suffix, code=exc.code, hint=exc.hint)
+        return default
+
+
+def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
+                 reporter: Reporter) -> tuple[Any, str | None]:
+    """A setting's value with a binding resolved to the literal it names."""
+    ref = whole_reference(src.value)
+    if ref is None:
+        return src.value, None
+    if ref.scope == "parent_input" and src.doc is node.doc:
+        found = pipeline_inputs.get(ref.name)
+        names = list(pipeline_inputs)
+        kind = "pipeline input"
+    elif ref.scope == "input":
+        found = node.inputs.get(ref.name)
+        names = list(node.inputs)
+        kind = "input of this step"
+    else:
+        reporter.error(src.doc, src.path, f"{ref.text} cannot be used here; bind a literal with "
+                       "${{parent.inputs.<name>}} (in a pipeline) or ${{inputs.<name>}}", code="binding")
+        return _MISSING, None
+    if found is None:
+        reporter.error(src.doc, src.path, f"{ref.text} names no {kind}", code="binding",
+                       hint=did_you_mean(ref.name, names))
+        return _MISSING, None
+    if found.value is None:
+        what = "is not set" if not found.is_set else f"is a {found.type} input, not a literal"
+        reporter.error(src.doc, src.path, f"{ref.text} {what}", code="binding")
+        return _MISSING, None
+    return found.value, ref.text
+
+
+def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[str | None, str | None]:
+    """``(absolute code folder, remote reference)``; a local folder must exist."""
+    if src is None or not isinstance(src.value, str) or not src.value.strip():
+        return None, None
+    raw = src.value.strip()
+    folder, remote = assets.locate(raw, src.doc.base_dir)
+    if folder is None:
+        return None, remote
+    if not folder.is_dir():
+        reporter.error(src.doc, src.path, f"code folder '{raw}' not found (looked for {folder})",
+                       code="missing-path")
+        return str(folder), None
+    return str(folder), None
+
+
+def check_entry_script(folder: str | None, src: Source | None, reporter: Reporter) -> str:
+    """The entry script as written, after checking it exists in the code folder."""
+    if src is None or not isinstance(src.value, str) or not src.value.strip():
+        return ""
+    entry = src.value.strip()
+    if folder is not None and Path(folder).is_dir():
+        target = Path(folder) / entry
+        if not target.is_file():
+            candidates = [p.name for p in Path(folder).glob("*.py")]
+            reporter.error(src.doc, src.path, f"entry script '{entry}' not found in code folder {folder}",
+                           code="missing-path", hint=did_you_mean(Path(entry).name, candidates))
+    return entry
+
+
+def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
+    """What the YAML says about an environment; a missing ``conda_file`` is a warning."""
+    if src is None or src.value is None:
+        return EnvironmentInfo()
+    value = src.value
+    if isinstance(value, str):
+        return EnvironmentInfo(reference=value.strip())
+    if not isinstance(value, dict):
+        return EnvironmentInfo()
+    image = value.get("image") if isinstance(value.get("image"), str) else None
+    conda = value.get("conda_file")
+    if isinstance(conda, dict):
+        return EnvironmentInfo(image=image, conda_dependencies=_dependencies(conda))
+    if isinstance(conda, str) and conda.strip():
+        path = Path(conda.strip()).expanduser()
+        path = (path if path.is_absolute() else src.doc.base_dir / path).resolve()
+        if not path.is_file():
+            reporter.warn(src.doc, src.path + ("conda_file",),
+                          f"conda_file '{conda}' not found; it is not needed locally (mlpipe runs "
+                          "steps with its own Python)", code="missing-conda-file")
+            return EnvironmentInfo(image=image, conda_file=str(path))
+        return EnvironmentInfo(image=image, conda_file=str(path), conda_dependencies=_conda_file(str(path)))
+    return EnvironmentInfo(image=image)
+
+
+@lru_cache(maxsize=256)
+def _conda_file(path: str) -> tuple[str, ...]:
+    try:
+        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return ()
+    return _dependencies(data) if isinstance(data, dict) else ()
+
+
+def _dependencies(conda: dict[str, Any]) -> tuple[str, ...]:
+    names: list[str] = []
+    for dep in conda.get("dependencies") or []:
+        if isinstance(dep, str):
+            names.append(dep)
+        elif isinstance(dep, dict):
+            names.extend(str(p) for p in dep.get("pip") or [] if isinstance(p, (str, int, float)))
+    return tuple(names)
+
+
+__all__ = ["check_entry_script", "code_dir", "environment_info", "resolve_setting"]

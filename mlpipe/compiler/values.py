@@ -1,0 +1,133 @@
+"""Literal values and data paths of inputs and outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mlpipe.compiler.assets import AssetMap
+from mlpipe.plan import DATA_TYPES, LITERAL_TYPES
+from mlpipe.schema.ranges import SettingError, to_int
+from mlpipe.schema.yamlio import describe_value
+
+MODEL_TYPES = frozenset({"mlflow_model", "custom_model", "triton_model"})
+INPUT_MODE_ALIASES = {"mount": "ro_mount"}
+OUTPUT_MODE_ALIASES = {"mount": "rw_mount"}
+DEFAULT_DATASTORE = "workspaceblobstore"
+
+
+def literal_type(value: Any) -> str:
+    """The input type a YAML scalar stands for."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    return "string"
+
+
+def is_literal_type(type_: object) -> bool:
+    return isinstance(type_, str) and type_ in LITERAL_TYPES
+
+
+def is_data_type(type_: object) -> bool:
+    return isinstance(type_, str) and type_ in DATA_TYPES
+
+
+def coerce_literal(value: Any, decl: dict[str, Any] | None) -> tuple[Any, str | None]:
+    """``value`` converted to the declared type, or an error message.
+
+    ``decl`` is a component input declaration (``type``, ``min``, ``max``, ``enum``).
+    """
+    if not isinstance(decl, dict):
+        return value, None
+    type_ = decl.get("type")
+    try:
+        if type_ == "integer":
+            value = to_int(value)
+        elif type_ == "number":
+            value = _to_number(value)
+        elif type_ == "boolean":
+            value = _to_bool(value)
+        elif type_ == "string":
+            if isinstance(value, (dict, list)):
+                raise SettingError(f"must be a string, got {describe_value(value)}", code="type")
+            value = value if isinstance(value, str) else str(value)
+        elif is_data_type(type_):
+            raise SettingError(f"must be a {type_} input (a path or a binding), got "
+                               f"{describe_value(value)}", code="type")
+    except SettingError as exc:
+        return value, exc.message
+    return value, _check_bounds(value, decl)
+
+
+def _to_number(value: Any) -> float | int:
+    if isinstance(value, bool):
+        raise SettingError(f"must be a number, got {describe_value(value)}", code="type")
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    raise SettingError(f"must be a number, got {describe_value(value)}", code="type")
+
+
+def _to_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise SettingError(f"must be a boolean (true or false), got {describe_value(value)}", code="type")
+
+
+def _check_bounds(value: Any, decl: dict[str, Any]) -> str | None:
+    enum = decl.get("enum")
+    if isinstance(enum, list) and enum and str(value) not in [str(e) for e in enum]:
+        return f"must be one of {', '.join(str(e) for e in enum)}, got {value!r}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        low, high = decl.get("min"), decl.get("max")
+        if isinstance(low, (int, float)) and not isinstance(low, bool) and value < low:
+            return f"must be >= {low}, got {value}"
+        if isinstance(high, (int, float)) and not isinstance(high, bool) and value > high:
+            return f"must be <= {high}, got {value}"
+    return None
+
+
+def resolve_data_path(raw: str, type_: str, base_dir: Path, assets: AssetMap) -> tuple[str | None, str | None]:
+    """``(local absolute path, remote reference)`` for an input's ``path`` (one is set).
+
+    An ``mltable`` input given the ``MLTable`` file itself resolves to its folder.
+    """
+    path, remote = assets.locate(raw, base_dir)
+    if path is None:
+        return None, remote
+    if type_ == "mltable" and path.name == "MLTable" and path.is_file():
+        path = path.parent
+    return str(path), None
+
+
+def remote_kind(type_: str | None) -> str:
+    return "model" if type_ in MODEL_TYPES else "data"
+
+
+def mode_of(value: Any, aliases: dict[str, str]) -> str | None:
+    if not isinstance(value, str) or not value:
+        return None
+    return aliases.get(value, value)
+
+
+__all__ = [
+    "DEFAULT_DATASTORE",
+    "INPUT_MODE_ALIASES",
+    "OUTPUT_MODE_ALIASES",
+    "coerce_literal",
+    "is_data_type",
+    "is_literal_type",
+    "literal_type",
+    "mode_of",
+    "remote_kind",
+    "resolve_data_path",
+]

@@ -1,0 +1,178 @@
+"""Command steps: a shell command in a snapshot of the step's code folder.
+
+The command (already substituted and shell-quoted by the compiler) runs through
+``bash -c`` (``/bin/sh -c`` when bash is absent) in ``<step>/code`` — a copy of the
+step's ``code`` folder, or an empty folder when it has none. ``python`` in the
+command is the runner's own interpreter. Output is captured like Azure's
+``user_logs``::
+
+    <step>/logs/user/std_log.txt    stdout and stderr interleaved, as written
+    <step>/logs/user/stdout.txt     stdout only
+    <step>/logs/user/stderr.txt     stderr only
+
+The exit code decides the status. Cancelling kills the command's whole process group.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import IO
+
+from mlpipe.jobs.store import now
+from mlpipe.plan import CommandStep, Step
+from mlpipe.runtime.snapshot import snapshot_code
+
+KILL_GRACE_SECONDS = 5.0
+POLL_SECONDS = 0.1
+TAIL_LINES = 20
+
+
+@dataclass
+class CommandOutcome:
+    """How a command step ended."""
+
+    status: str  # "completed", "failed" or "canceled"
+    exit_code: int | None
+    started_at: datetime
+    ended_at: datetime
+    stdout_path: str
+    stderr_path: str
+    std_log_path: str
+    error: str | None = None
+
+
+def make_output_folders(step: Step) -> None:
+    """Every output folder (for ``uri_file`` outputs: the file's folder) exists before start."""
+    for output in step.outputs.values():
+        Path(output.folder).mkdir(parents=True, exist_ok=True)
+
+
+def python_shim_dir(step: Step) -> Path:
+    """A folder with ``python``/``python3`` launching the runner's own interpreter.
+
+    A wrapper script rather than a symlink, so a virtual environment's interpreter
+    keeps its ``site-packages``.
+    """
+    bin_dir = Path(step.state_dir) / "bin"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("python", "python3"):
+        shim = bin_dir / name
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+        shim.chmod(0o755)
+    return bin_dir
+
+
+def command_environment(step: Step) -> dict[str, str]:
+    """The process environment: ours, the step's ``environment_variables``, our Python first."""
+    env = dict(os.environ)
+    path_parts = [str(python_shim_dir(step)), str(Path(sys.executable).parent)]
+    env["PATH"] = os.pathsep.join(path_parts + [env.get("PATH", os.defpath)])
+    env["PYTHONUNBUFFERED"] = "1"
+    env.pop("PYTHONHOME", None)
+    env.update({str(k): str(v) for k, v in step.environment_variables.items()})
+    return env
+
+
+def shell() -> list[str]:
+    bash = shutil.which("bash")
+    return [bash, "-c"] if bash else ["/bin/sh", "-c"]
+
+
+def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None) -> CommandOutcome:
+    """Run ``step.command`` to its end (or until ``cancel`` is set)."""
+    cancel = cancel or threading.Event()
+    user_logs = Path(step.logs_dir) / "user"
+    user_logs.mkdir(parents=True, exist_ok=True)
+    paths = {name: user_logs / f"{name}.txt" for name in ("std_log", "stdout", "stderr")}
+    make_output_folders(step)
+    workdir = snapshot_code(step.code_dir, step.snapshot_dir)
+    started = now()
+    with open(paths["std_log"], "wb") as combined:
+        try:
+            proc = subprocess.Popen(
+                [*shell(), step.command], cwd=workdir, env=command_environment(step),
+                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return CommandOutcome("failed", None, started, now(), str(paths["stdout"]),
+                                  str(paths["stderr"]), str(paths["std_log"]),
+                                  error=f"could not start the shell: {exc}")
+        lock = threading.Lock()
+        pumps = [
+            threading.Thread(target=_pump, args=(proc.stdout, paths["stdout"], combined, lock),
+                             daemon=True),
+            threading.Thread(target=_pump, args=(proc.stderr, paths["stderr"], combined, lock),
+                             daemon=True),
+        ]
+        for pump in pumps:
+            pump.start()
+        canceled = _wait(proc, cancel)
+        for pump in pumps:
+            pump.join(timeout=KILL_GRACE_SECONDS)
+    ended = now()
+    outcome = CommandOutcome("completed", proc.returncode, started, ended, str(paths["stdout"]),
+                             str(paths["stderr"]), str(paths["std_log"]))
+    if canceled:
+        outcome.status, outcome.error = "canceled", "canceled while running"
+    elif proc.returncode != 0:
+        outcome.status = "failed"
+        outcome.error = f"command exited with code {proc.returncode}" + _tail(paths["stderr"])
+    return outcome
+
+
+def _pump(stream: IO[bytes], own: Path, combined: IO[bytes], lock: threading.Lock) -> None:
+    with open(own, "wb") as out:
+        for chunk in iter(lambda: stream.readline(), b""):
+            out.write(chunk)
+            out.flush()
+            with lock:
+                combined.write(chunk)
+                combined.flush()
+    stream.close()
+
+
+def _wait(proc: subprocess.Popen[bytes], cancel: threading.Event) -> bool:
+    """Wait for ``proc``; on ``cancel`` kill its process group. True when canceled."""
+    while proc.poll() is None:
+        if cancel.wait(POLL_SECONDS):
+            kill_process_group(proc)
+            return True
+    # Leftover background children of the shell would keep the pipes open.
+    _signal_group(proc.pid, signal.SIGKILL)
+    return False
+
+
+def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the command's process group, then SIGKILL what is left after a grace period."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=KILL_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        pass
+    _signal_group(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _tail(path: Path) -> str:
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ""
+    tail = [line for line in lines[-TAIL_LINES:] if line.strip()]
+    return (":\n" + "\n".join(tail)) if tail else ""

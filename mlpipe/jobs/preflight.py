@@ -1,0 +1,154 @@
+"""Checks made before a job starts: remote assets, compute names, environments."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import re
+from pathlib import Path
+
+from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.plan import EnvironmentInfo, ExecutionPlan
+
+REMOTE_MESSAGE = "remote asset not available offline"
+
+# Distribution names whose import name differs.
+IMPORT_NAMES = {
+    "scikit-learn": "sklearn",
+    "sklearn": "sklearn",
+    "pillow": "PIL",
+    "opencv-python": "cv2",
+    "opencv-python-headless": "cv2",
+    "pyyaml": "yaml",
+    "python-dateutil": "dateutil",
+    "beautifulsoup4": "bs4",
+    "protobuf": "google.protobuf",
+    "pytorch": "torch",
+    "tensorflow-gpu": "tensorflow",
+    "azureml-core": "azureml.core",
+    "azureml-dataset-runtime": "azureml.dataprep",
+    "azureml-dataprep": "azureml.dataprep",
+    "azureml-mlflow": "azureml.mlflow",
+    "azureml-defaults": "azureml",
+    "azure-ai-ml": "azure.ai.ml",
+}
+# Not packages the step imports: the interpreter, installers and conda-only tooling.
+NOT_IMPORTED = frozenset({"python", "pip", "setuptools", "wheel", "conda", "nomkl", "mkl",
+                          "libgcc", "ca-certificates", "openssl", "cudatoolkit"})
+LOCAL_COMPUTE = "local"
+
+
+class RemoteAssetsError(ValidationError):
+    """The plan references cloud-only assets; nothing was started.
+
+    ``advice`` says, once, how to map the references to local paths.
+    """
+
+    def __init__(self, diagnostics: list[Diagnostic], advice: str = ""):
+        super().__init__(diagnostics)
+        self.advice = advice
+
+    def __str__(self) -> str:
+        return super().__str__() + (f"\n{self.advice}" if self.advice else "")
+
+
+def check_remote_assets(plan: ExecutionPlan) -> None:
+    """Raise :class:`RemoteAssetsError` naming every cloud-only reference, in plan order."""
+    if not plan.remote_assets:
+        return
+    diagnostics = [
+        Diagnostic(message=f"{REMOTE_MESSAGE}: {asset.kind} {asset.reference}",
+                   key_path=asset.key_path, location=asset.location, code="remote-asset",
+                   hint=f"map it with --set {asset.key_path}=<local path> or in mlpipe.toml")
+        for asset in plan.remote_assets
+    ]
+    first = plan.remote_assets[0]
+    toml_path = Path(plan.base_dir) / "mlpipe.toml"
+    advice = (
+        "The job was not started: nothing above can be read offline. Map each reference to a "
+        f"local file or folder, either on the command line (--set {first.key_path}=./local/path) "
+        f"or in {toml_path}:\n"
+        "    [assets]\n"
+        f'    "{first.reference}" = "./local/path"'
+    )
+    raise RemoteAssetsError(diagnostics, advice)
+
+
+def compute_notice(plan: ExecutionPlan, backend: str = "local") -> str | None:
+    """One informational line naming the compute targets, which all run here."""
+    names: list[str] = []
+    for name in [plan.settings.default_compute, *(s.compute for s in plan.steps)]:
+        if name and name not in names:
+            names.append(name)
+    if not names:
+        return None
+    where = "on this machine" if backend == "local" else f"on the {backend} backend"
+    return f"compute {', '.join(names)}: every step runs {where}"
+
+
+def missing_packages(environment: EnvironmentInfo) -> list[str]:
+    """Packages an environment lists that this interpreter cannot import."""
+    wanted = list(environment.conda_dependencies)
+    if not wanted and environment.conda_file:
+        wanted = conda_file_packages(Path(environment.conda_file))
+    missing = []
+    for spec in wanted:
+        name = package_name(spec)
+        if name and name not in NOT_IMPORTED and not is_installed(name) and name not in missing:
+            missing.append(name)
+    return missing
+
+
+def environment_warnings(plan: ExecutionPlan) -> list[str]:
+    """One warning per step whose environment lists packages that are not importable."""
+    warnings = []
+    for step in plan.steps:
+        missing = missing_packages(step.environment)
+        if missing:
+            warnings.append(
+                f"step {step.name}: its environment lists {', '.join(missing)}, which "
+                "cannot be imported here; the step runs in this Python anyway "
+                "(environments are never built locally)"
+            )
+    return warnings
+
+
+def package_name(spec: str) -> str | None:
+    """``"pandas>=1.5"``, ``"numpy=1.24"``, ``"conda-forge::pyarrow"`` -> the bare name."""
+    spec = spec.strip().split("::")[-1]
+    if not spec or spec.startswith(("-", "git+", "http:", "https:", "file:", ".", "/")):
+        return None
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", spec)
+    return match.group(0).lower() if match else None
+
+
+def is_installed(name: str) -> bool:
+    """True when a distribution of that name is installed or its module imports."""
+    try:
+        importlib.metadata.distribution(name)
+        return True
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    module = IMPORT_NAMES.get(name, name.replace("-", "_"))
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def conda_file_packages(path: Path) -> list[str]:
+    """The conda and pip package specs of a conda environment file ([] when unreadable)."""
+    from ruamel.yaml import YAML
+
+    try:
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+    except Exception:  # a broken or absent conda file is the compiler's warning, not ours
+        return []
+    specs: list[str] = []
+    deps = data.get("dependencies", []) if isinstance(data, dict) else []
+    for dep in deps or []:
+        if isinstance(dep, str):
+            specs.append(dep)
+        elif isinstance(dep, dict):
+            specs.extend(str(p) for p in dep.get("pip", []) or [] if isinstance(p, str))
+    return specs

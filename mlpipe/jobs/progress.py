@@ -1,0 +1,87 @@
+"""Keeps a parallel step's progress in the job record while it runs."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from mlpipe.jobs.store import JobRecorder, iso
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+
+SAVE_INTERVAL_SECONDS = 0.5
+
+
+class RecordObserver:
+    """A :class:`~mlpipe.runtime.records.StepObserver` writing counts to ``job.json``.
+
+    The step record gets ``progress`` (mini-batches known/finished/failed, items
+    succeeded/failed) and ``workers`` (node, process, pid of every worker started),
+    saved at most twice a second and once more at the end.
+    """
+
+    def __init__(self, recorder: JobRecorder, step: str):
+        self.recorder = recorder
+        self.step = step
+        self.progress: dict[str, Any] = {
+            "mini_batches_known": 0, "listing_done": False, "mini_batches_done": 0,
+            "mini_batches_failed": 0, "items_succeeded": 0, "items_failed": 0,
+        }
+        self.workers: list[dict[str, Any]] = []
+        self._last_save = 0.0
+
+    def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
+        for worker in workers:
+            self._add_worker(worker)
+        self._save(force=True)
+
+    def mini_batches_scheduled(self, count: int, done: bool) -> None:
+        self.progress["mini_batches_known"] = count
+        self.progress["listing_done"] = done
+        self._save(force=done)
+
+    def attempt_finished(self, record: AttemptRecord) -> None:
+        if not record.final:
+            return
+        self.progress["mini_batches_done"] += 1
+        if record.status != "Succeeded" or record.failed:
+            self.progress["mini_batches_failed"] += 1
+        self.progress["items_succeeded"] += record.succeeded
+        self.progress["items_failed"] += record.failed
+        self._save()
+
+    def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
+        self._add_worker(worker)
+        self._save(force=event in ("started", "replaced"))
+
+    def step_finished(self, summary: StepSummary) -> None:
+        self.progress["ended_at"] = iso(summary.ended_at)
+        self._save(force=True)
+
+    def flush(self) -> None:
+        self._save(force=True)
+
+    def _add_worker(self, worker: WorkerInfo) -> None:
+        """Keep one entry per worker process (a replaced worker adds its new pid)."""
+        same = [w for w in self.workers
+                if (w["node"], w["process"]) == (worker.node, worker.process)]
+        if worker.pid is None:
+            if not same:
+                self.workers.append({"node": worker.node, "process": worker.process, "pid": None})
+            return
+        if any(w["pid"] == worker.pid for w in same):
+            return
+        placeholder = next((w for w in same if w["pid"] is None), None)
+        if placeholder is not None:
+            placeholder["pid"] = worker.pid
+        else:
+            self.workers.append({"node": worker.node, "process": worker.process, "pid": worker.pid})
+
+    def _save(self, force: bool = False) -> None:
+        moment = time.monotonic()
+        if not force and moment - self._last_save < SAVE_INTERVAL_SECONDS:
+            return
+        self._last_save = moment
+        self.recorder.update_step(self.step, progress=dict(self.progress),
+                                  workers=list(self.workers))

@@ -1,0 +1,415 @@
+"""Run a whole :class:`~mlpipe.plan.ExecutionPlan`: every step, in dependency order.
+
+``run_plan`` is the one entry point (the CLI's ``mlpipe job create`` and the SDK's
+``mlpipe.run`` both call it). It refuses plans with cloud-only references before
+anything starts, records the job in ``<runs-dir>/<name>/job.json``, starts each step
+once the steps it depends on have completed (independent steps overlap while the
+worker budget allows), and stops cleanly on cancel.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+import traceback
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from mlpipe import __version__
+from mlpipe.jobs.command import make_output_folders, run_command_step
+from mlpipe.jobs.preflight import check_remote_assets, compute_notice, environment_warnings
+from mlpipe.jobs.progress import RecordObserver
+from mlpipe.jobs.store import (
+    TERMINAL,
+    JobRecorder,
+    JobStore,
+    iso,
+    now,
+    parse_iso,
+    runner_identity,
+)
+from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
+from mlpipe.runtime.records import StepSummary
+
+Echo = Callable[[str], None]
+CANCEL_POLL_SECONDS = 0.2
+BLOCKING = ("failed", "skipped", "canceled")
+
+
+class JobConflictError(RuntimeError):
+    """The job name is taken by a completed or still-running job."""
+
+
+@dataclass
+class StepResult:
+    """How one step of a job ended."""
+
+    name: str
+    kind: str  # "command" or "parallel"
+    status: str  # completed, failed, canceled, skipped (or queued if never reached)
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    outputs: dict[str, str] = field(default_factory=dict)  # output name -> local path
+    logs_dir: str = ""
+    exit_code: int | None = None  # command steps
+    summary: StepSummary | None = None  # parallel steps
+    error: str | None = None
+
+    @property
+    def duration_seconds(self) -> float | None:
+        if self.started_at and self.ended_at:
+            return (self.ended_at - self.started_at).total_seconds()
+        return None
+
+
+@dataclass
+class JobResult:
+    """The outcome of :func:`run_plan`."""
+
+    name: str
+    run_dir: str
+    status: str  # "completed", "failed" or "canceled"
+    started_at: datetime
+    ended_at: datetime
+    steps: dict[str, StepResult]  # in plan order
+    outputs: dict[str, str]  # pipeline output name -> local path
+    record_path: str
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def duration_seconds(self) -> float:
+        return (self.ended_at - self.started_at).total_seconds()
+
+
+def run_plan(
+    plan: ExecutionPlan,
+    *,
+    cancel: threading.Event | None = None,
+    progress: bool = False,
+    backend: str = "local",
+    echo: Echo | None = None,
+    max_workers: int | None = None,
+) -> JobResult:
+    """Run every step of ``plan`` and return how the job ended.
+
+    The job is named after ``plan.run_dir`` (``<runs-dir>/<name>``); its record is
+    ``<run_dir>/job.json``. When that record exists and the job did not complete, the
+    job is resumed: completed steps are skipped and parallel steps keep their finished
+    mini-batches. ``cancel`` (or ``mlpipe job cancel NAME``, or Ctrl-C while this runs
+    in the main thread) stops the job: running steps are stopped, no new step starts,
+    and the job ends ``canceled``. ``echo`` receives one line per event (``None``: quiet).
+    ``max_workers`` caps the worker processes of steps running at once (default: cores).
+
+    Raises :class:`~mlpipe.jobs.preflight.RemoteAssetsError` before anything starts
+    when the plan references cloud-only assets, and :class:`JobConflictError` when the
+    name belongs to a completed or running job.
+    """
+    say = echo or (lambda _line: None)
+    check_remote_assets(plan)
+    notice = compute_notice(plan, backend)
+    if notice:
+        say(notice)
+    for warning in environment_warnings(plan):
+        say(f"warning: {warning}")
+
+    run_dir = Path(plan.run_dir)
+    store = JobStore(run_dir.parent)
+    name = run_dir.name
+    previous = _previous_record(store, name)
+    recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
+    store.clear_cancel(name)
+    recorder.save()
+
+    cancel = cancel or threading.Event()
+    stop_watch = threading.Event()
+    watcher = threading.Thread(target=_watch_cancel, args=(store, name, cancel, stop_watch),
+                               name=f"mlpipe-cancel-{name}", daemon=True)
+    watcher.start()
+    started = now()
+    recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
+    try:
+        scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
+                               max_workers or os.cpu_count() or 1)
+        scheduler.run()
+    finally:
+        stop_watch.set()
+        watcher.join()
+    ended = now()
+    steps = recorder.record["steps"]
+    if cancel.is_set():
+        status = "canceled"
+    elif all(s["status"] == "completed" for s in steps.values()):
+        status = "completed"
+    else:
+        status = "failed"
+    recorder.update(status=status, ended_at=iso(ended),
+                    duration_seconds=round((ended - started).total_seconds(), 3))
+    return _result(plan, recorder, scheduler.summaries, status, started, ended)
+
+
+def _previous_record(store: JobStore, name: str) -> dict[str, Any] | None:
+    if not store.exists(name):
+        return None
+    record = store.load(name)
+    if record["status"] == "completed":
+        raise JobConflictError(f"job {name!r} already exists and completed "
+                               f"({store.record_path(name)}); choose another name")
+    if record["status"] in ("queued", "running") and not record.get("stale"):
+        raise JobConflictError(f"job {name!r} is running (pid {record.get('pid')}); "
+                               "cancel it first with: mlpipe job cancel " + name)
+    return record
+
+
+def _new_record(plan: ExecutionPlan, backend: str, previous: dict[str, Any] | None) -> dict[str, Any]:
+    try:
+        source_yaml = Path(plan.source).read_text(encoding="utf-8")
+    except OSError:
+        source_yaml = None
+    old_steps = (previous or {}).get("steps", {})
+    steps: dict[str, Any] = {}
+    for step in plan.steps:
+        old = old_steps.get(step.name, {})
+        done = old.get("status") == "completed"
+        steps[step.name] = old if done else {
+            "kind": step.kind,
+            "display_name": step.display_name,
+            "status": "queued",
+            "depends_on": sorted(dependencies(step)),
+            "step_dir": step.step_dir,
+            "logs_dir": step.logs_dir,
+            "outputs": {o.name: {"type": o.type, "path": o.path} for o in step.outputs.values()},
+            "started_at": None, "ended_at": None, "duration_seconds": None,
+            "exit_code": None, "error": None,
+            "resumed": bool(old.get("started_at")),
+        }
+        if done:
+            steps[step.name]["reused"] = True
+    record = {
+        "name": Path(plan.run_dir).name,
+        "display_name": plan.display_name,
+        "description": plan.description,
+        "experiment_name": plan.experiment_name,
+        "tags": dict(plan.tags),
+        "status": "queued",
+        "created_at": (previous or {}).get("created_at") or iso(now()),
+        "started_at": None,
+        "ended_at": None,
+        "duration_seconds": None,
+        "source": plan.source,
+        "source_yaml": source_yaml,
+        "run_dir": plan.run_dir,
+        "backend": backend,
+        "mlpipe_version": __version__,
+        "attempt": int((previous or {}).get("attempt", 0)) + 1,
+        "settings": {"continue_on_step_failure": plan.settings.continue_on_step_failure},
+        "outputs": {
+            o.name: {"type": o.type, "path": o.path,
+                     "step": o.source.step if o.source else None,
+                     "output": o.source.output if o.source else None}
+            for o in plan.outputs.values()
+        },
+        "steps": steps,
+        "error": None,
+        **runner_identity(),
+    }
+    return record
+
+
+def dependencies(step: Step) -> set[str]:
+    """Steps that must complete before ``step``: ``depends_on`` and every bound input."""
+    deps = set(step.depends_on)
+    deps.update(i.source.step for i in step.inputs.values() if i.source is not None)
+    deps.discard(step.name)
+    return deps
+
+
+def _watch_cancel(store: JobStore, name: str, cancel: threading.Event, stop: threading.Event) -> None:
+    while not stop.wait(CANCEL_POLL_SECONDS):
+        if not cancel.is_set() and store.cancel_requested(name):
+            cancel.set()
+
+
+class _Scheduler:
+    """Starts steps as their dependencies complete, within a worker budget."""
+
+    def __init__(self, plan: ExecutionPlan, recorder: JobRecorder, cancel: threading.Event,
+                 progress: bool, backend: str, say: Echo, budget: int):
+        self.plan = plan
+        self.recorder = recorder
+        self.cancel = cancel
+        self.progress = progress
+        self.backend = backend
+        self.say = say
+        self.budget = max(1, budget)
+        self.status = {s.name: recorder.record["steps"][s.name]["status"] for s in plan.steps}
+        self.running: dict[str, int] = {}  # step -> worker cost
+        self.done: queue.Queue[str] = queue.Queue()
+        self.failure_seen = False
+        self.summaries: dict[str, StepSummary] = {}
+        self._display_lock = threading.Lock()
+        self._display_owner: str | None = None  # one progress display at a time
+
+    def run(self) -> None:
+        announced = False
+        while True:
+            try:
+                if self.cancel.is_set() and self.running and not announced:
+                    self.say("canceling: stopping running steps (finished work is kept)")
+                    announced = True
+                self._launch_ready()
+                if not self.running:
+                    break
+                try:
+                    finished = self.done.get(timeout=CANCEL_POLL_SECONDS)
+                except queue.Empty:
+                    continue
+                self.running.pop(finished, None)
+                if self.status[finished] == "failed":
+                    self.failure_seen = True
+            except KeyboardInterrupt:
+                self.cancel.set()
+        self._close_unstarted()
+
+    def _launch_ready(self) -> None:
+        stop_new = self.cancel.is_set() or (
+            self.failure_seen and not self.plan.settings.continue_on_step_failure)
+        progressed = True
+        while progressed:
+            progressed = False
+            for step in self.plan.steps:
+                if self.status[step.name] != "queued":
+                    continue
+                deps = dependencies(step)
+                blocked = [d for d in sorted(deps) if self.status.get(d) in BLOCKING]
+                if blocked and not self.cancel.is_set():
+                    self._set(step, "skipped",
+                              error=f"not started: upstream step {blocked[0]} {self.status[blocked[0]]}")
+                    progressed = True
+                    continue
+                if stop_new or any(self.status.get(d, "completed") != "completed" for d in deps):
+                    continue
+                cost = self._cost(step)
+                if self.running and sum(self.running.values()) + cost > self.budget:
+                    continue
+                self._start(step, cost)
+                progressed = True
+
+    def _cost(self, step: Step) -> int:
+        if isinstance(step, ParallelStep):
+            per_node = step.max_concurrency_per_instance or os.cpu_count() or 1
+            return min(self.budget, max(1, step.instance_count * per_node))
+        return 1
+
+    def _start(self, step: Step, cost: int) -> None:
+        self.running[step.name] = cost
+        self._set(step, "running", started_at=iso(now()), ended_at=None, error=None)
+        self.say(f"step {step.name}: started")
+        thread = threading.Thread(target=self._run_step, args=(step,),
+                                  name=f"mlpipe-step-{step.name}", daemon=True)
+        thread.start()
+
+    def _run_step(self, step: Step) -> None:
+        try:
+            make_output_folders(step)
+            if isinstance(step, CommandStep):
+                fields = self._run_command(step)
+            else:
+                fields = self._run_parallel(step)
+        except BaseException as exc:  # a step's crash must not take the job down
+            detail = traceback.format_exc()
+            state = Path(step.state_dir)
+            state.mkdir(parents=True, exist_ok=True)
+            (state / "runner_error.txt").write_text(detail, encoding="utf-8")
+            fields = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        ended = now()
+        started = parse_iso(self.recorder.step(step.name).get("started_at")) or ended
+        fields.update(ended_at=iso(ended),
+                      duration_seconds=round((ended - started).total_seconds(), 3))
+        self._set(step, fields.pop("status"), **fields)
+        seconds = fields["duration_seconds"]
+        tail = f": {fields['error'].splitlines()[0]}" if fields.get("error") else ""
+        self.say(f"step {step.name}: {self.status[step.name]} in {seconds:.1f}s{tail}")
+        self.done.put(step.name)
+
+    def _run_command(self, step: CommandStep) -> dict[str, Any]:
+        outcome = run_command_step(step, cancel=self.cancel)
+        return {"status": outcome.status, "exit_code": outcome.exit_code, "error": outcome.error,
+                "stdout": outcome.stdout_path, "stderr": outcome.stderr_path,
+                "std_log": outcome.std_log_path}
+
+    def _run_parallel(self, step: ParallelStep) -> dict[str, Any]:
+        from mlpipe.runtime import run_parallel_step
+
+        resume = bool(self.recorder.step(step.name).get("resumed"))
+        observer = RecordObserver(self.recorder, step.name)
+        with self._display_lock:
+            display = self.progress and self._display_owner is None
+            if display:
+                self._display_owner = step.name
+        try:
+            summary = run_parallel_step(step, backend=self.backend, observers=(observer,),
+                                        cancel=self.cancel, progress=display, resume=resume)
+        finally:
+            if display:
+                self._display_owner = None
+        observer.flush()
+        self.summaries[step.name] = summary
+        status = str(summary.status).lower()
+        if self.cancel.is_set() and status != "completed":
+            status = "canceled"
+        return {"status": status, "error": summary.reason if status != "completed" else None,
+                "summary": summary_dict(summary),
+                "append_row_file": summary.append_row_file}
+
+    def _set(self, step: Step, status: str, **fields: Any) -> None:
+        self.status[step.name] = status
+        self.recorder.update_step(step.name, status=status, **fields)
+
+    def _close_unstarted(self) -> None:
+        for step in self.plan.steps:
+            if self.status[step.name] != "queued":
+                continue
+            if self.cancel.is_set():
+                self._set(step, "canceled", error="not started: the job was canceled")
+            else:
+                failed = next((n for n, s in self.status.items() if s == "failed"), None)
+                self._set(step, "skipped", error=f"not started: step {failed} failed")
+
+
+def summary_dict(summary: StepSummary) -> dict[str, Any]:
+    """The JSON-ready counts of a parallel step's summary."""
+    data = asdict(summary)
+    for key in ("started_at", "ended_at"):
+        data[key] = iso(data[key]) if data.get(key) else None
+    data["top_errors"] = [list(e) for e in data.get("top_errors") or []]
+    return data
+
+
+def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, StepSummary],
+            status: str, started: datetime, ended: datetime) -> JobResult:
+    steps: dict[str, StepResult] = {}
+    for step in plan.steps:
+        rec = recorder.step(step.name)
+        summary = summaries.get(step.name)
+        steps[step.name] = StepResult(
+            name=step.name, kind=step.kind, status=rec["status"],
+            started_at=parse_iso(rec.get("started_at")), ended_at=parse_iso(rec.get("ended_at")),
+            outputs={n: o["path"] for n, o in rec.get("outputs", {}).items()},
+            logs_dir=rec.get("logs_dir", step.logs_dir), exit_code=rec.get("exit_code"),
+            summary=summary, error=rec.get("error"),
+        )
+    return JobResult(
+        name=recorder.name, run_dir=plan.run_dir, status=status, started_at=started,
+        ended_at=ended, steps=steps, outputs={o.name: o.path for o in plan.outputs.values()},
+        record_path=str(recorder.path),
+    )
+
+
+__all__ = ["JobConflictError", "JobResult", "StepResult", "TERMINAL", "dependencies", "run_plan"]

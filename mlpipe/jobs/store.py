@@ -1,0 +1,224 @@
+"""The job store: one ``job.json`` per job under the runs folder.
+
+Layout::
+
+    <runs-dir>/
+      <job name>/
+        job.json              the job's record (written atomically)
+        cancel-requested      present once ``mlpipe job cancel`` asked the job to stop
+        <step>/...            the steps' folders (see ``mlpipe.plan``)
+
+The record is plain JSON so any tool can read it; :class:`JobStore` reads and writes
+it, :class:`JobRecorder` is the runner's thread-safe writer for one job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import psutil
+
+JobStatus = Literal["queued", "running", "completed", "failed", "canceled"]
+StepState = Literal["queued", "running", "completed", "failed", "canceled", "skipped"]
+
+TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
+RECORD_FILE = "job.json"
+CANCEL_FILE = "cancel-requested"
+DEFAULT_RUNS_DIR = "mlpipe-runs"
+RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
+NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$")
+
+
+class JobNotFound(LookupError):
+    """No record for the job name in the runs folder."""
+
+
+def now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def iso(at: datetime | None) -> str | None:
+    return at.isoformat(timespec="milliseconds") if at else None
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``runs_dir`` if given, else ``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs`` (absolute)."""
+    chosen = runs_dir or os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR
+    return Path(chosen).expanduser().resolve()
+
+
+def generate_job_name(source: str | os.PathLike[str], at: datetime | None = None) -> str:
+    """An Azure-like unique name: ``<yaml stem>_<yyyymmdd_hhmmss>_<4 hex>``."""
+    stem = re.sub(r"[^a-zA-Z0-9_-]+", "_", Path(source).stem).strip("_-") or "job"
+    stamp = (at or now()).astimezone().strftime("%Y%m%d_%H%M%S")
+    return f"{stem[:200]}_{stamp}_{secrets.token_hex(2)}"
+
+
+def check_job_name(name: str) -> str | None:
+    """``None`` when ``name`` is a valid Azure ML job name, else what is wrong with it."""
+    if NAME_PATTERN.match(name):
+        return None
+    return (f"invalid job name {name!r}: use letters, digits, '_' and '-', starting with a "
+            "letter or digit, at most 255 characters")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` so readers never see a half-written file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, default=str)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def process_alive(pid: int | None, create_time: float | None = None) -> bool:
+    """Whether the process that wrote a record still runs (same pid and start time)."""
+    if not pid:
+        return False
+    try:
+        proc = psutil.Process(pid)
+        if create_time is not None and abs(proc.create_time() - create_time) > 1.0:
+            return False
+        return proc.status() != psutil.STATUS_ZOMBIE
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+
+
+class JobStore:
+    """The jobs under one runs folder."""
+
+    def __init__(self, runs_dir: str | os.PathLike[str] | None = None):
+        self.runs_dir = resolve_runs_dir(runs_dir)
+
+    def job_dir(self, name: str) -> Path:
+        return self.runs_dir / name
+
+    def record_path(self, name: str) -> Path:
+        return self.job_dir(name) / RECORD_FILE
+
+    def exists(self, name: str) -> bool:
+        return self.record_path(name).is_file()
+
+    def load(self, name: str) -> dict[str, Any]:
+        """The record of job ``name``; a job whose runner died is reported as failed."""
+        path = self.record_path(name)
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise JobNotFound(name) from None
+        return _with_liveness(record)
+
+    def names(self) -> list[str]:
+        if not self.runs_dir.is_dir():
+            return []
+        return [p.parent.name for p in self.runs_dir.glob(f"*/{RECORD_FILE}")]
+
+    def list(self) -> list[dict[str, Any]]:
+        """Every job's record, newest first."""
+        records = []
+        for name in self.names():
+            try:
+                records.append(self.load(name))
+            except (OSError, ValueError):
+                continue
+        records.sort(key=lambda r: r.get("created_at") or "", reverse=True)
+        return records
+
+    def request_cancel(self, name: str) -> dict[str, Any]:
+        """Ask job ``name`` to stop; returns its record as it is now.
+
+        A running job sees the request within a fraction of a second. A job that is
+        recorded as running but whose runner is gone is marked canceled here.
+        """
+        record = self.load(name)
+        if record["status"] in TERMINAL:
+            return record
+        (self.job_dir(name) / CANCEL_FILE).write_text(iso(now()) or "", encoding="utf-8")
+        if not process_alive(record.get("pid"), record.get("pid_create_time")):
+            record["status"] = "canceled"
+            record["ended_at"] = record.get("ended_at") or iso(now())
+            for step in record.get("steps", {}).values():
+                if step.get("status") in ("queued", "running"):
+                    step["status"] = "canceled"
+            record.pop("stale", None)
+            write_json_atomic(self.record_path(name), record)
+        return record
+
+    def cancel_requested(self, name: str) -> bool:
+        return (self.job_dir(name) / CANCEL_FILE).exists()
+
+    def clear_cancel(self, name: str) -> None:
+        (self.job_dir(name) / CANCEL_FILE).unlink(missing_ok=True)
+
+    def close_matches(self, name: str) -> list[str]:
+        import difflib
+
+        return difflib.get_close_matches(name, self.names(), n=3)
+
+
+def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
+    """Mark a record whose runner process is gone while it says queued/running."""
+    if record.get("status") in ("queued", "running") and not process_alive(
+        record.get("pid"), record.get("pid_create_time")
+    ):
+        record["stale"] = True
+    return record
+
+
+class JobRecorder:
+    """Thread-safe writer of one job's record; every change is written atomically."""
+
+    def __init__(self, store: JobStore, name: str, record: dict[str, Any]):
+        self.store = store
+        self.name = name
+        self.path = store.record_path(name)
+        self.record = record
+        self._lock = threading.RLock()
+
+    def save(self) -> None:
+        with self._lock:
+            write_json_atomic(self.path, self.record)
+
+    def update(self, **fields: Any) -> None:
+        with self._lock:
+            self.record.update(fields)
+            self.save()
+
+    def update_step(self, step: str, *, save: bool = True, **fields: Any) -> None:
+        with self._lock:
+            self.record["steps"][step].update(fields)
+            if save:
+                self.save()
+
+    def step(self, step: str) -> dict[str, Any]:
+        with self._lock:
+            return json.loads(json.dumps(self.record["steps"][step], default=str))
+
+    def steps(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
+        with self._lock:
+            return iter(list(self.record["steps"].items()))
+
+
+def runner_identity() -> dict[str, Any]:
+    """pid, start time and host of this process, so readers can tell a dead runner."""
+    proc = psutil.Process()
+    return {"pid": proc.pid, "pid_create_time": proc.create_time(), "host": socket.gethostname()}

@@ -1,0 +1,153 @@
+"""The backend interface: how the driver gets worker processes to run tasks.
+
+The driver owns every job semantic (attempts, timeouts, thresholds, outputs);
+a backend only starts named workers, places tasks on them, reports what
+happened and kills a worker when told to. It must not assume a shared process
+tree with the driver: workers may live on other machines (Dask).
+
+Contract, in call order::
+
+    backend.start(workers, config)        # non-blocking; workers start and init() on their own
+    while ...:
+        n = backend.free_slots()          # how many more tasks it wants right now
+        backend.submit(tasks)             # worker-agnostic; at most n tasks
+        for event in backend.events(timeout): ...
+        for task_id, worker, since in backend.running(): ...   # to enforce timeouts
+        backend.kill(worker)              # hard-stop one worker (timeout); it is replaced
+    backend.stop()                        # graceful: finish current run(), drop queue, shutdown()
+    ... drain events until every worker reported WorkerStopped / is gone ...
+    backend.close()                       # release everything, kill what is left
+
+Every worker runs :class:`mlpipe.runtime.worker.WorkerRuntime` built from the
+:class:`~mlpipe.runtime.worker.WorkerConfig` given to :meth:`Backend.start`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Union
+
+from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.runtime.worker import WorkerConfig
+
+
+@dataclass(frozen=True)
+class WorkerStarted:
+    """``worker`` ran init() and takes tasks (``replaced``: it replaces a dead one)."""
+
+    worker: WorkerInfo
+    replaced: bool = False
+
+
+@dataclass(frozen=True)
+class WorkerInitFailed:
+    """``worker`` could not start: the entry script failed to load or init() raised."""
+
+    worker: WorkerInfo
+    message: str
+    traceback: str
+
+
+@dataclass(frozen=True)
+class TaskDone:
+    """``worker`` ran the task and reported ``result`` (succeeded or failed)."""
+
+    worker: WorkerInfo
+    result: TaskResult
+
+
+@dataclass(frozen=True)
+class TaskLost:
+    """The task was running on ``worker`` when that worker died or was killed."""
+
+    worker: WorkerInfo
+    task_id: int
+    message: str
+
+
+@dataclass(frozen=True)
+class TasksReturned:
+    """Tasks the backend accepted but never started (worker lost or stopping): not attempts."""
+
+    worker: WorkerInfo
+    task_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class WorkerLost:
+    """``worker`` died (``killed``: by :meth:`Backend.kill`); the backend replaces it unless stopping."""
+
+    worker: WorkerInfo
+    message: str
+    killed: bool = False
+
+
+@dataclass(frozen=True)
+class WorkerStopped:
+    """``worker`` ended after :meth:`Backend.stop`; ``shutdown_error`` is shutdown()'s traceback."""
+
+    worker: WorkerInfo
+    shutdown_error: str | None = None
+
+
+BackendEvent = Union[
+    WorkerStarted, WorkerInitFailed, TaskDone, TaskLost, TasksReturned, WorkerLost, WorkerStopped
+]
+
+
+class Backend(ABC):
+    """Runs tasks on named workers; see the module docstring for the protocol."""
+
+    name: str = "backend"
+
+    @abstractmethod
+    def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
+        """Start one worker per ``workers`` entry without waiting for their init()."""
+
+    @abstractmethod
+    def free_slots(self) -> int:
+        """How many more tasks :meth:`submit` should get now (0 while no worker is ready)."""
+
+    @abstractmethod
+    def submit(self, tasks: Sequence[Task]) -> None:
+        """Queue ``tasks`` on ready workers; each is reported once as done, lost or returned."""
+
+    @abstractmethod
+    def events(self, timeout: float | None) -> list[BackendEvent]:
+        """Wait up to ``timeout`` seconds for something to happen; return what happened."""
+
+    @abstractmethod
+    def running(self) -> list[tuple[int, WorkerInfo, float]]:
+        """``(task_id, worker, since)`` for each task being run now (``since``: time.monotonic())."""
+
+    @abstractmethod
+    def kill(self, worker: WorkerInfo) -> None:
+        """Stop ``worker`` at once (a run() past its timeout); report WorkerLost(killed=True)."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop taking tasks: workers finish their current run(), return the rest, call shutdown()."""
+
+    @abstractmethod
+    def active_workers(self) -> int:
+        """Workers starting, ready or stopping (not failed, not ended)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release everything; kill workers that are still alive. Idempotent."""
+
+
+__all__ = [
+    "Backend",
+    "BackendEvent",
+    "TaskDone",
+    "TaskLost",
+    "TasksReturned",
+    "WorkerInitFailed",
+    "WorkerLost",
+    "WorkerStarted",
+    "WorkerStopped",
+]

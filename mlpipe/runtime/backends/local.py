@@ -1,0 +1,401 @@
+"""The local backend: one process per worker on this machine, one socket each.
+
+Why not loky's ``ProcessPoolExecutor``/``get_reusable_executor``: when one of its
+workers dies (``os._exit``, a segfault, the OOM killer, or our own kill of a
+run() past its timeout) the whole executor is broken (``TerminatedWorkerError``
+fails every pending future and every worker is restarted and re-initialised),
+and it cannot kill a single worker. Azure's semantics need the opposite: a dead
+worker costs only its in-flight mini-batch one attempt and is replaced while the
+others go on. So each worker is its own process with its own duplex socket, and
+the driver waits on all sockets and process exit handles (pidfd) at once.
+
+A worker is a fresh interpreter started like loky starts its workers (exec of
+``sys.executable``, the parent's ``sys.path``, no re-import of ``__main__``, so
+no ``if __name__ == "__main__"`` guard is needed), but it imports only
+``mlpipe.runtime.worker``: loky's own bootstrap imports joblib (and numpy) in
+every worker, which costs about half a second of CPU per start and per
+replacement. Tasks go out in small per-worker batches and a few are kept queued
+per worker (fewer for slow tasks), so a mini-batch costs one pickled message
+each way and no per-task process work.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import replace
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from mlpipe.runtime.backends.base import (
+    Backend,
+    BackendEvent,
+    TaskDone,
+    TaskLost,
+    TasksReturned,
+    WorkerInitFailed,
+    WorkerLost,
+    WorkerStarted,
+    WorkerStopped,
+)
+from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
+
+QUEUED_SECONDS = 0.01  # keep about this much work queued behind each running task
+MAX_DEPTH = 32
+SLOW_TASK_SECONDS = 0.5  # at or above this average, one task per worker at a time
+
+
+def main(fd: int) -> None:
+    """Entry point of a worker process: ``fd`` is its end of the socket to the driver."""
+    os.set_inheritable(fd, False)
+    conn = Connection(fd)
+    config, worker = conn.recv()
+    serve(conn, config, worker)
+
+
+def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
+    """Body of a worker process: init, then run tasks from ``conn`` until told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    runtime = WorkerRuntime(config, worker)
+    try:
+        runtime.start()
+    except InitError as error:
+        conn.send(("init_failed", str(error), error.traceback))
+        return
+    conn.send(("ready", os.getpid()))
+    queue: deque[Task] = deque()
+    stopping = False
+    while True:
+        try:
+            if not queue:
+                stopping = _handle(conn.recv(), queue) or stopping
+            while conn.poll():
+                stopping = _handle(conn.recv(), queue) or stopping
+        except EOFError:  # the driver is gone
+            runtime.stop()
+            return
+        if stopping:
+            returned = tuple(task.task_id for task in queue)
+            conn.send(("stopped", returned, runtime.stop()))
+            return
+        if queue:
+            conn.send(runtime.run_task(queue.popleft()))
+
+
+def _handle(message: Any, queue: deque[Task]) -> bool:
+    if message[0] == "tasks":
+        queue.extend(message[1])
+        return False
+    return message[0] == "stop"
+
+
+class WorkerProcess:
+    """A worker interpreter: ``python -c`` running :func:`main` on one end of a socketpair."""
+
+    def __init__(self, config: WorkerConfig, worker: WorkerInfo):
+        parent, child = socket.socketpair()
+        paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
+        code = (f"import sys; sys.path[:0] = {paths!r}; "
+                f"from mlpipe.runtime.backends.local import main; main({child.fileno()})")
+        self.popen = subprocess.Popen(
+            [sys.executable, "-c", code], pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+        )
+        child.close()
+        self.pid = self.popen.pid
+        self.conn = Connection(parent.detach())
+        self.conn.send((config, worker))
+        try:  # a descriptor that becomes readable when the process ends (Linux >= 5.3)
+            self.sentinel: int | None = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            self.sentinel = None
+
+    @property
+    def exitcode(self) -> int | None:
+        return self.popen.poll()
+
+    def is_alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self) -> None:
+        """SIGKILL: a run() stuck in C code or time.sleep cannot ignore it."""
+        if self.popen.poll() is None:
+            try:
+                self.popen.kill()
+            except ProcessLookupError:
+                pass
+
+    def join(self, timeout: float | None = None) -> None:
+        try:
+            self.popen.wait(timeout)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.sentinel is not None and self.popen.returncode is not None:
+            os.close(self.sentinel)
+            self.sentinel = None
+
+
+class _Slot:
+    """The driver's view of one worker process."""
+
+    __slots__ = ("info", "process", "conn", "state", "queue", "since", "killed", "replaced")
+
+    def __init__(self, info: WorkerInfo):
+        self.info = info
+        self.process: Any = None
+        self.conn: Connection | None = None
+        self.state = "new"  # starting, ready, stopping, failed, ended
+        self.queue: deque[int] = deque()
+        self.since = 0.0
+        self.killed = False
+        self.replaced = False
+
+
+class LocalBackend(Backend):
+    """Worker processes on this machine (see the module docstring for why not an executor)."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        self._config: WorkerConfig | None = None
+        self._slots: list[_Slot] = []
+        self._by_conn: dict[Connection, _Slot] = {}
+        self._by_sentinel: dict[int, _Slot] = {}
+        self._stopping = False
+        self._average = 0.0  # moving average of task seconds, to size the per-worker queue
+        self._depth = 2
+        self._later: list[BackendEvent] = []  # events to report on the next events() call
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
+        self._config = config
+        for info in workers:
+            slot = _Slot(info)
+            self._slots.append(slot)
+            self._spawn(slot)
+
+    def _spawn(self, slot: _Slot) -> None:
+        assert self._config is not None
+        process = WorkerProcess(self._config, slot.info)
+        slot.info = replace(slot.info, pid=process.pid)
+        slot.process, slot.conn, slot.state = process, process.conn, "starting"
+        slot.queue.clear()
+        slot.killed = False
+        self._by_conn[process.conn] = slot
+        if process.sentinel is not None:
+            self._by_sentinel[process.sentinel] = slot
+
+    def stop(self) -> None:
+        self._stopping = True
+        for slot in self._slots:
+            if slot.state == "ready":
+                self._send(slot, ("stop",))
+                slot.state = "stopping"
+            elif slot.state == "starting":  # init() not done: nothing to shut down, no waiting
+                slot.killed = True
+                slot.process.kill()
+                slot.state = "ended"
+                self._forget(slot)
+                self._later.append(WorkerStopped(slot.info, None))
+
+    def active_workers(self) -> int:
+        return sum(slot.state in ("starting", "ready", "stopping") for slot in self._slots)
+
+    def close(self) -> None:
+        for slot in self._slots:
+            if slot.process is not None:
+                slot.process.kill()
+        for slot in self._slots:
+            if slot.process is not None:
+                slot.process.join(timeout=5)
+            if slot.conn is not None:
+                slot.conn.close()
+            slot.conn = None
+        self._by_conn.clear()
+        self._by_sentinel.clear()
+
+    # -- tasks -------------------------------------------------------------------------
+    def free_slots(self) -> int:
+        if self._stopping:
+            return 0
+        depth = self._depth
+        return sum(max(0, depth - len(slot.queue)) for slot in self._slots if slot.state == "ready")
+
+    def submit(self, tasks: Sequence[Task]) -> None:
+        ready = [slot for slot in self._slots if slot.state == "ready"]
+        if not ready:
+            raise RuntimeError("no worker is ready to take tasks")
+        batches: dict[int, list[Task]] = {}
+        now = time.monotonic()
+        for task in tasks:
+            slot = min(ready, key=lambda s: len(s.queue))
+            if not slot.queue:
+                slot.since = now
+            slot.queue.append(task.task_id)
+            batches.setdefault(id(slot), []).append(task)
+        for slot in ready:
+            batch = batches.get(id(slot))
+            if batch:
+                self._send(slot, ("tasks", batch))
+
+    def running(self) -> list[tuple[int, WorkerInfo, float]]:
+        return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
+                if slot.queue and slot.state in ("ready", "stopping")]
+
+    def kill(self, worker: WorkerInfo) -> None:
+        slot = self._slot(worker)
+        if slot.process is not None and slot.process.is_alive():
+            slot.killed = True
+            slot.process.kill()
+
+    # -- events ------------------------------------------------------------------------
+    def events(self, timeout: float | None) -> list[BackendEvent]:
+        out, self._later = self._later, []
+        waitables: list[Any] = [*self._by_conn, *self._by_sentinel]
+        if not waitables:
+            if timeout and not out:
+                time.sleep(timeout)
+            return out
+        for ready in wait(waitables, 0 if out else timeout):
+            if isinstance(ready, int):
+                slot = self._by_sentinel.get(ready)
+                if slot is not None:
+                    self._drain(slot, out)
+                    if slot.process is not None and self._by_sentinel.get(ready) is slot:
+                        self._died(slot, out)
+            else:
+                slot = self._by_conn.get(ready)
+                if slot is not None:
+                    self._drain(slot, out)
+        return out
+
+    def _drain(self, slot: _Slot, out: list[BackendEvent]) -> None:
+        conn = slot.conn
+        if conn is None:
+            return
+        try:
+            while conn.poll():
+                message = conn.recv()
+                if isinstance(message, TaskResult):
+                    self._task_done(slot, message, out)
+                else:
+                    self._control(slot, message, out)
+                if slot.conn is None:
+                    return
+        except (EOFError, OSError):
+            if slot.process is not None and slot.process.sentinel is None:
+                self._died(slot, out)  # no pidfd on this system: the closed socket tells
+            # otherwise the pidfd sentinel reports the death
+
+    def _task_done(self, slot: _Slot, result: TaskResult, out: list[BackendEvent]) -> None:
+        if slot.queue and slot.queue[0] == result.task_id:
+            slot.queue.popleft()
+        slot.since = time.monotonic()
+        self._average = 0.9 * self._average + 0.1 * result.elapsed_seconds if self._average \
+            else result.elapsed_seconds
+        self._depth = self._queue_depth(self._average)
+        out.append(TaskDone(slot.info, result))
+
+    @staticmethod
+    def _queue_depth(average: float) -> int:
+        if average >= SLOW_TASK_SECONDS:
+            return 1
+        return 1 + min(MAX_DEPTH - 1, max(1, math.ceil(QUEUED_SECONDS / max(average, 1e-6))))
+
+    def _control(self, slot: _Slot, message: tuple[Any, ...], out: list[BackendEvent]) -> None:
+        kind = message[0]
+        if kind == "ready":
+            slot.info = replace(slot.info, pid=message[1])
+            if self._stopping:
+                self._send(slot, ("stop",))
+                slot.state = "stopping"
+            else:
+                slot.state = "ready"
+            out.append(WorkerStarted(slot.info, replaced=slot.replaced))
+        elif kind == "init_failed":
+            slot.state = "failed"
+            self._forget(slot)
+            out.append(WorkerInitFailed(slot.info, message[1], message[2]))
+        elif kind == "stopped":
+            returned, shutdown_error = message[1], message[2]
+            slot.queue.clear()
+            if returned:
+                out.append(TasksReturned(slot.info, tuple(returned)))
+            slot.state = "ended"
+            self._forget(slot)
+            out.append(WorkerStopped(slot.info, shutdown_error))
+
+    def _died(self, slot: _Slot, out: list[BackendEvent]) -> None:
+        process = slot.process
+        sentinel = process.sentinel
+        process.join(timeout=1)
+        if sentinel is not None:
+            self._by_sentinel.pop(sentinel, None)
+        reason = _exit_reason(slot.info, process.exitcode, slot.killed)
+        was = slot.state
+        self._forget(slot)
+        if was == "starting":
+            slot.state = "failed"
+            out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
+            return
+        if slot.queue:
+            out.append(TaskLost(slot.info, slot.queue[0], reason))
+            rest = tuple(list(slot.queue)[1:])
+            if rest:
+                out.append(TasksReturned(slot.info, rest))
+            slot.queue.clear()
+        out.append(WorkerLost(slot.info, reason, killed=slot.killed))
+        if self._stopping or was == "stopping":
+            slot.state = "ended"
+            return
+        slot.replaced = True
+        self._spawn(slot)
+
+    def _forget(self, slot: _Slot) -> None:
+        if slot.conn is not None:
+            self._by_conn.pop(slot.conn, None)
+            slot.conn.close()
+            slot.conn = None
+        if slot.process is not None:
+            if slot.process.sentinel is not None:
+                self._by_sentinel.pop(slot.process.sentinel, None)
+            if slot.state in ("ended", "failed"):
+                slot.process.join(timeout=5)
+
+    def _send(self, slot: _Slot, message: tuple[Any, ...]) -> None:
+        try:
+            assert slot.conn is not None
+            slot.conn.send(message)
+        except (OSError, AssertionError):
+            pass  # the worker died; its sentinel reports it
+
+    def _slot(self, worker: WorkerInfo) -> _Slot:
+        for slot in self._slots:
+            if slot.info.node == worker.node and slot.info.process == worker.process:
+                return slot
+        raise KeyError(f"no worker {worker.node_name}/{worker.process}")
+
+
+def _exit_reason(worker: WorkerInfo, exitcode: int | None, killed: bool) -> str:
+    who = f"worker {worker.node_name}/{worker.process} (pid {worker.pid})"
+    if killed:
+        return f"{who} was stopped by mlpipe"
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        hint = " (out of memory? the OOM killer sends SIGKILL)" if name == "SIGKILL" else ""
+        return f"{who} was killed by {name}{hint}"
+    return f"{who} exited unexpectedly with code {exitcode}"
+
+
+__all__ = ["LocalBackend", "serve"]

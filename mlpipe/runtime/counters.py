@@ -1,0 +1,90 @@
+"""Running totals of a parallel step, shared by the progress display and the overview file."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from mlpipe.runtime.records import AttemptRecord
+
+
+def attempt_failed(record: AttemptRecord) -> bool:
+    """True when an attempt did not process every item of its mini-batch."""
+    return record.status != "Succeeded" or record.failed > 0
+
+
+@dataclass
+class StepCounters:
+    """Counts of mini-batches and items, updated once per attempt (a few attribute writes).
+
+    ``processed`` counts mini-batches whose last attempt is over (succeeded or
+    failed for good); a retried attempt counts in ``retries`` only.
+    """
+
+    scheduled: int = 0
+    listing_done: bool = False
+    processed: int = 0
+    failed: int = 0
+    attempts: int = 0
+    retries: int = 0
+    timeouts: int = 0
+    items_total: int = 0
+    items_succeeded: int = 0
+    items_failed: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def add(self, record: AttemptRecord) -> None:
+        self.attempts += 1
+        if record.status == "Timeout":
+            self.timeouts += 1
+        if not record.final:
+            self.retries += 1
+            return
+        self.processed += 1
+        self.items_total += record.total
+        self.items_succeeded += record.succeeded
+        self.items_failed += record.total - record.succeeded
+        if attempt_failed(record):
+            self.failed += 1
+
+    @property
+    def succeeded(self) -> int:
+        return self.processed - self.failed
+
+    @property
+    def total(self) -> int | None:
+        """The number of mini-batches once the listing is complete, else ``None``."""
+        return self.scheduled if self.listing_done else None
+
+    def elapsed(self, now: float | None = None) -> float:
+        return max((now if now is not None else time.monotonic()) - self.started, 0.0)
+
+    def rate(self, now: float | None = None) -> float:
+        """Finished mini-batches per second since the step started."""
+        elapsed = self.elapsed(now)
+        return self.processed / elapsed if elapsed > 0 else 0.0
+
+    def items_rate(self, now: float | None = None) -> float:
+        elapsed = self.elapsed(now)
+        return self.items_total / elapsed if elapsed > 0 else 0.0
+
+    def eta(self, now: float | None = None) -> float | None:
+        """Seconds left, once the listing is complete and something has finished."""
+        rate = self.rate(now)
+        if not self.listing_done or rate <= 0:
+            return None
+        return max(self.scheduled - self.processed, 0) / rate
+
+
+def format_seconds(seconds: float | None) -> str:
+    """``75.2`` -> ``"1m15s"``; ``None`` -> ``"?"``."""
+    if seconds is None:
+        return "?"
+    seconds = int(round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes:02d}m{secs:02d}s"
+    if minutes:
+        return f"{minutes}m{secs:02d}s"
+    return f"{secs}s"

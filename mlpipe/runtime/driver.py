@@ -1,0 +1,372 @@
+"""The driver: owns the queue, attempts, timeouts, thresholds and finished mini-batches.
+
+It pulls mini-batch descriptors lazily from the data layer, hands tasks to a
+:class:`~mlpipe.runtime.backends.base.Backend`, turns what the backend reports
+into :class:`~mlpipe.runtime.records.AttemptRecord` for the observers, retries
+failed attempts, kills a worker whose run() overruns ``retry_settings.timeout``,
+stops on a threshold or on cancel, and records every finished mini-batch in the
+:class:`~mlpipe.runtime.appendrow.PartStore`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from mlpipe.data.minibatch import MiniBatch
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.appendrow import Finished, PartStore
+from mlpipe.runtime.backends.base import (
+    Backend,
+    BackendEvent,
+    TaskDone,
+    TaskLost,
+    TasksReturned,
+    WorkerInitFailed,
+    WorkerLost,
+    WorkerStarted,
+    WorkerStopped,
+)
+from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.runtime.thresholds import Thresholds, describe
+from mlpipe.runtime.worker import WorkerConfig
+
+TIMEOUT_CHECK_SECONDS = 0.05
+IDLE_WAIT_SECONDS = 0.2
+SHUTDOWN_GRACE_SECONDS = 5.0
+SCHEDULED_NOTICE_SECONDS = 0.5
+START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
+
+
+class Driver:
+    """Runs one parallel step's mini-batches on a backend; :meth:`run` returns the summary."""
+
+    def __init__(self, step: ParallelStep, backend: Backend, workers: Sequence[WorkerInfo],
+                 config: WorkerConfig, mini_batches: Iterable[MiniBatch], store: PartStore, *,
+                 observers: Sequence[StepObserver] = (), cancel: threading.Event | None = None,
+                 logger: logging.Logger | None = None, data_errors: tuple[type[BaseException], ...] = ()):
+        self.step = step
+        self.backend = backend
+        self.workers = list(workers)
+        self.config = config
+        self.mini_batches: Iterator[MiniBatch] = iter(mini_batches)
+        self.store = store
+        self.observers = list(observers)
+        self.cancel = cancel
+        self.log = logger or logging.getLogger("mlpipe.runtime")
+        self.data_errors = data_errors
+        self.thresholds = Thresholds.of(step)
+        self.max_retries = step.retry.max_retries
+        self.timeout = float(step.retry.timeout)
+
+        self.order: list[str] = []  # mini-batch ids in input order
+        self.pending: deque[tuple[MiniBatch, int]] = deque()  # (mini-batch, picked count) to send
+        self.inflight: dict[int, tuple[MiniBatch, int]] = {}
+        self.timed_out: set[int] = set()
+        self.next_task_id = 0
+        self.all_scheduled = False
+        self.stopping = False
+        self.init_failures: list[WorkerInitFailed] = []
+        self.errors: Counter[str] = Counter()
+        self.error_where: dict[str, str] = {}
+        self.summary = StepSummary(status="Completed")
+        self._last_notice = 0.0
+        self._starting = len(self.workers)  # workers whose first start has not ended yet
+        self._started: set[tuple[int, str]] = set()
+        self._first_ready = 0.0
+
+    # -- main loop ---------------------------------------------------------------------
+    def run(self) -> StepSummary:
+        """Run every mini-batch (or until a threshold, an error or cancel); never raises for user code."""
+        summary = self.summary
+        summary.started_at = _now()
+        self.log.info("Starting %d workers (%d nodes x %d processes) on the %s backend.",
+                      len(self.workers), self.step.instance_count,
+                      len(self.workers) // max(1, self.step.instance_count), self.backend.name)
+        self._notify("step_started", self.step, self.workers, summary.started_at)
+        try:
+            self.backend.start(self.workers, self.config)
+            self._loop()
+            self._finish_workers()
+        finally:
+            self.backend.close()
+        summary.ended_at = _now()
+        summary.mini_batches_total = len(self.order)
+        summary.top_errors = [(message, count, self.error_where.get(message, ""))
+                              for message, count in self.errors.most_common(10)]
+        return summary
+
+    def _loop(self) -> None:
+        last_timeout_check = 0.0
+        began = time.monotonic()
+        first_task_limit = float(self.step.prs.first_task_creation_timeout)
+        while True:
+            if not self._first_ready and not self.stopping \
+                    and time.monotonic() - began > first_task_limit:
+                self._stop("Failed", f"No worker finished init() within --first_task_creation_timeout"
+                                     f" = {first_task_limit:g} seconds, so no mini-batch could start.")
+            if not self.stopping and self.cancel is not None and self.cancel.is_set():
+                self._stop("Canceled", "The job was canceled.")
+            if not self.stopping:
+                self._schedule()
+            if self._done():
+                return
+            now = time.monotonic()
+            for event in self.backend.events(self._wait_seconds(now)):
+                self._handle(event)
+            now = time.monotonic()
+            if now - last_timeout_check >= TIMEOUT_CHECK_SECONDS:
+                last_timeout_check = now
+                self._enforce_timeouts(now)
+
+    def _done(self) -> bool:
+        if self.stopping:
+            return not self.inflight or self.backend.active_workers() == 0
+        if self.all_scheduled and not self.pending and not self.inflight:
+            return True
+        if self.backend.active_workers() == 0:
+            self._no_workers_left()
+            return True
+        return False
+
+    def _wait_seconds(self, now: float) -> float:
+        wait = IDLE_WAIT_SECONDS
+        for _, _, since in self.backend.running():
+            wait = min(wait, max(0.0, since + self.timeout - now) + 0.01)
+        return wait
+
+    # -- scheduling --------------------------------------------------------------------
+    def _schedule(self) -> None:
+        if self._starting > 0 and (not self._first_ready or
+                                   time.monotonic() - self._first_ready < START_BARRIER_SECONDS):
+            return  # all workers begin together (bounded): no early worker hoarding the queue
+        free = self.backend.free_slots()
+        if free <= 0:
+            return
+        tasks: list[Task] = []
+        while free > 0:
+            if self.pending:
+                mini_batch, picked = self.pending.popleft()
+            elif self.all_scheduled:
+                break
+            else:
+                mini_batch = self._next_mini_batch()
+                if mini_batch is None:
+                    break
+                picked = 1
+            task_id = self.next_task_id
+            self.next_task_id += 1
+            self.inflight[task_id] = (mini_batch, picked)
+            tasks.append(Task(task_id, mini_batch, picked))
+            free -= 1
+        if tasks:
+            self.backend.submit(tasks)
+
+    def _next_mini_batch(self) -> MiniBatch | None:
+        while True:
+            try:
+                mini_batch = next(self.mini_batches)
+            except StopIteration:
+                self.all_scheduled = True
+                self._notice_scheduled(force=True)
+                self.log.info("All %d mini-batches are scheduled.", len(self.order))
+                self._check_thresholds()
+                return None
+            except self.data_errors as error:
+                self.all_scheduled = True
+                self.log.error("The input data cannot be read: %s", error)
+                self._stop("Failed", str(error))
+                return None
+            self.order.append(mini_batch.id)
+            self._notice_scheduled()
+            done = self.store.done(mini_batch.id)
+            if done is None:
+                return mini_batch
+            self._count_finished(done.total, done.succeeded, done.failed, failed=False)
+
+    def _notice_scheduled(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._last_notice >= SCHEDULED_NOTICE_SECONDS:
+            self._last_notice = now
+            self._notify("mini_batches_scheduled", len(self.order), self.all_scheduled)
+
+    # -- events ------------------------------------------------------------------------
+    def _handle(self, event: BackendEvent) -> None:
+        if isinstance(event, TaskDone):
+            entry = self.inflight.pop(event.result.task_id, None)
+            if entry is not None:
+                self._attempt_finished(entry[0], entry[1], event.worker, event.result)
+        elif isinstance(event, TaskLost):
+            entry = self.inflight.pop(event.task_id, None)
+            if entry is not None:
+                self._attempt_lost(entry[0], entry[1], event)
+        elif isinstance(event, TasksReturned):
+            for task_id in reversed(event.task_ids):
+                entry = self.inflight.pop(task_id, None)
+                if entry is not None and not self.stopping:
+                    self.pending.appendleft(entry)
+        elif isinstance(event, WorkerStarted):
+            self._first_start_ended(event.worker, ready=True)
+            kind = "replaced" if event.replaced else "started"
+            self.log.info("Worker %s/%s (pid %s) %s: init() done.", event.worker.node_name,
+                          event.worker.process, event.worker.pid, kind)
+            self._notify("worker_event", event.worker, kind, f"pid {event.worker.pid}")
+        elif isinstance(event, WorkerInitFailed):
+            self._first_start_ended(event.worker, ready=False)
+            self.init_failures.append(event)
+            self.log.error("Worker %s/%s could not start: %s\n%s", event.worker.node_name,
+                           event.worker.process, event.message, event.traceback)
+            self._notify("worker_event", event.worker, "init_failed",
+                         f"{event.message}\n{event.traceback}")
+        elif isinstance(event, WorkerLost):
+            self.log.warning("%s; %s.", event.message,
+                             "it is stopped" if self.stopping else "starting a replacement")
+            self._notify("worker_event", event.worker, "died", event.message)
+        elif isinstance(event, WorkerStopped):
+            if event.shutdown_error:
+                self.log.error("shutdown() raised in worker %s/%s:\n%s", event.worker.node_name,
+                               event.worker.process, event.shutdown_error)
+            self._notify("worker_event", event.worker, "stopped", event.shutdown_error or "")
+
+    def _first_start_ended(self, worker: WorkerInfo, *, ready: bool) -> None:
+        key = (worker.node, worker.process)
+        if key not in self._started:
+            self._started.add(key)
+            self._starting -= 1
+        if ready and not self._first_ready:
+            self._first_ready = time.monotonic()
+
+    def _attempt_lost(self, mini_batch: MiniBatch, picked: int, event: TaskLost) -> None:
+        if event.task_id in self.timed_out:
+            self.timed_out.discard(event.task_id)
+            status, category = "Timeout", "Timeout"
+            message = (f"run() did not finish within retry_settings.timeout = {self.timeout:g} "
+                       f"seconds; its worker process was stopped and replaced.")
+        else:
+            status, category, message = "ProcessDied", "ProcessDied", event.message
+        total = mini_batch.items or 0
+        result = TaskResult(event.task_id, status, total, 0, total, time.time(), 0.0, 0.0, 0.0,
+                            category, message)
+        self._attempt_finished(mini_batch, picked, event.worker, result)
+
+    def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
+                          result: TaskResult) -> None:
+        failed_attempt = result.status != "Succeeded"
+        final = not failed_attempt or self.stopping or picked > self.max_retries
+        if result.warning:
+            self.log.warning("Mini-batch %s: %s", mini_batch.id, result.warning)
+        record = AttemptRecord(
+            mini_batch_id=mini_batch.id, mini_batch_index=mini_batch.index, picked_count=picked,
+            worker=worker, start_time=datetime.fromtimestamp(result.start_time, timezone.utc),
+            total=result.total, succeeded=result.succeeded, failed=result.failed,
+            elapsed_seconds=result.elapsed_seconds, process_seconds=result.process_seconds,
+            run_method_seconds=result.run_method_seconds, status=result.status,  # type: ignore[arg-type]
+            error_category=result.error_category, error_message=result.error_message,
+            traceback=result.traceback, detail=mini_batch.detail, final=final,
+        )
+        if failed_attempt:
+            self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id, picked,
+                             worker.node_name, worker.process, result.status, result.error_message,
+                             "" if final else "; it will be retried")
+        self._notify("attempt_finished", record)
+        if not final:
+            self.pending.append((mini_batch, picked + 1))
+            return
+        status = "Succeeded" if not failed_attempt else "Failed"
+        self.store.commit(Finished(mini_batch.id, mini_batch.index, status, result.total,
+                                   result.succeeded, result.failed, None, result.header),
+                          result.rows)
+        self._count_finished(result.total, result.succeeded, result.failed, failed=failed_attempt)
+        if failed_attempt and result.error_message:
+            key = result.error_message.splitlines()[0][:300]
+            self.errors[key] += 1
+            self.error_where.setdefault(
+                key, f"logs/user/error/{worker.node_name}/{worker.process}.txt")
+        if failed_attempt and not self.stopping:
+            self._check_thresholds()
+
+    def _count_finished(self, total: int, succeeded: int, failed_items: int, *,
+                        failed: bool) -> None:
+        s = self.summary
+        if failed:
+            s.mini_batches_failed += 1
+        else:
+            s.mini_batches_succeeded += 1
+        s.items_total += total
+        s.items_succeeded += succeeded
+        s.items_failed += failed_items
+
+    def _check_thresholds(self) -> None:
+        s = self.summary
+        breach = self.thresholds.check(s.mini_batches_failed, s.items_failed, len(self.order),
+                                       self.all_scheduled)
+        if breach is not None and not self.stopping:
+            s.breach = breach
+            self._stop("Failed", describe(breach))
+
+    # -- timeouts, stopping ------------------------------------------------------------
+    def _enforce_timeouts(self, now: float) -> None:
+        for task_id, worker, since in self.backend.running():
+            if task_id not in self.timed_out and now - since > self.timeout:
+                self.timed_out.add(task_id)
+                entry = self.inflight.get(task_id)
+                self.log.warning("Mini-batch %s exceeded retry_settings.timeout = %gs on %s/%s; "
+                                 "killing that worker.", entry[0].id if entry else task_id,
+                                 self.timeout, worker.node_name, worker.process)
+                self.backend.kill(worker)
+
+    def _stop(self, status: str, reason: str) -> None:
+        if self.stopping:
+            return
+        self.stopping = True
+        self.summary.status = status  # type: ignore[assignment]
+        self.summary.reason = reason
+        self.log.info("Stopping the step (%s): %s", status, reason)
+        self.pending.clear()
+        self.backend.stop()
+
+    def _no_workers_left(self) -> None:
+        if self.init_failures:
+            first = self.init_failures[-1]
+            reason = (f"The entry script's init() failed and no worker could start: {first.message}\n"
+                      f"{first.traceback.rstrip()}")
+            self.errors[f"init() failed: {first.message}"] += len(self.init_failures)
+        else:
+            reason = "No worker process is left to run the remaining mini-batches."
+        self.summary.status = "Failed"
+        self.summary.reason = reason
+        self.log.error(reason)
+
+    def _finish_workers(self) -> None:
+        """Let workers finish their run(), call shutdown() and end; kill what overruns."""
+        if not self.stopping:
+            self.stopping = True
+            self.backend.stop()
+        deadline = time.monotonic() + self.timeout + SHUTDOWN_GRACE_SECONDS
+        while self.backend.active_workers() and time.monotonic() < deadline:
+            for event in self.backend.events(0.1):
+                self._handle(event)
+            self._enforce_timeouts(time.monotonic())
+        if self.backend.active_workers():
+            self.log.warning("Workers still running %gs after the stop; killing them.",
+                             self.timeout + SHUTDOWN_GRACE_SECONDS)
+
+    def _notify(self, method: str, *args: Any) -> None:
+        for observer in self.observers:
+            try:
+                getattr(observer, method)(*args)
+            except Exception:  # noqa: BLE001 - a report writer must not stop the job
+                self.log.exception("Observer %s.%s failed", type(observer).__name__, method)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+__all__ = ["Driver"]

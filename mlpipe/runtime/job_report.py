@@ -1,0 +1,198 @@
+"""``logs/sys/job_report/``: processed_mini-batches.csv, process_summary.csv, node_summary.csv."""
+
+from __future__ import annotations
+
+import csv
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO, Any
+
+from mlpipe.runtime.counters import attempt_failed
+from mlpipe.runtime.records import AttemptRecord, WorkerInfo
+
+PROCESSED_COLUMNS = (
+    "Mini-batch Id",
+    "Picked Count",
+    "Process",
+    "Process Start Time",
+    "Total",
+    "Succeeded",
+    "Failed",
+    "Elapsed Seconds",
+    "Process Seconds",
+    "Run Method Seconds",
+    "Status",
+    "Error Category",
+    "Error Message",
+    "Mini-batch Detail",
+)
+_TOTALS_COLUMNS = (
+    "Mini-batches",
+    "Failed Mini-batches",
+    "Items",
+    "Succeeded Items",
+    "Failed Items",
+    "Busy Seconds",
+    "Run Method Seconds",
+    "Process Seconds",
+    "Utilization Percent",
+)
+PROCESS_SUMMARY_COLUMNS = ("Node", "Process", "Pid", *_TOTALS_COLUMNS)
+NODE_SUMMARY_COLUMNS = ("Node", "Processes", *_TOTALS_COLUMNS)
+FLUSH_EVERY_SECONDS = 1.0
+_encode_detail = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False).encode
+
+
+def utc_text(moment: datetime) -> str:
+    """``2020-10-24T02:59:04.227237``: UTC, no offset, as Azure writes ``Process Start Time``."""
+    if moment.tzinfo is None:
+        return moment.isoformat(timespec="microseconds")
+    text = moment.isoformat(timespec="microseconds")
+    if text.endswith("+00:00"):
+        return text[:-6]
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
+
+
+def process_label(worker: WorkerInfo) -> str:
+    """``0/process003``: the node and process, as in the log file paths."""
+    return f"{worker.node}/{worker.process}"
+
+
+class ProcessedMiniBatchesCsv:
+    """Streams one row per attempt to ``processed_mini-batches.csv``.
+
+    Rows go through a 64 KiB buffer and reach the disk at least once a second
+    (and at :meth:`close`): no per-row flush, fsync or reopen.
+    """
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._file: IO[str] | None = open(path, "w", newline="", encoding="utf-8", buffering=1 << 16)
+        self._writer = csv.writer(self._file)
+        self._writer.writerow(PROCESSED_COLUMNS)
+        self._file.flush()
+        self._next_flush = time.monotonic() + FLUSH_EVERY_SECONDS
+
+    def write(self, record: AttemptRecord) -> None:
+        if self._file is None:
+            return
+        self._writer.writerow((
+            record.mini_batch_id,
+            record.picked_count,
+            process_label(record.worker),
+            utc_text(record.start_time),
+            record.total,
+            record.succeeded,
+            record.failed,
+            f"{record.elapsed_seconds:.6f}",
+            f"{record.process_seconds:.6f}",
+            f"{record.run_method_seconds:.6f}",
+            record.status,
+            record.error_category or "",
+            record.error_message or "",
+            _encode_detail(record.detail) if record.detail else "{}",
+        ))
+        now = time.monotonic()
+        if now >= self._next_flush:
+            self._file.flush()
+            self._next_flush = now + FLUSH_EVERY_SECONDS
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+@dataclass
+class WorkerTotals:
+    """What one worker process did, over all its attempts (retries included)."""
+
+    node: int
+    process: str
+    pid: int | None = None
+    mini_batches: int = 0
+    failed_mini_batches: int = 0
+    items: int = 0
+    succeeded_items: int = 0
+    failed_items: int = 0
+    busy_seconds: float = 0.0
+    run_method_seconds: float = 0.0
+    process_seconds: float = 0.0
+
+    def add(self, record: AttemptRecord) -> None:
+        if record.worker.pid is not None:
+            self.pid = record.worker.pid
+        self.mini_batches += 1
+        self.failed_mini_batches += attempt_failed(record)
+        self.items += record.total
+        self.succeeded_items += record.succeeded
+        self.failed_items += record.total - record.succeeded
+        self.busy_seconds += record.elapsed_seconds
+        self.run_method_seconds += record.run_method_seconds
+        self.process_seconds += record.process_seconds
+
+    def merge(self, other: WorkerTotals) -> None:
+        for name in ("mini_batches", "failed_mini_batches", "items", "succeeded_items",
+                     "failed_items", "busy_seconds", "run_method_seconds", "process_seconds"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+class WorkerStats:
+    """Per-process totals, keyed by (node, process), in the order workers were first seen."""
+
+    def __init__(self) -> None:
+        self.by_process: dict[tuple[int, str], WorkerTotals] = {}
+
+    def register(self, worker: WorkerInfo) -> None:
+        totals = self.by_process.get((worker.node, worker.process))
+        if totals is None:
+            self.by_process[(worker.node, worker.process)] = WorkerTotals(
+                worker.node, worker.process, worker.pid)
+        elif worker.pid is not None:
+            totals.pid = worker.pid
+
+    def add(self, record: AttemptRecord) -> None:
+        key = (record.worker.node, record.worker.process)
+        totals = self.by_process.get(key)
+        if totals is None:
+            totals = self.by_process[key] = WorkerTotals(*key, record.worker.pid)
+        totals.add(record)
+
+    def write_summaries(self, folder: Path, wall_seconds: float) -> None:
+        """Write process_summary.csv and node_summary.csv; utilisation is busy / wall time."""
+        folder.mkdir(parents=True, exist_ok=True)
+        processes = sorted(self.by_process.values(), key=lambda t: (t.node, t.process))
+        _write_csv(folder / "process_summary.csv", PROCESS_SUMMARY_COLUMNS, [
+            (t.node, t.process, "" if t.pid is None else t.pid, *_totals_row(t),
+             _percent(t.busy_seconds, wall_seconds))
+            for t in processes
+        ])
+        nodes: dict[int, tuple[WorkerTotals, int]] = {}
+        for t in processes:
+            node_totals, count = nodes.get(t.node, (WorkerTotals(t.node, ""), 0))
+            node_totals.merge(t)
+            nodes[t.node] = (node_totals, count + 1)
+        _write_csv(folder / "node_summary.csv", NODE_SUMMARY_COLUMNS, [
+            (node, count, *_totals_row(t), _percent(t.busy_seconds, wall_seconds * count))
+            for node, (t, count) in sorted(nodes.items())
+        ])
+
+
+def _totals_row(t: WorkerTotals) -> tuple[Any, ...]:
+    return (t.mini_batches, t.failed_mini_batches, t.items, t.succeeded_items, t.failed_items,
+            f"{t.busy_seconds:.3f}", f"{t.run_method_seconds:.3f}", f"{t.process_seconds:.3f}")
+
+
+def _percent(part: float, whole: float) -> str:
+    return f"{100.0 * part / whole:.1f}" if whole > 0 else ""
+
+
+def _write_csv(path: Path, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)

@@ -1,0 +1,222 @@
+"""``logs/job_result.txt``, ``logs/user/error.txt`` and the tracebacks under ``logs/user/error/``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO
+
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.counters import StepCounters
+from mlpipe.runtime.job_report import process_label, utc_text
+from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
+
+TOP_ERRORS = 5
+MESSAGE_WIDTH = 300
+
+
+@dataclass
+class ErrorGroup:
+    """Failed attempts that share a category and a first message line."""
+
+    category: str
+    message: str
+    where: str  # error file of the first occurrence, relative to logs/
+    first: str  # "mini-batch <id> attempt <n> on <node>/<process> at <time>"
+    attempts: int = 0
+    mini_batches: set[str] = field(default_factory=set)
+    failed_for_good: int = 0
+    files: set[str] = field(default_factory=set)
+
+    def files_text(self, limit: int = 3) -> str:
+        names = sorted(self.files)
+        more = f" and {len(names) - limit} more" if len(names) > limit else ""
+        return ", ".join(names[:limit]) + more
+
+
+class ErrorLog:
+    """Appends each failure's traceback to ``user/error/<node>/<process>.txt`` and groups them."""
+
+    def __init__(self, logs_dir: Path) -> None:
+        self.logs_dir = logs_dir
+        self.groups: dict[tuple[str, str], ErrorGroup] = {}
+        self._files: dict[tuple[int, str], IO[str]] = {}
+
+    def add_attempt(self, record: AttemptRecord) -> None:
+        """Record a failed attempt (call only when ``counters.attempt_failed(record)``)."""
+        category = record.error_category or record.status
+        message = record.error_message or (
+            f"run() returned {record.succeeded} of {record.total} items" if record.failed
+            else record.status)
+        header = (f"mini-batch {record.mini_batch_id} attempt {record.picked_count} "
+                  f"on {process_label(record.worker)} at {utc_text(record.start_time)}")
+        where = self._write(record.worker, header, category, message, record.traceback)
+        group = self._group(category, message, where, header)
+        group.files.add(where)
+        group.attempts += 1
+        group.mini_batches.add(record.mini_batch_id)
+        if record.final:
+            group.failed_for_good += 1
+
+    def add_init_failure(self, worker: WorkerInfo, message: str) -> None:
+        """Record a worker whose init() failed (a died worker's in-flight attempt is recorded
+        as that attempt, so deaths are not counted twice)."""
+        now = utc_text(datetime.now(timezone.utc))
+        header = f"worker {process_label(worker)} (pid {worker.pid}) init() failed at {now}"
+        where = self._write(worker, header, "InitError", message, None)
+        group = self._group("InitError", message, where, header)
+        group.files.add(where)
+        group.attempts += 1
+
+    def close(self) -> None:
+        for handle in self._files.values():
+            handle.close()
+        self._files.clear()
+
+    def top(self, count: int = TOP_ERRORS) -> list[ErrorGroup]:
+        return sorted(self.groups.values(), key=lambda g: -g.attempts)[:count]
+
+    def _group(self, category: str, message: str, where: str, first: str) -> ErrorGroup:
+        line = _first_line(message)
+        group = self.groups.get((category, line))
+        if group is None:
+            group = self.groups[(category, line)] = ErrorGroup(category, line, where, first)
+        return group
+
+    def _write(self, worker: WorkerInfo, header: str, category: str, message: str,
+               traceback: str | None) -> str:
+        relative = f"user/error/{worker.node}/{worker.process}.txt"
+        handle = self._files.get((worker.node, worker.process))
+        if handle is None:
+            path = self.logs_dir / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self._files[(worker.node, worker.process)] = open(path, "a", encoding="utf-8")
+        handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
+        if traceback and traceback.strip() != message.strip():
+            handle.write(traceback.rstrip() + "\n")
+        handle.write("\n")
+        return relative
+
+
+def _first_line(message: str) -> str:
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    line = lines[-1] if lines and lines[0].startswith("Traceback") else (lines[0] if lines else "")
+    return line if len(line) <= MESSAGE_WIDTH else line[: MESSAGE_WIDTH - 3] + "..."
+
+
+def item_error_threshold(step: ParallelStep) -> int:
+    """The failed-items limit: the ``error_threshold`` attribute, else ``--error_threshold``."""
+    return step.error_threshold if step.error_threshold != -1 else step.prs.error_threshold
+
+
+def breach_text(breach: ThresholdBreach) -> str:
+    """One sentence naming the threshold and its numbers."""
+    if breach.name == "mini_batch_error_threshold":
+        what = f"The number of failed mini-batches ({breach.actual:g})"
+    elif breach.name == "error_threshold":
+        what = f"The number of failed items ({breach.actual:g})"
+    elif breach.name == "allowed_failed_percent":
+        what = f"The percentage of failed mini-batches ({breach.actual:.1f}%)"
+    else:
+        what = f"The value {breach.actual:g}"
+    unit = "%" if breach.name == "allowed_failed_percent" else ""
+    return f"{what} exceeded {breach.name} ({breach.limit}{unit})."
+
+
+def first_line(summary: StepSummary, errors: ErrorLog) -> str:
+    """``Succeeded`` or ``Failed: <reason>``."""
+    if summary.status == "Completed":
+        return "Succeeded"
+    if summary.status == "Canceled":
+        return "Failed: The step was canceled" + (f": {summary.reason}" if summary.reason else ".")
+    if summary.reason:
+        return f"Failed: {_first_line(summary.reason)}"
+    if summary.breach is not None:
+        return f"Failed: {breach_text(summary.breach)}"
+    top = errors.top(1)
+    if top:
+        return f"Failed: [{top[0].category}] {top[0].message}"
+    if summary.top_errors:
+        return f"Failed: {_first_line(summary.top_errors[0][0])}"
+    return "Failed: the step did not complete."
+
+
+def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCounters,
+                      errors: ErrorLog) -> str:
+    """The text of ``job_result.txt``."""
+    total = summary.mini_batches_total or counters.scheduled
+    failed_percent = 100.0 * summary.mini_batches_failed / total if total else 0.0
+    lines = [first_line(summary, errors), f"Step: {step.name}", f"Status: {summary.status}"]
+    if summary.started_at is not None:
+        lines.append(f"Started: {_clock(summary.started_at)}")
+    if summary.ended_at is not None:
+        lines.append(f"Ended: {_clock(summary.ended_at)}")
+    if summary.started_at is not None and summary.ended_at is not None:
+        lines.append(f"Duration: {(summary.ended_at - summary.started_at).total_seconds():.3f} s")
+    lines += [
+        f"Mini-batches: {total} "
+        f"{'total' if counters.listing_done else 'listed (the listing stopped before its end)'}, "
+        f"{summary.mini_batches_succeeded} succeeded, "
+        f"{summary.mini_batches_failed} failed, "
+        f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} not processed",
+        f"Attempts: {counters.attempts} ({counters.retries} retried, {counters.timeouts} timed out)",
+        f"Items: {summary.items_total} total, {summary.items_succeeded} succeeded, "
+        f"{summary.items_failed} failed",
+        "Thresholds:",
+        f"  mini_batch_error_threshold: {_limit(step.mini_batch_error_threshold)}; "
+        f"failed mini-batches: {summary.mini_batches_failed}",
+        f"  error_threshold: {_limit(item_error_threshold(step))}; "
+        f"failed items: {summary.items_failed}",
+        f"  allowed_failed_percent: {step.prs.allowed_failed_percent}%; "
+        f"failed mini-batches: {failed_percent:.1f}%",
+        f"  retry_settings: max_retries {step.retry.max_retries}, timeout {step.retry.timeout} s",
+    ]
+    if summary.breach is not None:
+        lines.append(f"Threshold exceeded: {breach_text(summary.breach)}")
+    if summary.append_row_file:
+        lines.append(f"Append row file: {summary.append_row_file}")
+    top = errors.top()
+    if top:
+        lines.append("Top errors (summary in user/error.txt, full tracebacks in the files named):")
+        for group in top:
+            lines.append(f"  {group.attempts} x [{group.category}] {group.message}")
+            lines.append(f"      first: {group.first}; tracebacks: {group.files_text()}")
+    elif summary.top_errors:
+        lines.append("Top errors:")
+        for message, count, where in summary.top_errors[:TOP_ERRORS]:
+            lines.append(f"  {count} x {_first_line(message)}" + (f"; see {where}" if where else ""))
+    else:
+        lines.append("Errors: none")
+    return "\n".join(lines) + "\n"
+
+
+def render_error_summary(errors: ErrorLog) -> str:
+    """The text of ``user/error.txt``: every error group, most frequent first."""
+    groups = errors.top(len(errors.groups))
+    attempts = sum(g.attempts for g in groups)
+    lines = [f"{attempts} failure(s) in {len(groups)} distinct error(s).", ""]
+    for group in groups:
+        lines += [
+            f"[{group.category}] {group.message}",
+            f"  failures: {group.attempts}; mini-batches: {len(group.mini_batches)} "
+            f"(failed after their last attempt: {group.failed_for_good})",
+            f"  first: {group.first}",
+            f"  tracebacks: {group.files_text(limit=20)}",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def _limit(value: int) -> str:
+    return "-1 (unlimited)" if value == -1 else str(value)
+
+
+def _clock(moment: datetime) -> str:
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return moment.isoformat(sep=" ", timespec="seconds") + " UTC"
+
+
+__all__ = ["ErrorLog", "breach_text", "first_line", "render_job_result",
+           "render_error_summary", "item_error_threshold"]

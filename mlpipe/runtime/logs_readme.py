@@ -1,0 +1,100 @@
+"""``logs/readme.txt``: describes the files a step actually wrote (docs/logs.md has the same text)."""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+# (pattern relative to logs/, description); the first pattern a file matches describes it.
+DESCRIPTIONS: tuple[tuple[str, str], ...] = (
+    ("readme.txt", "This file: what each file in this folder holds."),
+    ("job_result.txt",
+     "The result of the step. First line: 'Succeeded' or 'Failed: <reason>'; then the counts of "
+     "mini-batches, attempts and items, each threshold with its numbers, and the most frequent "
+     "errors with the files that hold their tracebacks. Start here."),
+    ("job_progress_overview.*.txt",
+     "Progress written while the step runs (at most once a second): mini-batches scheduled, "
+     "processed and failed, items, rate and ETA. One file per UTC hour (yyyymmddhh)."),
+    ("sys/master_role.txt",
+     "The driver's log (time|LEVEL|pid|thread|message, UTC): scheduling, workers starting, dying "
+     "and being replaced, failed attempts, thresholds, the end of the step. Its level is the "
+     "step's logging_level."),
+    ("sys/job_report/processed_mini-batches.csv",
+     "One row per attempt at a mini-batch, in the order they finished: Mini-batch Id, Picked Count "
+     "(1 = first attempt), Process (<node>/<process>), Process Start Time (UTC), Total, Succeeded, "
+     "Failed items, Elapsed / Process (CPU) / Run Method Seconds, Status, Error Category, "
+     "Error Message and the mini-batch as JSON."),
+    ("sys/job_report/process_summary.csv",
+     "processed_mini-batches.csv summed per worker process: attempts, failed attempts, items, "
+     "busy seconds and utilization (busy seconds / step wall time)."),
+    ("sys/job_report/node_summary.csv",
+     "processed_mini-batches.csv summed per node; utilization is busy seconds / (wall time x "
+     "processes of the node)."),
+    ("sys/perf/*/node_resource_usage.csv",
+     "Machine resource usage sampled every resource_monitor_interval seconds and at the start and "
+     "end of the step: CPU, memory, disk and network I/O since the step started, TCP and UDP "
+     "connections (empty when the OS does not tell). Every node of a local run is this machine."),
+    ("sys/perf/*/processes_resource_usage.csv",
+     "Each worker process of the node, sampled with node_resource_usage.csv: CPU percent, RSS and "
+     "virtual memory, memory percent, threads, status."),
+    ("sys/perf/*/*", "Other resource usage reports of the node."),
+    ("user/error.txt",
+     "Every distinct error of the step, most frequent first, with how many attempts and "
+     "mini-batches it hit and the files with its tracebacks."),
+    ("user/error/*/*.txt",
+     "Full tracebacks of the failed attempts (and failed worker starts) of one worker process, "
+     "in the order they happened."),
+    ("user/stdout/*/*.stdout.txt", "What the entry script printed to stdout in that worker process."),
+    ("user/stderr/*/*.stderr.txt", "What the entry script wrote to stderr in that worker process."),
+    ("user/entry_script_log/*/*.log.txt",
+     "The entry script's own log (EntryScript().logger) in that worker process."),
+    ("sys/task_stream.html",
+     "A task-stream chart of processed_mini-batches.csv: one bar per attempt, one row per worker."),
+)
+MAX_LISTED = 8
+
+
+def render_readme(logs_dir: Path, step_name: str) -> str:
+    """The readme text for the files now under ``logs_dir`` (plus readme.txt itself)."""
+    files = sorted(
+        path.relative_to(logs_dir).as_posix()
+        for path in logs_dir.rglob("*")
+        if path.is_file() and not path.name.endswith(".tmp")
+    )
+    if "readme.txt" not in files:
+        files.append("readme.txt")
+    matched: dict[str, list[str]] = {pattern: [] for pattern, _ in DESCRIPTIONS}
+    others: list[str] = []
+    for name in files:
+        for pattern, _ in DESCRIPTIONS:
+            if fnmatchcase(name, pattern):
+                matched[pattern].append(name)
+                break
+        else:
+            others.append(name)
+    lines = [
+        f"Logs of the parallel step '{step_name}', written by mlpipe in the layout of Azure ML's",
+        "parallel job runtime. Start with job_result.txt; paths below are relative to this folder.",
+        "",
+    ]
+    for pattern, description in DESCRIPTIONS:
+        names = matched[pattern]
+        if not names:
+            continue
+        shown = names[:MAX_LISTED]
+        lines.extend(shown)
+        if len(names) > MAX_LISTED:
+            lines.append(f"... and {len(names) - MAX_LISTED} more like {pattern}")
+        lines.append(f"    {description}")
+        lines.append("")
+    if others:
+        lines.append("Other files:")
+        lines.extend(f"{name}" for name in others)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_readme(logs_dir: Path, step_name: str) -> Path:
+    path = logs_dir / "readme.txt"
+    path.write_text(render_readme(logs_dir, step_name), encoding="utf-8")
+    return path

@@ -1,0 +1,72 @@
+"""``logs/job_progress_overview.<yyyymmddhh>.txt``: a readable progress page, rewritten while running.
+
+The file is named after the current UTC hour, so a long step leaves one file
+per hour, each with the last state written during that hour. Rewrites are
+atomic (temporary file + :func:`os.replace`) and throttled.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mlpipe.runtime.counters import StepCounters, format_seconds
+
+MIN_REWRITE_SECONDS = 1.0
+
+
+def overview_name(moment: datetime) -> str:
+    return f"job_progress_overview.{moment.astimezone(timezone.utc):%Y%m%d%H}.txt"
+
+
+class ProgressOverview:
+    """Writes the overview page at most once per ``min_interval`` seconds (forced writes excepted)."""
+
+    def __init__(self, logs_dir: Path, step_name: str, workers: int,
+                 min_interval: float = MIN_REWRITE_SECONDS) -> None:
+        self.logs_dir = logs_dir
+        self.step_name = step_name
+        self.workers = workers
+        self.min_interval = min_interval
+        self.started_at = datetime.now(timezone.utc)
+        self._last = float("-inf")
+        self.path: Path | None = None
+
+    def maybe_write(self, counters: StepCounters, status: str = "Running") -> None:
+        """Rewrite the page if ``min_interval`` has passed since the last write."""
+        if time.monotonic() - self._last >= self.min_interval:
+            self.write(counters, status)
+
+    def write(self, counters: StepCounters, status: str = "Running") -> Path:
+        now = datetime.now(timezone.utc)
+        self.path = self.logs_dir / overview_name(now)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(self.render(counters, status, now), encoding="utf-8")
+        os.replace(tmp, self.path)
+        self._last = time.monotonic()
+        return self.path
+
+    def render(self, counters: StepCounters, status: str, now: datetime) -> str:
+        scheduled = f"{counters.scheduled}" + (
+            " (listing complete)" if counters.listing_done else " so far (listing in progress)")
+        remaining = (max(counters.scheduled - counters.processed, 0)
+                     if counters.listing_done else "?")
+        eta = "0s" if status != "Running" else format_seconds(counters.eta())
+        return "\n".join([
+            f"Step: {self.step_name}",
+            f"Status: {status}",
+            f"Updated: {now:%Y-%m-%d %H:%M:%S} UTC",
+            f"Started: {self.started_at:%Y-%m-%d %H:%M:%S} UTC",
+            f"Elapsed: {format_seconds(counters.elapsed())}",
+            f"Worker processes: {self.workers}",
+            f"Mini-batches scheduled: {scheduled}",
+            f"Mini-batches processed: {counters.processed} "
+            f"(succeeded {counters.succeeded}, failed {counters.failed}); remaining: {remaining}",
+            f"Attempts: {counters.attempts} (retried {counters.retries}, timed out {counters.timeouts})",
+            f"Items processed: {counters.items_total} "
+            f"(succeeded {counters.items_succeeded}, failed {counters.items_failed})",
+            f"Rate: {counters.rate():.2f} mini-batches/s, {counters.items_rate():.2f} items/s",
+            f"ETA: {eta}",
+        ]) + "\n"

@@ -1,0 +1,205 @@
+"""Progress of a parallel step for people: a live rich bar on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from datetime import datetime
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.counters import StepCounters, attempt_failed, format_seconds
+from mlpipe.runtime.job_report import process_label
+from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+
+PLAIN_INTERVAL_SECONDS = 5.0
+DISTINCT_ERRORS_SHOWN = 5
+LIVE_UPDATE_SECONDS = 0.1
+
+
+class ProgressDisplay:
+    """A :class:`~mlpipe.runtime.records.StepObserver` showing processed / failed / total
+    mini-batches, items per second and ETA.
+
+    On a terminal (or with ``console`` given) it drives a rich progress bar, fed
+    at most every 0.1 s whatever the mini-batch rate; otherwise it writes one
+    plain line to ``stream`` (default ``sys.stderr``) every ``interval`` seconds,
+    from a timer thread while no mini-batch finishes, plus a line for each worker
+    failure and a last line.
+    """
+
+    def __init__(self, step: ParallelStep, stream: TextIO | None = None, *,
+                 console: Console | None = None, interval: float = PLAIN_INTERVAL_SECONDS) -> None:
+        self.step = step
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self.counters = StepCounters()
+        if console is None and _is_terminal(self.stream):
+            console = Console(file=self.stream)
+        self.console = console
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._next = 0.0
+        self._finished = False
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
+        self._last_line = 0.0
+        self._errors_seen: set[tuple[str, str]] = set()
+
+    @property
+    def live(self) -> bool:
+        """True when drawing a rich bar, False when writing plain lines."""
+        return self.console is not None
+
+    # -- StepObserver -------------------------------------------------------------------
+    def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
+        self.counters = StepCounters()
+        if self.console is not None:
+            self._progress = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[done]} mini-batches"),
+                TextColumn("[red]{task.fields[failed]} failed"),
+                TextColumn("{task.fields[items_rate]} items/s"),
+                TextColumn("ETA {task.fields[eta]}"),
+                TimeElapsedColumn(),
+                console=self.console,
+                refresh_per_second=4,
+            )
+            self._task = self._progress.add_task(step.name, total=None, **self._fields())
+            self._progress.start()
+        else:
+            self._print(f"[mlpipe] {step.name}: started with {len(workers)} worker process(es)")
+            if self.interval >= 0.5:
+                self._ticker = threading.Thread(target=self._tick, name="mlpipe-progress",
+                                                daemon=True)
+                self._ticker.start()
+        self._next = time.monotonic() + (LIVE_UPDATE_SECONDS if self.live else self.interval)
+
+    def mini_batches_scheduled(self, count: int, done: bool) -> None:
+        self.counters.scheduled = count
+        self.counters.listing_done = done
+        self._changed(force=done)
+
+    def attempt_finished(self, record: AttemptRecord) -> None:
+        self.counters.add(record)
+        if attempt_failed(record) and len(self._errors_seen) < DISTINCT_ERRORS_SHOWN:
+            message = _last_line(record.error_message or record.status)
+            key = (record.error_category or record.status, message)
+            if key not in self._errors_seen:
+                self._errors_seen.add(key)
+                self._notice(f"mini-batch {record.mini_batch_id} attempt {record.picked_count} "
+                             f"on {process_label(record.worker)}: [{key[0]}] {message}"
+                             + ("" if record.final else " (will be retried)")
+                             + (f"; further errors in {self.step.logs_dir}/user/error.txt"
+                                if len(self._errors_seen) == DISTINCT_ERRORS_SHOWN else ""))
+        self._changed()
+
+    def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
+        if event not in ("init_failed", "died"):
+            return
+        last = _last_line(message or "")
+        self._notice(f"worker {process_label(worker)} {event}" + (f": {last}" if last else ""))
+
+    def _notice(self, text: str) -> None:
+        """A line above the bar (or a plain line) about a failure, as it happens."""
+        if self._progress is not None:
+            self._progress.console.print(f"{self.step.name}: {text}", style="yellow",
+                                         markup=False, highlight=False)
+        else:
+            self._print(f"[mlpipe] {self.step.name}: {text}")
+
+    def step_finished(self, summary: StepSummary) -> None:
+        if self._finished:
+            return
+        self._stop_ticker()
+        self._finished = True
+        elapsed = self.counters.elapsed()
+        text = (f"{self.step.name} {summary.status}"
+                + (f" ({summary.reason})" if summary.reason else "")
+                + f": {summary.mini_batches_succeeded}/{summary.mini_batches_total} mini-batches "
+                f"succeeded, {summary.mini_batches_failed} failed; {summary.items_succeeded}/"
+                f"{summary.items_total} items in {format_seconds(elapsed)}")
+        if self._progress is not None and self._task is not None:
+            self._push()
+            self._progress.stop()
+            style = "green" if summary.status == "Completed" else "red"
+            self._progress.console.print(f"[{style}]{text}", markup=True, highlight=False)
+            self._progress = None
+        else:
+            self._print(f"[mlpipe] {text}")
+
+    def close(self) -> None:
+        """Stop the live display or the timer if the step never finished (idempotent)."""
+        self._stop_ticker()
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    # -- drawing ------------------------------------------------------------------------
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            if time.monotonic() - self._last_line >= self.interval:
+                self._print(f"[mlpipe] {self.step.name}: {self.status_line()}")
+
+    def _stop_ticker(self) -> None:
+        if self._ticker is not None:
+            self._stop.set()
+            self._ticker.join()
+            self._ticker = None
+
+    def _changed(self, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now < self._next:
+            return
+        if self._progress is not None:
+            self._push()
+            self._next = now + LIVE_UPDATE_SECONDS
+        elif not self._finished:
+            self._print(f"[mlpipe] {self.step.name}: {self.status_line()}")
+            self._next = now + self.interval
+
+    def _push(self) -> None:
+        if self._progress is None or self._task is None:
+            return
+        self._progress.update(self._task, total=self.counters.total,
+                              completed=self.counters.processed, **self._fields())
+
+    def _fields(self) -> dict[str, str]:
+        c = self.counters
+        return {
+            "done": f"{c.processed}/{c.total if c.total is not None else '?'}",
+            "failed": str(c.failed),
+            "items_rate": f"{c.items_rate():.1f}",
+            "eta": format_seconds(c.eta()),
+        }
+
+    def status_line(self) -> str:
+        """``120/? mini-batches (3 failed), 1200 items, 45.2 items/s, ETA ?, elapsed 12s``."""
+        fields = self._fields()
+        return (f"{fields['done']} mini-batches ({fields['failed']} failed), "
+                f"{self.counters.items_total} items, {fields['items_rate']} items/s, "
+                f"ETA {fields['eta']}, elapsed {format_seconds(self.counters.elapsed())}")
+
+    def _print(self, line: str) -> None:
+        with self._lock:
+            self.stream.write(line + "\n")
+            self.stream.flush()
+            self._last_line = time.monotonic()
+
+
+def _last_line(message: str) -> str:
+    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,186 @@
+"""The driver-side logs of a parallel step, in Azure's ``logs/`` layout.
+
+:class:`StepReports` is a :class:`~mlpipe.runtime.records.StepObserver`: the
+driver calls it from its own thread and it writes, below ``step.logs_dir``::
+
+    job_result.txt                                 written at the end
+    readme.txt                                     written last, lists the files that exist
+    job_progress_overview.<yyyymmddhh>.txt         rewritten at most once a second
+    sys/master_role.txt                            the driver log (``StepReports.logger``)
+    sys/job_report/processed_mini-batches.csv      one row per attempt, streamed
+    sys/job_report/process_summary.csv             written at the end
+    sys/job_report/node_summary.csv                written at the end
+    sys/perf/<node>/node_resource_usage.csv        sampled (resource_monitor_interval > 0)
+    sys/perf/<node>/processes_resource_usage.csv
+    user/error.txt                                 when something failed
+    user/error/<node>/<process>.txt                tracebacks of failed attempts
+    sys/task_stream.html                           attempts over time per worker (<= 5,000 attempts)
+
+The worker-side files (``user/stdout``, ``user/stderr``, ``user/entry_script_log``)
+are written by the workers; readme.txt describes them when they exist.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.counters import StepCounters, attempt_failed
+from mlpipe.runtime.driver_log import close_logger, master_role_logger
+from mlpipe.runtime.job_report import ProcessedMiniBatchesCsv, WorkerStats, process_label
+from mlpipe.runtime.job_result import ErrorLog, render_error_summary, render_job_result
+from mlpipe.runtime.logs_readme import write_readme
+from mlpipe.runtime.overview import ProgressOverview
+from mlpipe.runtime.perf import ResourceMonitor
+from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+from mlpipe.runtime.task_stream import write_task_stream
+
+TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger steps: run it by hand
+OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
+
+
+class StepReports:
+    """Writes every driver-side log and report of one parallel step (see the module docstring).
+
+    Into ``logger`` it writes the step's settings, the scheduling milestones, each
+    successful attempt (DEBUG) and the end of the step; the driver logs failed
+    attempts and worker events through the same logger.
+
+    ``logger`` is usable as soon as the object exists; :meth:`step_finished`
+    finalises everything, :meth:`close` releases files if the step never finished.
+    """
+
+    def __init__(self, step: ParallelStep) -> None:
+        self.step = step
+        self.logs_dir = Path(step.logs_dir)
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        self.logger: logging.Logger = master_role_logger(
+            self.logs_dir / "sys" / "master_role.txt", step.logging_level,
+            name=f"mlpipe.master_role.{step.name}")
+        self.counters = StepCounters()
+        self.workers = WorkerStats()
+        self.errors = ErrorLog(self.logs_dir)
+        self._csv: ProcessedMiniBatchesCsv | None = None
+        self._overview: ProgressOverview | None = None
+        self._monitor: ResourceMonitor | None = None
+        self._started_at: datetime | None = None
+        self._closed = False
+
+    # -- StepObserver -------------------------------------------------------------------
+    def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
+        self._started_at = at
+        self.counters = StepCounters()
+        for worker in workers:
+            self.workers.register(worker)
+        nodes = sorted({w.node for w in workers}) or list(range(step.instance_count))
+        self.logger.info("Start scheduling.")
+        self.logger.info("%s", _settings_text(step, len(nodes), len(workers)))
+        self._csv = ProcessedMiniBatchesCsv(
+            self.logs_dir / "sys" / "job_report" / "processed_mini-batches.csv")
+        self._overview = ProgressOverview(self.logs_dir, step.name, len(workers))
+        self._overview.write(self.counters)
+        self._monitor = ResourceMonitor(
+            self.logs_dir / "sys" / "perf", step.prs.resource_monitor_interval, nodes)
+        self._monitor.set_workers(workers)
+        self._monitor.start()
+        if not self._monitor.enabled:
+            self.logger.info("Resource monitor disabled (resource_monitor_interval 0).")
+
+    def mini_batches_scheduled(self, count: int, done: bool) -> None:
+        first = self.counters.scheduled == 0 and count > 0
+        finished = done and not self.counters.listing_done
+        self.counters.scheduled = count
+        self.counters.listing_done = done
+        if first:
+            self.logger.info("The first mini-batch is scheduled.")
+        if finished:
+            self.logger.info("Scheduling finished: %d mini-batch(es).", count)
+            if self._overview is not None:
+                self._overview.write(self.counters)
+        elif self._overview is not None:
+            self._overview.maybe_write(self.counters)
+
+    def attempt_finished(self, record: AttemptRecord) -> None:
+        self.counters.add(record)
+        self.workers.add(record)
+        if self._csv is not None:
+            self._csv.write(record)
+        if attempt_failed(record):
+            self.errors.add_attempt(record)  # the driver logs the failure itself
+        elif self.logger.isEnabledFor(logging.DEBUG):
+            self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %d item(s) in %.3f s.",
+                              record.mini_batch_id, record.picked_count,
+                              process_label(record.worker), record.total, record.elapsed_seconds)
+        if self._overview is not None:
+            self._overview.maybe_write(self.counters)
+
+    def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
+        if event == "init_failed":
+            self.errors.add_init_failure(worker, message or event)
+        if event in ("started", "replaced"):
+            self.workers.register(worker)
+        if self._monitor is not None:
+            self._monitor.update_worker(worker, alive=event in ("started", "replaced"))
+
+    def step_finished(self, summary: StepSummary) -> None:
+        if self._closed:
+            return
+        level = logging.INFO if summary.status == "Completed" else logging.ERROR
+        self.logger.log(level, "Step %s %s%s: %d/%d mini-batch(es) succeeded, %d failed; "
+                        "%d/%d item(s) succeeded.", self.step.name, summary.status,
+                        f" ({summary.reason})" if summary.reason else "",
+                        summary.mini_batches_succeeded, summary.mini_batches_total,
+                        summary.mini_batches_failed, summary.items_succeeded, summary.items_total)
+        if self._monitor is not None:
+            self._monitor.stop()
+        if self._csv is not None:
+            self._csv.close()
+        started = summary.started_at or self._started_at
+        ended = summary.ended_at or datetime.now(timezone.utc)
+        wall = _seconds_between(started, ended) if started is not None else self.counters.elapsed()
+        self.workers.write_summaries(self.logs_dir / "sys" / "job_report", wall)
+        self.errors.close()
+        if self.errors.groups:
+            (self.logs_dir / "user").mkdir(exist_ok=True)
+            (self.logs_dir / "user" / "error.txt").write_text(
+                render_error_summary(self.errors), encoding="utf-8")
+        if self._overview is not None:
+            self._overview.write(self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))
+        (self.logs_dir / "job_result.txt").write_text(
+            render_job_result(self.step, summary, self.counters, self.errors), encoding="utf-8")
+        self.close()
+        if 0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS:
+            write_task_stream(self.logs_dir)
+        write_readme(self.logs_dir, self.step.name)
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def close(self) -> None:
+        """Stop sampling and close every file (idempotent; step_finished calls it)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._monitor is not None:
+            self._monitor.stop()
+        if self._csv is not None:
+            self._csv.close()
+        self.errors.close()
+        close_logger(self.logger)
+
+
+def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
+    division = (f"partition_keys {list(step.partition_keys)}" if step.partition_keys
+                else f"mini_batch_size {step.mini_batch_size or 'default'}")
+    return (f"Step {step.name}: {nodes} node(s) x {max(workers // max(nodes, 1), 1)} process(es); "
+            f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
+            f"{step.retry.timeout} s; mini_batch_error_threshold {step.mini_batch_error_threshold}; "
+            f"error_threshold {step.error_threshold}; allowed_failed_percent "
+            f"{step.prs.allowed_failed_percent}; resource_monitor_interval "
+            f"{step.prs.resource_monitor_interval}; logging_level {step.logging_level}.")
+
+
+def _seconds_between(start: datetime, end: datetime) -> float:
+    if (start.tzinfo is None) != (end.tzinfo is None):
+        start, end = start.replace(tzinfo=None), end.replace(tzinfo=None)
+    return max((end - start).total_seconds(), 0.0)

@@ -1,0 +1,1 @@
+"""Folder put on the workers' ``sys.path`` so entry scripts can import ``azureml_user``."""

@@ -1,0 +1,5 @@
+"""``from azureml_user.parallel_run import EntryScript`` inside mlpipe workers."""
+
+from mlpipe.runtime.entry_script import EntryScript
+
+__all__ = ["EntryScript"]

@@ -1,0 +1,50 @@
+"""The messages the driver and the workers exchange, small and picklable.
+
+A :class:`Task` is one attempt at one mini-batch; a :class:`TaskResult` is what
+the worker reports back. Both are plain named tuples so that pickling them on
+the hot path costs next to nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from mlpipe.data.minibatch import MiniBatch
+
+
+class Task(NamedTuple):
+    """Attempt number ``picked_count`` (1-based) at ``mini_batch``; ``task_id`` is unique per step run."""
+
+    task_id: int
+    mini_batch: MiniBatch
+    picked_count: int
+
+
+class TaskResult(NamedTuple):
+    """What one run of one mini-batch gave.
+
+    ``status`` is "Succeeded" or "Failed" (the worker never reports timeouts or
+    deaths: the backend and the driver see those). ``rows`` is the append_row text
+    of this mini-batch (``None`` when the step is summary-only or run() failed)
+    and ``header`` the DataFrame header line when one was asked for.
+    """
+
+    task_id: int
+    status: str
+    total: int
+    succeeded: int
+    failed: int
+    start_time: float  # wall clock (time.time()) when the worker took the task
+    elapsed_seconds: float  # load + run + result handling
+    process_seconds: float  # CPU time of the worker process during the task
+    run_method_seconds: float  # the run() call alone
+    error_category: str | None = None
+    error_message: str | None = None
+    traceback: str | None = None
+    rows: str | None = None
+    header: str | None = None
+    warning: str | None = None
+    detail: Any = None
+
+
+__all__ = ["Task", "TaskResult"]

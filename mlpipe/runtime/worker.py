@@ -1,0 +1,308 @@
+"""The worker side: load the entry script, call init(), run() per mini-batch, shutdown().
+
+:class:`WorkerRuntime` holds no process or transport logic, so every backend
+(the local process pool, Dask) runs the same code: build it from a picklable
+:class:`WorkerConfig` in the worker process, call :meth:`WorkerRuntime.start`,
+then :meth:`WorkerRuntime.run_task` per task and :meth:`WorkerRuntime.stop`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mlpipe.frozen import FrozenDict, freeze
+from mlpipe.runtime import entry_script as entry_script_module
+from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.results import (
+    FEWER_RESULTS_MESSAGE,
+    MORE_RESULTS_WARNING,
+    ReturnValueError,
+    RowFormat,
+    count_results,
+    format_rows,
+)
+from mlpipe.runtime.tasks import Task, TaskResult
+
+SHIM_DIR = str(Path(__file__).resolve().parent / "shim")
+DEFAULT_LOADER = "mlpipe.data:load_mini_batch"
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    """Everything a worker needs, picklable, with absolute paths.
+
+    ``loader`` names the function (``"module:function"``) that turns a mini-batch
+    descriptor into run()'s argument; ``row_format`` is ``None`` for a
+    summary-only step. ``capture_output`` redirects the worker's stdout/stderr
+    (file descriptors 1 and 2) to its files under ``logs/user/``.
+    """
+
+    code_dir: str  # the snapshot
+    entry_script: str  # relative to code_dir
+    logs_dir: str
+    output_dir: str  # AZUREML_BI_OUTPUT_PATH
+    working_root: str  # per-process working folders are made below it
+    program_arguments: tuple[str, ...] = ()
+    environment_variables: FrozenDict[str, str] = field(default_factory=freeze)
+    logging_level: str = "INFO"
+    row_format: RowFormat | None = None
+    loader: str = DEFAULT_LOADER
+    capture_output: bool = True
+
+    @property
+    def entry_script_path(self) -> str:
+        return str(Path(self.code_dir) / self.entry_script)
+
+
+def worker_log_file(logs_dir: str, kind: str, worker: WorkerInfo) -> Path:
+    """``logs/user/<kind>/<node>/<process>.<suffix>``, the layout Azure uses."""
+    suffix = {"stdout": "stdout.txt", "stderr": "stderr.txt", "entry_script_log": "log.txt"}[kind]
+    return Path(logs_dir) / "user" / kind / worker.node_name / f"{worker.process}.{suffix}"
+
+
+class MiniBatchContext:
+    """The second argument of ``run(mini_batch, mini_batch_context)``."""
+
+    __slots__ = ("partition_key_value", "minibatch_index", "mini_batch_id")
+
+    def __init__(self, partition_key_value: dict[str, Any], minibatch_index: int, mini_batch_id: str):
+        self.partition_key_value = partition_key_value
+        self.minibatch_index = minibatch_index
+        self.mini_batch_id = mini_batch_id
+
+    def __repr__(self) -> str:
+        return (f"MiniBatchContext(partition_key_value={self.partition_key_value!r}, "
+                f"minibatch_index={self.minibatch_index})")
+
+
+class InitError(Exception):
+    """The entry script could not be loaded or its init() raised; ``traceback`` says why."""
+
+    def __init__(self, message: str, traceback_text: str):
+        super().__init__(message)
+        self.traceback = traceback_text
+
+
+class WorkerRuntime:
+    """One worker's entry script: :meth:`start`, :meth:`run_task` per task, :meth:`stop`."""
+
+    def __init__(self, config: WorkerConfig, worker: WorkerInfo):
+        self.config = config
+        self.worker = worker
+        self.module: ModuleType | None = None
+        self._run: Callable[..., Any] | None = None
+        self._pass_context = False
+        self._load: Callable[[Any], Any] | None = None
+
+    # -- start -------------------------------------------------------------------------
+    def start(self) -> None:
+        """Prepare the process, import the entry script and call its init().
+
+        Raises :class:`InitError` (with the full traceback) when the script cannot
+        be loaded, has no run(), or init() raises anything, ``SystemExit`` from
+        argparse included.
+        """
+        config = self.config
+        if config.capture_output:
+            self._capture_output()
+        os.environ.update(config.environment_variables)
+        os.environ["AZUREML_BI_OUTPUT_PATH"] = config.output_dir
+        working_dir = Path(config.working_root) / self.worker.node_name / self.worker.process
+        working_dir.mkdir(parents=True, exist_ok=True)
+        log_file = worker_log_file(config.logs_dir, "entry_script_log", self.worker)
+        entry_script_module.configure(entry_script_module.EntryScriptContext(
+            log_file=str(log_file), log_dir=str(log_file.parent), output_dir=config.output_dir,
+            working_dir=str(working_dir), agent_name=self.worker.process,
+            logging_level=config.logging_level,
+        ))
+        for path in (SHIM_DIR, config.code_dir):
+            if path not in sys.path:
+                sys.path.insert(0, path)
+        os.chdir(config.code_dir)
+        sys.argv = [config.entry_script_path, *config.program_arguments]
+        try:
+            self._load = _resolve(config.loader)
+            self.module = _import_script(config.entry_script_path)
+            run = getattr(self.module, "run", None)
+            if not callable(run):
+                raise AttributeError(
+                    f"the entry script {config.entry_script} defines no run(mini_batch) function"
+                )
+            self._run = run
+            self._pass_context = _wants_context(run)
+            init = getattr(self.module, "init", None)
+            if callable(init):
+                init()
+        except BaseException as error:  # noqa: BLE001 - SystemExit from argparse included
+            raise InitError(_describe(error), _user_traceback(error)) from None
+        finally:
+            _flush_std()
+
+    def _capture_output(self) -> None:
+        for fd, kind in ((1, "stdout"), (2, "stderr")):
+            path = worker_log_file(self.config.logs_dir, kind, self.worker)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _flush_std()
+            target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+            os.dup2(target, fd)
+            os.close(target)
+        for stream in (sys.stdout, sys.stderr):
+            reconfigure = getattr(stream, "reconfigure", None)
+            if reconfigure is not None:
+                reconfigure(line_buffering=True)
+
+    # -- run ---------------------------------------------------------------------------
+    def run_task(self, task: Task) -> TaskResult:
+        """Load the mini-batch, call run() and count the results; never raises."""
+        start_wall = time.time()
+        start = time.perf_counter()
+        cpu = time.process_time()
+        mini_batch = task.mini_batch
+        total = mini_batch.items or 0
+        run_seconds = 0.0
+        try:
+            assert self._load is not None and self._run is not None
+            try:
+                data = self._load(mini_batch)
+            except Exception as error:  # noqa: BLE001
+                return self._failed(task, total, start_wall, start, cpu, 0.0, "DataError",
+                                    _describe(error), _user_traceback(error))
+            if mini_batch.items is None:
+                total = len(data)
+            run_start = time.perf_counter()
+            try:
+                if self._pass_context:
+                    context = MiniBatchContext(
+                        dict(mini_batch.partition_key_value or {}), mini_batch.index, mini_batch.id
+                    )
+                    value = self._run(data, context)
+                else:
+                    value = self._run(data)
+            except BaseException as error:  # noqa: BLE001 - SystemExit in run() fails the mini-batch
+                run_seconds = time.perf_counter() - run_start
+                return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
+                                    _describe(error), _user_traceback(error))
+            run_seconds = time.perf_counter() - run_start
+            try:
+                returned = count_results(value)
+            except ReturnValueError as error:
+                return self._failed(task, total, start_wall, start, cpu, run_seconds, "ReturnValue",
+                                    str(error), None)
+            succeeded = min(returned, total)
+            failed = total - succeeded
+            warning = (MORE_RESULTS_WARNING.format(returned=returned, items=total)
+                       if returned > total else None)
+            rows = header = None
+            if self.config.row_format is not None:
+                try:
+                    rows, header = format_rows(value, self.config.row_format)
+                except Exception as error:  # noqa: BLE001
+                    return self._failed(task, total, start_wall, start, cpu, run_seconds,
+                                        "ReturnValue", f"append_row could not write the results: "
+                                        f"{_describe(error)}", traceback.format_exc())
+            message = category = None
+            if failed:
+                category = "ReturnValue"
+                message = FEWER_RESULTS_MESSAGE.format(returned=returned, items=total, failed=failed)
+            return TaskResult(
+                task.task_id, "Failed" if failed else "Succeeded", total, succeeded, failed,
+                start_wall, time.perf_counter() - start, time.process_time() - cpu, run_seconds,
+                category, message, None, rows, header, warning,
+            )
+        finally:
+            _flush_std()
+
+    def _failed(self, task: Task, total: int, start_wall: float, start: float, cpu: float,
+                run_seconds: float, category: str, message: str,
+                traceback_text: str | None) -> TaskResult:
+        return TaskResult(
+            task.task_id, "Failed", total, 0, total, start_wall, time.perf_counter() - start,
+            time.process_time() - cpu, run_seconds, category, message, traceback_text,
+        )
+
+    # -- stop --------------------------------------------------------------------------
+    def stop(self) -> str | None:
+        """Call shutdown() when the script defines it; return its traceback if it raised."""
+        shutdown = getattr(self.module, "shutdown", None) if self.module is not None else None
+        try:
+            if callable(shutdown):
+                shutdown()
+            return None
+        except BaseException:  # noqa: BLE001
+            return traceback.format_exc()
+        finally:
+            _flush_std()
+
+
+def _resolve(reference: str) -> Callable[[Any], Any]:
+    module_name, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def _import_script(path: str) -> ModuleType:
+    name = Path(path).stem
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load the entry script {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _wants_context(run: Callable[..., Any]) -> bool:
+    """run(mini_batch, mini_batch_context) when run() takes two positional arguments."""
+    try:
+        parameters = list(inspect.signature(run).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    varargs = any(p.kind == p.VAR_POSITIONAL for p in parameters)
+    return len(positional) >= 2 or (len(positional) == 1 and varargs)
+
+
+def _user_traceback(error: BaseException) -> str:
+    """The traceback of ``error`` without mlpipe's own calling frame on top."""
+    tb = error.__traceback__
+    if tb is not None and tb.tb_frame.f_code.co_filename == __file__ and tb.tb_next is not None:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb))
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, SystemExit):
+        return f"SystemExit: {error.code}"
+    text = str(error)
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def _flush_std() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
+__all__ = [
+    "DEFAULT_LOADER",
+    "InitError",
+    "MiniBatchContext",
+    "SHIM_DIR",
+    "WorkerConfig",
+    "WorkerRuntime",
+    "worker_log_file",
+]

@@ -1,0 +1,149 @@
+"""Rules that span several keys, checked on the plain data so every problem is reported
+even where pydantic stopped early; and the "ignored when running locally" warnings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlpipe.diagnostics import Diagnostic
+from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
+
+# key -> parent key it must sit under (None: directly on a job, step or component).
+CLOUD_ONLY_KEYS: dict[str, str | None] = {
+    "instance_type": "resources",
+    "shm_size": "resources",
+    "docker_args": "resources",
+    "max_instance_count": "resources",
+    "locations": "resources",
+    "properties": "resources",
+    "identity": None,
+    "distribution": None,
+    "services": None,
+    "queue_settings": None,
+}
+
+
+def _error(message: str, path: KeyPath, positions: PositionMap, code: str,
+           hint: str | None = None, at_parent: bool = False) -> Diagnostic:
+    location = positions.locate(path[:-1] if at_parent else path)
+    return Diagnostic(message, key_path=format_key_path(path), location=location,
+                      code=code, hint=hint)
+
+
+def check_task(task: Any, path: KeyPath, positions: PositionMap) -> list[Diagnostic]:
+    """``task``: one spelling of the arguments; an entry script for function tasks."""
+    out: list[Diagnostic] = []
+    if not isinstance(task, dict):
+        return out
+    if "args" in task and "program_arguments" in task:
+        out.append(_error("give either 'program_arguments' or the legacy 'args', not both",
+                          path + ("args",), positions, "conflict"))
+    kind = task.get("type", "run_function")
+    if isinstance(kind, str) and kind.lower() in ("run_function", "function") \
+            and not task.get("entry_script"):
+        out.append(_error("required key 'entry_script' is missing", path + ("entry_script",),
+                          positions, "missing", at_parent=True,
+                          hint="the Python file that defines init() and run(mini_batch)"))
+    return out
+
+
+def check_parallel(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
+                   inline: bool) -> list[Diagnostic]:
+    """A parallel component, or a parallel step without ``component:`` (``inline``)."""
+    out: list[Diagnostic] = []
+    if inline:
+        for key in ("task", "input_data"):
+            if key not in obj:
+                out.append(_error(f"required key '{key}' is missing", path + (key,), positions,
+                                  "missing", at_parent=True))
+    if "task" in obj:
+        out.extend(check_task(obj["task"], path + ("task",), positions))
+    return out
+
+
+def check_command(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
+                  inline: bool) -> list[Diagnostic]:
+    if inline and "command" not in obj:
+        return [_error("required key 'command' is missing", path + ("command",), positions,
+                       "missing", at_parent=True)]
+    return []
+
+
+def check_component(data: dict[str, Any], positions: PositionMap,
+                    prefix: KeyPath = ()) -> list[Diagnostic]:
+    kind = data.get("type")
+    if kind == "parallel":
+        return check_parallel(data, prefix, positions, inline=True)
+    if kind == "command":
+        return check_command(data, prefix, positions, inline=True)
+    return []
+
+
+def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    jobs = data.get("jobs")
+    if not isinstance(jobs, dict):
+        return out
+    for name, node in jobs.items():
+        if not isinstance(node, dict):
+            continue
+        path: KeyPath = ("jobs", name)
+        component = node.get("component")
+        inline = component is None
+        if node.get("type") == "parallel":
+            out.extend(check_parallel(node, path, positions, inline))
+            if isinstance(component, dict):
+                out.extend(check_parallel(component, path + ("component",), positions, True))
+        elif node.get("type") == "command":
+            out.extend(check_command(node, path, positions, inline))
+            if isinstance(component, dict):
+                out.extend(check_command(component, path + ("component",), positions, True))
+    return out
+
+
+def _owners(data: dict[str, Any], is_pipeline: bool) -> list[tuple[KeyPath, dict[str, Any]]]:
+    """The mappings that are a job, a step or a component."""
+    owners: list[tuple[KeyPath, dict[str, Any]]] = [((), data)]
+    if is_pipeline and isinstance(data.get("jobs"), dict):
+        for name, node in data["jobs"].items():
+            if isinstance(node, dict):
+                owners.append((("jobs", name), node))
+                if isinstance(node.get("component"), dict):
+                    owners.append((("jobs", name, "component"), node["component"]))
+    return owners
+
+
+def cloud_only_warnings(data: dict[str, Any], positions: PositionMap,
+                        is_pipeline: bool) -> list[Diagnostic]:
+    """One "ignored when running locally" warning per cloud-only key (first place it appears)."""
+    found: dict[str, list[KeyPath]] = {}
+    for path, owner in _owners(data, is_pipeline):
+        for key, parent in CLOUD_ONLY_KEYS.items():
+            container = owner.get(parent) if parent else owner
+            if isinstance(container, dict) and key in container:
+                found.setdefault(key, []).append(path + ((parent,) if parent else ()) + (key,))
+    out = []
+    for key, paths in found.items():
+        more = f" (and {len(paths) - 1} more place{'s' if len(paths) > 2 else ''})" \
+            if len(paths) > 1 else ""
+        out.append(Diagnostic(f"'{key}' is ignored when running locally{more}",
+                              key_path=format_key_path(paths[0]), location=positions.locate(paths[0]),
+                              severity="warning", code="cloud-only"))
+    return out
+
+
+def other_node_warnings(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
+    """Steps of types mlpipe accepts but does not check or run."""
+    from mlpipe.schema.pipeline import OTHER_NODE_TYPES
+
+    out = []
+    jobs = data.get("jobs")
+    if isinstance(jobs, dict):
+        for name, node in jobs.items():
+            if isinstance(node, dict) and node.get("type") in OTHER_NODE_TYPES:
+                path = ("jobs", name, "type")
+                out.append(Diagnostic(
+                    f"steps of type '{node['type']}' are accepted but not checked or run by mlpipe",
+                    key_path=format_key_path(path), location=positions.locate(path),
+                    severity="warning", code="unsupported-step"))
+    return out

@@ -1,0 +1,69 @@
+"""Keys every component shares, keys every step shares, and the ``component:`` union."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Union
+
+from pydantic import BaseModel, Discriminator, Field, Tag
+
+from mlpipe.schema.environment import Identity
+from mlpipe.schema.fields import Identifier, Scalar, StrictModel, Text, Version
+from mlpipe.schema.inputs_outputs import ComponentInput, ComponentOutput, JobInput, StepOutput
+
+
+class ComponentBase(StrictModel):
+    """Metadata and interface of a component file."""
+
+    schema_: Text | None = Field(None, alias="$schema", description="JSON Schema URL (ignored).")
+    name: Text | None = None
+    version: Version | None = None
+    display_name: Text | None = None
+    description: Text | None = None
+    tags: dict[str, Scalar | None] | None = None
+    is_deterministic: bool | None = Field(None, description="May Azure reuse earlier results?")
+    inputs: dict[Identifier, ComponentInput] | None = Field(
+        None, description="Declared inputs, bound in the component as ${{inputs.<name>}}.")
+    outputs: dict[Identifier, ComponentOutput] | None = Field(
+        None, description="Declared outputs, bound in the component as ${{outputs.<name>}}.")
+
+
+class NodeBase(StrictModel):
+    """Keys of a pipeline step besides its type-specific settings."""
+
+    name: Text | None = None
+    display_name: Text | None = None
+    description: Text | None = None
+    tags: dict[str, Scalar | None] | None = None
+    properties: dict[str, Any] | None = None
+    experiment_name: Text | None = None
+    compute: Text | None = Field(None, description="Compute target (ignored locally).")
+    inputs: dict[Identifier, JobInput] | None = Field(
+        None, description="Step inputs: literals, bindings or data mappings.")
+    outputs: dict[Identifier, StepOutput] | None = Field(
+        None, description="Step outputs: a binding to a pipeline output, a mapping, or empty.")
+    environment_variables: dict[str, Text] | None = Field(
+        None, description="Environment variables of the step's processes.")
+    identity: Identity | None = None
+    is_deterministic: bool | None = None
+
+
+COMPONENT_DESCRIPTION = ("./file.yml, file:./file.yml, azureml:name:version, azureml:name@latest, "
+                         "azureml://registries/..., or an inline component mapping.")
+
+
+def component_union(component: type[BaseModel]) -> Any:
+    """``component:``: a reference string or an inline ``component`` mapping."""
+
+    def tag(value: Any) -> str | None:
+        if isinstance(value, str):
+            return "reference"
+        if isinstance(value, (dict, component)):
+            return "inline"
+        return None
+
+    return Annotated[
+        Union[Annotated[Text, Tag("reference")], Annotated[component, Tag("inline")]],
+        Discriminator(tag, custom_error_type="component_kind",
+                      custom_error_message="must be a component file path, an azureml: "
+                                           "reference or an inline component mapping"),
+    ]

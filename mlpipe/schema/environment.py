@@ -1,0 +1,93 @@
+"""Environments and resources. A local run never builds an environment or uses
+cloud resources; these models only make sure the YAML is well formed."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Union
+
+from pydantic import Discriminator, Field, Tag
+
+from mlpipe.schema.fields import (
+    InstanceCount, PathOrMapping, Scalar, StrictModel, Text, Version, fail,
+)
+from pydantic import PlainValidator, WithJsonSchema
+
+from mlpipe.schema.yamlio import describe_value
+
+ASSET_REFERENCE = re.compile(r"^azureml:\S+$")
+
+
+def _validate_reference(value: Any) -> str:
+    if not isinstance(value, str):
+        raise fail("type", f"must be an environment reference or mapping, got {describe_value(value)}")
+    if not ASSET_REFERENCE.match(value):
+        raise fail("pattern", f"must be 'azureml:<name>:<version>', 'azureml:<name>@latest' or "
+                              f"'azureml://registries/...', got {value!r}",
+                   hint=f"write 'azureml:{value}'" if " " not in value else None)
+    return value
+
+
+EnvironmentReference = Annotated[str, PlainValidator(_validate_reference), WithJsonSchema(
+    {"type": "string", "pattern": ASSET_REFERENCE.pattern,
+     "description": "azureml:<name>:<version>, azureml:<name>@latest or azureml://registries/..."})]
+
+
+class DockerBuild(StrictModel):
+    """``build:`` of an inline environment (a Docker build context)."""
+
+    path: Text = Field(description="Build context folder.")
+    dockerfile_path: Text | None = None
+
+
+class InlineEnvironment(StrictModel):
+    """An inline environment: image + conda file (path or inline dict), or a build context."""
+
+    name: Text | None = None
+    version: Version | None = None
+    description: Text | None = None
+    image: Text | None = Field(None, description="Docker image (not pulled locally).")
+    conda_file: PathOrMapping | None = Field(
+        None, description="Path of a conda YAML, or the conda specification inline.")
+    build: DockerBuild | None = None
+    os_type: Text | None = None
+    tags: dict[str, Scalar] | None = None
+    inference_config: dict[str, Any] | None = None
+    datastore: Text | None = None
+
+
+def _environment_tag(value: Any) -> str | None:
+    if isinstance(value, (dict, InlineEnvironment)):
+        return "inline"
+    return "reference"
+
+
+Environment = Annotated[
+    Union[Annotated[EnvironmentReference, Tag("reference")],
+          Annotated[InlineEnvironment, Tag("inline")]],
+    Discriminator(_environment_tag),
+]
+"""``azureml:name:version`` / ``azureml://registries/...`` or an inline mapping."""
+
+
+class Resources(StrictModel):
+    """``resources:`` of a step. Only ``instance_count`` has a local meaning."""
+
+    instance_count: InstanceCount | None = Field(
+        None, description="Number of nodes; locally: number of simulated nodes. [1, int.max]")
+    instance_type: Text | None = Field(None, description="Cloud only: VM size.")
+    shm_size: Text | None = Field(None, description="Cloud only: Docker shared memory size.")
+    docker_args: Text | None = Field(None, description="Cloud only: extra docker run arguments.")
+    max_instance_count: InstanceCount | None = Field(None, description="Cloud only: elastic limit.")
+    locations: list[Text] | None = Field(None, description="Cloud only: regions.")
+    properties: dict[str, Any] | None = Field(None, description="Cloud only: extra properties.")
+
+
+class Identity(StrictModel):
+    """``identity:`` of a job or step (cloud only)."""
+
+    type: Annotated[Text, Field(description="managed, user_identity or aml_token.")]
+    client_id: Text | None = None
+    object_id: Text | None = None
+    msi_resource_id: Text | None = None
+    resource_id: Text | None = None

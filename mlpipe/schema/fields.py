@@ -1,0 +1,142 @@
+"""Field types shared by the models: scalar settings that may also be bindings.
+
+Each type is one plain validator (no pydantic "smart" unions, so one bad value gives
+one precise message) plus the JSON Schema editors see. Errors are raised as
+``PydanticCustomError(code, "{message}", {"message": ..., "hint": ...})`` and turned
+into diagnostics by :mod:`mlpipe.schema.errors`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Callable
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError
+
+from mlpipe.schema import ranges
+from mlpipe.schema.bindings import BINDING_JSON_PATTERN, is_binding
+from mlpipe.schema.yamlio import describe_value
+
+JOB_NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$"
+IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,254}$"
+_JOB_NAME = re.compile(JOB_NAME_PATTERN)
+_IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
+BINDING_SCHEMA: dict[str, Any] = {
+    "type": "string", "pattern": BINDING_JSON_PATTERN,
+    "description": "a binding such as ${{parent.inputs.x}}",
+}
+INT_TEXT_SCHEMA: dict[str, Any] = {"type": "string", "pattern": r"^\s*[-+]?\d+\s*$"}
+
+
+class StrictModel(BaseModel):
+    """Base of every model: unknown keys are errors; ``$schema``-style aliases allowed."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=False,
+                              str_strip_whitespace=False)
+
+
+def fail(code: str, message: str, hint: str | None = None) -> PydanticCustomError:
+    """A pydantic error carrying mlpipe's message and hint."""
+    return PydanticCustomError(code, "{message}", {"message": message, "hint": hint})
+
+
+def _checked(check: Callable[[Any], Any], schema: dict[str, Any], python_type: Any = str) -> Any:
+    """A setting checked by ``check`` (from :mod:`ranges`) unless it is a binding."""
+
+    def validate(value: Any) -> Any:
+        if is_binding(value):
+            return value
+        try:
+            return check(value)
+        except ranges.SettingError as exc:
+            raise fail(exc.code, exc.message, exc.hint) from None
+
+    return Annotated[python_type, PlainValidator(validate),
+                     WithJsonSchema({"anyOf": [*schema.get("anyOf", [schema]), BINDING_SCHEMA]})]
+
+
+def _int_setting(name: str) -> Any:
+    rng = ranges.INT_SETTINGS[name]
+    number: dict[str, Any] = {"type": "integer"}
+    number["exclusiveMinimum" if rng.low_open else "minimum"] = rng.low
+    number["exclusiveMaximum" if rng.high_open else "maximum"] = rng.high
+    return _checked(rng.check, {"anyOf": [number, INT_TEXT_SCHEMA]}, int | str)
+
+
+RetryTimeout = _int_setting("retry_settings.timeout")
+MaxRetries = _int_setting("retry_settings.max_retries")
+ErrorThreshold = _int_setting("error_threshold")
+MiniBatchErrorThreshold = _int_setting("mini_batch_error_threshold")
+InstanceCount = _int_setting("resources.instance_count")
+MaxConcurrency = _int_setting("max_concurrency_per_instance")
+
+
+MiniBatchSize = _checked(ranges.check_mini_batch_size, {
+    "type": "string", "pattern": ranges.MINI_BATCH_SIZE_PATTERN.pattern})
+LoggingLevel = _checked(ranges.check_logging_level, {
+    "type": "string", "enum": list(ranges.LOGGING_LEVELS)})
+
+
+PartitionKeys = _checked(ranges.check_partition_keys, {
+    "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}, list[str] | str)
+
+
+def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> Any:
+    """A scalar accepted only if it is one of ``kinds`` (bool is never an int)."""
+
+    def validate(value: Any) -> Any:
+        if isinstance(value, bool) and bool not in kinds:
+            raise fail("type", f"must be {expected}, got {describe_value(value)}")
+        if isinstance(value, kinds):
+            return value
+        hint = None
+        if str in kinds and isinstance(value, (int, float)) and not isinstance(value, bool):
+            hint = f"quote it: '{value}'"
+        raise fail("type", f"must be {expected}, got {describe_value(value)}", hint)
+
+    return Annotated[Any, PlainValidator(validate), WithJsonSchema(schema)]
+
+
+Text = _plain((str,), "a string", {"type": "string"})
+Scalar = _plain((str, bool, int, float), "a string, number or boolean",
+                {"type": ["string", "number", "boolean"]})
+ScalarOrNull = _plain((str, bool, int, float, type(None)), "a string, number, boolean or null",
+                      {"type": ["string", "number", "boolean", "null"]})
+Version = _plain((str, int, float), "a version string or number", {"type": ["string", "number"]})
+Number = _plain((int, float), "a number", {"type": "number"})
+PathOrMapping = _plain((str, dict), "a file path or a mapping", {"type": ["string", "object"]})
+
+
+def _validate_bool(value: Any) -> Any:
+    if isinstance(value, bool) or is_binding(value):
+        return value
+    raise fail("type", f"must be true or false, got {describe_value(value)}")
+
+
+Flag = Annotated[Any, PlainValidator(_validate_bool), WithJsonSchema(
+    {"anyOf": [{"type": "boolean"}, BINDING_SCHEMA]})]
+
+
+def _pattern(regex: re.Pattern[str], what: str) -> Any:
+    def validate(value: Any) -> str:
+        if not isinstance(value, str):
+            raise fail("type", f"must be a string, got {describe_value(value)}")
+        if not regex.match(value):
+            raise fail("pattern", f"must match {regex.pattern} ({what}), got {value!r}")
+        return value
+
+    return Annotated[str, PlainValidator(validate),
+                     WithJsonSchema({"type": "string", "pattern": regex.pattern})]
+
+
+JobName = _pattern(_JOB_NAME, "letters, digits, '_' and '-', starting with a letter or digit")
+Identifier = _pattern(_IDENTIFIER, "letters, digits and '_', not starting with a digit")
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+CaseInsensitive = BeforeValidator(_lower)
+"""azure-ai-ml compares ``type``/``mode`` values case-insensitively; so does mlpipe."""

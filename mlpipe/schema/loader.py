@@ -1,0 +1,182 @@
+"""Load pipeline jobs and components: YAML -> plain data -> models + diagnostics."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Generic, TypeVar, Union
+
+from pydantic import BaseModel, ValidationError as PydanticValidationError
+
+from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
+from mlpipe.schema import checks
+from mlpipe.schema.command import CommandComponent
+from mlpipe.schema.errors import translate_errors
+from mlpipe.schema.parallel import ParallelComponent
+from mlpipe.schema.pipeline import PipelineJob
+from mlpipe.schema.yamlio import PositionMap, describe_value, load_yaml_file
+
+M = TypeVar("M", bound=BaseModel)
+Component = Union[ParallelComponent, CommandComponent]
+COMPONENT_MODELS: dict[str, type[BaseModel]] = {
+    "parallel": ParallelComponent, "command": CommandComponent}
+
+
+@dataclass
+class Loaded(Generic[M]):
+    """The result of loading a document.
+
+    ``model`` is ``None`` when there are errors; ``diagnostics`` holds errors and
+    warnings in file order; ``data`` is the plain dict that was validated;
+    ``source`` is the file's absolute path (or the name given to ``load_*_data``).
+    """
+
+    model: M | None
+    diagnostics: list[Diagnostic]
+    positions: PositionMap
+    source: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return [d for d in self.diagnostics if d.severity != "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def raise_if_errors(self) -> M:
+        """The model, or :class:`~mlpipe.diagnostics.ValidationError` with every problem."""
+        if self.errors or self.model is None:
+            raise ValidationError(self.diagnostics)
+        return self.model
+
+
+def _sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
+    def key(d: Diagnostic) -> tuple[int, int, int]:
+        loc = d.location or Location()
+        return (0 if d.severity == "error" else 1, loc.line or 0, loc.column or 0)
+
+    return sorted(diags, key=key)
+
+
+def _validate(model_cls: type[M], data: dict[str, Any], positions: PositionMap
+              ) -> tuple[M | None, list[Diagnostic]]:
+    try:
+        return model_cls.model_validate(data), []
+    except PydanticValidationError as exc:
+        return None, translate_errors(model_cls, exc.errors(), data, positions)
+
+
+def _positions(source: str, positions: PositionMap | None) -> PositionMap:
+    return positions if positions is not None else PositionMap(source)
+
+
+def _not_a_mapping(data: Any, source: str, positions: PositionMap) -> Loaded[Any] | None:
+    if isinstance(data, Mapping):
+        return None
+    return Loaded(None, [Diagnostic(
+        f"the document must be a mapping of keys to values, got {describe_value(data)}",
+        location=positions.locate(()), code="not-a-mapping")], positions, source, {})
+
+
+def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
+           positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
+    model, diags = _validate(model_cls, plain, positions)
+    diags = _sorted(diags + extra)
+    if any(d.severity == "error" for d in diags):
+        model = None
+    return Loaded(model, diags, positions, source, plain)
+
+
+def load_pipeline_data(data: Mapping[str, Any], source: str,
+                       positions: PositionMap | None = None) -> Loaded[PipelineJob]:
+    """Validate an already-parsed pipeline job (from the SDK, or after ``--set``)."""
+    positions = _positions(source, positions)
+    rejected = _not_a_mapping(data, source, positions)
+    if rejected:
+        return rejected
+    plain = dict(data)
+    legacy = _legacy_component(plain, positions)
+    if legacy:
+        return Loaded(None, legacy, positions, source, plain)
+    extra = (checks.check_pipeline(plain, positions)
+             + checks.cloud_only_warnings(plain, positions, is_pipeline=True)
+             + checks.other_node_warnings(plain, positions))
+    return _check(PipelineJob, plain, source, positions, extra)
+
+
+def load_component_data(data: Mapping[str, Any], source: str,
+                        positions: PositionMap | None = None) -> Loaded[Component]:
+    """Validate an already-parsed component; dispatches on ``type`` (parallel | command)."""
+    positions = _positions(source, positions)
+    rejected = _not_a_mapping(data, source, positions)
+    if rejected:
+        return rejected
+    plain = dict(data)
+    legacy = _legacy_component(plain, positions)
+    if legacy:
+        return Loaded(None, legacy, positions, source, plain)
+    kind = plain.get("type")
+    model_cls = COMPONENT_MODELS.get(kind) if isinstance(kind, str) else None
+    if model_cls is None:
+        return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
+                      positions, source, plain)
+    extra = (checks.check_component(plain, positions)
+             + checks.cloud_only_warnings(plain, positions, is_pipeline=False))
+    return _check(model_cls, plain, source, positions, extra)
+
+
+def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
+    if not present:
+        return Diagnostic("required key 'type' is missing: a component's type is parallel or command",
+                          key_path="type", location=positions.locate(()), code="missing")
+    hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
+    if kind == "pipeline":
+        hint = "this is a pipeline job: use 'mlpipe job validate'"
+    return Diagnostic(f"must be one of parallel, command, got {describe_value(kind)}",
+                      key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)
+
+
+def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
+    """The pre-v2 internal component format (``type: ParallelComponent``, componentsdk schema)."""
+    kind = data.get("type")
+    schema = data.get("$schema")
+    legacy_type = isinstance(kind, str) and kind.endswith("Component")
+    legacy_schema = isinstance(schema, str) and "componentsdk" in schema.lower()
+    if not (legacy_type or legacy_schema):
+        return []
+    path = ("type",) if legacy_type else ("$schema",)
+    what = f"'type: {kind}'" if legacy_type else f"'$schema: {schema}'"
+    return [Diagnostic(
+        f"{what} is the legacy internal component format (componentsdk), not the Azure ML v2 "
+        f"schema mlpipe validates",
+        key_path=path[0], location=positions.locate(path), code="unsupported-schema",
+        hint="v2 components use 'type: parallel' with 'input_data', 'task: {type: run_function, "
+             "code, entry_script, program_arguments}' and inputs typed uri_folder, mltable, ...")]
+
+
+def _load_file(path: str | Path, load_data: Any) -> Loaded[Any]:
+    doc = load_yaml_file(path)
+    if doc.data is None:
+        return Loaded(None, doc.diagnostics, doc.positions, doc.source, {})
+    loaded = load_data(doc.data, doc.source, doc.positions)
+    loaded.diagnostics = _sorted(doc.diagnostics + loaded.diagnostics)
+    if loaded.errors:
+        loaded.model = None
+    return loaded
+
+
+def load_pipeline(path: str | Path) -> Loaded[PipelineJob]:
+    """Read and validate a pipeline job YAML file."""
+    return _load_file(path, load_pipeline_data)
+
+
+def load_component(path: str | Path) -> Loaded[Component]:
+    """Read and validate a parallel or command component YAML file."""
+    return _load_file(path, load_component_data)

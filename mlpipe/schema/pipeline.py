@@ -1,0 +1,89 @@
+"""``type: pipeline``: the pipeline job, its settings and its steps (``jobs:``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import ConfigDict, Discriminator, Field, Tag
+
+from mlpipe.schema.command import CommandNode
+from mlpipe.schema.environment import Identity
+from mlpipe.schema.fields import Flag, Identifier, JobName, Scalar, StrictModel, Text
+from mlpipe.schema.inputs_outputs import JobInput, JobOutput
+from mlpipe.schema.parallel import ParallelNode
+
+# Step types Azure ML knows that mlpipe accepts in a pipeline but does not check further.
+OTHER_NODE_TYPES = ("sweep", "spark", "pipeline", "data_transfer", "import", "automl",
+                    "classification", "regression", "forecasting", "flow")
+NODE_TYPES = ("parallel", "command") + OTHER_NODE_TYPES
+
+
+class PipelineSettings(StrictModel):
+    """``settings:`` of a pipeline job."""
+
+    default_compute: Text | None = Field(None, description="Compute of steps that name none.")
+    default_datastore: Text | None = Field(None, description="Datastore of outputs (cloud).")
+    continue_on_step_failure: Flag | None = Field(
+        None, description="Keep running independent steps after a step fails.")
+    force_rerun: Flag | None = Field(None, description="Ignore reusable results of earlier runs.")
+    default_environment: Text | None = None
+    continue_run_on_failed_optional_input: Flag | None = None
+    on_init: Text | None = Field(None, description="Step run before all others.")
+    on_finalize: Text | None = Field(None, description="Step run after all others.")
+    priority: Text | None = None
+    timeout: Annotated[int | None, Field(ge=1)] = None
+
+
+class OtherNode(StrictModel):
+    """A step of another Azure ML type (sweep, spark, pipeline, ...): accepted, not checked."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal[OTHER_NODE_TYPES]  # type: ignore[valid-type]
+
+
+def _node_tag(value: Any) -> str | None:
+    if isinstance(value, (ParallelNode, CommandNode, OtherNode)):
+        return "other" if isinstance(value, OtherNode) else value.type
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind in ("parallel", "command"):
+            return kind
+        if kind in OTHER_NODE_TYPES:
+            return "other"
+    return None
+
+
+Node = Annotated[
+    Union[
+        Annotated[ParallelNode, Tag("parallel")],
+        Annotated[CommandNode, Tag("command")],
+        Annotated[OtherNode, Tag("other")],
+    ],
+    Discriminator(_node_tag, custom_error_type="node_type",
+                  custom_error_message="a step needs a 'type'"),
+]
+"""One step of ``jobs:``, chosen by its ``type``."""
+
+
+class PipelineJob(StrictModel):
+    """A pipeline job file (``type: pipeline``)."""
+
+    schema_: Text | None = Field(None, alias="$schema", description="JSON Schema URL (ignored).")
+    type: Literal["pipeline"] = Field(description="Always 'pipeline'.")
+    name: JobName | None = Field(
+        None, description="Job name: ^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$ (also the run folder name).")
+    display_name: Text | None = None
+    description: Text | None = None
+    experiment_name: Text | None = None
+    tags: dict[str, Scalar | None] | None = None
+    properties: dict[str, Any] | None = None
+    compute: Text | None = Field(None, description="Default compute (ignored locally).")
+    identity: Identity | None = None
+    settings: PipelineSettings | None = None
+    inputs: dict[Identifier, JobInput] | None = Field(
+        None, description="Pipeline inputs, bound in steps as ${{parent.inputs.<name>}}.")
+    outputs: dict[Identifier, JobOutput | None] | None = Field(
+        None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}.")
+    jobs: Annotated[dict[Identifier, Node], Field(
+        min_length=1, description="The steps, by name; at least one.")]

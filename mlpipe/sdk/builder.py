@@ -1,0 +1,223 @@
+"""``@pipeline``: trace a Python function into a :class:`~mlpipe.sdk.job.PipelineJob`.
+
+The function runs once with a placeholder for each parameter; every node made
+while it runs joins the pipeline. Node names come from the local variables the
+nodes are assigned to (azure-ai-ml does the same by reading the function's
+locals when it returns), else from the component name, made unique.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from mlpipe.diagnostics import Diagnostic, Location, ValidationError
+from mlpipe.sdk.bindings import NodeOutput
+from mlpipe.sdk.callsite import call_site
+from mlpipe.sdk.io import Output, PipelineInput
+from mlpipe.sdk.nodes import Node
+
+_local = threading.local()
+
+_SETTINGS_KEYS = ("default_compute", "default_datastore", "continue_on_step_failure",
+                  "force_rerun", "default_compute_target", "on_init", "on_finalize")
+
+
+class Builder:
+    """Collects the nodes made while a pipeline function runs."""
+
+    def __init__(self) -> None:
+        self.nodes: list[Node] = []
+
+    def add(self, node: Node) -> None:
+        self.nodes.append(node)
+
+    def discard(self, node: Node) -> None:
+        self.nodes = [n for n in self.nodes if n is not node]
+
+
+def current_builder() -> Builder | None:
+    stack: list[Builder] = getattr(_local, "stack", [])
+    return stack[-1] if stack else None
+
+
+def _call_with_locals(func: Callable[..., Any], kwargs: dict[str, Any]
+                      ) -> tuple[Any, dict[str, Any]]:
+    """Call ``func`` and return its result and its local variables at return."""
+    target = inspect.unwrap(func).__code__
+    captured: dict[str, Any] = {}
+    previous = sys.getprofile()
+    if previous is not None and not inspect.isfunction(previous) and not inspect.ismethod(previous):
+        # A C-level profiler (cProfile) is active: leave it alone; names fall back to
+        # the component names.
+        return func(**kwargs), {}
+
+    def profiler(frame: Any, event: str, arg: Any) -> None:
+        if event == "return" and frame.f_code is target:
+            captured.clear()
+            captured.update(frame.f_locals)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(profiler)
+    try:
+        result = func(**kwargs)
+    finally:
+        sys.setprofile(previous)
+    return result, captured
+
+
+def _name_nodes(nodes: list[Node], local_vars: Mapping[str, Any]) -> None:
+    """Give each node a unique name: explicit, else its variable's, else its component's."""
+    taken: set[str] = set()
+    by_id = {id(node): node for node in nodes}
+    problems = []
+    for node in nodes:
+        if node._site("name") and node.name:
+            if node.name in taken:
+                problems.append(Diagnostic(
+                    message=f"two steps are named {node.name!r}; step names must be unique",
+                    key_path=f"jobs.{node.name}", location=node._site("name"),
+                    code="duplicate"))
+            taken.add(node.name)
+    if problems:
+        raise ValidationError(problems)
+    named: set[int] = set()
+    for var, value in local_vars.items():
+        node = by_id.get(id(value))
+        if (node is not None and id(node) not in named and not (node._site("name") and node.name)
+                and var not in taken):
+            object.__setattr__(node, "name", var)
+            named.add(id(node))
+            taken.add(var)
+    for node in nodes:
+        if node.name and node.name in taken:
+            continue
+        stem = (getattr(node, "_template_name", None) or
+                (node.component.name if getattr(node.component, "name", None) else None) or
+                "node")
+        stem = str(stem).replace("-", "_").replace(" ", "_")
+        name, index = stem, 1
+        while name in taken:
+            name = f"{stem}_{index}"
+            index += 1
+        object.__setattr__(node, "name", name)
+        taken.add(name)
+
+
+def _function_location(func: Callable[..., Any]) -> Location | None:
+    try:
+        file = inspect.getsourcefile(func)
+        _, line = inspect.getsourcelines(func)
+    except (OSError, TypeError):
+        return None
+    return Location(file=file, line=line, column=None)
+
+
+def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
+             version: str | None = None, display_name: str | None = None,
+             description: str | None = None, experiment_name: str | None = None,
+             tags: dict[str, str] | None = None, **kwargs: Any) -> Any:
+    """Decorator (azure-ai-ml's ``dsl.pipeline``): calling the function builds a PipelineJob.
+
+    Keyword settings: ``default_compute``, ``default_datastore``,
+    ``continue_on_step_failure``, ``force_rerun``; ``properties`` and any other
+    keyword are recorded in the YAML.
+    """
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(f)
+        origin = _function_location(f)
+        script = Path(origin.file).resolve() if origin and origin.file else None
+
+        @functools.wraps(f)
+        def build(*args: Any, **call_kwargs: Any) -> Any:
+            from mlpipe.sdk.job import PipelineJob
+
+            if current_builder() is not None:
+                raise ValidationError([Diagnostic(
+                    message="a @pipeline function called inside another @pipeline (nested "
+                            "pipeline components) is not supported; call its steps directly",
+                    location=call_site(), code="unsupported")])
+            try:
+                bound = signature.bind(*args, **call_kwargs)
+            except TypeError as exc:
+                raise ValidationError([Diagnostic(message=f"{f.__name__}(): {exc}",
+                                                  location=call_site(), code="type")]) from None
+            bound.apply_defaults()
+            values: dict[str, Any] = {}
+            placeholders: dict[str, PipelineInput] = {}
+            for param_name, value in bound.arguments.items():
+                param = signature.parameters[param_name]
+                if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                    raise ValidationError([Diagnostic(
+                        message=f"{f.__name__}(): *args/**kwargs parameters are not supported",
+                        location=origin, code="unsupported")])
+                if value is inspect.Parameter.empty:
+                    value = None
+                values[param_name] = value
+                placeholders[param_name] = PipelineInput(param_name, value)
+            builder = Builder()
+            stack = getattr(_local, "stack", None)
+            if stack is None:
+                stack = _local.stack = []
+            stack.append(builder)
+            try:
+                result, local_vars = _call_with_locals(f, placeholders)
+            finally:
+                stack.pop()
+            _name_nodes(builder.nodes, local_vars)
+            outputs = _pipeline_outputs(result, f.__name__)
+            settings = {key: kwargs[key] for key in _SETTINGS_KEYS if key in kwargs}
+            if "default_compute_target" in settings:
+                settings.setdefault("default_compute", settings.pop("default_compute_target"))
+            extra = {key: value for key, value in kwargs.items() if key not in _SETTINGS_KEYS}
+            job = PipelineJob(
+                name=name, display_name=display_name or f.__name__, description=description
+                or inspect.getdoc(f), experiment_name=experiment_name, tags=tags,
+                properties=extra.pop("properties", None),
+                inputs={k: v for k, v in values.items() if v is not None},
+                outputs=outputs, jobs={node.name: node for node in builder.nodes},
+                settings=settings, base_path=script.parent if script else Path.cwd(),
+                source=script, extra=extra, origin=origin)
+            if version is not None:
+                job._extra["version"] = version
+            return job
+
+        build._mlpipe_pipeline = True  # type: ignore[attr-defined]
+        return build
+
+    return decorate(func) if func is not None else decorate
+
+
+def _pipeline_outputs(result: Any, func_name: str) -> dict[str, Output]:
+    """Bind the returned ``{name: node.outputs.x}`` to pipeline outputs."""
+    if result is None:
+        return {}
+    if not isinstance(result, Mapping):
+        raise ValidationError([Diagnostic(
+            message=f"{func_name}() must return None or a dict of pipeline outputs "
+                    f"(name -> node.outputs.<x>), not {type(result).__name__}",
+            location=call_site(), code="type")])
+    outputs: dict[str, Output] = {}
+    problems = []
+    for key, port in result.items():
+        if not isinstance(port, NodeOutput):
+            problems.append(Diagnostic(
+                message=f"pipeline output {key!r} must be a node output (node.outputs.<x>), "
+                        f"not {type(port).__name__}", key_path=f"outputs.{key}",
+                location=call_site(), code="type"))
+            continue
+        settings = port.settings()
+        output = Output(type=settings.pop("type", None), **settings)
+        object.__setattr__(output, "_origin", port._origin)
+        object.__setattr__(port, "_pipeline_output", str(key))
+        outputs[str(key)] = output
+    if problems:
+        raise ValidationError(problems)
+    return outputs

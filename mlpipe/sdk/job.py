@@ -1,0 +1,205 @@
+"""``PipelineJob``: a pipeline built in Python or loaded from YAML.
+
+Its YAML-equivalent dict (:meth:`PipelineJob.to_dict`) is the one document every
+other layer reads: ``dump`` writes it, and validating or running a job hands it
+to the schema layer and the compiler exactly as if it had been read from a file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from mlpipe.diagnostics import Location
+from mlpipe.sdk.bindings import value_to_yaml
+from mlpipe.sdk.io import Output
+from mlpipe.sdk.nodes import Node
+from mlpipe.sdk.paths import absolute_paths, rebase_paths
+from mlpipe.sdk.tracking import Emitter, Tracked, drop_none
+from mlpipe.sdk.yamlio import dump_text
+
+PIPELINE_SCHEMA = "https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json"
+
+
+class PipelineJobSettings(Tracked):
+    """``settings`` of a pipeline job (``default_compute``, ``continue_on_step_failure``, ...)."""
+
+    def __init__(self, *, default_compute: str | None = None,
+                 default_datastore: str | None = None,
+                 continue_on_step_failure: bool | None = None,
+                 force_rerun: bool | None = None, **kwargs: Any) -> None:
+        self.default_compute = default_compute
+        self.default_datastore = default_datastore
+        self.continue_on_step_failure = continue_on_step_failure
+        self.force_rerun = force_rerun
+        self._extra = dict(kwargs)
+        self._start_tracking()
+
+    def to_dict(self) -> dict[str, Any]:
+        return drop_none({
+            "default_compute": self.default_compute, "default_datastore": self.default_datastore,
+            "continue_on_step_failure": self.continue_on_step_failure,
+            "force_rerun": self.force_rerun, **self._extra,
+        })
+
+
+class PipelineJob(Tracked):
+    """A pipeline job: steps in ``jobs``, pipeline ``inputs``/``outputs`` and ``settings``.
+
+    ``base_path`` is the folder relative paths are relative to (the script's
+    folder for a ``@pipeline`` job, the YAML's folder for a loaded one); ``source``
+    is the file diagnostics and the plan name as the job's source.
+    """
+
+    def __init__(self, *, jobs: Mapping[str, Node] | None = None,
+                 inputs: Mapping[str, Any] | None = None,
+                 outputs: Mapping[str, Output | None] | None = None,
+                 settings: PipelineJobSettings | Mapping[str, Any] | None = None,
+                 name: str | None = None, display_name: str | None = None,
+                 description: str | None = None, experiment_name: str | None = None,
+                 tags: dict[str, str] | None = None, properties: dict[str, Any] | None = None,
+                 base_path: str | Path | None = None, source: str | Path | None = None,
+                 extra: Mapping[str, Any] | None = None, origin: Location | None = None,
+                 yaml_positions: Any = None) -> None:
+        self.name = name
+        self.display_name = display_name
+        self.description = description
+        self.experiment_name = experiment_name
+        self.tags = tags
+        self.properties = properties
+        self.settings = (settings if isinstance(settings, PipelineJobSettings)
+                         else PipelineJobSettings(**dict(settings or {})))
+        self.inputs: dict[str, Any] = dict(inputs or {})
+        self.outputs: dict[str, Output | None] = dict(outputs or {})
+        self.jobs: dict[str, Node] = dict(jobs or {})
+        self._base_path = Path(base_path).resolve() if base_path else Path.cwd()
+        self._source = Path(source).resolve() if source else None
+        self._extra = dict(extra or {})
+        self._yaml_positions = yaml_positions
+        self._start_tracking(origin)
+        if self.settings._origin is None or origin is not None:
+            object.__setattr__(self.settings, "_origin", origin)
+
+    @property
+    def base_path(self) -> Path:
+        return self._base_path
+
+    @property
+    def source(self) -> Path:
+        """The file the job came from (YAML) or was built in (Python script)."""
+        return self._source or (self._base_path / "<pipeline>")
+
+    # -- the document ----------------------------------------------------------------------
+    def _document(self, emitter: Emitter | None = None) -> dict[str, Any]:
+        em = emitter or Emitter()
+        em.mark_object((), self)
+        data: dict[str, Any] = {"$schema": self._extra.get("$schema", PIPELINE_SCHEMA),
+                                "type": "pipeline"}
+        head = {
+            "name": self.name, "display_name": self.display_name,
+            "description": self.description, "experiment_name": self.experiment_name,
+            "tags": self.tags or None, "properties": self.properties or None,
+            "settings": self.settings.to_dict() or None,
+        }
+        data.update(drop_none(head))
+        em.mark_object(("settings",), self.settings)
+        if self.inputs:
+            data["inputs"] = {}
+            for key, value in self.inputs.items():
+                data["inputs"][key] = value_to_yaml(value)
+                if isinstance(value, Tracked):
+                    em.mark(("inputs", key), value._origin)
+                em.mark(("inputs", key), self._site("inputs"))
+        if self.outputs:
+            data["outputs"] = {}
+            for key, output in self.outputs.items():
+                data["outputs"][key] = (output.to_dict() or None) if output is not None else None
+                if output is not None:
+                    em.mark_object(("outputs", key), output)
+        if self.jobs:
+            data["jobs"] = {}
+            for key, node in self.jobs.items():
+                if node.name != key:
+                    object.__setattr__(node, "name", key)
+                data["jobs"][key] = node.to_dict(self._base_path, em, ("jobs", key))
+        for key, value in self._extra.items():
+            if key not in data:
+                data[key] = value
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML-equivalent document, relative paths relative to :attr:`base_path`."""
+        return self._document()
+
+    def canonical(self) -> dict[str, Any]:
+        """The document with absolute local paths and no ``$schema``: what equality compares."""
+        data = absolute_paths(self._document(), self._base_path)
+        data.pop("$schema", None)
+        return data
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PipelineJob) and self.canonical() == other.canonical()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def positions(self) -> tuple[dict[str, Any], Any]:
+        """The document and a schema ``PositionMap`` locating each key (YAML line or Python line)."""
+        from mlpipe.schema.yamlio import PositionMap
+
+        emitter = Emitter()
+        data = self._document(emitter)
+        positions = PositionMap(str(self.source))
+        if self._yaml_positions is not None:  # loaded: YAML lines, Python lines for changes
+            positions.merge(self._yaml_positions)
+            found = emitter.marks
+        else:
+            found = emitter.positions(data)
+        positions.keys.update(found)
+        positions.values.update(found)
+        return data, positions
+
+    # -- YAML ------------------------------------------------------------------------------
+    def to_yaml(self) -> str:
+        """The job as YAML text (paths relative to :attr:`base_path`)."""
+        return dump_text(self._document())
+
+    def dump(self, dest: str | os.PathLike[str] | IO[str], **kwargs: Any) -> None:
+        """Write the job as YAML to a file path or an open text stream.
+
+        Relative paths are rewritten so they stay correct from the file's folder.
+        """
+        if hasattr(dest, "write"):
+            dest.write(self.to_yaml())  # type: ignore[union-attr]
+            return
+        path = Path(os.fspath(dest)).resolve()
+        document = rebase_paths(self._document(), self._base_path, path.parent)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump_text(document), encoding="utf-8")
+
+    # -- validate and run ------------------------------------------------------------------
+    def compile(self, *, runs_dir: str | Path | None = None, job_name: str | None = None,
+                overrides: Any = (), check_paths: bool = True) -> Any:
+        """Validate and compile to an :class:`~mlpipe.plan.ExecutionPlan` (raises ValidationError)."""
+        from mlpipe.sdk.running import compile_job
+
+        return compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
+                           check_paths=check_paths)
+
+    def validate(self) -> Any:
+        """Check the job like ``mlpipe job validate``; raises one ValidationError listing all problems.
+
+        Returns the warnings (a tuple of diagnostics) when the job is valid.
+        """
+        return self.compile().warnings
+
+    def run(self, **kwargs: Any) -> Any:
+        """Run the job locally with the CLI's runtime; see :func:`mlpipe.run`."""
+        from mlpipe.sdk.running import run
+
+        return run(self, **kwargs)
+
+    def __repr__(self) -> str:
+        return (f"PipelineJob(display_name={self.display_name!r}, "
+                f"jobs={list(self.jobs)}, base_path={str(self._base_path)!r})")

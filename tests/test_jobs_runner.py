@@ -1,0 +1,209 @@
+"""run_plan with plans built in code: command steps, order, overlap, failures, cancel, resume."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from mlpipe.diagnostics import Location
+from mlpipe.frozen import freeze
+from mlpipe.jobs import JobConflictError, RemoteAssetsError, run_plan
+from mlpipe.plan import (
+    CommandStep,
+    EnvironmentInfo,
+    ExecutionPlan,
+    JobSettings,
+    PlanOutput,
+    RemoteAsset,
+)
+
+
+def command(run_dir: Path, name: str, cmd: str, **kw) -> CommandStep:
+    outputs = kw.pop("outputs", {})
+    return CommandStep(
+        name=name, step_dir=str(run_dir / name), command=cmd,
+        outputs=freeze({o: PlanOutput(name=o, path=str(run_dir / name / "outputs" / o))
+                        for o in outputs}),
+        **kw,
+    )
+
+
+def plan_of(tmp_path: Path, *steps: CommandStep, continue_on_failure: bool = False,
+            **kw) -> ExecutionPlan:
+    source = tmp_path / "pipeline.yml"
+    source.write_text("type: pipeline\n")
+    return ExecutionPlan(source=str(source), run_dir=str(tmp_path / "runs" / "job1"),
+                         steps=steps, settings=JobSettings(
+                             continue_on_step_failure=continue_on_failure), **kw)
+
+
+def record(plan: ExecutionPlan) -> dict:
+    return json.loads((Path(plan.run_dir) / "job.json").read_text())
+
+
+def test_command_step_runs_in_code_snapshot_with_env_and_logs(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "hello.py").write_text(
+        "import os, sys\n"
+        "print('exe', sys.executable)\n"
+        "print('foo', os.environ['FOO'])\n"
+        "print('oops', file=sys.stderr)\n"
+        "open(os.path.join(sys.argv[1], 'out.txt'), 'w').write('done')\n"
+    )
+    run_dir = tmp_path / "runs" / "job1"
+    out = run_dir / "hello" / "outputs" / "result"
+    step = command(run_dir, "hello", f"test -d {out} && python hello.py {out}; pwd",
+                   outputs=["result"], code_dir=str(code),
+                   environment_variables=freeze({"FOO": "bar"}))
+    result = run_plan(plan_of(tmp_path, step))
+    assert result.status == "completed" and result.ok
+    user = run_dir / "hello" / "logs" / "user"
+    stdout = (user / "stdout.txt").read_text().splitlines()
+    assert stdout[0] == f"exe {sys.executable}"
+    assert stdout[1] == "foo bar"
+    assert Path(stdout[2]) == run_dir / "hello" / "code"  # the snapshot, not the live folder
+    assert (user / "stderr.txt").read_text() == "oops\n"
+    assert "oops" in (user / "std_log.txt").read_text() and "foo bar" in (user / "std_log.txt").read_text()
+    assert (out / "out.txt").read_text() == "done"
+    assert not (code / "out.txt").exists()
+    rec = json.loads(Path(result.record_path).read_text())
+    assert rec["status"] == "completed"
+    assert rec["steps"]["hello"]["exit_code"] == 0
+    assert rec["steps"]["hello"]["outputs"]["result"]["path"] == str(out)
+    assert rec["source_yaml"] == "type: pipeline\n"
+
+
+def test_exit_code_decides_status(tmp_path: Path) -> None:
+    step = command(tmp_path / "runs" / "job1", "bad", "echo broken >&2; exit 3")
+    result = run_plan(plan_of(tmp_path, step))
+    assert result.status == "failed"
+    assert result.steps["bad"].exit_code == 3
+    assert "exited with code 3" in result.steps["bad"].error and "broken" in result.steps["bad"].error
+
+
+def test_steps_run_in_dependency_order_and_independent_ones_overlap(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs" / "job1"
+    log = tmp_path / "times.txt"
+    stamp = "python -c 'import time,sys; print(sys.argv[1], time.time())' {} >> " + str(log)
+    slow = lambda n: f"{stamp.format(n + '-start')}; sleep 1; {stamp.format(n + '-end')}"  # noqa: E731
+    plan = plan_of(
+        tmp_path,
+        command(run_dir, "a", slow("a")),
+        command(run_dir, "b", slow("b")),
+        command(run_dir, "c", slow("c"), depends_on=("a", "b")),
+    )
+    result = run_plan(plan, max_workers=2)
+    assert result.ok
+    t = {k: float(v) for k, v in (line.split() for line in log.read_text().splitlines())}
+    assert t["a-start"] < t["b-end"] and t["b-start"] < t["a-end"]  # a and b overlapped
+    assert t["c-start"] >= max(t["a-end"], t["b-end"])  # c waited for both
+
+
+@pytest.mark.parametrize("keep_going", [True, False])
+def test_continue_on_step_failure(tmp_path: Path, keep_going: bool) -> None:
+    run_dir = tmp_path / "runs" / "job1"
+    plan = plan_of(
+        tmp_path,
+        command(run_dir, "fails", "exit 1"),
+        command(run_dir, "independent", "echo ok"),
+        command(run_dir, "downstream", "echo never", depends_on=("fails",)),
+        continue_on_failure=keep_going,
+    )
+    result = run_plan(plan, max_workers=1)  # one at a time: "independent" starts after the failure
+    assert result.status == "failed"
+    status = {n: s.status for n, s in result.steps.items()}
+    assert status["fails"] == "failed"
+    assert status["downstream"] == "skipped"
+    assert status["independent"] == ("completed" if keep_going else "skipped")
+    assert record(plan)["steps"]["independent"]["status"] == status["independent"]
+
+
+def test_cancel_kills_the_command_and_marks_the_job_canceled(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs" / "job1"
+    pid_file = tmp_path / "pid"
+    plan = plan_of(tmp_path,
+                   command(run_dir, "sleepy", f"python -c 'import os,time; open(\"{pid_file}\",\"w\").write(str(os.getpid())); time.sleep(60)'"),
+                   command(run_dir, "after", "echo after", depends_on=("sleepy",)))
+    cancel = threading.Event()
+    timer = threading.Thread(target=lambda: (_wait_for(pid_file), cancel.set()))
+    timer.start()
+    started = time.monotonic()
+    result = run_plan(plan, cancel=cancel)
+    timer.join()
+    assert time.monotonic() - started < 20
+    assert result.status == "canceled"
+    assert result.steps["sleepy"].status == "canceled"
+    assert result.steps["after"].status == "canceled"
+    assert not psutil.pid_exists(int(pid_file.read_text())) or \
+        psutil.Process(int(pid_file.read_text())).status() == psutil.STATUS_ZOMBIE
+    assert record(plan)["status"] == "canceled"
+
+
+def _wait_for(path: Path, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_remote_assets_refuse_the_job_before_any_step(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs" / "job1"
+    marker = tmp_path / "ran"
+    asset = RemoteAsset(key_path="jobs.fetch.component",
+                        reference="azureml://registries/azureml/components/dataset_downloader/labels/latest",
+                        kind="component", location=Location(str(tmp_path / "pipeline.yml"), 7, 16))
+    plan = plan_of(tmp_path, command(run_dir, "a", f"touch {marker}"), remote_assets=(asset,))
+    with pytest.raises(RemoteAssetsError) as err:
+        run_plan(plan)
+    text = str(err.value)
+    assert "remote asset not available offline" in text
+    assert "dataset_downloader" in text and "jobs.fetch.component" in text
+    assert "pipeline.yml:7:16" in text and "--set" in text and "mlpipe.toml" in text
+    assert not marker.exists() and not run_dir.exists()
+
+
+def test_a_failed_job_resumes_and_skips_completed_steps(tmp_path: Path) -> None:
+    run_dir = tmp_path / "runs" / "job1"
+    count, gate = tmp_path / "count", tmp_path / "gate"
+    plan = plan_of(tmp_path,
+                   command(run_dir, "first", f"echo x >> {count}"),
+                   command(run_dir, "second", f"test -f {gate}", depends_on=("first",)))
+    assert run_plan(plan).status == "failed"
+    gate.touch()
+    again = run_plan(plan)
+    assert again.status == "completed"
+    assert count.read_text() == "x\n"  # "first" did not run twice
+    rec = record(plan)
+    assert rec["attempt"] == 2 and rec["steps"]["first"]["reused"] is True
+    with pytest.raises(JobConflictError, match="already exists and completed"):
+        run_plan(plan)
+
+
+def test_environment_warning_names_missing_packages(tmp_path: Path) -> None:
+    conda = tmp_path / "conda.yml"
+    conda.write_text("dependencies:\n  - python=3.11\n  - pip\n  - pandas\n"
+                     "  - pip:\n      - not-a-real-package-xyz==1.0\n      - psutil\n")
+    run_dir = tmp_path / "runs" / "job1"
+    step = command(run_dir, "a", "true", environment=EnvironmentInfo(conda_file=str(conda)),
+                   compute="azureml:cpu-cluster")
+    lines: list[str] = []
+    assert run_plan(plan_of(tmp_path, step), echo=lines.append).ok
+    warnings = [line for line in lines if line.startswith("warning:")]
+    assert len(warnings) == 1
+    assert "not-a-real-package-xyz" in warnings[0]
+    assert "pandas" not in warnings[0] and "python" not in warnings[0]
+    assert any(line.startswith("compute azureml:cpu-cluster") for line in lines)
+
+
+def test_no_warning_when_every_package_imports(tmp_path: Path) -> None:
+    step = command(tmp_path / "runs" / "job1", "a", "true",
+                   environment=EnvironmentInfo(conda_dependencies=("pandas>=2", "numpy", "pip")))
+    lines: list[str] = []
+    assert run_plan(plan_of(tmp_path, step), echo=lines.append).ok
+    assert not [line for line in lines if line.startswith("warning:")]

@@ -1,0 +1,43 @@
+"""The task-stream page drawn from processed_mini-batches.csv."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mlpipe.runtime.task_stream import main, read_bars, write_task_stream
+
+from .test_reports_files import run_retry_and_timeout
+
+
+def test_step_reports_draw_one_bar_per_attempt(tmp_path: Path) -> None:
+    logs = run_retry_and_timeout(tmp_path)
+    page = (logs / "sys/task_stream.html").read_text()
+    titles = re.findall(r"<rect [^>]*fill=\"(#\w+)\"><title>([^<]*)</title>", page)
+    assert [colour for colour, _ in titles] == ["#4c9a2a", "#d62728", "#4c9a2a", "#ff7f0e"]
+    assert titles[1][1] == ("mb-1 attempt 1 on 0/process001: Failed, 0/2 items, 0.500 s - "
+                            "UserError: ValueError: bad image 7")
+    assert "4 attempts over 2.500 s on 2 worker process(es)" in page
+    assert "sys/task_stream.html\n    A task-stream chart" in (logs / "readme.txt").read_text()
+
+
+def test_bars_start_at_the_first_attempt(tmp_path: Path) -> None:
+    bars = read_bars(run_retry_and_timeout(tmp_path) / "sys/job_report/processed_mini-batches.csv")
+    assert [(b.process, b.start, b.seconds, b.status) for b in bars] == [
+        ("0/process000", 0.0, 0.5, "Succeeded"), ("0/process001", 1.0, 0.5, "Failed"),
+        ("0/process000", 1.0, 0.5, "Succeeded"), ("0/process001", 2.0, 0.5, "Timeout")]
+
+
+def test_command_line(tmp_path: Path, capsys) -> None:
+    logs = run_retry_and_timeout(tmp_path)
+    out = tmp_path / "stream.html"
+    assert main([str(logs), str(out)]) == 0 and out.read_text().startswith("<!DOCTYPE html>")
+    assert main([]) == 2
+    assert main([str(tmp_path)]) == 1
+    assert "no job report at" in capsys.readouterr().err
+    try:
+        write_task_stream(tmp_path)
+    except FileNotFoundError as error:
+        assert "processed_mini-batches.csv" in str(error)
+    else:
+        raise AssertionError("expected FileNotFoundError")
