@@ -111,7 +111,9 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
         worker_rows = list(csv.DictReader(handle))
     worker_pids = {p["Pid"] for p in processes}
     sampled = {r["Pid"] for r in worker_rows}
-    assert worker_pids <= sampled and len(sampled) >= 4  # 2 workers, 2 replacements
+    # The final workers are always sampled; a worker that dies right after it starts
+    # may be gone before its first sample, so the replaced ones are not all guaranteed.
+    assert worker_pids <= sampled and len(sampled) >= 3
 
     master = (logs / "sys/master_role.txt").read_text().splitlines()
     assert "Start scheduling." in [line.split("|")[4] for line in master if LINE.match(line)]
