@@ -293,3 +293,44 @@ def test_init_that_hangs_is_bounded_by_first_task_creation_timeout(tmp_path: Pat
     assert time.monotonic() - started < 20
     assert summary.status == "Failed"
     assert "first_task_creation_timeout = 1" in (summary.reason or "")
+
+
+DRIVER = """
+import sys
+sys.path[:0] = {paths!r}
+from pathlib import Path
+from mlpipe.runtime import run_parallel_step
+from tests.runtime_support import LOADER, file_mini_batches, make_step
+from tests.test_runtime_failures import SLOW
+tmp = Path({tmp!r})
+step = make_step(tmp, SLOW)
+run_parallel_step(step, mini_batches=file_mini_batches(tmp / "d", 40), loader=LOADER)
+"""
+
+
+def test_killed_driver_then_resume_writes_every_row_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    code = DRIVER.format(paths=[str(REPO)], tmp=str(tmp_path))
+    driver = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
+    journal = tmp_path / "run" / "step" / ".mlpipe" / "mini_batches" / "finished.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 6:
+            break
+        time.sleep(0.05)
+    driver.kill()  # the driver dies mid-run, its workers with it
+    driver.wait()
+    done_before = len(journal.read_text().splitlines())
+    assert 6 <= done_before < 40
+    step = make_step(tmp_path, SLOW)
+    recorder = Recorder()
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "d", 40),
+                                loader=LOADER, observers=[recorder], resume=True)
+    assert summary.status == "Completed", summary.reason
+    assert _rows(summary) == [f"f{i:04d}.txt" for i in range(40)]
+    assert len(recorder.attempts) <= 40 - done_before + 1  # a torn last journal line re-runs
+    assert summary.mini_batches_succeeded == 40
