@@ -40,6 +40,9 @@ FLAKY = """
                 os._exit(1)
             if MODE == "sigkill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            if MODE == "segfault":
+                import ctypes
+                ctypes.string_at(0)
             if MODE == "external":  # wait for the test to SIGKILL this process from outside
                 with open(mark + ".pid", "w") as handle:
                     handle.write(str(os.getpid()))
@@ -63,7 +66,7 @@ def _rows(summary) -> list[str]:  # type: ignore[no-untyped-def]
 EXPECTED = [f"f{i:04d}.txt" for i in range(8)]
 
 
-@pytest.mark.parametrize("mode", ["raise", "exit", "sigkill"])
+@pytest.mark.parametrize("mode", ["raise", "exit", "sigkill", "segfault"])
 def test_failed_or_dead_attempt_is_retried_and_nothing_is_lost(tmp_path: Path, mode: str) -> None:
     step = _flaky(tmp_path, mode, "f0002.txt,f0005.txt")
     recorder = Recorder()
@@ -80,7 +83,8 @@ def test_failed_or_dead_attempt_is_retried_and_nothing_is_lost(tmp_path: Path, m
         assert "RuntimeError: flaky failure on f0002.txt" in (first.traceback or "")
     else:
         assert first.status == "ProcessDied"
-        assert ("SIGKILL" if mode == "sigkill" else "code 1") in (first.error_message or "")
+        expected = {"sigkill": "SIGKILL", "segfault": "SIGSEGV", "exit": "code 1"}[mode]
+        assert expected in (first.error_message or "")
         assert len(recorder.events("died")) == 2 and len(recorder.events("replaced")) >= 1
     assert len(recorder.attempts) == 10  # one extra attempt per bad mini-batch, no more
 
