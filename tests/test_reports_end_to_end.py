@@ -111,9 +111,7 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
         worker_rows = list(csv.DictReader(handle))
     worker_pids = {p["Pid"] for p in processes}
     sampled = {r["Pid"] for r in worker_rows}
-    # The final workers are always sampled; a worker that dies right after it starts
-    # may be gone before its first sample, so the replaced ones are not all guaranteed.
-    assert worker_pids <= sampled and len(sampled) >= 3
+    assert worker_pids <= sampled  # the replacements, sampled when they started
 
     master = (logs / "sys/master_role.txt").read_text().splitlines()
     assert "Start scheduling." in [line.split("|")[4] for line in master if LINE.match(line)]
@@ -203,8 +201,8 @@ def test_canceled_real_step(tmp_path: Path) -> None:
     result = (logs / "job_result.txt").read_text().splitlines()
     assert result[0].startswith("Failed: The step was canceled")
     assert "Status: Canceled" in result
-    counts = re.search(r"Mini-batches: (\d+) listed \(the listing stopped before its end\), "
-                       r"(\d+) succeeded, 0 failed, (\d+) not processed", "\n".join(result))
+    counts = re.search(r"Mini-batches: (\d+) (?:total|listed \(the listing stopped before its "
+                       r"end\)), (\d+) succeeded, 0 failed, (\d+) not processed", "\n".join(result))
     assert counts, result
     assert int(counts.group(2)) < 40 and int(counts.group(1)) == sum(map(int, counts.group(2, 3)))
     assert "Status: Canceled" in next(logs.glob("job_progress_overview.*.txt")).read_text()

@@ -180,6 +180,14 @@ def test_worker_init_failure_is_an_error_with_its_traceback(tmp_path: Path) -> N
     reports.step_finished(summary(status="Failed"))
     logs = Path(step.logs_dir)
     assert (logs / "job_result.txt").read_text().splitlines()[0] == "Failed: [InitError] SystemExit: 2"
+    reports = StepReports(make_step(tmp_path / "with_reason"))
+    reports.step_started(reports.step, [W0], T0)
+    reports.step_finished(summary(status="Failed", reason="init() failed: SystemExit: 2\n"
+                                  "Traceback (most recent call last):\n  File \"score.py\""))
+    lines = (Path(reports.step.logs_dir) / "job_result.txt").read_text().splitlines()
+    assert lines[0] == "Failed: init() failed: SystemExit: 2"
+    assert lines[-4:] == ["Reason in full:", "  init() failed: SystemExit: 2",
+                          "  Traceback (most recent call last):", '    File "score.py"']
     assert "SystemExit: 2" in (logs / "user/error/0/process000.txt").read_text()
     assert "[InitError] SystemExit: 2" in (logs / "user/error.txt").read_text()
 

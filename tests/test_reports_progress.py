@@ -114,3 +114,15 @@ def test_plain_line_every_interval_while_nothing_finishes(tmp_path: Path) -> Non
     assert len(waiting) >= 2, lines
     assert lines[-1].startswith("[mlpipe] score Completed: 1/1")
     assert not display._ticker
+
+
+def test_final_line_keeps_brackets_and_only_the_first_reason_line(tmp_path: Path) -> None:
+    console = Console(file=io.StringIO(), record=True, force_terminal=True, width=200,
+                      color_system=None)
+    display = ProgressDisplay(make_step(tmp_path), console=console)
+    display.step_started(display.step, [W0], T0)
+    display.step_finished(summary(status="Failed", reason="init() failed: [Errno 2] no model\n"
+                                  "Traceback (most recent call last): ..."))
+    text = console.export_text()
+    assert "score Failed (init() failed: [Errno 2] no model): 0/0 mini-batches" in text
+    assert "Traceback" not in text

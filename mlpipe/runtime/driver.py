@@ -69,6 +69,7 @@ class Driver:
         self.pending: deque[tuple[MiniBatch, int]] = deque()  # (mini-batch, picked count) to send
         self.inflight: dict[int, tuple[MiniBatch, int]] = {}
         self.timed_out: set[int] = set()
+        self.items_seen: dict[str, int] = {}  # item counts learnt from attempts (tabular batches)
         self.next_task_id = 0
         self.all_scheduled = False
         self.stopping = False
@@ -250,7 +251,8 @@ class Driver:
                        f"seconds; its worker process was stopped and replaced.")
         else:
             status, category, message = "ProcessDied", "ProcessDied", event.message
-        total = mini_batch.items or 0
+        total = mini_batch.items if mini_batch.items is not None \
+            else self.items_seen.get(mini_batch.id, 0)
         result = TaskResult(event.task_id, status, total, 0, total, time.time(), 0.0, 0.0, 0.0,
                             category, message)
         self._attempt_finished(mini_batch, picked, event.worker, result)
@@ -258,6 +260,8 @@ class Driver:
     def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
                           result: TaskResult) -> None:
         failed_attempt = result.status != "Succeeded"
+        if mini_batch.items is None and result.total:
+            self.items_seen[mini_batch.id] = result.total
         final = not failed_attempt or self.stopping or picked > self.max_retries
         if result.warning:
             self.log.warning("Mini-batch %s: %s", mini_batch.id, result.warning)

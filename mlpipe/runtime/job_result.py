@@ -63,7 +63,8 @@ class ErrorLog:
         """Record a worker whose init() failed (a died worker's in-flight attempt is recorded
         as that attempt, so deaths are not counted twice)."""
         now = utc_text(datetime.now(timezone.utc))
-        header = f"worker {process_label(worker)} (pid {worker.pid}) init() failed at {now}"
+        pid = f" (pid {worker.pid})" if worker.pid is not None else ""
+        header = f"worker {process_label(worker)}{pid}: init() failed at {now}"
         where = self._write(worker, header, "InitError", message, None)
         group = self._group("InitError", message, where, header)
         group.files.add(where)
@@ -91,7 +92,7 @@ class ErrorLog:
         if handle is None:
             path = self.logs_dir / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._files[(worker.node, worker.process)] = open(path, "a", encoding="utf-8")
+            handle = self._files[(worker.node, worker.process)] = open(path, "w", encoding="utf-8")
         handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
         if traceback and traceback.strip() != message.strip():
             handle.write(traceback.rstrip() + "\n")
@@ -188,6 +189,9 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
             lines.append(f"  {count} x {_first_line(message)}" + (f"; see {where}" if where else ""))
     else:
         lines.append("Errors: none")
+    if summary.reason and len(summary.reason.strip().splitlines()) > 1:
+        lines.append("Reason in full:")
+        lines.extend("  " + line for line in summary.reason.strip().splitlines())
     return "\n".join(lines) + "\n"
 
 

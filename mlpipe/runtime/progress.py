@@ -121,7 +121,7 @@ class ProgressDisplay:
         self._finished = True
         elapsed = self.counters.elapsed()
         text = (f"{self.step.name} {summary.status}"
-                + (f" ({summary.reason})" if summary.reason else "")
+                + (f" ({summary.reason.strip().splitlines()[0]})" if summary.reason else "")
                 + f": {summary.mini_batches_succeeded}/{summary.mini_batches_total} mini-batches "
                 f"succeeded, {summary.mini_batches_failed} failed; {summary.items_succeeded}/"
                 f"{summary.items_total} items in {format_seconds(elapsed)}")
@@ -129,7 +129,7 @@ class ProgressDisplay:
             self._push()
             self._progress.stop()
             style = "green" if summary.status == "Completed" else "red"
-            self._progress.console.print(f"[{style}]{text}", markup=True, highlight=False)
+            self._progress.console.print(text, style=style, markup=False, highlight=False)
             self._progress = None
         else:
             self._print(f"[mlpipe] {text}")
