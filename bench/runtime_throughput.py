@@ -89,6 +89,7 @@ class Window:
         self.first = float("inf")
         self.last = 0.0
         self.count = 0
+        self.busy = 0.0
 
     def step_started(self, *args) -> None:  # type: ignore[no-untyped-def]
         pass
@@ -107,6 +108,7 @@ class Window:
         self.first = min(self.first, start)
         self.last = max(self.last, start + record.elapsed_seconds)
         self.count += 1
+        self.busy += record.run_method_seconds
 
 
 def run_mlpipe(count: int, spin_n: int, root: Path, backend: str = "local") -> dict[str, float]:
@@ -131,7 +133,8 @@ def run_mlpipe(count: int, spin_n: int, root: Path, backend: str = "local") -> d
     summary = run_parallel_step(step, mini_batches=batches, observers=[window], backend=backend)
     wall = time.perf_counter() - start
     assert summary.status == "Completed" and summary.mini_batches_succeeded == count, summary
-    return {"wall": wall, "window": window.last - window.first, "count": window.count}
+    return {"wall": wall, "window": window.last - window.first, "count": window.count,
+            "busy": window.busy}
 
 
 def run_loky(count: int, spin_n: int) -> dict[str, float]:
@@ -227,6 +230,10 @@ def main() -> None:
     print(f"    {'speedup vs serial':22}{speedup:12.2f}{'-':>12}{'':10}"
           + ("" if dask_b is None else f"{serial / dask_b['window']:12.2f}{'':11}")
           + "   target: mlpipe >= 1.85 (from the first mini-batch's start)")
+    print(f"    {'run() busy / window':22}{mine_b['busy'] / mine_b['window']:12.2f}{'-':>12}"
+          f"{'':10}"
+          + ("" if dask_b is None else f"{dask_b['busy'] / dask_b['window']:12.2f}{'':11}")
+          + "   sum of run() times over the same window: 2.00 = no idle worker")
 
 
 if __name__ == "__main__":

@@ -48,6 +48,17 @@ def create(yaml: Path, runs_dir: Path, name: str, *extra: str, cwd: Path | None 
     return Ran(proc, record)
 
 
+def run_here(yaml: Path, runs_dir: Path, name: str) -> Ran:
+    """Compile and run in this process (no CLI start-up); the record as ``job show`` gives it."""
+    from mlpipe.compiler import compile_pipeline
+    from mlpipe.jobs import JobStore, run_plan
+
+    plan = compile_pipeline(str(yaml), runs_dir=runs_dir, job_name=name)
+    result = run_plan(plan)
+    proc = subprocess.CompletedProcess(["run_plan", str(yaml)], 0 if result.ok else 1, "", "")
+    return Ran(proc, JobStore(runs_dir).load(name))
+
+
 def files_under(folder: Path, pattern: str = "*") -> list[Path]:
     return sorted(p for p in folder.rglob(pattern) if p.is_file())
 

@@ -106,3 +106,11 @@ def test_component_validate(project: Path) -> None:
     assert (proc.returncode, proc.stdout) == (0, "comp.yml: OK (command component)\n")
     proc = run_cli("component", "validate", "pipeline.yml", cwd=project)
     assert proc.returncode == 1 and "use 'mlpipe job validate'" in proc.stdout
+
+
+def test_set_keeps_problems_found_while_reading(project: Path) -> None:
+    write(project, "dup.yml", "type: pipeline\njobs:\n  b:\n    type: command\n    command: echo hi\n"
+                              "    command: echo ho\n")
+    proc = run_cli("job", "validate", "dup.yml", "--set", "jobs.b.command=x", cwd=project)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("dup.yml:6:5: jobs.b.command: duplicate key 'command'")

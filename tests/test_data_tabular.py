@@ -172,3 +172,27 @@ def test_utf16_file_is_one_batch_per_file(tmp_path: Path) -> None:
     mlt = write_mltable(tmp_path / "t", delimited("  - file: ../u.csv\n", encoding="utf16"))
     frames = loaded(mlt, size="1")
     assert len(frames) == 1 and frames[0]["y"].tolist() == ["é", "ü"]
+
+
+def test_utf16_header_skipped_in_every_file_and_row_numbers_kept(tmp_path: Path) -> None:
+    (tmp_path / "a.csv").write_bytes("x,y\n1,a\n2,b\n".encode("utf-16"))
+    (tmp_path / "b.csv").write_bytes("x,y\n3,c\n".encode("utf-16"))
+    mlt = write_mltable(tmp_path / "t", delimited("  - file: ../a.csv\n  - file: ../b.csv\n",
+                                                  encoding="utf16") + "  - skip: 1\n")
+    assert [f["x"].tolist() for f in loaded(mlt, size="1kb")] == [[2], [3]]
+
+
+def test_every_detail_is_json(tmp_path: Path, big_csv: Path, parquet_dir: Path) -> None:
+    import json
+
+    (tmp_path / "d.csv").write_text("k,when\na,2024-01-01\nb,2024-01-02\n")
+    mlt = write_mltable(tmp_path / "t", delimited("  - file: ../d.csv\n"))
+    details = [mb.detail for mb in batches(big_csv, size="1mb")]
+    details += [mb.detail for mb in batches(parquet_dir, size="100kb")]
+    by_day = batches(mlt, keys=("when",))
+    assert [load_mini_batch(mb)["k"].tolist() for mb in by_day] == [["a"], ["b"]]
+    partitions = [mb.detail for mb in by_day]
+    details += partitions + [mb.detail for mb in batches(big_csv.parent, "uri_folder", "2")]
+    for detail in details:
+        assert json.loads(json.dumps(detail)) == json.loads(json.dumps(dict(detail)))
+    assert partitions[0]["partition_key_value"] == {"when": "2024-01-01 00:00:00"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from .jobs_helpers import Ran, create, files_under, label_counts
+from .jobs_helpers import Ran, create, files_under, label_counts, run_here
 
 pytestmark = pytest.mark.corpus
 
@@ -42,14 +42,15 @@ IRIS_LABELS = {"setosa": 49, "versicolor": 23, "virginica": 2}
 
 
 class CorpusRuns(dict):
-    """Runs each corpus pipeline once per session, on first use."""
+    """Runs each corpus pipeline once per session, on first use, in this process
+    (``mlpipe job create`` itself is exercised by the sample and create tests)."""
 
     def __init__(self, corpus: Path, runs: Path):
         super().__init__()
         self.corpus, self.runs = corpus, runs
 
     def __missing__(self, case: str) -> Ran:
-        ran = create(self.corpus / PIPELINES[case], self.runs, case)
+        ran = run_here(self.corpus / PIPELINES[case], self.runs, case)
         self[case] = ran
         return ran
 
@@ -60,7 +61,8 @@ def corpus_runs(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Corpu
 
 
 def completed(ran: Ran) -> None:
-    assert ran.proc.returncode == 0, ran.proc.stdout[-3000:] + ran.proc.stderr[-3000:]
+    errors = {n: s.get("error") for n, s in (ran.record or {}).get("steps", {}).items()}
+    assert ran.proc.returncode == 0, (ran.proc.stderr[-3000:], errors)
     assert ran.record and ran.record["status"] == "completed"
 
 
@@ -169,6 +171,12 @@ def test_pass_through_receipts(corpus: Path, corpus_runs: CorpusRuns, case: str,
         assert receipt["FOO"] == foo
     if case in ("P18", "P19"):
         assert folder == ran.pipeline_output("job_out_path")
+    workers = {(w["node"], w["process"]) for w in ran.step(step)["workers"]}
+    if case == "P16":  # max_concurrency_per_instance bound to a pipeline literal: 2
+        nodes = {node for node, _ in workers}
+        assert workers == {(n, p) for n in nodes for p in ("process000", "process001")}
+    if case == "P19":  # resources.instance_count bound to a pipeline literal: 2
+        assert workers == {(0, "process000"), (1, "process000")}
 
 
 def test_p21_copies_the_input_files(corpus: Path, corpus_runs: CorpusRuns) -> None:

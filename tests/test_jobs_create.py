@@ -141,6 +141,7 @@ def test_a_failed_job_resumes_under_the_same_name(tmp_path: Path) -> None:
     second = create(yaml, runs, "flaky")
     assert second.proc.returncode == 0, second.proc.stdout + second.proc.stderr
     assert second.record["status"] == "completed" and second.record["attempt"] == 2
+    assert "resuming the failed job flaky" in second.proc.stdout
     seen = (tmp_path / "p" / "seen.log").read_text().split()
     assert sorted(seen) == ["a.txt", "b.txt", "bad.txt", "c.txt", "d.txt", "e.txt"]  # none twice
     rows = second.append_lines("score")

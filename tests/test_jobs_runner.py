@@ -207,3 +207,11 @@ def test_no_warning_when_every_package_imports(tmp_path: Path) -> None:
     lines: list[str] = []
     assert run_plan(plan_of(tmp_path, step), echo=lines.append).ok
     assert not [line for line in lines if line.startswith("warning:")]
+
+
+def test_unknown_backend_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    plan = plan_of(tmp_path, command(tmp_path / "runs" / "job1", "a", f"touch {marker}"))
+    with pytest.raises(ValueError, match="unknown backend 'nope'"):
+        run_plan(plan, backend="nope")
+    assert not marker.exists() and not Path(plan.run_dir).exists()

@@ -111,9 +111,7 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
         worker_rows = list(csv.DictReader(handle))
     worker_pids = {p["Pid"] for p in processes}
     sampled = {r["Pid"] for r in worker_rows}
-    # The final workers are always sampled; a worker that dies right after it starts
-    # may be gone before its first sample, so the replaced ones are not all guaranteed.
-    assert worker_pids <= sampled and len(sampled) >= 3
+    assert worker_pids <= sampled  # the replacements, sampled when they started
 
     master = (logs / "sys/master_role.txt").read_text().splitlines()
     assert "Start scheduling." in [line.split("|")[4] for line in master if LINE.match(line)]

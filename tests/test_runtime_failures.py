@@ -40,6 +40,9 @@ FLAKY = """
                 os._exit(1)
             if MODE == "sigkill":
                 os.kill(os.getpid(), signal.SIGKILL)
+            if MODE == "segfault":
+                import ctypes
+                ctypes.string_at(0)
             if MODE == "external":  # wait for the test to SIGKILL this process from outside
                 with open(mark + ".pid", "w") as handle:
                     handle.write(str(os.getpid()))
@@ -63,7 +66,7 @@ def _rows(summary) -> list[str]:  # type: ignore[no-untyped-def]
 EXPECTED = [f"f{i:04d}.txt" for i in range(8)]
 
 
-@pytest.mark.parametrize("mode", ["raise", "exit", "sigkill"])
+@pytest.mark.parametrize("mode", ["raise", "exit", "sigkill", "segfault"])
 def test_failed_or_dead_attempt_is_retried_and_nothing_is_lost(tmp_path: Path, mode: str) -> None:
     step = _flaky(tmp_path, mode, "f0002.txt,f0005.txt")
     recorder = Recorder()
@@ -80,7 +83,8 @@ def test_failed_or_dead_attempt_is_retried_and_nothing_is_lost(tmp_path: Path, m
         assert "RuntimeError: flaky failure on f0002.txt" in (first.traceback or "")
     else:
         assert first.status == "ProcessDied"
-        assert ("SIGKILL" if mode == "sigkill" else "code 1") in (first.error_message or "")
+        expected = {"sigkill": "SIGKILL", "segfault": "SIGSEGV", "exit": "code 1"}[mode]
+        assert expected in (first.error_message or "")
         assert len(recorder.events("died")) == 2 and len(recorder.events("replaced")) >= 1
     assert len(recorder.attempts) == 10  # one extra attempt per bad mini-batch, no more
 
@@ -293,3 +297,44 @@ def test_init_that_hangs_is_bounded_by_first_task_creation_timeout(tmp_path: Pat
     assert time.monotonic() - started < 20
     assert summary.status == "Failed"
     assert "first_task_creation_timeout = 1" in (summary.reason or "")
+
+
+DRIVER = """
+import sys
+sys.path[:0] = {paths!r}
+from pathlib import Path
+from mlpipe.runtime import run_parallel_step
+from tests.runtime_support import LOADER, file_mini_batches, make_step
+from tests.test_runtime_failures import SLOW
+tmp = Path({tmp!r})
+step = make_step(tmp, SLOW)
+run_parallel_step(step, mini_batches=file_mini_batches(tmp / "d", 40), loader=LOADER)
+"""
+
+
+def test_killed_driver_then_resume_writes_every_row_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from .conftest import REPO
+
+    code = DRIVER.format(paths=[str(REPO)], tmp=str(tmp_path))
+    driver = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
+    journal = tmp_path / "run" / "step" / ".mlpipe" / "mini_batches" / "finished.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if journal.exists() and len(journal.read_text().splitlines()) >= 6:
+            break
+        time.sleep(0.05)
+    driver.kill()  # the driver dies mid-run, its workers with it
+    driver.wait()
+    done_before = len(journal.read_text().splitlines())
+    assert 6 <= done_before < 40
+    step = make_step(tmp_path, SLOW)
+    recorder = Recorder()
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "d", 40),
+                                loader=LOADER, observers=[recorder], resume=True)
+    assert summary.status == "Completed", summary.reason
+    assert _rows(summary) == [f"f{i:04d}.txt" for i in range(40)]
+    assert len(recorder.attempts) <= 40 - done_before + 1  # a torn last journal line re-runs
+    assert summary.mini_batches_succeeded == 40

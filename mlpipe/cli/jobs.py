@@ -15,6 +15,7 @@ from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.diagnostics import ValidationError
 from mlpipe.jobs.store import (
     TERMINAL,
+    JobConflictError,
     JobNotFound,
     JobStore,
     check_job_name,
@@ -91,9 +92,14 @@ def create_job(args: argparse.Namespace) -> int:
     if problem:
         _err(problem)
         return 2
+    try:
+        previous = store.resumable(name)
+    except JobConflictError as exc:
+        _err(str(exc))
+        return 1
     from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
-    from mlpipe.jobs.preflight import RemoteAssetsError, check_remote_assets
-    from mlpipe.jobs.runner import JobConflictError, run_plan
+    from mlpipe.jobs.preflight import RemoteAssetsError, check_backend, check_remote_assets
+    from mlpipe.jobs.runner import run_plan
     try:
         plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
                                 overrides=tuple(args.overrides))
@@ -109,11 +115,18 @@ def create_job(args: argparse.Namespace) -> int:
         print(warning.format(), file=sys.stderr)
     try:
         check_remote_assets(plan)
+        check_backend(args.backend)
     except RemoteAssetsError as exc:
         return _refused(exc)
+    except ValueError as exc:
+        _err(str(exc))
+        return 1
 
     out = console()
     print(f"job: {name}")
+    if previous is not None:
+        print(f"resuming the {previous['status']} job {name}: completed steps are kept "
+              f"(attempt {int(previous.get('attempt', 1)) + 1})")
     print(f"run folder: {plan.run_dir}", flush=True)
     cancel = threading.Event()
     previous = _install_sigterm(cancel)
@@ -122,7 +135,7 @@ def create_job(args: argparse.Namespace) -> int:
                           echo=lambda line: print(line, flush=True))
     except RemoteAssetsError as exc:
         return _refused(exc)
-    except JobConflictError as exc:
+    except (JobConflictError, ValueError) as exc:
         _err(str(exc))
         return 1
     finally:
@@ -156,6 +169,9 @@ def _load(store: JobStore, name: str) -> dict[str, Any] | None:
         hint = store.close_matches(name)
         extra = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
         _err(f"no job named {name!r} in {store.runs_dir}{extra}")
+        return None
+    except (OSError, ValueError) as exc:
+        _err(f"cannot read the record of job {name!r} ({store.record_path(name)}): {exc}")
         return None
 
 

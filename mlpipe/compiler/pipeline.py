@@ -81,9 +81,7 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     reporter = Reporter()
     loaded = source if isinstance(source, Loaded) else load_pipeline(Path(source))
     if overrides:
-        data, problems = apply_overrides(loaded.data, overrides)
-        reporter.extend(problems)
-        loaded = load_pipeline_data(data, loaded.source, positions=loaded.positions)
+        loaded = _overridden(loaded, overrides, reporter)
     reporter.extend(loaded.diagnostics)
     if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
@@ -94,6 +92,18 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
         return CompileResult(None, diagnostics)
     assert plan is not None
     return CompileResult(_with_warnings(plan, reporter.warnings), diagnostics)
+
+
+def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) -> Loaded:
+    """``loaded`` validated again after ``--set`` overrides; problems found while reading
+    the file (not while validating its data) are kept."""
+    data, problems = apply_overrides(loaded.data, overrides)
+    reporter.extend(problems)
+    model_level = set(load_pipeline_data(loaded.data, loaded.source, positions=loaded.positions).diagnostics)
+    reading = [d for d in loaded.diagnostics if d not in model_level]
+    result = load_pipeline_data(data, loaded.source, positions=loaded.positions)
+    result.diagnostics = reading + result.diagnostics
+    return result
 
 
 def sort_diagnostics(items: list[Diagnostic]) -> list[Diagnostic]:

@@ -327,7 +327,7 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
         return pd.DataFrame(index=range(1))
     try:
         if read.format == "parquet":
-            return pq.read_table(segment.path, columns=columns).to_pandas()
+            return pq.read_table(segment.path, columns=columns).to_pandas(date_as_object=False)
         if read.format == "delimited" and segment.columns is not None and read.byte_splittable:
             with open(segment.path, "rb") as handle:
                 handle.seek(segment.start)
@@ -343,7 +343,7 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
                     column_types=None if read.infer_column_types
                     else {c: pa.string() for c in columns}),
             )
-            return table.to_pandas()
+            return table.to_pandas(date_as_object=False)
     except pa.ArrowInvalid as exc:
         raise DataError(f"cannot read the partition key columns: {exc}", file=segment.path,
                         code="bad-row") from None

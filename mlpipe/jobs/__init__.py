@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "JobConflictError": "mlpipe.jobs.runner",
+    "JobConflictError": "mlpipe.jobs.store",
     "JobResult": "mlpipe.jobs.runner",
     "StepResult": "mlpipe.jobs.runner",
     "run_plan": "mlpipe.jobs.runner",

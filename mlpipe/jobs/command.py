@@ -142,10 +142,15 @@ def _pump(stream: IO[bytes], own: Path, combined: IO[bytes], lock: threading.Loc
 
 def _wait(proc: subprocess.Popen[bytes], cancel: threading.Event) -> bool:
     """Wait for ``proc``; on ``cancel`` kill its process group. True when canceled."""
-    while proc.poll() is None:
-        if cancel.wait(POLL_SECONDS):
+    while True:
+        if cancel.is_set():
             kill_process_group(proc)
             return True
+        try:
+            proc.wait(timeout=POLL_SECONDS)
+            break
+        except subprocess.TimeoutExpired:
+            continue
     # Leftover background children of the shell would keep the pipes open.
     _signal_group(proc.pid, signal.SIGKILL)
     return False

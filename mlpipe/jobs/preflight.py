@@ -74,6 +74,23 @@ def check_remote_assets(plan: ExecutionPlan) -> None:
     raise RemoteAssetsError(diagnostics, advice)
 
 
+def check_backend(backend: str) -> None:
+    """Raise :class:`ValueError` when ``backend`` is unknown or not available in this install."""
+    from mlpipe.runtime.backends import BACKENDS
+
+    reference = BACKENDS.get(backend)
+    if reference is None:
+        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+    module = reference.partition(":")[0]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ImportError:
+        found = False
+    if not found:
+        raise ValueError(f"the {backend!r} backend is not available in this installation "
+                         f"({module} is missing)")
+
+
 def compute_notice(plan: ExecutionPlan, backend: str = "local") -> str | None:
     """One informational line naming the compute targets, which all run here."""
     names: list[str] = []

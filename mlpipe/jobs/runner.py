@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import queue
+import signal
 import threading
 import traceback
 from collections.abc import Callable
@@ -21,10 +22,16 @@ from typing import Any
 
 from mlpipe import __version__
 from mlpipe.jobs.command import make_output_folders, run_command_step
-from mlpipe.jobs.preflight import check_remote_assets, compute_notice, environment_warnings
+from mlpipe.jobs.preflight import (
+    check_backend,
+    check_remote_assets,
+    compute_notice,
+    environment_warnings,
+)
 from mlpipe.jobs.progress import RecordObserver
 from mlpipe.jobs.store import (
     TERMINAL,
+    JobConflictError,
     JobRecorder,
     JobStore,
     iso,
@@ -38,10 +45,6 @@ from mlpipe.runtime.records import StepSummary
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
 BLOCKING = ("failed", "skipped", "canceled")
-
-
-class JobConflictError(RuntimeError):
-    """The job name is taken by a completed or still-running job."""
 
 
 @dataclass
@@ -108,11 +111,13 @@ def run_plan(
     ``max_workers`` caps the worker processes of steps running at once (default: cores).
 
     Raises :class:`~mlpipe.jobs.preflight.RemoteAssetsError` before anything starts
-    when the plan references cloud-only assets, and :class:`JobConflictError` when the
-    name belongs to a completed or running job.
+    when the plan references cloud-only assets, :class:`JobConflictError` when the
+    name belongs to a completed or running job, and :class:`ValueError` for a backend
+    that is unknown or not installed.
     """
     say = echo or (lambda _line: None)
     check_remote_assets(plan)
+    check_backend(backend)
     notice = compute_notice(plan, backend)
     if notice:
         say(notice)
@@ -122,7 +127,7 @@ def run_plan(
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    previous = _previous_record(store, name)
+    previous = store.resumable(name)
     recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
     store.clear_cancel(name)
     recorder.save()
@@ -134,19 +139,25 @@ def run_plan(
     watcher.start()
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
+    previous_sigint = _cancel_on_sigint(cancel)
     try:
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
-                               max_workers or os.cpu_count() or 1)
+                               max_workers or available_cores())
         scheduler.run()
+    except BaseException as exc:  # the runner itself broke: say so in the record
+        recorder.update(status="failed", ended_at=iso(now()), error=f"{type(exc).__name__}: {exc}")
+        raise
     finally:
+        if previous_sigint is not None:
+            signal.signal(signal.SIGINT, previous_sigint)
         stop_watch.set()
         watcher.join()
     ended = now()
     steps = recorder.record["steps"]
-    if cancel.is_set():
-        status = "canceled"
-    elif all(s["status"] == "completed" for s in steps.values()):
+    if all(s["status"] == "completed" for s in steps.values()):
         status = "completed"
+    elif cancel.is_set():
+        status = "canceled"
     else:
         status = "failed"
     recorder.update(status=status, ended_at=iso(ended),
@@ -154,17 +165,19 @@ def run_plan(
     return _result(plan, recorder, scheduler.summaries, status, started, ended)
 
 
-def _previous_record(store: JobStore, name: str) -> dict[str, Any] | None:
-    if not store.exists(name):
+def available_cores() -> int:
+    """Cores this process may use (its CPU affinity where the platform tells it)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _cancel_on_sigint(cancel: threading.Event) -> Any:
+    """While the job runs, Ctrl-C (in the main thread) sets ``cancel`` instead of raising."""
+    if threading.current_thread() is not threading.main_thread():
         return None
-    record = store.load(name)
-    if record["status"] == "completed":
-        raise JobConflictError(f"job {name!r} already exists and completed "
-                               f"({store.record_path(name)}); choose another name")
-    if record["status"] in ("queued", "running") and not record.get("stale"):
-        raise JobConflictError(f"job {name!r} is running (pid {record.get('pid')}); "
-                               "cancel it first with: mlpipe job cancel " + name)
-    return record
+    return signal.signal(signal.SIGINT, lambda _sig, _frame: cancel.set())
 
 
 def _new_record(plan: ExecutionPlan, backend: str, previous: dict[str, Any] | None) -> dict[str, Any]:
@@ -303,7 +316,7 @@ class _Scheduler:
 
     def _cost(self, step: Step) -> int:
         if isinstance(step, ParallelStep):
-            per_node = step.max_concurrency_per_instance or os.cpu_count() or 1
+            per_node = step.max_concurrency_per_instance or available_cores()
             return min(self.budget, max(1, step.instance_count * per_node))
         return 1
 

@@ -43,6 +43,10 @@ class JobNotFound(LookupError):
     """No record for the job name in the runs folder."""
 
 
+class JobConflictError(RuntimeError):
+    """The job name is taken by a completed or still-running job."""
+
+
 def now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -142,6 +146,22 @@ class JobStore:
                 continue
         records.sort(key=lambda r: r.get("created_at") or "", reverse=True)
         return records
+
+    def resumable(self, name: str) -> dict[str, Any] | None:
+        """The record of an unfinished job ``name`` to resume, ``None`` when the name is free.
+
+        Raises :class:`JobConflictError` when ``name`` completed or is still running.
+        """
+        if not self.exists(name):
+            return None
+        record = self.load(name)
+        if record["status"] == "completed":
+            raise JobConflictError(f"job {name!r} already exists and completed "
+                                   f"({self.record_path(name)}); choose another name")
+        if record["status"] in ("queued", "running") and not record.get("stale"):
+            raise JobConflictError(f"job {name!r} is running (pid {record.get('pid')}); "
+                                   f"cancel it first with: mlpipe job cancel {name}")
+        return record
 
     def request_cancel(self, name: str) -> dict[str, Any]:
         """Ask job ``name`` to stop; returns its record as it is now.

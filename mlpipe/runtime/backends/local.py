@@ -63,32 +63,46 @@ def main(fd: int) -> None:
 
 
 def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
-    """Body of a worker process: init, then run tasks from ``conn`` until told to stop."""
+    """Body of a worker process: init, then run tasks from ``conn`` until told to stop.
+
+    When the driver is gone (its end of the socket closed), the worker calls
+    shutdown() and exits quietly.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     runtime = WorkerRuntime(config, worker)
     try:
         runtime.start()
     except InitError as error:
-        conn.send(("init_failed", str(error), error.traceback))
+        _send_quietly(conn, ("init_failed", str(error), error.traceback))
         return
-    conn.send(("ready", os.getpid()))
+    try:
+        conn.send(("ready", os.getpid()))
+        _serve_tasks(conn, runtime)
+    except (EOFError, OSError):  # the driver is gone
+        runtime.stop()
+
+
+def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
     queue: deque[Task] = deque()
     stopping = False
     while True:
-        try:
-            if not queue:
-                stopping = _handle(conn.recv(), queue) or stopping
-            while conn.poll():
-                stopping = _handle(conn.recv(), queue) or stopping
-        except EOFError:  # the driver is gone
-            runtime.stop()
-            return
+        if not queue:
+            stopping = _handle(conn.recv(), queue) or stopping
+        while conn.poll():
+            stopping = _handle(conn.recv(), queue) or stopping
         if stopping:
             returned = tuple(task.task_id for task in queue)
             conn.send(("stopped", returned, runtime.stop()))
             return
         if queue:
             conn.send(runtime.run_task(queue.popleft()))
+
+
+def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
+    try:
+        conn.send(message)
+    except OSError:
+        pass
 
 
 def _handle(message: Any, queue: deque[Task]) -> bool:
