@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -13,6 +15,8 @@ STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
                  "skipped": "dim", "running": "cyan", "queued": "dim"}
 
 
+MLPIPE_DIR = str(Path(__file__).resolve().parents[1])
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line \d+')
 PIPE_WIDTH = 200  # when stdout is not a terminal, tables are not squeezed to 80 columns
 
 
@@ -46,6 +50,8 @@ def step_detail(step: dict[str, Any]) -> str:
             done, total = summary.get("mini_batches_succeeded", 0), summary.get("mini_batches_total", 0)
             ok, bad = summary.get("items_succeeded", 0), summary.get("items_failed", 0)
             text = f"{done}/{total} mini-batches ok, {ok} items ok, {bad} failed"
+            if total == 0 and step.get("status") == "completed":
+                text = "no mini-batches: the input is empty"
         else:
             text = (f"{progress.get('mini_batches_done', 0)}/{progress.get('mini_batches_known', 0)}"
                     f" mini-batches, {progress.get('items_succeeded', 0)} items ok,"
@@ -92,10 +98,43 @@ def print_job(record: dict[str, Any], out: Console | None = None) -> None:
             out.print(line, soft_wrap=True, markup=False)
     for step_name, step in record.get("steps", {}).items():
         if step.get("status") == "failed" and step.get("error"):
-            out.print(f"step {step_name} failed: {step['error']}", soft_wrap=True, markup=False)
+            out.print(f"step {step_name} failed: {brief_error(step['error'])}", soft_wrap=True,
+                      markup=False)
             out.print(f"  logs: {step.get('logs_dir')}", soft_wrap=True, markup=False)
     if record.get("error"):
         out.print(f"error: {record['error']}", soft_wrap=True, markup=False)
+
+
+def brief_error(error: str) -> str:
+    """A step's error for the terminal: a Python traceback keeps only the frames of the
+    user's code (not mlpipe's or importlib's) and the exception itself."""
+    lines = error.rstrip().splitlines()
+    try:
+        start = lines.index("Traceback (most recent call last):")
+    except ValueError:
+        return error.rstrip()
+    kept, keep_frame = lines[:start + 1], False
+    for line in lines[start + 1:]:
+        frame = _FRAME.match(line)
+        if frame:
+            file = frame.group("file")
+            keep_frame = not (file.startswith(MLPIPE_DIR) or file.startswith("<frozen"))
+        elif not line.startswith(" "):
+            keep_frame = True  # the exception line(s) at the end
+        if keep_frame:
+            kept.append(line)
+    return "\n".join(kept)
+
+
+def one_line(error: str) -> str:
+    """An error on one line: ``command exited with code 3: <its last stderr line>``."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0]
+    if first.endswith(":") and len(lines) > 1:
+        return f"{first} {lines[-1]}"
+    return first
 
 
 def jobs_table(records: list[dict[str, Any]]) -> Table:
@@ -129,7 +168,7 @@ def progress_lines(before: dict[str, Any] | None, after: dict[str, Any]) -> list
                 detail = step_detail(step)
                 extra += f" ({detail})" if detail else ""
             if step.get("status") in ("failed", "skipped") and step.get("error"):
-                extra += f": {step['error'].splitlines()[0]}"
+                extra += f": {one_line(step['error'])}"
             lines.append(f"step {name}: {step.get('status')}{extra}")
         elif step.get("status") == "running" and step.get("progress") != old.get("progress"):
             lines.append(f"step {name}: {step_detail(step)}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -12,8 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
-from mlpipe.diagnostics import ValidationError
+from mlpipe.cli.validate import file_kind
+from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.jobs.store import (
+    RUNS_DIR_ENV,
     TERMINAL,
     JobConflictError,
     JobNotFound,
@@ -21,6 +24,7 @@ from mlpipe.jobs.store import (
     check_job_name,
     generate_job_name,
 )
+from mlpipe.schema import YamlDocument, load_yaml_file
 
 STREAM_POLL_SECONDS = 0.5
 
@@ -85,13 +89,27 @@ def _err(message: str) -> None:
 
 def create_job(args: argparse.Namespace) -> int:
     """``mlpipe job create``: 0 when the job completed, 1 when it failed, was canceled or invalid."""
-    store = JobStore(args.runs_dir)
     source = Path(args.file)
-    name = args.name or generate_job_name(source)
+    if not source.is_file():
+        what = "is a folder, not a YAML file" if source.is_dir() else "file not found"
+        return _usage(f"{args.file}: {what}")
+    store = JobStore(args.runs_dir)
+    problem = _runs_dir_problem(store.runs_dir, create=True)
+    if problem:
+        return _usage(problem)
+    doc = load_yaml_file(source)
+    refusal = _not_a_pipeline(doc)
+    if refusal is not None:
+        print(refusal.format(), file=sys.stderr)
+        _err(f"{args.file}: nothing was run")
+        return 1
+    data = doc.data or {}
+    name = args.name or generate_job_name(source, display_name=data.get("display_name"),
+                                          experiment_name=data.get("experiment_name"),
+                                          taken=store.exists)
     problem = check_job_name(name)
     if problem:
-        _err(problem)
-        return 2
+        return _usage(problem)
     try:
         previous = store.resumable(name)
     except JobConflictError as exc:
@@ -106,11 +124,11 @@ def create_job(args: argparse.Namespace) -> int:
     except ValidationError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format(), file=sys.stderr)
-        _err(f"{source}: {len(exc.errors)} problem(s); nothing was run")
+        count = len(exc.errors)
+        _err(f"{args.file}: {count} problem{'s' if count != 1 else ''}; nothing was run")
         return 1
     except OverrideSyntaxError as exc:
-        _err(str(exc))
-        return 2
+        return _usage(str(exc))
     for warning in plan.warnings:
         print(warning.format(), file=sys.stderr)
     try:
@@ -138,10 +156,59 @@ def create_job(args: argparse.Namespace) -> int:
     except (JobConflictError, ValueError) as exc:
         _err(str(exc))
         return 1
+    except OSError as exc:
+        _err(f"job {name} stopped: cannot write {exc.filename or plan.run_dir}: "
+             f"{exc.strerror or exc}")
+        return 1
     finally:
         _restore_sigterm(previous)
     print_job(store.load(name), out)
     return 0 if result.ok else 1
+
+
+def _usage(message: str) -> int:
+    print(f"mlpipe: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _runs_dir_problem(runs_dir: Path, *, create: bool = False) -> str | None:
+    """What is wrong with the runs folder (``None`` when usable); ``create`` makes it."""
+    if runs_dir.exists() and not runs_dir.is_dir():
+        return f"the runs folder {runs_dir} is a file, not a folder (--runs-dir or ${RUNS_DIR_ENV})"
+    if not create:
+        return None
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return (f"cannot create the runs folder {runs_dir}: {exc.strerror or exc} "
+                f"(choose another with --runs-dir or ${RUNS_DIR_ENV})")
+    if not os.access(runs_dir, os.W_OK | os.X_OK):
+        return (f"cannot write to the runs folder {runs_dir}: permission denied "
+                f"(choose another with --runs-dir or ${RUNS_DIR_ENV})")
+    return None
+
+
+def _not_a_pipeline(doc: YamlDocument) -> Diagnostic | None:
+    """Why a readable YAML is not a pipeline job ``job create`` can run, or ``None``."""
+    if not isinstance(doc.data, dict):
+        return None  # unreadable or not a mapping: the compiler reports it
+    kind = file_kind(doc.data)
+    where = doc.positions.locate_value(("type",)) if "type" in doc.data else Location(doc.source, 1, 1)
+    if kind == "component":
+        what = doc.data.get("type")
+        return Diagnostic(
+            f"this is a {what} component, not a pipeline job", location=where, code="not-a-pipeline",
+            hint="to run it, name it in a pipeline step as 'component: ./file.yml'; "
+                 "to check it: mlpipe component validate FILE")
+    if kind == "job":
+        return Diagnostic(
+            f"this is a standalone {doc.data.get('type') or 'Azure ML'} job: mlpipe runs pipeline jobs "
+            "(type: pipeline)", location=where, code="not-a-pipeline")
+    if kind == "unknown" and "jobs" not in doc.data:
+        return Diagnostic(
+            "not an Azure ML pipeline job: expected 'type: pipeline' and a 'jobs' mapping",
+            location=where, code="not-a-pipeline")
+    return None
 
 
 def _refused(exc: ValidationError) -> int:
@@ -168,6 +235,8 @@ def _load(store: JobStore, name: str) -> dict[str, Any] | None:
     except JobNotFound:
         hint = store.close_matches(name)
         extra = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
+        if not hint and not store.names():
+            extra = " (no jobs there at all: is --runs-dir or $MLPIPE_RUNS_DIR right?)"
         _err(f"no job named {name!r} in {store.runs_dir}{extra}")
         return None
     except (OSError, ValueError) as exc:
@@ -175,8 +244,22 @@ def _load(store: JobStore, name: str) -> dict[str, Any] | None:
         return None
 
 
-def show_job(args: argparse.Namespace) -> int:
+def _store_for(args: argparse.Namespace) -> tuple[JobStore | None, int]:
+    """The job store of ``args`` and 0, or ``None`` and the exit code after a usage error."""
     store = JobStore(args.runs_dir)
+    problem = _runs_dir_problem(store.runs_dir)
+    name = getattr(args, "name", None)
+    if problem is None and name is not None:
+        problem = check_job_name(name)
+    if problem:
+        return None, _usage(problem)
+    return store, 0
+
+
+def show_job(args: argparse.Namespace) -> int:
+    store, code = _store_for(args)
+    if store is None:
+        return code
     record = _load(store, args.name)
     if record is None:
         return 1
@@ -188,7 +271,9 @@ def show_job(args: argparse.Namespace) -> int:
 
 
 def list_jobs(args: argparse.Namespace) -> int:
-    store = JobStore(args.runs_dir)
+    store, code = _store_for(args)
+    if store is None:
+        return code
     records = store.list()
     if args.output == "json":
         brief = [{k: r.get(k) for k in ("name", "status", "created_at", "started_at", "ended_at",
@@ -203,7 +288,9 @@ def list_jobs(args: argparse.Namespace) -> int:
 
 def stream_job(args: argparse.Namespace) -> int:
     """Print each change of the job's record until the job ends; exit 0 if it completed."""
-    store = JobStore(args.runs_dir)
+    store, code = _store_for(args)
+    if store is None:
+        return code
     record = _load(store, args.name)
     if record is None:
         return 1
@@ -226,7 +313,9 @@ def stream_job(args: argparse.Namespace) -> int:
 
 def cancel_job(args: argparse.Namespace) -> int:
     """Ask a job to stop; by default wait until it has stopped. 0 when it ends canceled."""
-    store = JobStore(args.runs_dir)
+    store, code = _store_for(args)
+    if store is None:
+        return code
     if _load(store, args.name) is None:
         return 1
     record = store.request_cancel(args.name)

@@ -121,7 +121,7 @@ OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfe
 _JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
 
 
-def _kind(data: Any) -> str:
+def file_kind(data: Any) -> str:
     """``pipeline``, ``component``, ``job`` (a standalone non-pipeline job) or ``unknown``."""
     if not isinstance(data, dict):
         return "unknown"
@@ -150,7 +150,7 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
     doc = load_yaml_file(file)
     if doc.data is None:
         return FileReport(shown, "yaml", _relative(doc.diagnostics), "invalid YAML")
-    kind = _kind(doc.data)
+    kind = file_kind(doc.data)
     if kind in ("unknown", "job"):
         what = ("a standalone (non-pipeline) Azure ML job" if kind == "job"
                 else "not an Azure ML job or component")
@@ -237,4 +237,4 @@ def _json(reports: list[FileReport]) -> dict[str, Any]:
     }
 
 
-__all__ = ["register", "run_component_validate", "run_job_validate"]
+__all__ = ["file_kind", "register", "run_component_validate", "run_job_validate"]

@@ -17,7 +17,7 @@ from mlpipe.data.mltable_spec import MLTableSpec, load_spec
 from mlpipe.data.payloads import Segment, TablePayload, TableSource
 from mlpipe.data.sources import iter_mltable_files
 from mlpipe.data.transforms import changes_row_count
-from mlpipe.diagnostics import Diagnostic
+from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import freeze
 from mlpipe.plan import ParallelStep, PlanInput
 
@@ -98,18 +98,19 @@ def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
                             code="partition-keys")
         batches = _file_batches(_iter_input_files(path, spec), path,
                                 sizes.file_count(step.mini_batch_size))
-    return _noting_empty(batches, major, sink)
+    return _noting_empty(batches, step.name, major, path, sink)
 
 
-def _noting_empty(batches: Iterator[MiniBatch], major: PlanInput, sink: WarningSink
-                  ) -> Iterator[MiniBatch]:
+def _noting_empty(batches: Iterator[MiniBatch], step_name: str, major: PlanInput, path: str,
+                  sink: WarningSink) -> Iterator[MiniBatch]:
     count = 0
     for batch in batches:
         count += 1
         yield batch
     if count == 0:
-        sink(Diagnostic(f"input {major.name!r} is empty: no mini-batches to run", "input_data",
-                        None, "info", "empty-input"))
+        sink(Diagnostic(f"input {major.name!r} is empty: no mini-batches to run; the step "
+                        "completes with nothing to do", f"jobs.{step_name}.input_data",
+                        Location(path), "info", "empty-input"))
 
 
 # ----------------------------------------------------------------------------- files

@@ -21,7 +21,7 @@ import secrets
 import socket
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
@@ -65,11 +65,45 @@ def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
     return Path(chosen).expanduser().resolve()
 
 
-def generate_job_name(source: str | os.PathLike[str], at: datetime | None = None) -> str:
-    """An Azure-like unique name: ``<yaml stem>_<yyyymmdd_hhmmss>_<4 hex>``."""
-    stem = re.sub(r"[^a-zA-Z0-9_-]+", "_", Path(source).stem).strip("_-") or "job"
+GENERIC_STEMS = frozenset({"pipeline", "job", "main"})
+NAME_BASE_LIMIT = 200
+
+
+def job_name_base(source: str | os.PathLike[str], display_name: Any = None,
+                  experiment_name: Any = None) -> str:
+    """What a generated job name starts with: the YAML's ``display_name``, else its
+    ``experiment_name``, else the file's folder when its stem is generic
+    (``pipeline``, ``job``, ``main``), else the file's stem; slugified to Azure's pattern."""
+    path = Path(source)
+    generic = path.stem.lower() in GENERIC_STEMS
+    candidates = [display_name, experiment_name,
+                  path.resolve().parent.name if generic else path.stem, path.stem]
+    for candidate in candidates:
+        slug = slugify(candidate) if isinstance(candidate, str) else ""
+        if slug:
+            return slug
+    return "job"
+
+
+def slugify(text: str) -> str:
+    """``"Word Count (v2)"`` -> ``"word_count_v2"``: lower case, runs of anything but
+    letters, digits, ``_`` and ``-`` become one ``_``, trimmed to start with a letter or digit."""
+    slug = re.sub(r"[^a-z0-9_-]+", "_", text.lower())
+    slug = re.sub(r"^[^a-z0-9]+", "", slug)[:NAME_BASE_LIMIT]
+    return slug.rstrip("_-")
+
+
+def generate_job_name(source: str | os.PathLike[str], at: datetime | None = None, *,
+                      display_name: Any = None, experiment_name: Any = None,
+                      taken: Callable[[str], bool] | None = None) -> str:
+    """A unique Azure-like name: ``<base>_<yyyymmdd_hhmmss>_<4 hex>``, ``<base>`` from
+    :func:`job_name_base`; ``taken(name)`` (e.g. ``JobStore.exists``) rejects names in use."""
+    base = job_name_base(source, display_name, experiment_name)
     stamp = (at or now()).astimezone().strftime("%Y%m%d_%H%M%S")
-    return f"{stem[:200]}_{stamp}_{secrets.token_hex(2)}"
+    while True:
+        name = f"{base}_{stamp}_{secrets.token_hex(2)}"
+        if taken is None or not taken(name):
+            return name
 
 
 def check_job_name(name: str) -> str | None:

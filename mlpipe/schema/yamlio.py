@@ -108,15 +108,18 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
     source = str(Path(path).resolve())
     positions = PositionMap(source)
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        raw = Path(path).read_bytes()
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return YamlDocument(source, None, positions, [_decode_diagnostic(raw, exc, source)])
     except FileNotFoundError:
         return YamlDocument(source, None, positions, [
             Diagnostic("file not found", location=Location(source), code="unreadable")])
     except IsADirectoryError:
         return YamlDocument(source, None, positions, [
             Diagnostic("is a folder, not a YAML file", location=Location(source), code="unreadable")])
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
         return YamlDocument(source, None, positions, [
             Diagnostic(f"cannot read file: {reason}", location=Location(source), code="unreadable")])
     return load_yaml_text(text, source)
@@ -129,7 +132,7 @@ def load_yaml_text(text: str, source: str) -> YamlDocument:
     try:
         node = loader.get_single_node()
     except yaml.MarkedYAMLError as exc:
-        return YamlDocument(source, None, positions, [_syntax_diagnostic(exc, source)])
+        return YamlDocument(source, None, positions, [_syntax_diagnostic(exc, source, text)])
     except yaml.YAMLError as exc:  # pragma: no cover - libyaml marks nearly every error
         return YamlDocument(source, None, positions, [
             Diagnostic(f"invalid YAML: {exc}", location=Location(source, 1, 1), code="yaml-syntax")])
@@ -150,7 +153,20 @@ def load_yaml_text(text: str, source: str) -> YamlDocument:
     return YamlDocument(source, data, positions, reader.diagnostics)
 
 
-def _syntax_diagnostic(exc: yaml.MarkedYAMLError, source: str) -> Diagnostic:
+def _decode_diagnostic(raw: bytes, exc: UnicodeDecodeError, source: str) -> Diagnostic:
+    """Where a file stops being UTF-8 text, or that it is not text at all."""
+    if b"\0" in raw[:8192]:
+        return Diagnostic("not a text file (it contains NUL bytes): expected UTF-8 YAML",
+                          location=Location(source), code="unreadable")
+    before = raw[:exc.start]
+    line = before.count(b"\n") + 1
+    column = len(before[before.rfind(b"\n") + 1:].decode("utf-8", errors="replace")) + 1
+    return Diagnostic(f"not UTF-8 text: byte 0x{raw[exc.start]:02x} cannot be decoded",
+                      location=Location(source, line, column), code="unreadable",
+                      hint="save the file as UTF-8")
+
+
+def _syntax_diagnostic(exc: yaml.MarkedYAMLError, source: str, text: str = "") -> Diagnostic:
     mark = exc.problem_mark or exc.context_mark
     loc = Location(source, mark.line + 1, mark.column + 1) if mark else Location(source)
     problem = (exc.problem or "").strip()
@@ -160,8 +176,25 @@ def _syntax_diagnostic(exc: yaml.MarkedYAMLError, source: str) -> Diagnostic:
                           location=loc, code="yaml-syntax")
     message = f"invalid YAML: {problem}" if problem else "invalid YAML"
     if context:
+        context_mark = exc.context_mark
+        if context_mark is not None and context_mark is not mark and (
+                context_mark.line, context_mark.column) != (mark.line, mark.column):
+            context += f" that starts at line {context_mark.line + 1}, column {context_mark.column + 1}"
         message += f" ({context})"
-    return Diagnostic(message, location=loc, code="yaml-syntax")
+    return Diagnostic(message, location=loc, code="yaml-syntax", hint=_syntax_hint(exc, text))
+
+
+def _syntax_hint(exc: yaml.MarkedYAMLError, text: str) -> str | None:
+    """A likely cause for common mistakes: tabs, and ``${{...}}`` inside ``{...}``/``[...]``."""
+    lines = text.splitlines()
+    marks = [m for m in (exc.problem_mark, exc.context_mark) if m is not None]
+    near = [lines[m.line] for m in marks if m.line < len(lines)]
+    if any(line[:len(line) - len(line.lstrip())].count("\t") for line in near) or \
+            "'\\t'" in (exc.problem or ""):
+        return "YAML does not allow tabs for indentation: indent with spaces"
+    if any("${{" in line or "$<<" in line for line in near) and "flow" in (exc.context or ""):
+        return "inside {...} or [...], quote a binding: key: '${{parent.inputs.x}}'"
+    return None
 
 
 def _mark(node: Node, source: str | None) -> Location:
