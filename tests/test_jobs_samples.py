@@ -124,6 +124,6 @@ def test_quickstart_from_repo_root_uses_default_runs_dir(tmp_path: Path) -> None
     records = list((work / "mlpipe-runs").glob("*/job.json"))
     assert len(records) == 1
     name = records[0].parent.name
-    assert name.startswith("pipeline_") and f"job: {name}" in proc.stdout
+    assert name.startswith("file-batch-word-count_") and f"job: {name}" in proc.stdout
     listed = run_cli("job", "list", cwd=work, env=env)
     assert name in listed.stdout

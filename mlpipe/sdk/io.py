@@ -2,11 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, get_args
 
-from mlpipe.sdk.tracking import Tracked, drop_none
+from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
+from mlpipe.schema.inputs_outputs import (
+    DATA_TYPES, LITERAL_TYPES, InputMode, OutputMode, OutputType,
+)
+from mlpipe.sdk.callsite import call_site
+from mlpipe.sdk.tracking import Tracked, drop_none, reading_file
 
-_LITERAL_TYPES = {"string", "integer", "number", "boolean"}
+_LITERAL_TYPES = set(LITERAL_TYPES)
+INPUT_TYPES: tuple[str, ...] = (*DATA_TYPES, *LITERAL_TYPES)
+OUTPUT_TYPES: tuple[str, ...] = get_args(OutputType)
+INPUT_MODES: tuple[str, ...] = get_args(InputMode)
+OUTPUT_MODES: tuple[str, ...] = get_args(OutputMode)
+
+
+def check_choices(what: str, values: dict[str, tuple[Any, Sequence[str]]]) -> None:
+    """Raise one :class:`ValidationError` at the caller's line for each value of ``values``
+    (``{argument: (value, allowed)}``) that is neither ``None`` nor one of ``allowed``
+    (compared case-insensitively, as the YAML schema does)."""
+    if reading_file():
+        return  # values read from YAML are judged by the schema, with their file lines
+    problems = []
+    for argument, (value, allowed) in values.items():
+        if value is None or (isinstance(value, str) and value.lower() in allowed):
+            continue
+        got = f"{value!r}" if isinstance(value, str) else f"{type(value).__name__} {value!r}"
+        hint = did_you_mean(value, allowed) if isinstance(value, str) else None
+        problems.append(Diagnostic(f"{what}({argument}=...): must be one of {', '.join(allowed)}, "
+                                   f"got {got}", location=call_site(), code="type", hint=hint))
+    if problems:
+        raise ValidationError(problems)
 
 
 class Input(Tracked):
@@ -32,6 +60,7 @@ class Input(Tracked):
         datastore: str | None = None,
         **kwargs: Any,
     ) -> None:
+        check_choices("Input", {"type": (type, INPUT_TYPES), "mode": (mode, INPUT_MODES)})
         self.type = type
         self.path = None if path is None else str(path)
         self.mode = mode
@@ -82,6 +111,7 @@ class Output(Tracked):
         version: str | None = None,
         **kwargs: Any,
     ) -> None:
+        check_choices("Output", {"type": (type, OUTPUT_TYPES), "mode": (mode, OUTPUT_MODES)})
         self.type = type
         self.path = None if path is None else str(path)
         self.mode = mode

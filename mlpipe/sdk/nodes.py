@@ -214,10 +214,11 @@ class Node(Tracked, ABC):
         object.__setattr__(new, "_extra", dict(self._extra))
         return new
 
-    def __call__(self, **inputs: Any) -> Node:
+    def __call__(self, *args: Any, **inputs: Any) -> Node:
         """A new node with ``inputs`` bound; inside ``@pipeline`` it joins the pipeline."""
         from mlpipe.sdk.builder import current_builder
 
+        _keywords_only(self, args)
         self._check_input_names(inputs)
         node = self._copy_for_call()
         object.__setattr__(node, "_origin", call_site())
@@ -374,10 +375,11 @@ class Component:
     def __repr__(self) -> str:
         return f"Component({str(self.path)!r}, type={self.type!r})"
 
-    def __call__(self, **inputs: Any) -> Node:
+    def __call__(self, *args: Any, **inputs: Any) -> Node:
         """A new step using this component with ``inputs`` bound."""
         from mlpipe.sdk.builder import current_builder
 
+        _keywords_only(self, args)
         node_cls = ParallelNode if self.type == "parallel" else CommandNode
         node = node_cls(component=self)
         if self.type not in ("parallel", "command"):
@@ -395,3 +397,15 @@ class Component:
         if builder is not None:
             builder.add(node)
         return node
+
+
+def _keywords_only(callee: Any, args: tuple[Any, ...]) -> None:
+    """Inputs are bound by name, as in azure-ai-ml: a clear error at the call otherwise."""
+    if not args:
+        return
+    names = list(getattr(callee, "_declared_inputs", None) or getattr(callee, "input_names", None) or [])
+    example = ", ".join(f"{name}=..." for name in names[:3]) or "name=value"
+    raise ValidationError([Diagnostic(
+        f"{getattr(callee, 'name', None) or 'the step'}() takes its inputs as keyword arguments "
+        f"({example}), got {len(args)} positional argument{'s' if len(args) != 1 else ''}",
+        location=call_site(), code="type")])

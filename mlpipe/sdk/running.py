@@ -11,8 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.plan import ExecutionPlan
+from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.job import PipelineJob
+
+
+def _check_job(job: Any, function: str) -> None:
+    """A clear :class:`ValidationError` at the caller's line when ``job`` is not something to run."""
+    if isinstance(job, (PipelineJob, str, os.PathLike)):
+        return
+    kind = type(job).__name__
+    hint = ("a step runs inside a pipeline: call it in a @pipeline function and pass the "
+            "function's result" if kind.endswith("Node") or hasattr(job, "outputs") else None)
+    raise ValidationError([Diagnostic(
+        f"{function}() takes a PipelineJob (the result of a @pipeline function, or load_job(...)) "
+        f"or the path of a pipeline YAML, got {kind}", location=call_site(), code="type",
+        hint=hint)])
+
 
 def compile_job(job: PipelineJob | str | os.PathLike[str], *,
                 runs_dir: str | Path | None = None, job_name: str | None = None,
@@ -20,6 +36,7 @@ def compile_job(job: PipelineJob | str | os.PathLike[str], *,
     """Validate ``job`` and compile it; raises :class:`mlpipe.ValidationError` listing every problem."""
     from mlpipe.compiler import compile_pipeline
 
+    _check_job(job, "compile")
     if isinstance(job, PipelineJob):
         from mlpipe.schema import load_pipeline_data
 
@@ -65,6 +82,15 @@ def _reports(logs_dir: str) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): str(p) for p in sorted(found)}
 
 
+def _name_fields(job: PipelineJob | str | os.PathLike[str]) -> dict[str, Any]:
+    """``display_name`` and ``experiment_name`` of a job, or of a YAML file (best effort)."""
+    if isinstance(job, PipelineJob):
+        return {"display_name": job.display_name, "experiment_name": job.experiment_name}
+    from mlpipe.schema import load_yaml_file
+
+    return load_yaml_file(os.fspath(job)).data or {}
+
+
 def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | None = None,
         job_name: str | None = None, overrides: Any = (), echo: Any = None,
         **runner_options: Any) -> RunResult:
@@ -74,11 +100,17 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
     ``progress``, ``cancel``). Raises :class:`mlpipe.ValidationError` before anything
     runs when the job is invalid.
     """
-    from mlpipe.jobs import generate_job_name, resolve_runs_dir, run_plan
+    from mlpipe.jobs import JobStore, generate_job_name, run_plan
 
-    source = job.source if isinstance(job, PipelineJob) else Path(os.fspath(job))
-    plan = compile_job(job, runs_dir=resolve_runs_dir(runs_dir),
-                       job_name=job_name or generate_job_name(source), overrides=overrides)
+    _check_job(job, "run")
+    store = JobStore(runs_dir)
+    if job_name is None:
+        source = job.source if isinstance(job, PipelineJob) else Path(os.fspath(job))
+        names = _name_fields(job)
+        job_name = generate_job_name(source, display_name=names.get("display_name"),
+                                     experiment_name=names.get("experiment_name"),
+                                     taken=store.exists)
+    plan = compile_job(job, runs_dir=store.runs_dir, job_name=job_name, overrides=overrides)
     result = run_plan(plan, echo=echo, **runner_options)
     steps = result.steps
     return RunResult(

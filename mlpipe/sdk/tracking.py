@@ -32,6 +32,11 @@ def from_file() -> Iterator[None]:
         _from_file.reset(token)
 
 
+def reading_file() -> bool:
+    """Whether objects are being made from a YAML file (inside :func:`from_file`)."""
+    return _from_file.get()
+
+
 class Tracked:
     """Base of SDK entities: creation site plus per-attribute change sites."""
 
