@@ -449,7 +449,7 @@ def test_set_overrides(project: Path, tmp_path: Path) -> None:
     with pytest.raises(ValidationError) as info:
         compile_pipeline(path, runs_dir=tmp_path / "r", overrides=["jobs.score.mini_batch_size=0"])
     assert [d for d in info.value.errors if "must be greater than 0" in d.message
-            and d.location.line == line_of(path, "mini_batch_size")]
+            and d.location.file == "--set" and d.key_path == "jobs.score.mini_batch_size"]
 
 
 # -- standalone components -------------------------------------------------------------------------

@@ -88,9 +88,27 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
     return None
 
 
+def overridden_paths(data: Any, overrides: Sequence[str]) -> list[tuple[str | int, ...]]:
+    """The key paths ``overrides`` set in ``data`` (list indices as ints), so problems with
+    those values can point at ``--set`` rather than at the file's old line."""
+    paths = []
+    for item in overrides:
+        parts, _text = parse_override(item)
+        node, path = data, []
+        for part in parts:
+            key: str | int = int(part) if isinstance(node, list) and part.lstrip("-").isdigit() else part
+            path.append(key)
+            try:
+                node = node[key] if isinstance(node, (dict, list)) else None
+            except (KeyError, IndexError):
+                node = None
+        paths.append(tuple(path))
+    return paths
+
+
 def _problem(parts: list[str], message: str, hint: str | None = None) -> Diagnostic:
     return Diagnostic(message=message, key_path=".".join(parts), location=Location("--set"),
                       code="override", hint=hint)
 
 
-__all__ = ["OverrideSyntaxError", "apply_overrides", "parse_override"]
+__all__ = ["OverrideSyntaxError", "apply_overrides", "overridden_paths", "parse_override"]

@@ -15,14 +15,15 @@ from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.graph import order_steps
 from mlpipe.compiler.io import IOResolver
 from mlpipe.compiler.outputs import OutputPlace, output_path
-from mlpipe.compiler.overrides import apply_overrides
+from mlpipe.compiler.overrides import apply_overrides, overridden_paths
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
 from mlpipe.compiler.values import DEFAULT_DATASTORE
-from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.frozen import freeze
 from mlpipe.plan import ExecutionPlan, JobSettings, PipelineOutput, RemoteAsset, StepOutputRef
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
+from mlpipe.schema.yamlio import PositionMap
 
 RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
 DEFAULT_RUNS_DIR = "mlpipe-runs"
@@ -101,9 +102,20 @@ def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) ->
     reporter.extend(problems)
     model_level = set(load_pipeline_data(loaded.data, loaded.source, positions=loaded.positions).diagnostics)
     reading = [d for d in loaded.diagnostics if d not in model_level]
-    result = load_pipeline_data(data, loaded.source, positions=loaded.positions)
+    result = load_pipeline_data(data, loaded.source, positions=_at_set(loaded.positions, data, overrides))
     result.diagnostics = reading + result.diagnostics
     return result
+
+
+def _at_set(positions: PositionMap, data: Any, overrides: Sequence[str]) -> PositionMap:
+    """``positions`` where every value an override set (and all below it) is at ``--set``."""
+    moved = PositionMap(positions.file, dict(positions.keys), dict(positions.values))
+    for path in overridden_paths(data, overrides):
+        for table in (moved.keys, moved.values):
+            for key in [k for k in table if k[:len(path)] == path]:
+                del table[key]
+            table[path] = Location("--set")
+    return moved
 
 
 def sort_diagnostics(items: list[Diagnostic]) -> list[Diagnostic]:

@@ -91,6 +91,11 @@ def check_entry_script(folder: str | None, src: Source | None, reporter: Reporte
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return ""
     entry = src.value.strip()
+    if Path(entry).suffix != ".py":
+        reporter.error(src.doc, src.path, f"entry script '{entry}' must be a Python file (.py): "
+                       "the parallel runtime imports it and calls its init() and run()",
+                       code="entry-script")
+        return entry
     if folder is not None and Path(folder).is_dir():
         target = Path(folder) / entry
         if not target.is_file():

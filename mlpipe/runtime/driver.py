@@ -35,7 +35,7 @@ from mlpipe.runtime.backends.base import (
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
-from mlpipe.runtime.worker import WorkerConfig
+from mlpipe.runtime.worker import LOAD_FAILED, WorkerConfig
 
 TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
@@ -339,8 +339,9 @@ class Driver:
     def _no_workers_left(self) -> None:
         if self.init_failures:
             first = self.init_failures[-1]
-            reason = (f"The entry script's init() failed and no worker could start: {first.message}\n"
-                      f"{first.traceback.rstrip()}")
+            what = ("No worker could start" if first.message.startswith(LOAD_FAILED)
+                    else "The entry script's init() failed and no worker could start")
+            reason = f"{what}: {first.message}\n{first.traceback.rstrip()}".rstrip()
             self.errors[f"init() failed: {first.message}"] += len(self.init_failures)
         else:
             reason = "No worker process is left to run the remaining mini-batches."

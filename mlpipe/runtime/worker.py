@@ -135,11 +135,16 @@ class WorkerRuntime:
         try:
             self._load = _resolve(config.loader)
             self.module = _import_script(config.entry_script_path)
-            run = getattr(self.module, "run", None)
-            if not callable(run):
-                raise AttributeError(
-                    f"the entry script {config.entry_script} defines no run(mini_batch) function"
-                )
+        except BaseException as error:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, ...
+            raise InitError(f"{LOAD_FAILED} {config.entry_script}: {_describe(error)}",
+                            _user_traceback(error)) from None
+        finally:
+            _flush_std()
+        run = getattr(self.module, "run", None)
+        if not callable(run):
+            raise InitError(f"{LOAD_FAILED} {config.entry_script}: it defines no "
+                            "run(mini_batch) function", "")
+        try:
             self._run = run
             self._pass_context = _wants_context(run)
             init = getattr(self.module, "init", None)
@@ -244,6 +249,9 @@ class WorkerRuntime:
             return traceback.format_exc()
         finally:
             _flush_std()
+
+
+LOAD_FAILED = "cannot load the entry script"
 
 
 def _resolve(reference: str) -> Callable[[Any], Any]:
