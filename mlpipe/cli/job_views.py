@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def step_detail(step: dict[str, Any]) -> str:
 
 
 def steps_table(record: dict[str, Any]) -> Table:
-    table = Table(title=f"job {record['name']}: {record['status']}", title_justify="left")
+    table = Table()
     table.add_column("step", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -71,13 +72,22 @@ def steps_table(record: dict[str, Any]) -> Table:
     table.add_column("detail")
     for name, step in record.get("steps", {}).items():
         table.add_row(name, step.get("kind", ""), styled(step.get("status", "")),
-                      seconds(step.get("duration_seconds")), step_detail(step))
+                      seconds(_elapsed(step)), step_detail(step))
     return table
+
+
+def _elapsed(step: dict[str, Any]) -> float | None:
+    """A step's wall time; for a running step, the time since it started."""
+    if step.get("duration_seconds") is not None or step.get("status") != "running":
+        return step.get("duration_seconds")
+    started = parse_iso(step.get("started_at"))
+    return (datetime.now(timezone.utc) - started).total_seconds() if started else None
 
 
 def print_job(record: dict[str, Any], out: Console | None = None) -> None:
     """The steps table, then where the outputs and logs are (one path per line)."""
     out = out or console()
+    out.print(f"job {record.get('name')}: {styled(record.get('status', ''))}")
     out.print(steps_table(record))
     out.print(f"run folder: {record.get('run_dir')}", soft_wrap=True)
     total = record.get("duration_seconds")

@@ -1,0 +1,200 @@
+"""The CLI with bad command lines and bad files: one clear line each, never a traceback.
+
+Exit codes: 0 ok, 1 validation or job failure, 2 usage error.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_cli
+
+COMMAND_PIPELINE = """\
+type: pipeline
+display_name: {display_name}
+jobs:
+  hello:
+    type: command
+    command: echo hello
+"""
+
+
+def no_traceback(proc) -> None:
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def finished_job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A runs folder holding one completed job; returns (runs folder, job name)."""
+    root = tmp_path_factory.mktemp("ux_cli")
+    source = write(root / "greet" / "pipeline.yml", COMMAND_PIPELINE.format(display_name="Greet Job"))
+    proc = run_cli("job", "create", "--file", str(source), "--runs-dir", str(root / "runs"),
+                   "--no-progress")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (name,) = [p.parent.name for p in (root / "runs").glob("*/job.json")]
+    return root / "runs", name
+
+
+# -- usage errors: exit 2 ---------------------------------------------------------------------------
+
+def test_job_create_missing_file_or_folder_is_a_usage_error(tmp_path: Path) -> None:
+    missing = run_cli("job", "create", "--file", str(tmp_path / "nope.yml"), "--runs-dir", str(tmp_path))
+    assert missing.returncode == 2 and missing.stderr.strip() == \
+        f"mlpipe: error: {tmp_path / 'nope.yml'}: file not found"
+    folder = run_cli("job", "create", "--file", str(tmp_path), "--runs-dir", str(tmp_path / "r"))
+    assert folder.returncode == 2 and "is a folder, not a YAML file" in folder.stderr
+    for proc in (missing, folder):
+        no_traceback(proc)
+
+
+def test_unusable_runs_folder_is_a_usage_error(tmp_path: Path) -> None:
+    source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x"))
+    a_file = write(tmp_path / "runs.txt", "not a folder")
+    created = run_cli("job", "create", "--file", str(source), "--runs-dir", str(a_file))
+    assert created.returncode == 2
+    assert f"the runs folder {a_file} is a file, not a folder" in created.stderr
+    below_file = run_cli("job", "create", "--file", str(source), "--runs-dir", str(a_file / "runs"))
+    assert below_file.returncode == 2
+    assert f"cannot create the runs folder {a_file / 'runs'}" in below_file.stderr
+    listed = run_cli("job", "list", "--runs-dir", str(a_file))
+    assert listed.returncode == 2 and "is a file, not a folder" in listed.stderr
+    for proc in (created, below_file, listed):
+        no_traceback(proc)
+
+
+def test_job_names_are_checked_before_reading_a_record(finished_job: tuple[Path, str]) -> None:
+    runs, _name = finished_job
+    for command in ("show", "stream", "cancel"):
+        proc = run_cli("job", command, "../outside", "--runs-dir", str(runs))
+        assert proc.returncode == 2, (command, proc.stderr)
+        assert "invalid job name '../outside'" in proc.stderr
+
+
+def test_bad_set_syntax_is_a_usage_error(tmp_path: Path) -> None:
+    source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x"))
+    for bad in ("jobs.hello", "=3", "jobs..command=x"):
+        proc = run_cli("job", "create", "--file", str(source), "--runs-dir", str(tmp_path / "r"),
+                       "--set", bad)
+        assert proc.returncode == 2, (bad, proc.stderr)
+        assert "KEY.PATH=VALUE" in proc.stderr
+        no_traceback(proc)
+
+
+# -- unknown jobs: exit 1 with did-you-mean ---------------------------------------------------------
+
+def test_unknown_job_name_suggests_close_and_prefix_matches(finished_job: tuple[Path, str]) -> None:
+    runs, name = finished_job
+    typo = run_cli("job", "show", name[:-1], "--runs-dir", str(runs))
+    assert typo.returncode == 1
+    assert f"no job named '{name[:-1]}' in {runs}; did you mean '{name}'?" in typo.stderr
+    empty = run_cli("job", "show", "anything", "--runs-dir", str(runs.parent / "empty"))
+    assert empty.returncode == 1 and "no jobs there at all" in empty.stderr
+
+
+def test_show_prints_the_status_line_and_json(finished_job: tuple[Path, str]) -> None:
+    runs, name = finished_job
+    table = run_cli("job", "show", name, "--runs-dir", str(runs))
+    assert table.returncode == 0
+    assert table.stdout.splitlines()[0] == f"job {name}: completed"
+    record = json.loads(run_cli("job", "show", name, "--runs-dir", str(runs), "-o", "json").stdout)
+    assert record["status"] == "completed" and record["display_name"] == "Greet Job"
+
+
+# -- malformed files: exit 1, file:line:col and what was expected -----------------------------------
+
+MALFORMED = {
+    "syntax.yml": ("type: pipeline\njobs:\n  a: [1, 2\n",
+                   "syntax.yml:4:1: invalid YAML: did not find expected ',' or ']' (while parsing a "
+                   "flow sequence that starts at line 3, column 6)"),
+    "tabs.yml": ("type: pipeline\njobs:\n\ta: 1\n",
+                 "tabs.yml:3:1: invalid YAML: found character that cannot start any token (while "
+                 "scanning for the next token) (YAML does not allow tabs for indentation: indent "
+                 "with spaces)"),
+    "flow.yml": ("type: pipeline\njobs:\n  a:\n    inputs: {d: ${{parent.inputs.d}}}\n",
+                 "flow.yml:4:18: invalid YAML: did not find expected ',' or '}' (while parsing a flow "
+                 "mapping that starts at line 4, column 13) (inside {...} or [...], quote a binding: "
+                 "key: '${{parent.inputs.x}}')"),
+    "latin1.yml": (b"type: pipeline\ndisplay_name: caf\xe9\n",
+                   "latin1.yml:2:18: not UTF-8 text: byte 0xe9 cannot be decoded (save the file as UTF-8)"),
+    "binary.yml": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+                   "binary.yml: not a text file (it contains NUL bytes): expected UTF-8 YAML"),
+    "empty.yml": ("", "empty.yml:1:1: the file is empty: expected a YAML mapping"),
+    "list.yml": ("- a\n- b\n", "list.yml:1:1: the document must be a mapping of keys to values, got a list"),
+}
+
+
+def test_malformed_yaml_gets_one_located_line(tmp_path: Path) -> None:
+    files = [write(tmp_path / name, content) for name, (content, _) in MALFORMED.items()]
+    proc = run_cli("job", "validate", *map(str, files), cwd=tmp_path)
+    assert proc.returncode == 1
+    no_traceback(proc)
+    for _content, expected in MALFORMED.values():
+        assert expected in proc.stdout.splitlines(), expected
+    for name in ("syntax.yml", "latin1.yml"):
+        created = run_cli("job", "create", "--file", name, "--runs-dir", str(tmp_path / "r"),
+                          cwd=tmp_path)
+        assert created.returncode == 1
+        no_traceback(created)
+        assert created.stderr.splitlines() == [f"{tmp_path / MALFORMED[name][1]}",
+                                               f"mlpipe: {name}: 1 problem; nothing was run"]
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+
+
+def test_huge_number_is_a_range_error(tmp_path: Path) -> None:
+    source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x")
+                   + "    resources:\n      instance_count: 99999999999999999999999999\n")
+    proc = run_cli("job", "validate", str(source))
+    assert proc.returncode == 1
+    assert "p.yml:8:7: jobs.hello.resources.instance_count: must be in [1, int.max], got " \
+           "99999999999999999999999999" in proc.stdout
+
+
+def test_component_file_given_to_job_create_is_refused_in_one_line(tmp_path: Path) -> None:
+    component = write(tmp_path / "score.yml", "type: parallel\nname: score\n")
+    proc = run_cli("job", "create", "--file", str(component), "--runs-dir", str(tmp_path / "r"))
+    assert proc.returncode == 1
+    no_traceback(proc)
+    first = proc.stderr.splitlines()[0]
+    assert first.startswith(f"{component}:1:7: this is a parallel component, not a pipeline job")
+    assert "mlpipe component validate" in first and len(proc.stderr.splitlines()) == 2
+    conda = write(tmp_path / "conda.yml", "name: env\ndependencies: [python=3.11]\n")
+    other = run_cli("job", "create", "--file", str(conda), "--runs-dir", str(tmp_path / "r"))
+    assert other.returncode == 1
+    assert "conda.yml:1:1: not an Azure ML pipeline job: expected 'type: pipeline' and a 'jobs' " \
+           "mapping" in other.stderr
+
+
+def test_pipeline_given_to_component_validate_says_which_command(tmp_path: Path) -> None:
+    source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x"))
+    proc = run_cli("component", "validate", str(source))
+    assert proc.returncode == 1
+    assert "p.yml:1:1: type: must be one of parallel, command, got string 'pipeline' (this is a " \
+           "pipeline job: use 'mlpipe job validate')" in proc.stdout
+
+
+# -- --set: problems point at --set -----------------------------------------------------------------
+
+def test_set_problems_point_at_the_command_line(tmp_path: Path) -> None:
+    source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x"))
+    unknown = run_cli("job", "validate", str(source), "--set", "jobs.helo.command=x")
+    assert unknown.returncode == 1
+    assert "--set: jobs.helo.command: cannot set: no key 'helo' in jobs (did you mean 'hello'?)" \
+        in unknown.stdout
+    bad_value = run_cli("job", "create", "--file", str(source), "--runs-dir", str(tmp_path / "r"),
+                        "--set", "jobs.hello.resources={instance_count: 0}")
+    assert bad_value.returncode == 1
+    assert "--set: jobs.hello.resources.instance_count: must be in [1, int.max], got 0" \
+        in bad_value.stderr
+    assert "mlpipe: " + str(source) + ": 1 problem; nothing was run" in bad_value.stderr
