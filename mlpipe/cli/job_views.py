@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from mlpipe.jobs.store import parse_iso
+from mlpipe.jobs.store import error_summary, parse_iso
 
 STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
                  "skipped": "dim", "running": "cyan", "queued": "dim"}
@@ -136,17 +136,6 @@ def brief_error(error: str) -> str:
     return "\n".join(kept)
 
 
-def one_line(error: str) -> str:
-    """An error on one line: ``command exited with code 3: <its last stderr line>``."""
-    lines = [line.strip() for line in error.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    first = lines[0]
-    if first.endswith(":") and len(lines) > 1:
-        return f"{first} {lines[-1]}"
-    return first
-
-
 def jobs_table(records: list[dict[str, Any]]) -> Table:
     table = Table()
     for column in ("name", "status", "created", "wall time", "steps", "source"):
@@ -178,7 +167,7 @@ def progress_lines(before: dict[str, Any] | None, after: dict[str, Any]) -> list
                 detail = step_detail(step)
                 extra += f" ({detail})" if detail else ""
             if step.get("status") in ("failed", "skipped") and step.get("error"):
-                extra += f": {one_line(step['error'])}"
+                extra += f": {error_summary(step['error'])}"
             lines.append(f"step {name}: {step.get('status')}{extra}")
         elif step.get("status") == "running" and step.get("progress") != old.get("progress"):
             lines.append(f"step {name}: {step_detail(step)}")

@@ -34,6 +34,7 @@ from mlpipe.jobs.store import (
     JobConflictError,
     JobRecorder,
     JobStore,
+    error_summary,
     iso,
     now,
     parse_iso,
@@ -347,7 +348,7 @@ class _Scheduler:
                       duration_seconds=round((ended - started).total_seconds(), 3))
         self._set(step, fields.pop("status"), **fields)
         seconds = fields["duration_seconds"]
-        tail = f": {fields['error'].splitlines()[0]}" if fields.get("error") else ""
+        tail = f": {error_summary(fields['error'])}" if fields.get("error") else ""
         self.say(f"step {step.name}: {self.status[step.name]} in {seconds:.1f}s{tail}")
         self.done.put(step.name)
 

@@ -114,6 +114,15 @@ def check_job_name(name: str) -> str | None:
             "letter or digit, at most 255 characters")
 
 
+def error_summary(error: str) -> str:
+    """An error on one line: ``command exited with code 3: <its last stderr line>``."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0]
+    return f"{first} {lines[-1]}" if first.endswith(":") and len(lines) > 1 else first
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` so readers never see a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,121 @@
+"""Broken user code through ``mlpipe job create``: the step fails (exit 1) with the user's
+own frames and message, never mlpipe's internals; an empty input succeeds with a note."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import run_cli
+
+PARALLEL = """\
+type: pipeline
+display_name: {display_name}
+inputs:
+  d: {{type: uri_folder, path: ./{data}}}
+jobs:
+  p:
+    type: parallel
+    inputs:
+      d: ${{{{parent.inputs.d}}}}
+    outputs:
+      o: {{type: uri_file}}
+    input_data: ${{{{inputs.d}}}}
+    mini_batch_size: "2"
+    max_concurrency_per_instance: 1
+    retry_settings: {{max_retries: 0, timeout: 30}}
+    task:
+      type: run_function
+      code: ./src
+      entry_script: {entry}
+      append_row_to: ${{{{outputs.o}}}}
+"""
+
+
+def project(tmp_path: Path, entry: str, script: str, *, files: int = 2) -> Path:
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / entry).write_text(script, encoding="utf-8")
+    data = tmp_path / ("data" if files else "empty")
+    data.mkdir(exist_ok=True)
+    for index in range(files):
+        (data / f"f{index}.txt").write_text(f"line {index}\n", encoding="utf-8")
+    source = tmp_path / f"{Path(entry).stem}.yml"
+    source.write_text(PARALLEL.format(display_name=f"user {Path(entry).stem}", data=data.name,
+                                      entry=entry), encoding="utf-8")
+    return source
+
+
+def create(tmp_path: Path, source: Path):
+    return run_cli("job", "create", "--file", str(source), "--runs-dir", str(tmp_path / "runs"),
+                   "--no-progress")
+
+
+def test_syntax_error_shows_the_users_line_not_mlpipes_frames(tmp_path: Path) -> None:
+    proc = create(tmp_path, project(tmp_path, "broken.py", "def init(:\n    pass\n"))
+    assert proc.returncode == 1
+    out = proc.stdout
+    assert "step p failed: No worker could start: cannot load the entry script broken.py: " \
+           "SyntaxError: invalid syntax (broken.py, line 1)" in out
+    assert "/p/code/broken.py\", line 1" in out and "def init(:" in out
+    assert "mlpipe/runtime" not in out and "<frozen" not in out
+
+
+def test_import_error_names_the_missing_module(tmp_path: Path) -> None:
+    script = "import no_such_module_for_mlpipe\n\ndef run(mini_batch):\n    return mini_batch\n"
+    proc = create(tmp_path, project(tmp_path, "needs.py", script))
+    assert proc.returncode == 1
+    assert "cannot load the entry script needs.py: ModuleNotFoundError: No module named " \
+           "'no_such_module_for_mlpipe'" in proc.stdout
+    assert "needs.py\", line 1, in <module>" in proc.stdout and "mlpipe/runtime" not in proc.stdout
+
+
+def test_missing_run_is_a_load_failure_not_an_init_failure(tmp_path: Path) -> None:
+    proc = create(tmp_path, project(tmp_path, "norun.py", "def init():\n    pass\n"))
+    assert proc.returncode == 1
+    assert "step p failed: No worker could start: cannot load the entry script norun.py: it " \
+           "defines no run(mini_batch) function" in proc.stdout
+    assert "Traceback" not in proc.stdout and "init() failed" not in proc.stdout
+
+
+def test_init_calling_sys_exit_fails_the_step_with_its_line(tmp_path: Path) -> None:
+    script = "import sys\n\ndef init():\n    sys.exit(0)\n\ndef run(mini_batch):\n    return mini_batch\n"
+    proc = create(tmp_path, project(tmp_path, "quits.py", script))
+    assert proc.returncode == 1
+    assert "The entry script's init() failed and no worker could start: SystemExit: 0" in proc.stdout
+    assert "quits.py\", line 4, in init" in proc.stdout
+
+
+def test_entry_script_must_be_python(tmp_path: Path) -> None:
+    source = project(tmp_path, "score.sh", "echo hi\n")
+    proc = create(tmp_path, source)
+    assert proc.returncode == 1
+    assert f"{source}:19:7: jobs.p.task.entry_script: entry script 'score.sh' must be a Python " \
+           "file (.py)" in proc.stderr
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+    good = project(tmp_path, "score.py", "def run(mini_batch):\n    return mini_batch\n")
+    assert run_cli("job", "validate", str(good)).returncode == 0
+
+
+def test_empty_input_completes_with_a_note_naming_the_step(tmp_path: Path) -> None:
+    script = "def run(mini_batch):\n    return mini_batch\n"
+    proc = create(tmp_path, project(tmp_path, "echo.py", script, files=0))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"{tmp_path / 'empty'}: info: jobs.p.input_data: input 'd' is empty: no mini-batches to " \
+           "run; the step completes with nothing to do" in proc.stderr
+    assert "no mini-batches: the input is empty" in proc.stdout
+
+
+@pytest.mark.parametrize("command, code, shown", [
+    ("echo about to fail >&2; exit 3", 3, "about to fail"),
+    ("definitely_not_a_command_for_mlpipe --flag", 127, "command not found"),
+])
+def test_failing_command_step_one_line_each(tmp_path: Path, command: str, code: int, shown: str) -> None:
+    source = tmp_path / "cmd.yml"
+    source.write_text(f"type: pipeline\njobs:\n  c:\n    type: command\n    command: {command}\n",
+                      encoding="utf-8")
+    proc = create(tmp_path, source)
+    assert proc.returncode == 1
+    streamed = [line for line in proc.stdout.splitlines() if line.startswith("step c: failed")]
+    assert len(streamed) == 1 and f"command exited with code {code}: " in streamed[0]
+    assert shown in streamed[0]
