@@ -75,9 +75,9 @@ def job_name_base(source: str | os.PathLike[str], display_name: Any = None,
     ``experiment_name``, else the file's folder when its stem is generic
     (``pipeline``, ``job``, ``main``), else the file's stem; slugified to Azure's pattern."""
     path = Path(source)
+    folder = path.resolve().parent.name
     generic = path.stem.lower() in GENERIC_STEMS
-    candidates = [display_name, experiment_name,
-                  path.resolve().parent.name if generic else path.stem, path.stem]
+    candidates = [display_name, experiment_name, folder if generic else path.stem, folder, path.stem]
     for candidate in candidates:
         slug = slugify(candidate) if isinstance(candidate, str) else ""
         if slug:
