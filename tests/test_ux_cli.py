@@ -198,3 +198,15 @@ def test_set_problems_point_at_the_command_line(tmp_path: Path) -> None:
     assert "--set: jobs.hello.resources.instance_count: must be in [1, int.max], got 0" \
         in bad_value.stderr
     assert "mlpipe: " + str(source) + ": 1 problem; nothing was run" in bad_value.stderr
+
+
+def test_help_texts_state_exit_codes_and_schema_out_must_be_a_folder(tmp_path: Path) -> None:
+    create = run_cli("job", "create", "--help")
+    assert create.returncode == 0
+    assert "exit codes: 0 the job completed; 1 invalid, failed, canceled or refused; 2 usage error" \
+        in create.stdout
+    assert "display_name, experiment_name" in create.stdout
+    a_file = write(tmp_path / "schemas", "x")
+    proc = run_cli("schema", "export", "--out", str(a_file))
+    assert proc.returncode == 2 and proc.stderr.strip() == \
+        f"mlpipe: error: --out {a_file} is a file, not a folder"

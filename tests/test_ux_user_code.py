@@ -3,8 +3,10 @@ own frames and message, never mlpipe's internals; an empty input succeeds with a
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from .conftest import run_cli
@@ -119,3 +121,24 @@ def test_failing_command_step_one_line_each(tmp_path: Path, command: str, code: 
     streamed = [line for line in proc.stdout.splitlines() if line.startswith("step c: failed")]
     assert len(streamed) == 1 and f"command exited with code {code}: " in streamed[0]
     assert shown in streamed[0]
+
+
+def test_processes_started_by_run_end_with_the_step(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    script = (
+        "import subprocess, sys\n\n"
+        "def run(mini_batch):\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"    with open({str(pids)!r}, 'a') as fh:\n"
+        "        fh.write(f'{child.pid}\\n')\n"
+        "    return mini_batch\n"
+    )
+    proc = create(tmp_path, project(tmp_path, "spawns.py", script))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 1
+    deadline = time.monotonic() + 5
+    while any(psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+              for pid in started):
+        assert time.monotonic() < deadline, f"run()'s child {started} outlived the step"
+        time.sleep(0.05)

@@ -33,10 +33,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     job = groups["job"]
 
     create = job.add_parser("create", help="run a pipeline job here",
-                            description="Validate, compile and run a pipeline YAML locally.")
+                            description="Validate, compile and run a pipeline YAML locally.",
+                            epilog="exit codes: 0 the job completed; 1 invalid, failed, canceled or "
+                                   "refused; 2 usage error")
     create.add_argument("--file", "-f", required=True, help="the pipeline YAML")
-    create.add_argument("--name", "-n", help="job name (default: <yaml stem>_<time>_<hex>); "
-                        "naming an unfinished job resumes it")
+    create.add_argument("--name", "-n", help="job name (default: <display_name, experiment_name or "
+                        "file/folder name>_<time>_<hex>); naming an unfinished job resumes it")
     _runs_dir_option(create)
     create.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
                         metavar="KEY.PATH=VALUE", help="override a key of the YAML (repeatable)")

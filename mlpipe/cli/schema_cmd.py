@@ -22,6 +22,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        print(f"mlpipe: error: --out {args.out} is a file, not a folder", file=sys.stderr)
+        return 2
     if args.check:
         return _check(Path(args.out))
     try:

@@ -57,18 +57,20 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     """Add ``job validate`` and ``component validate``."""
     job = groups["job"].add_parser(
         "validate", help="validate pipeline job YAML files offline",
-        description="Validate pipeline job YAML files (component files are validated as components).")
+        description="Validate pipeline job YAML files (component files are validated as components).",
+        epilog="exit codes: 0 all valid; 1 a problem was found; 2 usage error")
     _common_arguments(job)
     job.add_argument("--show-plan", action="store_true", help="print the execution plan of each valid pipeline")
     job.add_argument("--no-path-checks", action="store_true",
                      help="do not require local data paths to exist (code, entry scripts and component "
                           "files are still checked)")
-    job.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+    job.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE",
                      help="override a value before validating, e.g. jobs.score.mini_batch_size=5 (repeatable)")
     job.set_defaults(handler=run_job_validate)
     comp = groups["component"].add_parser(
         "validate", help="validate parallel and command component YAML files offline",
-        description="Validate parallel and command component YAML files.")
+        description="Validate parallel and command component YAML files.",
+        epilog="exit codes: 0 all valid; 1 a problem was found; 2 usage error")
     _common_arguments(comp)
     comp.set_defaults(handler=run_component_validate)
 

@@ -120,8 +120,9 @@ class WorkerProcess:
         paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
         code = (f"import sys; sys.path[:0] = {paths!r}; "
                 f"from mlpipe.runtime.backends.local import main; main({child.fileno()})")
-        self.popen = subprocess.Popen(
+        self.popen = subprocess.Popen(  # its own process group: what run() starts ends with it
             [sys.executable, "-c", code], pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
+            start_new_session=True,
         )
         child.close()
         self.pid = self.popen.pid
@@ -146,12 +147,22 @@ class WorkerProcess:
                 self.popen.kill()
             except ProcessLookupError:
                 pass
+        self._kill_group()
+
+    def _kill_group(self) -> None:
+        """SIGKILL processes run() started that outlived it (like a node torn down in Azure)."""
+        try:
+            os.killpg(self.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
     def join(self, timeout: float | None = None) -> None:
         try:
             self.popen.wait(timeout)
         except subprocess.TimeoutExpired:
             pass
+        if self.popen.returncode is not None:
+            self._kill_group()
         if self.sentinel is not None and self.popen.returncode is not None:
             os.close(self.sentinel)
             self.sentinel = None
