@@ -113,3 +113,20 @@ def test_load_job_on_a_bad_file_raises_one_located_error(tmp_path: Path) -> None
     with pytest.raises(ValidationError) as info:
         load_job(tmp_path / "missing.yml")
     assert only_error(info).message == "file not found"
+
+
+def test_inputs_and_outputs_of_the_wrong_shape_are_refused_at_the_call(src: Path) -> None:
+    task = RunFunction(code=str(src), entry_script="score.py")
+    with pytest.raises(ValidationError) as info:
+        line = line_here(); parallel_run_function(name="s", inputs=["data"], task=task)  # noqa: E702
+    error = only_error(info)
+    assert error.location.line == line and error.location.file == HERE
+    assert error.message == "inputs must be a dict of input name to Input or value, got list ['data']"
+    with pytest.raises(ValidationError) as info:
+        parallel_run_function(name="s", outputs=dict(out=5), task=task)
+    assert only_error(info).message == "outputs['out'] must be an Output (or a dict of its settings, " \
+                                       "or its type), got int 5"
+    made = parallel_run_function(name="s", outputs=dict(a="uri_file", b={"type": "mltable"}, c=None),
+                                 task=task)
+    assert made.to_dict(src)["outputs"] == {"a": {"type": "uri_file"}, "b": {"type": "mltable"},
+                                            "c": {"type": "uri_folder"}}

@@ -5,14 +5,23 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.sdk.builder import current_builder
+from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import JobResourceConfiguration, RunFunction
 from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.nodes import CommandNode, Node, ParallelNode
 
 
+def _wrong(message: str) -> ValidationError:
+    return ValidationError([Diagnostic(message, location=call_site(), code="type")])
+
+
 def _split_inputs(inputs: Mapping[str, Any] | None) -> tuple[dict[str, Input], dict[str, Any]]:
     """``Input`` objects declare inputs; any other value is a literal input's value."""
+    if inputs is not None and not isinstance(inputs, Mapping):
+        raise _wrong(f"inputs must be a dict of input name to Input or value, got "
+                     f"{type(inputs).__name__} {inputs!r}")
     declarations: dict[str, Input] = {}
     values: dict[str, Any] = {}
     for key, value in (inputs or {}).items():
@@ -24,6 +33,9 @@ def _split_inputs(inputs: Mapping[str, Any] | None) -> tuple[dict[str, Input], d
 
 
 def _outputs(outputs: Mapping[str, Any] | None) -> dict[str, Output]:
+    if outputs is not None and not isinstance(outputs, Mapping):
+        raise _wrong(f"outputs must be a dict of output name to Output, got "
+                     f"{type(outputs).__name__} {outputs!r}")
     out: dict[str, Output] = {}
     for key, value in (outputs or {}).items():
         if isinstance(value, Output):
@@ -32,8 +44,11 @@ def _outputs(outputs: Mapping[str, Any] | None) -> dict[str, Output]:
             out[key] = Output(**dict(value))
         elif isinstance(value, str):
             out[key] = Output(type=value)
-        else:
+        elif value is None:
             out[key] = Output()
+        else:
+            raise _wrong(f"outputs[{key!r}] must be an Output (or a dict of its settings, or its "
+                         f"type), got {type(value).__name__} {value!r}")
     return out
 
 
