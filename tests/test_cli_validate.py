@@ -37,7 +37,7 @@ def test_invalid_file_lists_every_problem_then_a_summary(project: Path) -> None:
 
 def test_usage_errors_exit_2(project: Path) -> None:
     proc = run_cli("job", "validate", "--file", "missing.yml", cwd=project)
-    assert proc.returncode == 2 and proc.stderr == "mlpipe: error: missing.yml: not found\n"
+    assert proc.returncode == 2 and proc.stderr == "mlpipe: error: missing.yml: file not found\n"
     proc = run_cli("job", "validate", cwd=project)
     assert proc.returncode == 2 and "give at least one file" in proc.stderr
     pipeline(project, PARALLEL_STEP)

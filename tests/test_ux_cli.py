@@ -211,3 +211,12 @@ def test_help_texts_state_exit_codes_and_schema_out_must_be_a_folder(tmp_path: P
     proc = run_cli("schema", "export", "--out", str(a_file))
     assert proc.returncode == 2 and proc.stderr.strip() == \
         f"mlpipe: error: --out {a_file} is a file, not a folder"
+
+
+def test_validate_and_create_word_missing_files_alike(tmp_path: Path) -> None:
+    for args in (("job", "validate", "missing.yml"), ("component", "validate", "missing.yml"),
+                 ("job", "create", "--file", "missing.yml", "--runs-dir", str(tmp_path / "r"))):
+        proc = run_cli(*args, cwd=tmp_path)
+        assert proc.returncode == 2 and proc.stderr == "mlpipe: error: missing.yml: file not found\n"
+    cancel = run_cli("job", "cancel", "x", "--timeout", "-5", "--runs-dir", str(tmp_path))
+    assert cancel.returncode == 2 and "argument --timeout: must be greater than 0, got -5" in cancel.stderr

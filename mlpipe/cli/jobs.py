@@ -69,13 +69,23 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     _runs_dir_option(cancel)
     cancel.add_argument("--no-wait", dest="wait", action="store_false",
                         help="return at once instead of waiting for the job to stop")
-    cancel.add_argument("--timeout", type=float, default=120.0,
+    cancel.add_argument("--timeout", type=_seconds, default=120.0,
                         help="seconds to wait for the job to stop (default 120)")
     cancel.set_defaults(handler=cancel_job)
 
 
 def _runs_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
 
 
 def _override(text: str) -> str:
