@@ -130,3 +130,21 @@ def test_inputs_and_outputs_of_the_wrong_shape_are_refused_at_the_call(src: Path
                                  task=task)
     assert made.to_dict(src)["outputs"] == {"a": {"type": "uri_file"}, "b": {"type": "mltable"},
                                             "c": {"type": "uri_folder"}}
+
+
+def test_load_component_of_a_pipeline_and_load_job_of_a_non_path(tmp_path: Path) -> None:
+    from mlpipe import load_component
+
+    job_file = tmp_path / "pipeline.yml"
+    job_file.write_text("type: pipeline\njobs:\n  a:\n    type: command\n    command: echo\n")
+    with pytest.raises(ValidationError) as info:
+        load_component(job_file)
+    error = only_error(info)
+    assert str(error) == f"{job_file}:1:1: type: load_component reads component files (type: " \
+                         "parallel or command); this file is a pipeline job (use load_job() for " \
+                         "pipeline jobs)"
+    with pytest.raises(ValidationError) as info:
+        line = line_here(); load_job(5)  # noqa: E702
+    error = only_error(info)
+    assert error.message == "expected the path of a YAML file, got int 5"
+    assert (error.location.file, error.location.line) == (HERE, line)

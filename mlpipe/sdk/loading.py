@@ -26,6 +26,10 @@ _PARENT_OUTPUT = re.compile(r"^\$\{\{\s*parent\.outputs\.([A-Za-z0-9_.-]+)\s*\}\
 
 def resolve_source(source: str | os.PathLike[str]) -> Path:
     """A relative path is looked up next to the calling script first, then in the cwd."""
+    if not isinstance(source, (str, os.PathLike)):
+        raise ValidationError([Diagnostic(
+            f"expected the path of a YAML file, got {type(source).__name__} {source!r}",
+            location=call_site(), code="type")])
     path = Path(os.fspath(source))
     if path.is_absolute():
         return path
@@ -183,7 +187,12 @@ def load_component(source: str | os.PathLike[str] | None = None, *,
         raise ValidationError([Diagnostic("load_component() needs a source file",
                                           location=call_site(), code="usage")])
     path = resolve_source(source)
-    data, _ = _read(path, "component")
+    data, positions = _read(path, "component")
     _override(data, params_override)
+    if data.get("type") == "pipeline" or "jobs" in data:
+        raise ValidationError([Diagnostic(
+            "load_component reads component files (type: parallel or command); this file is a "
+            "pipeline job", key_path="type", location=positions.locate(("type",)),
+            code="unsupported", hint="use load_job() for pipeline jobs")])
     return Component(path, data)
 
