@@ -62,3 +62,13 @@ def test_cli_names_a_job_after_its_display_name(tmp_path: Path) -> None:
     (record,) = (tmp_path / "runs").glob("*/job.json")
     assert record.parent.name.startswith("say_hello_")
     assert proc.stdout.splitlines()[0] == f"job: {record.parent.name}"
+
+
+def test_set_display_name_names_the_job(tmp_path: Path) -> None:
+    source = tmp_path / "job.yml"
+    source.write_text("type: pipeline\ndisplay_name: Old\njobs:\n  hi:\n    type: command\n"
+                      "    command: echo hi\n", encoding="utf-8")
+    proc = run_cli("job", "create", "--file", str(source), "--runs-dir", str(tmp_path / "runs"),
+                   "--no-progress", "--set", "display_name=Nightly Run")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].startswith("job: nightly_run_")

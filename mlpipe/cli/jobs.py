@@ -116,9 +116,12 @@ def create_job(args: argparse.Namespace) -> int:
         _err(f"{args.file}: nothing was run")
         return 1
     data = doc.data or {}
-    name = args.name or generate_job_name(source, display_name=data.get("display_name"),
-                                          experiment_name=data.get("experiment_name"),
-                                          taken=store.exists)
+    fields = {key: data.get(key) for key in ("display_name", "experiment_name")}
+    for item in args.overrides:  # --set display_name=... names the job too
+        key, _, value = item.partition("=")
+        if key.strip() in fields:
+            fields[key.strip()] = value
+    name = args.name or generate_job_name(source, taken=store.exists, **fields)
     problem = check_job_name(name)
     if problem:
         return _usage(problem)
