@@ -220,3 +220,22 @@ def test_validate_and_create_word_missing_files_alike(tmp_path: Path) -> None:
         assert proc.returncode == 2 and proc.stderr == "mlpipe: error: missing.yml: file not found\n"
     cancel = run_cli("job", "cancel", "x", "--timeout", "-5", "--runs-dir", str(tmp_path))
     assert cancel.returncode == 2 and "argument --timeout: must be greater than 0, got -5" in cancel.stderr
+
+
+def test_damaged_records_are_reported_not_raised(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    write(runs / "cut" / "job.json", '{"name": "cut", "status": ')
+    write(runs / "alist" / "job.json", "[1, 2]")
+    listed = run_cli("job", "list", "--runs-dir", str(runs))
+    assert listed.returncode == 0
+    assert listed.stderr.strip() == (f"mlpipe: skipped 2 unreadable record(s): {runs / 'alist' / 'job.json'}, "
+                                     f"{runs / 'cut' / 'job.json'}")
+    for args in (("show", "alist"), ("cancel", "alist"), ("stream", "cut")):
+        proc = run_cli("job", *args, "--runs-dir", str(runs))
+        assert proc.returncode == 1
+        no_traceback(proc)
+        assert f"mlpipe: cannot read the record of job '{args[1]}' ({runs / args[1] / 'job.json'}): " \
+            in proc.stderr
+    source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x"))
+    reuse = run_cli("job", "create", "--file", str(source), "--runs-dir", str(runs), "--name", "alist")
+    assert reuse.returncode == 1 and "job 'alist' exists but its record cannot be read" in reuse.stderr

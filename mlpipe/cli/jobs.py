@@ -130,6 +130,10 @@ def create_job(args: argparse.Namespace) -> int:
     except JobConflictError as exc:
         _err(str(exc))
         return 1
+    except (OSError, ValueError) as exc:
+        _err(f"job {name!r} exists but its record cannot be read ({store.record_path(name)}: "
+             f"{exc}); choose another name")
+        return 1
     from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
     from mlpipe.jobs.preflight import RemoteAssetsError, check_backend, check_remote_assets
     from mlpipe.jobs.runner import run_plan
@@ -298,6 +302,9 @@ def list_jobs(args: argparse.Namespace) -> int:
         print(f"no jobs in {store.runs_dir}")
     else:
         console().print(jobs_table(records))
+    if store.unreadable:
+        _err(f"skipped {len(store.unreadable)} unreadable record(s): "
+             + ", ".join(str(store.record_path(name)) for name in sorted(store.unreadable)))
     return 0
 
 

@@ -155,6 +155,7 @@ class JobStore:
 
     def __init__(self, runs_dir: str | os.PathLike[str] | None = None):
         self.runs_dir = resolve_runs_dir(runs_dir)
+        self.unreadable: list[str] = []  # jobs whose record list() could not read
 
     def job_dir(self, name: str) -> Path:
         return self.runs_dir / name
@@ -172,6 +173,12 @@ class JobStore:
             record = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise JobNotFound(name) from None
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"not UTF-8 JSON: {exc.reason}") from None
+        if not isinstance(record, dict) or not isinstance(record.get("status"), str):
+            raise ValueError("not a job record: expected a JSON object with a 'status'")
+        record.setdefault("name", name)
+        record.setdefault("steps", {})
         return _with_liveness(record)
 
     def names(self) -> list[str]:
@@ -182,11 +189,12 @@ class JobStore:
     def list(self) -> list[dict[str, Any]]:
         """Every job's record, newest first."""
         records = []
+        self.unreadable = []
         for name in self.names():
             try:
                 records.append(self.load(name))
             except (OSError, ValueError):
-                continue
+                self.unreadable.append(name)
         records.sort(key=lambda r: r.get("created_at") or "", reverse=True)
         return records
 
