@@ -218,6 +218,8 @@ def test_validate_and_create_word_missing_files_alike(tmp_path: Path) -> None:
                  ("job", "create", "--file", "missing.yml", "--runs-dir", str(tmp_path / "r"))):
         proc = run_cli(*args, cwd=tmp_path)
         assert proc.returncode == 2 and proc.stderr == "mlpipe: error: missing.yml: file not found\n"
+    device = run_cli("job", "validate", "/dev/null")
+    assert device.returncode == 2 and device.stderr == "mlpipe: error: /dev/null: is not a regular file\n"
     cancel = run_cli("job", "cancel", "x", "--timeout", "-5", "--runs-dir", str(tmp_path))
     assert cancel.returncode == 2 and "argument --timeout: must be greater than 0, got -5" in cancel.stderr
 

@@ -103,7 +103,8 @@ def create_job(args: argparse.Namespace) -> int:
     """``mlpipe job create``: 0 when the job completed, 1 when it failed, was canceled or invalid."""
     source = Path(args.file)
     if not source.is_file():
-        what = "is a folder, not a YAML file" if source.is_dir() else "file not found"
+        what = ("is a folder, not a YAML file" if source.is_dir()
+                else "is not a regular file" if source.exists() else "file not found")
         return _usage(f"{args.file}: {what}")
     store = JobStore(args.runs_dir)
     problem = _runs_dir_problem(store.runs_dir, create=True)

@@ -99,7 +99,9 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
         return _usage("give at least one file: --file FILE or FILE ...")
     missing = [f for f in files if not Path(f).is_file()]
     if missing:
-        what = "is a folder, not a YAML file" if Path(missing[0]).is_dir() else "file not found"
+        first = Path(missing[0])
+        what = ("is a folder, not a YAML file" if first.is_dir()
+                else "is not a regular file" if first.exists() else "file not found")
         return _usage(f"{missing[0]}: {what}")
     try:
         for item in overrides:
