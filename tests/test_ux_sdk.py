@@ -148,3 +148,28 @@ def test_load_component_of_a_pipeline_and_load_job_of_a_non_path(tmp_path: Path)
     error = only_error(info)
     assert error.message == "expected the path of a YAML file, got int 5"
     assert (error.location.file, error.location.line) == (HERE, line)
+
+
+def test_pipeline_function_misuse(src: Path) -> None:
+    step = make_step(src)
+
+    @pipeline()
+    def batch(data):
+        step(data=data)
+
+    with pytest.raises(ValidationError) as info:
+        line = line_here(); batch(dta=Input(type="uri_folder", path=str(src.parent / "data")))  # noqa: E702
+    error = only_error(info)
+    assert (error.location.line, error.message, error.hint) == \
+        (line, "batch() has no parameter 'dta'", "did you mean 'data'?")
+
+    @pipeline()
+    def empty(data):
+        pass
+
+    with pytest.raises(ValidationError) as info:
+        empty(data=1)
+    error = only_error(info)
+    assert error.message == "the @pipeline function empty() made no steps: call a " \
+                            "parallel_run_function(...), command(...) or loaded component in it"
+    assert error.location.file == HERE

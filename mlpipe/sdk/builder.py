@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from mlpipe.diagnostics import Diagnostic, Location, ValidationError
+from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
 from mlpipe.sdk.bindings import NodeOutput
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.io import Output, PipelineInput
@@ -144,6 +144,7 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
                     message="a @pipeline function called inside another @pipeline (nested "
                             "pipeline components) is not supported; call its steps directly",
                     location=call_site(), code="unsupported")])
+            _check_keywords(f, signature, call_kwargs)
             try:
                 bound = signature.bind(*args, **call_kwargs)
             except TypeError as exc:
@@ -171,6 +172,11 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
                 result, local_vars = _call_with_locals(f, placeholders)
             finally:
                 stack.pop()
+            if not builder.nodes:
+                raise ValidationError([Diagnostic(
+                    message=f"the @pipeline function {f.__name__}() made no steps: call a "
+                            "parallel_run_function(...), command(...) or loaded component in it",
+                    location=origin, code="no-steps")])
             _name_nodes(builder.nodes, local_vars)
             outputs = _pipeline_outputs(result, f.__name__)
             settings = {key: kwargs[key] for key in _SETTINGS_KEYS if key in kwargs}
@@ -193,6 +199,24 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
         return build
 
     return decorate(func) if func is not None else decorate
+
+
+def _check_keywords(f: Callable[..., Any], signature: inspect.Signature,
+                    given: dict[str, Any]) -> None:
+    """A keyword the function does not take, named with "did you mean" (before ``bind``,
+    which would first complain about the parameter the keyword was meant for)."""
+    parameters = signature.parameters
+    if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        return
+    names = [n for n, p in parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    problems = []
+    for key in given:
+        if key not in names:
+            hint = did_you_mean(key, names) or f"its parameters: {', '.join(names) or 'none'}"
+            problems.append(Diagnostic(message=f"{f.__name__}() has no parameter {key!r}",
+                                       location=call_site(), code="type", hint=hint))
+    if problems:
+        raise ValidationError(problems)
 
 
 def _pipeline_outputs(result: Any, func_name: str) -> dict[str, Output]:
