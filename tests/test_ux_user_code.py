@@ -142,3 +142,25 @@ def test_processes_started_by_run_end_with_the_step(tmp_path: Path) -> None:
               for pid in started):
         assert time.monotonic() < deadline, f"run()'s child {started} outlived the step"
         time.sleep(0.05)
+
+
+@pytest.mark.parametrize("entry, script, error", [
+    ("nosig.py", "def run():\n    return []\n",
+     "2 x TypeError: run() takes 0 positional arguments but 1 was given"),
+    ("nothing.py", "def run(mini_batch):\n    return None\n",
+     "2 x The run() method in the entry script accepts and should return a list or a pandas "
+     "DataFrame. The actual type of output 'None' is NoneType."),
+])
+def test_tolerated_failures_are_summarised(tmp_path: Path, entry: str, script: str, error: str) -> None:
+    source = project(tmp_path, entry, script, files=4)
+    source.write_text(source.read_text().replace("    max_concurrency_per_instance: 1\n",
+                                                 "    max_concurrency_per_instance: 1\n"
+                                                 "    error_threshold: -1\n"
+                                                 "    mini_batch_error_threshold: -1\n"))
+    proc = create(tmp_path, source)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # Azure: -1 tolerates every failure
+    lines = proc.stdout.splitlines()
+    at = lines.index("step p: completed, but 4 item(s) in 2 mini-batch(es) failed (within its "
+                     "error thresholds):")
+    assert lines[at + 1] == f"  {error}"
+    assert lines[at + 2].startswith("  details: ") and lines[at + 2].endswith("/p/logs/user/error.txt")

@@ -107,12 +107,34 @@ def print_job(record: dict[str, Any], out: Console | None = None) -> None:
         for line in lines:
             out.print(line, soft_wrap=True, markup=False)
     for step_name, step in record.get("steps", {}).items():
+        for line in tolerated_failures(step_name, step):
+            out.print(line, soft_wrap=True, markup=False)
+    for step_name, step in record.get("steps", {}).items():
         if step.get("status") == "failed" and step.get("error"):
             out.print(f"step {step_name} failed: {brief_error(step['error'])}", soft_wrap=True,
                       markup=False)
             out.print(f"  logs: {step.get('logs_dir')}", soft_wrap=True, markup=False)
     if record.get("error"):
         out.print(f"error: {record['error']}", soft_wrap=True, markup=False)
+
+
+TOP_ERRORS_SHOWN = 3
+
+
+def tolerated_failures(step_name: str, step: dict[str, Any]) -> list[str]:
+    """For a parallel step that completed although items failed (within its error
+    thresholds): how many failed, its most frequent errors and where the details are."""
+    summary = step.get("summary") or {}
+    failed = summary.get("items_failed", 0) or summary.get("mini_batches_failed", 0)
+    if step.get("status") != "completed" or not failed:
+        return []
+    lines = [f"step {step_name}: completed, but {summary.get('items_failed', 0)} item(s) in "
+             f"{summary.get('mini_batches_failed', 0)} mini-batch(es) failed (within its "
+             "error thresholds):"]
+    for message, count, _where in (summary.get("top_errors") or [])[:TOP_ERRORS_SHOWN]:
+        lines.append(f"  {count} x {message}")
+    lines.append(f"  details: {Path(step.get('logs_dir') or '.') / 'user' / 'error.txt'}")
+    return lines
 
 
 def brief_error(error: str) -> str:
