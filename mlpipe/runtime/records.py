@@ -73,6 +73,7 @@ class StepSummary:
     mini_batches_total: int = 0
     mini_batches_succeeded: int = 0
     mini_batches_failed: int = 0
+    mini_batches_reused: int = 0  # resume: succeeded in an earlier run, counted as succeeded
     items_total: int = 0
     items_succeeded: int = 0
     items_failed: int = 0

@@ -23,6 +23,7 @@ from typing import Any
 
 from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.runtime import entry_script as entry_script_module
+from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
     FEWER_RESULTS_MESSAGE,
@@ -45,7 +46,9 @@ class WorkerConfig:
     ``loader`` names the function (``"module:function"``) that turns a mini-batch
     descriptor into run()'s argument; ``row_format`` is ``None`` for a
     summary-only step. ``capture_output`` redirects the worker's stdout/stderr
-    (file descriptors 1 and 2) to its files under ``logs/user/``.
+    (file descriptors 1 and 2) to its files under ``logs/user/``. With
+    ``profiling_module`` each worker profiles its run() calls into
+    ``logs/sys/profile/<node>/<process>.prof`` (see :class:`RunProfiler`).
     """
 
     code_dir: str  # the snapshot
@@ -59,6 +62,7 @@ class WorkerConfig:
     row_format: RowFormat | None = None
     loader: str = DEFAULT_LOADER
     capture_output: bool = True
+    profiling_module: str | None = None  # "cProfile" or "profile": profile run() calls
 
     @property
     def entry_script_path(self) -> str:
@@ -94,13 +98,65 @@ class InitError(Exception):
         self.traceback = traceback_text
 
 
+def profile_file(logs_dir: str, worker: WorkerInfo) -> Path:
+    """``logs/sys/profile/<node>/<process>.prof``: the worker's run() profile (pstats format)."""
+    return Path(logs_dir) / "sys" / "profile" / worker.node_name / f"{worker.process}.prof"
+
+
+class RunProfiler:
+    """Profiles run() calls only (``--profiling_module``) and dumps pstats files.
+
+    The dump is rewritten at most every ``DUMP_SECONDS`` and at shutdown(), so a
+    worker killed later leaves its profile so far; a replacement worker adds its
+    own numbers to the dump of the process it replaces (same file name).
+    """
+
+    DUMP_SECONDS = 5.0
+
+    def __init__(self, module_name: str, path: Path):
+        module = importlib.import_module(module_name)  # "cProfile" or "profile"
+        self.profiler = module.Profile()
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._earlier = str(path) + ".earlier"
+        if path.is_file():  # a dead predecessor's numbers: keep them, add ours
+            os.replace(path, self._earlier)
+        self._next_dump = time.monotonic() + self.DUMP_SECONDS
+
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        value = self.profiler.runcall(function, *args)
+        if time.monotonic() >= self._next_dump:
+            self.dump()
+        return value
+
+    def dump(self) -> None:
+        import pstats  # noqa: PLC0415 - only workers that profile pay for it
+
+        self._next_dump = time.monotonic() + self.DUMP_SECONDS
+        try:
+            stats = pstats.Stats(self.profiler)
+        except TypeError:  # nothing profiled yet
+            return
+        if os.path.isfile(self._earlier):
+            stats.add(self._earlier)
+        temporary = str(self.path) + ".tmp"
+        stats.dump_stats(temporary)
+        os.replace(temporary, self.path)
+
+
 class WorkerRuntime:
-    """One worker's entry script: :meth:`start`, :meth:`run_task` per task, :meth:`stop`."""
+    """One worker's entry script: :meth:`start`, :meth:`run_task` per task, :meth:`stop`.
+
+    A backend may set :attr:`phases` (a :class:`~mlpipe.runtime.phases.PhaseWriter`)
+    before tasks run, so the driver can tell time in run() from the overhead around it.
+    """
 
     def __init__(self, config: WorkerConfig, worker: WorkerInfo):
         self.config = config
         self.worker = worker
         self.module: ModuleType | None = None
+        self.phases: PhaseWriter | None = None
+        self.profiler: RunProfiler | None = None
         self._run: Callable[..., Any] | None = None
         self._pass_context = False
         self._load: Callable[[Any], Any] | None = None
@@ -142,6 +198,9 @@ class WorkerRuntime:
                 )
             self._run = run
             self._pass_context = _wants_context(run)
+            if config.profiling_module:
+                self.profiler = RunProfiler(config.profiling_module,
+                                            profile_file(config.logs_dir, self.worker))
             init = getattr(self.module, "init", None)
             if callable(init):
                 init()
@@ -181,20 +240,24 @@ class WorkerRuntime:
                                     _describe(error), _user_traceback(error))
             if mini_batch.items is None:
                 total = len(data)
+            args: tuple[Any, ...] = (data,) if not self._pass_context else (data, MiniBatchContext(
+                dict(mini_batch.partition_key_value or {}), mini_batch.index, mini_batch.id))
+            phases = self.phases
             run_start = time.perf_counter()
+            if phases is not None:
+                phases.note(task.task_id, RUN, run_start - start, 0.0)
             try:
-                if self._pass_context:
-                    context = MiniBatchContext(
-                        dict(mini_batch.partition_key_value or {}), mini_batch.index, mini_batch.id
-                    )
-                    value = self._run(data, context)
-                else:
-                    value = self._run(data)
+                value = self._run(*args) if self.profiler is None \
+                    else self.profiler.call(self._run, *args)
             except BaseException as error:  # noqa: BLE001 - SystemExit in run() fails the mini-batch
                 run_seconds = time.perf_counter() - run_start
+                if phases is not None:
+                    phases.note(task.task_id, RESULT, run_start - start, run_seconds)
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
                                     _describe(error), _user_traceback(error))
             run_seconds = time.perf_counter() - run_start
+            if phases is not None:
+                phases.note(task.task_id, RESULT, run_start - start, run_seconds)
             try:
                 returned = count_results(value)
             except ReturnValueError as error:
@@ -244,6 +307,13 @@ class WorkerRuntime:
             return traceback.format_exc()
         finally:
             _flush_std()
+            if self.profiler is not None:
+                try:
+                    self.profiler.dump()
+                except OSError:
+                    pass
+            if self.phases is not None:
+                self.phases.close()
 
 
 def _resolve(reference: str) -> Callable[[Any], Any]:
@@ -302,8 +372,10 @@ __all__ = [
     "DEFAULT_LOADER",
     "InitError",
     "MiniBatchContext",
+    "RunProfiler",
     "SHIM_DIR",
     "WorkerConfig",
     "WorkerRuntime",
+    "profile_file",
     "worker_log_file",
 ]
