@@ -106,39 +106,72 @@ def profile_file(logs_dir: str, worker: WorkerInfo) -> Path:
 class RunProfiler:
     """Profiles run() calls only (``--profiling_module``) and dumps pstats files.
 
-    The dump is rewritten at most every ``DUMP_SECONDS`` and at shutdown(), so a
-    worker killed later leaves its profile so far; a replacement worker adds its
-    own numbers to the dump of the process it replaces (same file name).
+    ``cProfile`` keeps one profiler enabled around each run() call; the pure-Python
+    ``profile`` cannot be re-entered, so it gets a fresh profiler per call whose
+    numbers are added up. The dump is rewritten at most every ``DUMP_SECONDS`` and
+    at shutdown(), so a worker killed later leaves its profile so far; a
+    replacement worker adds its numbers to the dump of the process it replaces
+    (same file name).
     """
 
     DUMP_SECONDS = 5.0
 
     def __init__(self, module_name: str, path: Path):
-        module = importlib.import_module(module_name)  # "cProfile" or "profile"
-        self.profiler = module.Profile()
+        self.module = importlib.import_module(module_name)  # "cProfile" or "profile"
+        self.reusable = module_name == "cProfile"
+        self.profiler = self.module.Profile() if self.reusable else None
+        self.collected: Any = None  # pstats.Stats of the finished calls (``profile``)
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
-        self._earlier = str(path) + ".earlier"
-        if path.is_file():  # a dead predecessor's numbers: keep them, add ours
-            os.replace(path, self._earlier)
+        self._earlier: Any = None  # a dead predecessor's numbers: kept, ours are added
+        if path.is_file():
+            import pstats  # noqa: PLC0415
+
+            try:
+                self._earlier = pstats.Stats(str(path))
+            except Exception:  # noqa: BLE001 - a torn or foreign file: start afresh
+                self._earlier = None
         self._next_dump = time.monotonic() + self.DUMP_SECONDS
 
     def call(self, function: Callable[..., Any], *args: Any) -> Any:
-        value = self.profiler.runcall(function, *args)
+        if self.profiler is not None:
+            value = self.profiler.runcall(function, *args)
+        else:
+            profiler = self.module.Profile()
+            try:
+                value = profiler.runcall(function, *args)
+            finally:
+                self._collect(profiler)
         if time.monotonic() >= self._next_dump:
             self.dump()
         return value
 
+    def _collect(self, profiler: Any) -> None:
+        import pstats  # noqa: PLC0415
+
+        try:
+            if self.collected is None:
+                self.collected = pstats.Stats(profiler)
+            else:
+                self.collected.add(profiler)
+        except TypeError:  # nothing was recorded
+            pass
+
     def dump(self) -> None:
+        """Write the profile so far (plus a predecessor's) to :attr:`path`, atomically."""
         import pstats  # noqa: PLC0415 - only workers that profile pay for it
 
         self._next_dump = time.monotonic() + self.DUMP_SECONDS
-        try:
-            stats = pstats.Stats(self.profiler)
-        except TypeError:  # nothing profiled yet
+        stats = pstats.Stats()
+        for part in (self.profiler if self.profiler is not None else self.collected,
+                     self._earlier):
+            if part is not None:
+                try:
+                    stats.add(part)
+                except TypeError:  # nothing profiled yet
+                    pass
+        if not stats.stats:  # type: ignore[attr-defined]
             return
-        if os.path.isfile(self._earlier):
-            stats.add(self._earlier)
         temporary = str(self.path) + ".tmp"
         stats.dump_stats(temporary)
         os.replace(temporary, self.path)
