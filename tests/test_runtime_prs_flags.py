@@ -135,8 +135,8 @@ def test_run_timeout_is_its_own_category_with_elapsed_seconds(tmp_path: Path) ->
     assert 1.0 <= lost.elapsed_seconds < 5 and 1.0 <= lost.run_method_seconds < 5
     row = next(r for r in _csv_rows(step) if r["Status"] == "Timeout")
     assert float(row["Elapsed Seconds"]) >= 1.0 and row["Error Category"] == "Timeout"
-    busy = next(r for r in csv.DictReader(open(Path(step.logs_dir) / "sys" / "job_report"
-                                               / "process_summary.csv")))
+    with open(Path(step.logs_dir) / "sys" / "job_report" / "process_summary.csv") as handle:
+        busy = next(csv.DictReader(handle))
     assert float(busy["Busy Seconds"]) >= 1.0
 
 

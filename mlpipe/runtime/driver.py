@@ -36,8 +36,13 @@ from mlpipe.runtime.backends.base import (
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
-from mlpipe.runtime.timeouts import Overrun, attempt_deadline, overrun, progress_text, \
-    progress_update_timeout
+from mlpipe.runtime.timeouts import (
+    Overrun,
+    attempt_deadline,
+    overrun,
+    progress_text,
+    progress_update_timeout,
+)
 from mlpipe.runtime.worker import WorkerConfig
 
 TIMEOUT_CHECK_SECONDS = 0.05

@@ -89,4 +89,4 @@ def read_phase(path: Path, task_id: int) -> TaskPhase | None:
     return TaskPhase("result", load_seconds, run_seconds)
 
 
-__all__ = ["PhaseWriter", "RESULT", "RUN", "TaskPhase", "phase_file", "read_phase"]
+__all__ = ["RESULT", "RUN", "PhaseWriter", "TaskPhase", "phase_file", "read_phase"]

@@ -403,10 +403,10 @@ def _flush_std() -> None:
 
 __all__ = [
     "DEFAULT_LOADER",
+    "SHIM_DIR",
     "InitError",
     "MiniBatchContext",
     "RunProfiler",
-    "SHIM_DIR",
     "WorkerConfig",
     "WorkerRuntime",
     "profile_file",
