@@ -279,6 +279,7 @@ class WorkerRuntime:
             run_start = time.perf_counter()
             if phases is not None:
                 phases.note(task.task_id, RUN, run_start - start, 0.0)
+                run_start = time.perf_counter()  # Run Method Seconds: run() alone
             try:
                 value = self._run(*args) if self.profiler is None \
                     else self.profiler.call(self._run, *args)
