@@ -406,18 +406,26 @@ class Driver:
         self.log.error(reason)
 
     def _finish_workers(self) -> None:
-        """Let workers finish their run(), call shutdown() and end; kill what overruns."""
+        """Let workers finish their attempt, call shutdown() and end; kill what overruns.
+
+        Attempts still running are bounded by their own deadlines; shutdown() gets
+        ``retry_settings.timeout`` + a grace period after the last of them ended.
+        """
         if not self.stopping:
             self.stopping = True
             self.backend.stop()
-        deadline = time.monotonic() + self.timeout + self.overhead + SHUTDOWN_GRACE_SECONDS
+        allowance = self.timeout + SHUTDOWN_GRACE_SECONDS
+        deadline = time.monotonic() + allowance
         while self.backend.active_workers() and time.monotonic() < deadline:
             for event in self.backend.events(0.1):
                 self._handle(event)
-            self._enforce_timeouts(time.monotonic())
+            now = time.monotonic()
+            self._enforce_timeouts(now)
+            if self.backend.running():
+                deadline = max(deadline, now + allowance)
         if self.backend.active_workers():
-            self.log.warning("Workers still running %gs after the stop; killing them.",
-                             self.timeout + self.overhead + SHUTDOWN_GRACE_SECONDS)
+            self.log.warning("Workers still running %gs after their last attempt; killing them.",
+                             allowance)
 
     def _notify(self, method: str, *args: Any) -> None:
         for observer in self.observers:
