@@ -209,6 +209,8 @@ class Driver:
         if force or now - self._last_notice >= SCHEDULED_NOTICE_SECONDS:
             self._last_notice = now
             self._notify("mini_batches_scheduled", len(self.order), self.all_scheduled)
+            if self.summary.mini_batches_reused:  # optional observer method (resume)
+                self._notify("mini_batches_reused", self.summary.mini_batches_reused)
 
     # -- events ------------------------------------------------------------------------
     def _handle(self, event: BackendEvent) -> None:
@@ -430,7 +432,11 @@ class Driver:
     def _notify(self, method: str, *args: Any) -> None:
         for observer in self.observers:
             try:
-                getattr(observer, method)(*args)
+                handler = getattr(observer, method, None)
+                if handler is None and method == "mini_batches_reused":
+                    continue  # optional: observers written before resume reported it
+                assert handler is not None, f"{type(observer).__name__} has no {method}()"
+                handler(*args)
             except Exception:  # noqa: BLE001 - a report writer must not stop the job
                 self.log.exception("Observer %s.%s failed", type(observer).__name__, method)
 

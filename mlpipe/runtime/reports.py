@@ -111,6 +111,10 @@ class StepReports:
         elif self._overview is not None:
             self._overview.maybe_write(self.counters)
 
+    def mini_batches_reused(self, count: int) -> None:
+        """Resume: ``count`` scheduled mini-batches succeeded in an earlier run."""
+        self.counters.reused = count
+
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.counters.add(record)
         self.workers.add(record)
