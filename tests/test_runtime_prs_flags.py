@@ -309,3 +309,22 @@ def test_fresh_run_restarts_processed_csv(tmp_path: Path) -> None:
     assert again.mini_batches_reused == 0 and len(_csv_rows(step)) == 2
     assert not any(line.startswith("Resumed:") for line in
                    (Path(step.logs_dir) / "job_result.txt").read_text().splitlines())
+
+
+@pytest.mark.parametrize("module", ["cProfile", "profile"])
+def test_replacement_worker_adds_to_its_predecessors_profile(tmp_path: Path, module: str) -> None:
+    from mlpipe.runtime.worker import RunProfiler
+
+    def profiled_twice() -> int:
+        return 1
+
+    path = tmp_path / "sys" / "profile" / "0" / "process000.prof"
+    first = RunProfiler(module, path)
+    first.call(profiled_twice)
+    first.dump()  # then the process dies
+    second = RunProfiler(module, path)
+    second.call(profiled_twice)
+    second.dump()
+    stats = pstats.Stats(str(path)).stats  # type: ignore[attr-defined]
+    assert sum(v[1] for k, v in stats.items() if k[2] == "profiled_twice") == 2
+    assert sorted(p.name for p in path.parent.iterdir()) == ["process000.prof"]
