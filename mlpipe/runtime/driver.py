@@ -5,7 +5,8 @@ It pulls mini-batch descriptors lazily from the data layer, hands tasks to a
 into :class:`~mlpipe.runtime.records.AttemptRecord` for the observers, retries
 failed attempts, kills a worker whose run() overruns ``retry_settings.timeout``
 or whose loading / result handling overruns ``--task_overhead_timeout``, fails a
-step without progress for ``--progress_update_timeout``, stops on a threshold or on cancel, and records every finished mini-batch in the
+step without progress for ``--progress_update_timeout``, stops on a threshold or
+on cancel, and records every finished mini-batch in the
 :class:`~mlpipe.runtime.appendrow.PartStore`.
 """
 
@@ -49,6 +50,7 @@ TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
 SHUTDOWN_GRACE_SECONDS = 5.0
 SCHEDULED_NOTICE_SECONDS = 0.5
+OPTIONAL_OBSERVER_METHODS = frozenset({"mini_batches_reused"})  # see StepObserver
 START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
 
 
@@ -433,9 +435,10 @@ class Driver:
         for observer in self.observers:
             try:
                 handler = getattr(observer, method, None)
-                if handler is None and method == "mini_batches_reused":
-                    continue  # optional: observers written before resume reported it
-                assert handler is not None, f"{type(observer).__name__} has no {method}()"
+                if handler is None:
+                    if method in OPTIONAL_OBSERVER_METHODS:
+                        continue
+                    raise AttributeError(f"{type(observer).__name__} has no {method}()")
                 handler(*args)
             except Exception:  # noqa: BLE001 - a report writer must not stop the job
                 self.log.exception("Observer %s.%s failed", type(observer).__name__, method)
