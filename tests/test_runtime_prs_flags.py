@@ -86,7 +86,8 @@ def _csv_rows(step) -> list[dict[str, str]]:  # type: ignore[no-untyped-def]
 # -- task_overhead_timeout vs retry_settings.timeout ------------------------------------------
 
 def test_load_and_run_are_bounded_separately(tmp_path: Path) -> None:
-    """2 s of loading plus 1.5 s in run(): within both limits (2.5 s each), though the sum is not."""
+    """1.5 s of loading (limit 3) plus 1.5 s in run() (limit 2): each within its own limit,
+    though the sum is over retry_settings.timeout, which bounded both before."""
     step = _step(tmp_path, timeout=2, prs=PrsOptions(task_overhead_timeout=3), SLOW_LOAD="f0000.txt",
                  LOAD_SECONDS=1.5, SLOW_RUN="f0000.txt", RUN_SECONDS=1.5)
     summary, recorder = _run(tmp_path, step)
