@@ -130,12 +130,12 @@ class IOResolver:
 
     def dependencies(self, node: Node) -> list[tuple[str, Path_]]:
         """``(upstream step, key path)`` for every ``parent.jobs`` binding among the node's inputs."""
-        found = []
+        found: list[tuple[str, Path_]] = []
         given = node.data.get("inputs")
         for name, value in (given.items() if isinstance(given, dict) else []):
             text = value.get("path") if isinstance(value, dict) else value
             for ref in references_in(text):
-                if ref.scope == "step_output":
+                if ref.scope == "step_output" and ref.step is not None:
                     found.append((ref.step, node.path + ("inputs", name)))
         return found
 

@@ -117,7 +117,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
                      "program_arguments is used", code="legacy")
         args_src = args_src or legacy
         text = _arguments(node, values, rep, args_src, "program_arguments") if args_src else None
-        if text:
+        if args_src is not None and text:
             try:
                 program_arguments = tuple(values.arguments(text))
             except ValueError as exc:

@@ -50,10 +50,10 @@ def _eval(node: ast.AST, frame: pd.DataFrame) -> Any:
         return _column(frame, node.args[0].value)  # type: ignore[attr-defined]
     if isinstance(node, ast.BoolOp):
         values = [_as_mask(_eval(v, frame), frame) for v in node.values]
-        result = values[0]
+        mask = values[0]
         for value in values[1:]:
-            result = (result & value) if isinstance(node.op, ast.And) else (result | value)
-        return result
+            mask = (mask & value) if isinstance(node.op, ast.And) else (mask | value)
+        return mask
     if isinstance(node, ast.UnaryOp):
         operand = _eval(node.operand, frame)
         if isinstance(node.op, ast.Not):

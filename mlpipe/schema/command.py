@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, Tag
 
-from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_union
+from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
 from mlpipe.schema.environment import Environment, Resources
 from mlpipe.schema.fields import StrictModel, Text
 
@@ -35,8 +35,10 @@ class CommandNode(NodeBase):
     """A ``type: command`` step: inline ``command:`` + ``code`` + ``environment``, or ``component:``."""
 
     type: Literal["command"]
-    component: component_union(CommandComponent) | None = Field(  # type: ignore[valid-type]
-        None, description=COMPONENT_DESCRIPTION)
+    component: Annotated[
+        Union[Annotated[Text, Tag("reference")], Annotated[CommandComponent, Tag("inline")]],
+        component_kind(CommandComponent),
+    ] | None = Field(None, description=COMPONENT_DESCRIPTION)
     command: Text | None = None
     code: Text | None = None
     environment: Environment | None = None

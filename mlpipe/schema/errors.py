@@ -54,9 +54,10 @@ def _is_union(tp: Any) -> bool:
 def _field_type(model: type[BaseModel], key: str) -> tuple[bool, Any]:
     for name, info in model.model_fields.items():
         if key in (name, info.alias):
-            tp = info.annotation
+            tp: Any = info.annotation
             if info.metadata:
-                tp = typing.Annotated[(tp, *info.metadata)]
+                annotated = (tp, *info.metadata)
+                tp = typing.Annotated[annotated]
             if info.discriminator is not None and isinstance(info.discriminator, Discriminator):
                 tp = typing.Annotated[tp, info.discriminator]
             return True, tp
@@ -231,17 +232,17 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
         present, node = _value_at(data, path)
         from mlpipe.schema.pipeline import NODE_TYPES
 
-        choices = ", ".join(NODE_TYPES[:2]) + " (or another Azure ML step type)"
+        step_types = ", ".join(NODE_TYPES[:2]) + " (or another Azure ML step type)"
         if isinstance(node, dict) and "type" in node:
             kind_value = node["type"]
             shown = repr(kind_value) if isinstance(kind_value, str) else describe_value(kind_value)
-            message = f"unknown step type {shown}: must be one of {choices}"
+            message = f"unknown step type {shown}: must be one of {step_types}"
             hint = did_you_mean(str(kind_value), NODE_TYPES)
             full = full + ("type",)
             location = positions.locate(full)
             code = "enum"
         elif isinstance(node, dict):
-            message = f"required key 'type' is missing: a step's type is one of {choices}"
+            message = f"required key 'type' is missing: a step's type is one of {step_types}"
             full = full + ("type",)
             code = "missing"
         else:

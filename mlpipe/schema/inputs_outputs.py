@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
@@ -18,8 +18,9 @@ OutputType = Literal["uri_file", "uri_folder", "mltable", "mlflow_model", "custo
                      "triton_model"]
 InputMode = Literal["ro_mount", "download", "direct", "eval_mount", "eval_download"]
 OutputMode = Literal["rw_mount", "upload", "mount", "direct"]
-DATA_TYPES = DataType.__args__  # type: ignore[attr-defined]
-LITERAL_TYPES = LiteralType.__args__  # type: ignore[attr-defined]
+InputType = Literal[DataType, LiteralType]
+DATA_TYPES: tuple[str, ...] = get_args(DataType)
+LITERAL_TYPES: tuple[str, ...] = get_args(LiteralType)
 
 
 class DataInput(StrictModel):
@@ -144,7 +145,7 @@ StepOutput = Annotated[
 class ComponentInput(StrictModel):
     """An input a component declares."""
 
-    type: Annotated[Literal[DATA_TYPES + LITERAL_TYPES], CaseInsensitive] = Field(  # type: ignore[valid-type]
+    type: Annotated[InputType, CaseInsensitive] = Field(
         description="Data type (uri_folder, mltable, ...) or literal type (string, integer, ...).")
     description: Text | None = None
     optional: bool | None = Field(None, description="May the input be left unset? (false)")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
-from pydantic import Field
+from pydantic import Field, Tag
 
-from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_union
+from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
 from mlpipe.schema.environment import Environment, Resources
 from mlpipe.schema.fields import (
     CaseInsensitive, ErrorThreshold, LoggingLevel, MaxConcurrency, MaxRetries,
@@ -73,5 +73,7 @@ class ParallelNode(NodeBase, ParallelSettings):
     """A ``type: parallel`` step of a pipeline: inline, or a ``component:`` plus overrides."""
 
     type: Literal["parallel"]
-    component: component_union(ParallelComponent) | None = Field(  # type: ignore[valid-type]
-        None, description=COMPONENT_DESCRIPTION)
+    component: Annotated[
+        Union[Annotated[Text, Tag("reference")], Annotated[ParallelComponent, Tag("inline")]],
+        component_kind(ParallelComponent),
+    ] | None = Field(None, description=COMPONENT_DESCRIPTION)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
@@ -13,8 +13,9 @@ from mlpipe.schema.inputs_outputs import JobInput, JobOutput
 from mlpipe.schema.parallel import ParallelNode
 
 # Step types Azure ML knows that mlpipe accepts in a pipeline but does not check further.
-OTHER_NODE_TYPES = ("sweep", "spark", "pipeline", "data_transfer", "import", "automl",
-                    "classification", "regression", "forecasting", "flow")
+OtherNodeType = Literal["sweep", "spark", "pipeline", "data_transfer", "import", "automl",
+                        "classification", "regression", "forecasting", "flow"]
+OTHER_NODE_TYPES: tuple[str, ...] = get_args(OtherNodeType)
 NODE_TYPES = ("parallel", "command") + OTHER_NODE_TYPES
 
 
@@ -39,7 +40,7 @@ class OtherNode(StrictModel):
 
     model_config = ConfigDict(extra="allow")
 
-    type: Literal[OTHER_NODE_TYPES]  # type: ignore[valid-type]
+    type: OtherNodeType
 
 
 def _node_tag(value: Any) -> str | None:

@@ -27,7 +27,7 @@ class RetrySettings(Tracked):
             return value
         if isinstance(value, Mapping):
             return cls(**dict(value))
-        return value  # type: ignore[return-value]  # left for the schema to reject
+        return value  # left for the schema to reject
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RetrySettings) and self.to_dict() == other.to_dict()
@@ -79,7 +79,7 @@ class JobResourceConfiguration(Tracked):
             return value
         if isinstance(value, Mapping):
             return cls(**dict(value))
-        return value  # type: ignore[return-value]
+        return value  # left for the schema to reject
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, JobResourceConfiguration) and self.to_dict() == other.to_dict()

@@ -74,7 +74,7 @@ class Output(Tracked):
     def __init__(
         self,
         *,
-        type: str = "uri_folder",
+        type: str | None = "uri_folder",
         path: str | None = None,
         mode: str | None = None,
         description: str | None = None,

@@ -171,7 +171,7 @@ class PipelineJob(Tracked):
         Relative paths are rewritten so they stay correct from the file's folder.
         """
         if hasattr(dest, "write"):
-            dest.write(self.to_yaml())  # type: ignore[union-attr]
+            dest.write(self.to_yaml())
             return
         path = Path(os.fspath(dest)).resolve()
         document = rebase_paths(self._document(), self._base_path, path.parent)

@@ -28,7 +28,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.callsite import call_site, caller_dir
@@ -50,7 +50,7 @@ _PARAMS = ("environment", "entry_script", "error_threshold", "output_action", "c
            "partition_keys", "environment_variables")
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -148,7 +148,7 @@ class ParallelRunConfig:
                 bad("mini_batch_size", f"mini_batch_size {size!r} must be at least 1", "range")
         keys = self.partition_keys
         if keys is not None:
-            parsed = keys
+            parsed: Any = keys
             if isinstance(keys, str):
                 try:
                     parsed = json.loads(keys)
@@ -242,7 +242,7 @@ class ParallelRunConfig:
 
         if path is None:
             workspace, path = None, workspace
-        file = Path(os.fspath(path))  # type: ignore[arg-type]
+        file = Path(os.fspath(path))
         if not file.is_absolute():
             beside = caller_dir() / file
             file = beside if beside.exists() else file
