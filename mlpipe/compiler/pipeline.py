@@ -19,7 +19,7 @@ from mlpipe.compiler.overrides import apply_overrides
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
 from mlpipe.compiler.values import DEFAULT_DATASTORE
-from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.diagnostics import Diagnostic, HasDiagnostics, ValidationError
 from mlpipe.frozen import freeze
 from mlpipe.plan import ExecutionPlan, JobSettings, PipelineOutput, RemoteAsset, StepOutputRef
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
@@ -30,19 +30,11 @@ JOB_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,254}$")
 
 
 @dataclass
-class CompileResult:
+class CompileResult(HasDiagnostics):
     """The plan (``None`` when there are errors) and every diagnostic found."""
 
     plan: ExecutionPlan | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity != "error"]
 
 
 def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,

@@ -11,8 +11,12 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Callable
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, GetCoreSchemaHandler, GetJsonSchemaHandler,
+    PlainValidator, WithJsonSchema,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
 
 from mlpipe.schema import ranges
 from mlpipe.schema.bindings import BINDING_JSON_PATTERN, is_binding
@@ -41,7 +45,27 @@ def fail(code: str, message: str, hint: str | None = None) -> PydanticCustomErro
     return PydanticCustomError(code, "{message}", {"message": message, "hint": hint})
 
 
-def _checked(check: Callable[[Any], Any]) -> PlainValidator:
+class Rule:
+    """``Annotated`` metadata: validate with ``validate``, show ``schema`` to editors.
+
+    One object instead of a ``PlainValidator`` plus a ``WithJsonSchema``, so every
+    field type below is a one-line type alias such as ``Annotated[str, Rule(...)]``.
+    """
+
+    def __init__(self, validate: Callable[[Any], Any], schema: dict[str, Any]) -> None:
+        self.validator = PlainValidator(validate)
+        self.json_schema = WithJsonSchema(schema)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler
+                                     ) -> core_schema.CoreSchema:
+        return self.validator.__get_pydantic_core_schema__(source, handler)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return self.json_schema.__get_pydantic_json_schema__(schema, handler)
+
+
+def _checked(check: Callable[[Any], Any], schema: dict[str, Any]) -> Rule:
     """A setting checked by ``check`` (from :mod:`ranges`) unless it is a binding."""
 
     def validate(value: Any) -> Any:
@@ -52,49 +76,35 @@ def _checked(check: Callable[[Any], Any]) -> PlainValidator:
         except ranges.SettingError as exc:
             raise fail(exc.code, exc.message, exc.hint) from None
 
-    return PlainValidator(validate)
+    return Rule(validate, {"anyOf": [*schema.get("anyOf", [schema]), BINDING_SCHEMA]})
 
 
-def _or_binding(schema: dict[str, Any]) -> WithJsonSchema:
-    """The JSON Schema of a setting that may also be a ``${{...}}`` binding."""
-    return WithJsonSchema({"anyOf": [*schema.get("anyOf", [schema]), BINDING_SCHEMA]})
-
-
-def _int_range(name: str) -> PlainValidator:
-    return _checked(ranges.INT_SETTINGS[name].check)
-
-
-def _int_schema(name: str) -> WithJsonSchema:
+def _int_setting(name: str) -> Rule:
+    """The documented range of the integer setting ``name``, or a binding."""
     rng = ranges.INT_SETTINGS[name]
     number: dict[str, Any] = {"type": "integer"}
     number["exclusiveMinimum" if rng.low_open else "minimum"] = rng.low
     number["exclusiveMaximum" if rng.high_open else "maximum"] = rng.high
-    return _or_binding({"anyOf": [number, INT_TEXT_SCHEMA]})
+    return _checked(rng.check, {"anyOf": [number, INT_TEXT_SCHEMA]})
 
 
 # An integer setting is an int once validated, or a binding string.
-RetryTimeout = Annotated[int | str, _int_range("retry_settings.timeout"),
-                         _int_schema("retry_settings.timeout")]
-MaxRetries = Annotated[int | str, _int_range("retry_settings.max_retries"),
-                       _int_schema("retry_settings.max_retries")]
-ErrorThreshold = Annotated[int | str, _int_range("error_threshold"),
-                           _int_schema("error_threshold")]
-MiniBatchErrorThreshold = Annotated[int | str, _int_range("mini_batch_error_threshold"),
-                                    _int_schema("mini_batch_error_threshold")]
-InstanceCount = Annotated[int | str, _int_range("resources.instance_count"),
-                          _int_schema("resources.instance_count")]
-MaxConcurrency = Annotated[int | str, _int_range("max_concurrency_per_instance"),
-                           _int_schema("max_concurrency_per_instance")]
+RetryTimeout = Annotated[int | str, _int_setting("retry_settings.timeout")]
+MaxRetries = Annotated[int | str, _int_setting("retry_settings.max_retries")]
+ErrorThreshold = Annotated[int | str, _int_setting("error_threshold")]
+MiniBatchErrorThreshold = Annotated[int | str, _int_setting("mini_batch_error_threshold")]
+InstanceCount = Annotated[int | str, _int_setting("resources.instance_count")]
+MaxConcurrency = Annotated[int | str, _int_setting("max_concurrency_per_instance")]
 
-MiniBatchSize = Annotated[str, _checked(ranges.check_mini_batch_size), _or_binding(
-    {"type": "string", "pattern": ranges.MINI_BATCH_SIZE_PATTERN.pattern})]
-LoggingLevel = Annotated[str, _checked(ranges.check_logging_level), _or_binding(
-    {"type": "string", "enum": list(ranges.LOGGING_LEVELS)})]
-PartitionKeys = Annotated[list[str] | str, _checked(ranges.check_partition_keys), _or_binding(
-    {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})]
+MiniBatchSize = Annotated[str, _checked(ranges.check_mini_batch_size, {
+    "type": "string", "pattern": ranges.MINI_BATCH_SIZE_PATTERN.pattern})]
+LoggingLevel = Annotated[str, _checked(ranges.check_logging_level, {
+    "type": "string", "enum": list(ranges.LOGGING_LEVELS)})]
+PartitionKeys = Annotated[list[str] | str, _checked(ranges.check_partition_keys, {
+    "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})]
 
 
-def _plain(kinds: tuple[type, ...], expected: str) -> PlainValidator:
+def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> Rule:
     """A scalar accepted only if it is one of ``kinds`` (bool is never an int)."""
 
     def validate(value: Any) -> Any:
@@ -107,23 +117,21 @@ def _plain(kinds: tuple[type, ...], expected: str) -> PlainValidator:
             hint = f"quote it: '{value}'"
         raise fail("type", f"must be {expected}, got {describe_value(value)}", hint)
 
-    return PlainValidator(validate)
+    return Rule(validate, schema)
 
 
-Text = Annotated[str, _plain((str,), "a string"), WithJsonSchema({"type": "string"})]
-Scalar = Annotated[str | bool | int | float,
-                   _plain((str, bool, int, float), "a string, number or boolean"),
-                   WithJsonSchema({"type": ["string", "number", "boolean"]})]
-ScalarOrNull = Annotated[str | bool | int | float | None,
-                         _plain((str, bool, int, float, type(None)),
-                                "a string, number, boolean or null"),
-                         WithJsonSchema({"type": ["string", "number", "boolean", "null"]})]
-Version = Annotated[str | int | float, _plain((str, int, float), "a version string or number"),
-                    WithJsonSchema({"type": ["string", "number"]})]
-Number = Annotated[int | float, _plain((int, float), "a number"),
-                   WithJsonSchema({"type": "number"})]
-PathOrMapping = Annotated[str | dict[str, Any], _plain((str, dict), "a file path or a mapping"),
-                          WithJsonSchema({"type": ["string", "object"]})]
+Text = Annotated[str, _plain((str,), "a string", {"type": "string"})]
+Scalar = Annotated[str | bool | int | float, _plain(
+    (str, bool, int, float), "a string, number or boolean",
+    {"type": ["string", "number", "boolean"]})]
+ScalarOrNull = Annotated[str | bool | int | float | None, _plain(
+    (str, bool, int, float, type(None)), "a string, number, boolean or null",
+    {"type": ["string", "number", "boolean", "null"]})]
+Version = Annotated[str | int | float, _plain(
+    (str, int, float), "a version string or number", {"type": ["string", "number"]})]
+Number = Annotated[int | float, _plain((int, float), "a number", {"type": "number"})]
+PathOrMapping = Annotated[str | dict[str, Any], _plain(
+    (str, dict), "a file path or a mapping", {"type": ["string", "object"]})]
 
 
 def _validate_bool(value: Any) -> Any:
@@ -132,11 +140,10 @@ def _validate_bool(value: Any) -> Any:
     raise fail("type", f"must be true or false, got {describe_value(value)}")
 
 
-Flag = Annotated[bool | str, PlainValidator(_validate_bool), WithJsonSchema(
-    {"anyOf": [{"type": "boolean"}, BINDING_SCHEMA]})]
+Flag = Annotated[bool | str, Rule(_validate_bool, {"anyOf": [{"type": "boolean"}, BINDING_SCHEMA]})]
 
 
-def _pattern(regex: re.Pattern[str], what: str) -> PlainValidator:
+def _pattern(regex: re.Pattern[str], what: str) -> Rule:
     def validate(value: Any) -> str:
         if not isinstance(value, str):
             raise fail("type", f"must be a string, got {describe_value(value)}")
@@ -144,15 +151,13 @@ def _pattern(regex: re.Pattern[str], what: str) -> PlainValidator:
             raise fail("pattern", f"must match {regex.pattern} ({what}), got {value!r}")
         return value
 
-    return PlainValidator(validate)
+    return Rule(validate, {"type": "string", "pattern": regex.pattern})
 
 
-JobName = Annotated[str, _pattern(_JOB_NAME, "letters, digits, '_' and '-', starting with a "
-                                             "letter or digit"),
-                    WithJsonSchema({"type": "string", "pattern": JOB_NAME_PATTERN})]
-Identifier = Annotated[str, _pattern(_IDENTIFIER, "letters, digits and '_', not starting with "
-                                                  "a digit"),
-                       WithJsonSchema({"type": "string", "pattern": IDENTIFIER_PATTERN})]
+JobName = Annotated[str, _pattern(
+    _JOB_NAME, "letters, digits, '_' and '-', starting with a letter or digit")]
+Identifier = Annotated[str, _pattern(
+    _IDENTIFIER, "letters, digits and '_', not starting with a digit")]
 
 
 def _lower(value: Any) -> Any:

@@ -9,7 +9,9 @@ from typing import Any, Generic, TypeVar, Union
 
 from pydantic import BaseModel, ValidationError as PydanticValidationError
 
-from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
+from mlpipe.diagnostics import (
+    Diagnostic, HasDiagnostics, Location, ValidationError, did_you_mean, errors_of,
+)
 from mlpipe.schema import checks
 from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.errors import translate_errors
@@ -24,7 +26,7 @@ COMPONENT_MODELS: dict[str, type[BaseModel]] = {
 
 
 @dataclass
-class Loaded(Generic[M]):
+class Loaded(HasDiagnostics, Generic[M]):
     """The result of loading a document.
 
     ``model`` is ``None`` when there are errors; ``diagnostics`` holds errors and
@@ -37,14 +39,6 @@ class Loaded(Generic[M]):
     positions: PositionMap
     source: str
     data: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity != "error"]
 
     @property
     def ok(self) -> bool:
@@ -73,23 +67,25 @@ def _validate(model_cls: type[M], data: dict[str, Any], positions: PositionMap
         return None, translate_errors(model_cls, exc.errors(), data, positions)
 
 
-def _positions(source: str, positions: PositionMap | None) -> PositionMap:
-    return positions if positions is not None else PositionMap(source)
-
-
-def _not_a_mapping(data: Any, source: str, positions: PositionMap) -> Loaded[Any] | None:
-    if isinstance(data, Mapping):
-        return None
-    return Loaded(None, [Diagnostic(
-        f"the document must be a mapping of keys to values, got {describe_value(data)}",
-        location=positions.locate(()), code="not-a-mapping")], positions, source, {})
+def _start(data: Any, source: str, positions: PositionMap | None
+           ) -> tuple[dict[str, Any], PositionMap, Loaded[Any] | None]:
+    """The document as a plain dict and its positions, plus the result to return at once
+    when it is not a mapping or is a legacy (pre-v2) component."""
+    positions = positions if positions is not None else PositionMap(source)
+    if not isinstance(data, Mapping):
+        return {}, positions, Loaded(None, [Diagnostic(
+            f"the document must be a mapping of keys to values, got {describe_value(data)}",
+            location=positions.locate(()), code="not-a-mapping")], positions, source, {})
+    plain = dict(data)
+    legacy = _legacy_component(plain, positions)
+    return plain, positions, Loaded(None, legacy, positions, source, plain) if legacy else None
 
 
 def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
            positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
     model, diags = _validate(model_cls, plain, positions)
     diags = _sorted(diags + extra)
-    if any(d.severity == "error" for d in diags):
+    if errors_of(diags):
         model = None
     return Loaded(model, diags, positions, source, plain)
 
@@ -97,14 +93,9 @@ def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
 def load_pipeline_data(data: Mapping[str, Any], source: str,
                        positions: PositionMap | None = None) -> Loaded[PipelineJob]:
     """Validate an already-parsed pipeline job (from the SDK, or after ``--set``)."""
-    positions = _positions(source, positions)
-    rejected = _not_a_mapping(data, source, positions)
-    if rejected:
-        return rejected
-    plain = dict(data)
-    legacy = _legacy_component(plain, positions)
-    if legacy:
-        return Loaded(None, legacy, positions, source, plain)
+    plain, positions, done = _start(data, source, positions)
+    if done is not None:
+        return done
     extra = (checks.check_pipeline(plain, positions)
              + checks.cloud_only_warnings(plain, positions, is_pipeline=True)
              + checks.other_node_warnings(plain, positions))
@@ -114,14 +105,9 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
 def load_component_data(data: Mapping[str, Any], source: str,
                         positions: PositionMap | None = None) -> Loaded[Component]:
     """Validate an already-parsed component; dispatches on ``type`` (parallel | command)."""
-    positions = _positions(source, positions)
-    rejected = _not_a_mapping(data, source, positions)
-    if rejected:
-        return rejected
-    plain = dict(data)
-    legacy = _legacy_component(plain, positions)
-    if legacy:
-        return Loaded(None, legacy, positions, source, plain)
+    plain, positions, done = _start(data, source, positions)
+    if done is not None:
+        return done
     kind = plain.get("type")
     model_cls = COMPONENT_MODELS.get(kind) if isinstance(kind, str) else None
     if model_cls is None:
