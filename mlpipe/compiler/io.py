@@ -22,10 +22,9 @@ from mlpipe.compiler.values import (
     remote_kind,
     resolve_data_path,
 )
-from mlpipe.diagnostics import did_you_mean
+from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset, StepOutputRef
-
-Path_ = tuple[str | int, ...]
+from mlpipe.schema.yamlio import KeyPath
 
 
 def legacy_message(text: str) -> str:
@@ -48,7 +47,7 @@ class IOResolver:
     remote: dict[str, list[RemoteAsset]] = field(default_factory=dict)  # "" = pipeline level
     bound_outputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # pipeline output -> (step, output)
 
-    def _names_nothing(self, path: Path_, text: str, what: str, label: str, wanted: str,
+    def _names_nothing(self, path: KeyPath, text: str, what: str, label: str, wanted: str,
                        names: list[str]) -> None:
         """``${{...}} names no <what> (<label>: a, b) (did you mean ...?)``."""
         self.reporter.error(self.doc, path, f"{text} names no {what} ({label}: {', '.join(names) or 'none'})",
@@ -71,13 +70,12 @@ class IOResolver:
         names = list(decls or {}) + [n for n in given if decls is None or n not in decls]
         for name in names:
             path = node.path + ("outputs", name)
-            if decls is not None and name not in decls:
-                self._undeclared(node, path, name, "output", list(decls))
+            if not self._declared(node, path, name, "output", decls):
                 continue
             decl = decls.get(name) if decls else None
             node.outputs[name] = self._output(node, name, given.get(name), decl, path, name == append_target)
 
-    def _output(self, node: Node, name: str, value: Any, decl: Any, path: Path_, append: bool) -> PlanOutput:
+    def _output(self, node: Node, name: str, value: Any, decl: Any, path: KeyPath, append: bool) -> PlanOutput:
         type_ = mode = template = bound = None
         binding = value
         if isinstance(value, dict):
@@ -128,9 +126,9 @@ class IOResolver:
 
     # -- step inputs ----------------------------------------------------------------------
 
-    def dependencies(self, node: Node) -> list[tuple[str, Path_]]:
+    def dependencies(self, node: Node) -> list[tuple[str, KeyPath]]:
         """``(upstream step, key path)`` for every ``parent.jobs`` binding among the node's inputs."""
-        found: list[tuple[str, Path_]] = []
+        found: list[tuple[str, KeyPath]] = []
         given = node.data.get("inputs")
         for name, value in (given.items() if isinstance(given, dict) else []):
             text = value.get("path") if isinstance(value, dict) else value
@@ -145,8 +143,7 @@ class IOResolver:
         given = given if isinstance(given, dict) else {}
         for name, value in given.items():
             path = node.path + ("inputs", name)
-            if decls is not None and name not in decls:
-                self._undeclared(node, path, str(name), "input", list(decls))
+            if not self._declared(node, path, str(name), "input", decls):
                 continue
             decl = decls.get(name) if decls else None
             node.inputs[str(name)] = self._value(str(name), value, decl, path, node.name)
@@ -175,14 +172,20 @@ class IOResolver:
         return PlanInput(name, type_, mode=mode_of(decl.get("mode"), INPUT_MODE_ALIASES), optional=optional,
                          location=comp.locate(("inputs", name)))
 
-    def _undeclared(self, node: Node, path: Path_, name: str, kind: str, declared: list[str]) -> None:
+    def _declared(self, node: Node, path: KeyPath, name: str, kind: str,
+                  decls: dict[str, Any] | None) -> bool:
+        """Whether the step may set ``name``; an error when its component does not declare it."""
+        if decls is None or name in decls:
+            return True
+        declared = list(map(str, decls))
         comp = node.comp_doc
         label = (comp.get("name") if comp is not None else None) or (node.component.reference if node.component else "")
         self.reporter.error(self.doc, path, f"component '{label}' has no {kind} '{name}' (declared {kind}s: "
-                            f"{', '.join(map(str, declared)) or 'none'})", code="unknown-" + kind,
-                            hint=did_you_mean(name, list(map(str, declared))))
+                            f"{', '.join(declared) or 'none'})", code="unknown-" + kind,
+                            hint=did_you_mean(name, declared))
+        return False
 
-    def _value(self, name: str, value: Any, decl: Any, path: Path_, step: str) -> PlanInput:
+    def _value(self, name: str, value: Any, decl: Any, path: KeyPath, step: str) -> PlanInput:
         """One input value: a literal, a data mapping, or a binding."""
         decl = decl if isinstance(decl, dict) else None
         decl_type = decl.get("type") if decl else None
@@ -217,7 +220,7 @@ class IOResolver:
             value = self._interpolate(value, path, step)
         return self._literal(name, value, decl, path, str(decl_type or literal_type(value)))
 
-    def _literal(self, name: str, value: Any, decl: dict[str, Any] | None, path: Path_, type_: str,
+    def _literal(self, name: str, value: Any, decl: dict[str, Any] | None, path: KeyPath, type_: str,
                  origin: str | None = None) -> PlanInput:
         if isinstance(value, (dict, list)):
             self.reporter.error(self.doc, path, "an input value must be a scalar, a mapping with "
@@ -230,7 +233,7 @@ class IOResolver:
                 self.reporter.error(self.doc, path, problem + suffix, code="type")
         return PlanInput(name, type_, value=value, location=self.doc.locate(path))
 
-    def _interpolate(self, text: str, path: Path_, step: str) -> str:
+    def _interpolate(self, text: str, path: KeyPath, step: str) -> str:
         """``"prefix-${{parent.inputs.x}}"`` with pipeline literals substituted."""
 
         def render(ref: Reference) -> str:
@@ -243,20 +246,20 @@ class IOResolver:
 
         return substitute(text, render) if step else text
 
-    def _data(self, name: str, type_: str, mode: Any, raw: str, doc: Doc, path: Path_, step: str,
+    def _data(self, name: str, type_: str, mode: Any, raw: str, doc: Doc, path: KeyPath, step: str,
               optional: bool) -> PlanInput:
         local, remote = resolve_data_path(raw, type_, doc.base_dir, self.assets)
         loc = doc.locate(path)
         mode = mode_of(mode, INPUT_MODE_ALIASES)
         if remote is not None:
             self.remote.setdefault(step, []).append(
-                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc))  # type: ignore[arg-type]
+                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc))
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
         if self.check_paths and local is not None:
             self._check_local(Path(local), raw, type_, doc, path)
         return PlanInput(name, type_, mode=mode, path=local, optional=optional, location=loc)
 
-    def _check_local(self, local: Path, raw: str, type_: str, doc: Doc, path: Path_) -> None:
+    def _check_local(self, local: Path, raw: str, type_: str, doc: Doc, path: KeyPath) -> None:
         if not local.exists():
             self.reporter.error(doc, path, f"input path '{raw}' not found (looked for {local})",
                                 code="missing-path", hint="use --no-path-checks if the data is not checked in")
@@ -265,7 +268,7 @@ class IOResolver:
                                "as a uri_folder", code="mltable")
 
     def _bound(self, name: str, ref: Reference | None, type_: Any, mode: Any, decl: dict[str, Any] | None,
-               path: Path_, step: str) -> PlanInput:
+               path: KeyPath, step: str) -> PlanInput:
         assert ref is not None
         loc = self.doc.locate(path)
         optional = bool(decl and decl.get("optional") is True)
@@ -275,7 +278,7 @@ class IOResolver:
             if found is None:
                 self._names_nothing(path, ref.text, "pipeline input", "declared inputs", ref.name,
                                     list(self.pipeline_inputs))
-                return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+                return _unresolved(name, type_, optional, loc)
             if found.value is not None:
                 literal = self._literal(name, found.value, decl, path, str(type_ or found.type), ref.text)
                 return PlanInput(name, literal.type, value=literal.value, optional=optional, location=loc)
@@ -295,19 +298,19 @@ class IOResolver:
         else:
             self.reporter.error(self.doc, path, f"unknown binding {ref.text}", code="binding",
                                 hint="expected ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}")
-        return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+        return _unresolved(name, type_, optional, loc)
 
-    def _upstream(self, name: str, ref: Reference, type_: Any, mode: Any, optional: bool, path: Path_,
+    def _upstream(self, name: str, ref: Reference, type_: Any, mode: Any, optional: bool, path: KeyPath,
                   step: str) -> PlanInput:
         loc = self.doc.locate(path)
         producer = self.nodes.get(str(ref.step))
         if producer is None:
             self._names_nothing(path, ref.text, "step", "steps", str(ref.step), list(self.nodes))
-            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+            return _unresolved(name, type_, optional, loc)
         if producer.name == step:
             self.reporter.error(self.doc, path, f"step '{step}' reads its own output '{ref.name}' ({ref.text})",
                                 code="cycle")
-            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+            return _unresolved(name, type_, optional, loc)
         out = producer.outputs.get(ref.name)
         if out is None and producer.is_opaque:
             out = PlanOutput(ref.name, "uri_folder", path=output_path(self.place, producer.name, ref.name,
@@ -316,9 +319,14 @@ class IOResolver:
         if out is None:
             self._names_nothing(path, ref.text, f"output of step '{producer.name}'", "declared outputs",
                                 ref.name, list(producer.outputs))
-            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+            return _unresolved(name, type_, optional, loc)
         return PlanInput(name, str(type_ or out.type), mode=mode, path=out.path,
                          source=StepOutputRef(producer.name, out.name), optional=optional, location=loc)
+
+
+def _unresolved(name: str, type_: Any, optional: bool, loc: Location | None) -> PlanInput:
+    """An input whose binding names nothing usable (the error is already reported)."""
+    return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
 
 
 __all__ = ["IOResolver", "legacy_message"]

@@ -92,17 +92,17 @@ class Node:
 
     def declared_inputs(self) -> dict[str, Any] | None:
         """The component's input declarations; ``None`` for inline and remote steps."""
-        comp = self.comp_doc
-        if comp is None:
-            return None
-        decls = comp.get("inputs")
-        return decls if isinstance(decls, dict) else {}
+        return self._declarations("inputs")
 
     def declared_outputs(self) -> dict[str, Any] | None:
+        """The component's output declarations; ``None`` for inline and remote steps."""
+        return self._declarations("outputs")
+
+    def _declarations(self, key: str) -> dict[str, Any] | None:
         comp = self.comp_doc
         if comp is None:
             return None
-        decls = comp.get("outputs")
+        decls = comp.get(key)
         return decls if isinstance(decls, dict) else {}
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mlpipe.compiler.assets import AssetMap
 from mlpipe.plan import DATA_TYPES, LITERAL_TYPES
@@ -109,7 +109,7 @@ def resolve_data_path(raw: str, type_: str, base_dir: Path, assets: AssetMap) ->
     return str(path), None
 
 
-def remote_kind(type_: str | None) -> str:
+def remote_kind(type_: str | None) -> Literal["data", "model"]:
     return "model" if type_ in MODEL_TYPES else "data"
 
 
