@@ -3,6 +3,7 @@ even where pydantic stopped early; and the "ignored when running locally" warnin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
@@ -69,14 +70,15 @@ def check_command(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
     return []
 
 
+_STEP_CHECKS: dict[str, Callable[[dict[str, Any], KeyPath, PositionMap, bool], list[Diagnostic]]] = {
+    "parallel": check_parallel, "command": check_command}
+
+
 def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
     kind = data.get("type")
-    if kind == "parallel":
-        return check_parallel(data, prefix, positions, inline=True)
-    if kind == "command":
-        return check_command(data, prefix, positions, inline=True)
-    return []
+    check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
+    return check(data, prefix, positions, True) if check is not None else []
 
 
 def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
@@ -90,14 +92,12 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnos
         path: KeyPath = ("jobs", name)
         component = node.get("component")
         inline = component is None
-        if node.get("type") == "parallel":
-            out.extend(check_parallel(node, path, positions, inline))
+        kind = node.get("type")
+        check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
+        if check is not None:
+            out.extend(check(node, path, positions, inline))
             if isinstance(component, dict):
-                out.extend(check_parallel(component, path + ("component",), positions, True))
-        elif node.get("type") == "command":
-            out.extend(check_command(node, path, positions, inline))
-            if isinstance(component, dict):
-                out.extend(check_command(component, path + ("component",), positions, True))
+                out.extend(check(component, path + ("component",), positions, True))
     return out
 
 

@@ -197,6 +197,18 @@ def translate_errors(root: type[BaseModel], errors: Sequence[ErrorDetails], data
     return out
 
 
+# pydantic's type errors -> what the value must be.
+_EXPECTED = {
+    "string_type": "a string", "str_type": "a string",
+    "bool_type": "true or false", "bool_parsing": "true or false",
+    "int_type": "an integer", "int_parsing": "an integer",
+    "float_type": "a number", "float_parsing": "a number",
+    "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
+    "mapping_type": "a mapping",
+    "list_type": "a list", "tuple_type": "a list", "iterable_type": "a list",
+}
+
+
 def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
                    positions: PositionMap, prefix: KeyPath) -> Diagnostic:
     kind = err["type"]
@@ -265,20 +277,10 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
         code = "enum"
         if path and path[-1] == "type" and len(choices) == 1 and isinstance(value, str):
             hint = hint or _wrong_document_hint(choices[0], value)
-    elif kind in ("string_type", "str_type"):
-        message = f"must be a string, got {got}"
-    elif kind in ("bool_type", "bool_parsing"):
-        message = f"must be true or false, got {got}"
     elif kind == "int_from_float":
         message = f"must be a whole number, got {value!r}"
-    elif kind in ("int_type", "int_parsing"):
-        message = f"must be an integer, got {got}"
-    elif kind in ("float_type", "float_parsing"):
-        message = f"must be a number, got {got}"
-    elif kind in ("dict_type", "model_type", "model_attributes_type", "mapping_type"):
-        message = f"must be a mapping, got {got}"
-    elif kind in ("list_type", "tuple_type", "iterable_type"):
-        message = f"must be a list, got {got}"
+    elif kind in _EXPECTED:
+        message = f"must be {_EXPECTED[kind]}, got {got}"
     elif kind == "too_short":
         message = "must not be empty"
         if full == ("jobs",):
