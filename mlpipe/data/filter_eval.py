@@ -64,7 +64,7 @@ def _eval(node: ast.AST, frame: pd.DataFrame) -> Any:
     if isinstance(node, ast.Compare):
         left = _eval(node.left, frame)
         result: Any = True
-        for op, right_node in zip(node.ops, node.comparators):
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, (ast.Is, ast.IsNot)):
                 isnull = left.isna() if isinstance(left, pd.Series) else left is None
                 part = isnull if isinstance(op, ast.Is) else ~isnull

@@ -174,17 +174,21 @@ def _literal_choices(tp: Any) -> list[Any]:
 def _value_at(data: Any, path: KeyPath) -> tuple[bool, Any]:
     node = data
     for seg in path:
-        if isinstance(node, dict) and seg in node:
-            node = node[seg]
-        elif isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node):
-            node = node[seg]
-        else:
+        present = (isinstance(node, dict) and seg in node) or (
+            isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node))
+        if not present:
             return False, None
+        node = node[seg]
     return True, node
 
 
-def translate_errors(root: type[BaseModel], errors: Sequence[ErrorDetails], data: Any,
-                     positions: PositionMap, prefix: KeyPath = ()) -> list[Diagnostic]:
+def translate_errors(
+    root: type[BaseModel],
+    errors: Sequence[ErrorDetails],
+    data: Any,
+    positions: PositionMap,
+    prefix: KeyPath = (),
+) -> list[Diagnostic]:
     """pydantic errors of ``root.model_validate(data)`` -> diagnostics with positions."""
     out: list[Diagnostic] = []
     seen: set[tuple[str, str]] = set()
@@ -199,18 +203,27 @@ def translate_errors(root: type[BaseModel], errors: Sequence[ErrorDetails], data
 
 # pydantic's type errors -> what the value must be.
 _EXPECTED = {
-    "string_type": "a string", "str_type": "a string",
-    "bool_type": "true or false", "bool_parsing": "true or false",
-    "int_type": "an integer", "int_parsing": "an integer",
-    "float_type": "a number", "float_parsing": "a number",
-    "dict_type": "a mapping", "model_type": "a mapping", "model_attributes_type": "a mapping",
+    "string_type": "a string",
+    "str_type": "a string",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
     "mapping_type": "a mapping",
-    "list_type": "a list", "tuple_type": "a list", "iterable_type": "a list",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "iterable_type": "a list",
 }
 
 
-def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
-                   positions: PositionMap, prefix: KeyPath) -> Diagnostic:
+def _translate_one(
+    root: type[BaseModel], err: ErrorDetails, data: Any, positions: PositionMap, prefix: KeyPath
+) -> Diagnostic:
     kind = err["type"]
     ctx = err.get("ctx") or {}
     value = err.get("input")
@@ -288,8 +301,12 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
         code = "range"
     elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         bound = next(iter(ctx.values()), "?")
-        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
-              "less_than": "<"}[kind]
+        op = {
+            "greater_than_equal": ">=",
+            "greater_than": ">",
+            "less_than_equal": "<=",
+            "less_than": "<",
+        }[kind]
         message = f"must be {op} {bound}, got {value!r}"
         code = "range"
     elif kind == "union_tag_not_found":
@@ -301,14 +318,23 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
     if res.is_key:
         parent = full[-2] if len(full) >= 2 else ""
         what = {"jobs": "step name", "inputs": "input name", "outputs": "output name"}.get(
-            str(parent), "name")
-        message = (f"{what} '{full[-1] if full else value}' is not an identifier: use letters, "
-                   f"digits and '_', not starting with a digit")
+            str(parent), "name"
+        )
+        message = (
+            f"{what} '{full[-1] if full else value}' is not an identifier: use letters, "
+            f"digits and '_', not starting with a digit"
+        )
         location = positions.locate(full)
         code = "name"
         hint = None
-    return Diagnostic(message, key_path=format_key_path(full), location=location,
-                      severity="error", code=code, hint=hint)
+    return Diagnostic(
+        message,
+        key_path=format_key_path(full),
+        location=location,
+        severity="error",
+        code=code,
+        hint=hint,
+    )
 
 
 def _wrong_document_hint(expected: str, got: str) -> str | None:

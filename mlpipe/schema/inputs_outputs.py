@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from mlpipe.schema.fields import (
-    CaseInsensitive, Number, Scalar, ScalarOrNull, StrictModel, Text, Version, fail,
+    CaseInsensitive,
+    Number,
+    Scalar,
+    ScalarOrNull,
+    StrictModel,
+    Text,
+    Version,
+    fail,
 )
 from mlpipe.schema.yamlio import describe_value
 
@@ -89,15 +96,16 @@ def _input_tag(value: Any) -> str | None:
 
 
 JobInput = Annotated[
-    Union[
-        Annotated[Scalar, Tag("literal")],
-        Annotated[LiteralValueInput, Tag("value")],
-        Annotated[LiteralInput, Tag("literal_spec")],
-        Annotated[DataInput, Tag("data")],
-        Annotated[None, Tag("null")],
-    ],
-    Discriminator(_input_tag, custom_error_type="input_kind",
-                  custom_error_message="must be a literal, a binding or an input mapping"),
+    Annotated[Scalar, Tag("literal")]
+    | Annotated[LiteralValueInput, Tag("value")]
+    | Annotated[LiteralInput, Tag("literal_spec")]
+    | Annotated[DataInput, Tag("data")]
+    | Annotated[None, Tag("null")],
+    Discriminator(
+        _input_tag,
+        custom_error_type="input_kind",
+        custom_error_message="must be a literal, a binding or an input mapping",
+    ),
 ]
 """A pipeline or step input: literal, binding string, ``{value:}``, literal or data mapping."""
 
@@ -106,13 +114,18 @@ class JobOutput(StrictModel):
     """An output of a pipeline or a step: ``{type: uri_folder, mode: rw_mount, path: ...}``."""
 
     type: Annotated[OutputType | None, CaseInsensitive] = Field(
-        None, description="Output type (uri_folder when unset).")
-    path: Text | None = Field(None, description="Where the output goes (local path, datastore URI "
-                                                "template, or binding).")
+        None, description="Output type (uri_folder when unset)."
+    )
+    path: Text | None = Field(
+        None, description="Where the output goes (local path, datastore URI template, or binding)."
+    )
     mode: Annotated[OutputMode | None, CaseInsensitive] = Field(
-        None, description="rw_mount, upload, direct; 'mount' is a legacy alias of rw_mount.")
+        None, description="rw_mount, upload, direct; 'mount' is a legacy alias of rw_mount."
+    )
     name: Text | None = Field(None, description="Cloud only: register the output as this asset.")
-    version: Version | None = Field(None, description="Cloud only: version of the registered asset.")
+    version: Version | None = Field(
+        None, description="Cloud only: version of the registered asset."
+    )
     description: Text | None = None
     datastore: Text | None = None
     is_control: bool | None = None
@@ -130,14 +143,15 @@ def _output_tag(value: Any) -> str | None:
 
 
 StepOutput = Annotated[
-    Union[
-        Annotated[Text, Tag("binding")],
-        Annotated[JobOutput, Tag("output")],
-        Annotated[None, Tag("null")],
-    ],
-    Discriminator(_output_tag, custom_error_type="output_kind",
-                  custom_error_message="must be a binding such as ${{parent.outputs.x}}, "
-                                       "an output mapping, or empty"),
+    Annotated[Text, Tag("binding")]
+    | Annotated[JobOutput, Tag("output")]
+    | Annotated[None, Tag("null")],
+    Discriminator(
+        _output_tag,
+        custom_error_type="output_kind",
+        custom_error_message="must be a binding such as ${{parent.outputs.x}}, "
+        "an output mapping, or empty",
+    ),
 ]
 """A step output: a binding to a pipeline output, an output mapping, or null (defaults)."""
 
@@ -146,7 +160,8 @@ class ComponentInput(StrictModel):
     """An input a component declares."""
 
     type: Annotated[InputType, CaseInsensitive] = Field(
-        description="Data type (uri_folder, mltable, ...) or literal type (string, integer, ...).")
+        description="Data type (uri_folder, mltable, ...) or literal type (string, integer, ...)."
+    )
     description: Text | None = None
     optional: bool | None = Field(None, description="May the input be left unset? (false)")
     default: ScalarOrNull = Field(None, description="Value used when nothing is bound.")
@@ -163,8 +178,11 @@ class ComponentInput(StrictModel):
         if not literal:
             for key in ("min", "max", "enum"):
                 if getattr(self, key) is not None:
-                    raise fail("type", f"'{key}' applies only to literal inputs "
-                                       f"(string, integer, number, boolean), not {self.type}")
+                    raise fail(
+                        "type",
+                        f"'{key}' applies only to literal inputs "
+                        f"(string, integer, number, boolean), not {self.type}",
+                    )
         if self.default is not None and literal:
             problem = literal_type_problem(self.type, self.default)
             if problem:
@@ -196,7 +214,9 @@ def literal_type_problem(type_name: str, value: Any) -> str | None:
     if type_name == "string":
         return None if isinstance(value, str) else f"must be a string, got {describe_value(value)}"
     if type_name == "boolean":
-        if isinstance(value, bool) or (isinstance(value, str) and value.lower() in ("true", "false")):
+        if isinstance(value, bool) or (
+            isinstance(value, str) and value.lower() in ("true", "false")
+        ):
             return None
         return f"must be true or false, got {describe_value(value)}"
     if type_name == "integer":
@@ -221,6 +241,15 @@ def literal_type_problem(type_name: str, value: Any) -> str | None:
 
 
 __all__ = [
-    "DataInput", "LiteralInput", "LiteralValueInput", "JobInput", "JobOutput", "StepOutput",
-    "ComponentInput", "ComponentOutput", "literal_type_problem", "DATA_TYPES", "LITERAL_TYPES",
+    "DataInput",
+    "LiteralInput",
+    "LiteralValueInput",
+    "JobInput",
+    "JobOutput",
+    "StepOutput",
+    "ComponentInput",
+    "ComponentOutput",
+    "literal_type_problem",
+    "DATA_TYPES",
+    "LITERAL_TYPES",
 ]

@@ -5,12 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError as PydanticValidationError
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 
 from mlpipe.diagnostics import (
-    Diagnostic, HasDiagnostics, Location, ValidationError, did_you_mean, errors_of,
+    Diagnostic,
+    HasDiagnostics,
+    Location,
+    ValidationError,
+    did_you_mean,
+    errors_of,
 )
 from mlpipe.schema import checks
 from mlpipe.schema.command import CommandComponent
@@ -20,7 +26,7 @@ from mlpipe.schema.pipeline import PipelineJob
 from mlpipe.schema.yamlio import PositionMap, describe_value, load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
-Component = Union[ParallelComponent, CommandComponent]
+Component = ParallelComponent | CommandComponent
 COMPONENT_MODELS: dict[str, type[BaseModel]] = {
     "parallel": ParallelComponent, "command": CommandComponent}
 
@@ -120,13 +126,22 @@ def load_component_data(data: Mapping[str, Any], source: str,
 
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
     if not present:
-        return Diagnostic("required key 'type' is missing: a component's type is parallel or command",
-                          key_path="type", location=positions.locate(()), code="missing")
+        return Diagnostic(
+            "required key 'type' is missing: a component's type is parallel or command",
+            key_path="type",
+            location=positions.locate(()),
+            code="missing",
+        )
     hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
     if kind == "pipeline":
         hint = "this is a pipeline job: use 'mlpipe job validate'"
-    return Diagnostic(f"must be one of parallel, command, got {describe_value(kind)}",
-                      key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)
+    return Diagnostic(
+        f"must be one of parallel, command, got {describe_value(kind)}",
+        key_path="type",
+        location=positions.locate(("type",)),
+        code="enum",
+        hint=hint,
+    )
 
 
 def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
@@ -139,12 +154,18 @@ def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diag
         return []
     path = ("type",) if legacy_type else ("$schema",)
     what = f"'type: {kind}'" if legacy_type else f"'$schema: {schema}'"
-    return [Diagnostic(
-        f"{what} is the legacy internal component format (componentsdk), not the Azure ML v2 "
-        f"schema mlpipe validates",
-        key_path=path[0], location=positions.locate(path), code="unsupported-schema",
-        hint="v2 components use 'type: parallel' with 'input_data', 'task: {type: run_function, "
-             "code, entry_script, program_arguments}' and inputs typed uri_folder, mltable, ...")]
+    return [
+        Diagnostic(
+            f"{what} is the legacy internal component format (componentsdk), not the Azure ML v2 "
+            f"schema mlpipe validates",
+            key_path=path[0],
+            location=positions.locate(path),
+            code="unsupported-schema",
+            hint="v2 components use 'type: parallel' with 'input_data', "
+                 "'task: {type: run_function, "
+            "code, entry_script, program_arguments}' and inputs typed uri_folder, mltable, ...",
+        )
+    ]
 
 
 def _load_file(path: str | Path, load_data: Any) -> Loaded[Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
@@ -56,13 +56,12 @@ def _node_tag(value: Any) -> str | None:
 
 
 Node = Annotated[
-    Union[
-        Annotated[ParallelNode, Tag("parallel")],
-        Annotated[CommandNode, Tag("command")],
-        Annotated[OtherNode, Tag("other")],
-    ],
-    Discriminator(_node_tag, custom_error_type="node_type",
-                  custom_error_message="a step needs a 'type'"),
+    Annotated[ParallelNode, Tag("parallel")]
+    | Annotated[CommandNode, Tag("command")]
+    | Annotated[OtherNode, Tag("other")],
+    Discriminator(
+        _node_tag, custom_error_type="node_type", custom_error_message="a step needs a 'type'"
+    ),
 ]
 """One step of ``jobs:``, chosen by its ``type``."""
 
@@ -73,7 +72,8 @@ class PipelineJob(StrictModel):
     schema_: Text | None = Field(None, alias="$schema", description="JSON Schema URL (ignored).")
     type: Literal["pipeline"] = Field(description="Always 'pipeline'.")
     name: JobName | None = Field(
-        None, description="Job name: ^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$ (also the run folder name).")
+        None, description="Job name: ^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$ (also the run folder name)."
+    )
     display_name: Text | None = None
     description: Text | None = None
     experiment_name: Text | None = None
@@ -83,8 +83,11 @@ class PipelineJob(StrictModel):
     identity: Identity | None = None
     settings: PipelineSettings | None = None
     inputs: dict[Identifier, JobInput] | None = Field(
-        None, description="Pipeline inputs, bound in steps as ${{parent.inputs.<name>}}.")
+        None, description="Pipeline inputs, bound in steps as ${{parent.inputs.<name>}}."
+    )
     outputs: dict[Identifier, JobOutput | None] | None = Field(
-        None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}.")
-    jobs: Annotated[dict[Identifier, Node], Field(
-        min_length=1, description="The steps, by name; at least one.")]
+        None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}."
+    )
+    jobs: Annotated[
+        dict[Identifier, Node], Field(min_length=1, description="The steps, by name; at least one.")
+    ]

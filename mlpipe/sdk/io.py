@@ -18,19 +18,31 @@ class _Port(Record):
         return cls(**{"type": "uri_folder", **data})
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
+        return (
+            f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
+        )
 
 
 class Input(_Port):
-    """A data or literal input: a declaration (``type``, ``optional``, ...) and/or a value (``path``).
+    """A data or literal input: a declaration (``type``, ``optional``, ...), a value, or both.
 
     ``Input(type="uri_folder", path="./data", mode="ro_mount")`` binds data;
     ``Input(type="integer", default=2, min=1)`` declares a literal parameter.
     Relative ``path`` values are relative to the script that builds the job.
     """
 
-    _keys = ("type", "path", "mode", "optional", "description", "default", "min", "max", "enum",
-             "datastore")
+    _keys = (
+        "type",
+        "path",
+        "mode",
+        "optional",
+        "description",
+        "default",
+        "min",
+        "max",
+        "enum",
+        "datastore",
+    )
 
     def __init__(
         self,

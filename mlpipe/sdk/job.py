@@ -145,7 +145,7 @@ class PipelineJob(Tracked):
     __hash__ = None  # type: ignore[assignment]
 
     def positions(self) -> tuple[dict[str, Any], Any]:
-        """The document and a schema ``PositionMap`` locating each key (YAML line or Python line)."""
+        """The document and a schema ``PositionMap`` locating each key (YAML or Python line)."""
         from mlpipe.schema.yamlio import PositionMap
 
         emitter = Emitter()
@@ -179,16 +179,23 @@ class PipelineJob(Tracked):
         path.write_text(dump_text(document), encoding="utf-8")
 
     # -- validate and run ------------------------------------------------------------------
-    def compile(self, *, runs_dir: str | Path | None = None, job_name: str | None = None,
-                overrides: Any = (), check_paths: bool = True) -> Any:
-        """Validate and compile to an :class:`~mlpipe.plan.ExecutionPlan` (raises ValidationError)."""
+    def compile(
+        self,
+        *,
+        runs_dir: str | Path | None = None,
+        job_name: str | None = None,
+        overrides: Any = (),
+        check_paths: bool = True,
+    ) -> Any:
+        """Validate, compile to an :class:`~mlpipe.plan.ExecutionPlan`; raises ValidationError."""
         from mlpipe.sdk.running import compile_job
 
-        return compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
-                           check_paths=check_paths)
+        return compile_job(
+            self, runs_dir=runs_dir, job_name=job_name, overrides=overrides, check_paths=check_paths
+        )
 
     def validate(self) -> Any:
-        """Check the job like ``mlpipe job validate``; raises one ValidationError listing all problems.
+        """Check the job like ``mlpipe job validate``; one ValidationError lists all problems.
 
         Returns the warnings (a tuple of diagnostics) when the job is valid.
         """
@@ -201,5 +208,7 @@ class PipelineJob(Tracked):
         return run(self, **kwargs)
 
     def __repr__(self) -> str:
-        return (f"PipelineJob(display_name={self.display_name!r}, "
-                f"jobs={list(self.jobs)}, base_path={str(self._base_path)!r})")
+        return (
+            f"PipelineJob(display_name={self.display_name!r}, "
+            f"jobs={list(self.jobs)}, base_path={str(self._base_path)!r})"
+        )

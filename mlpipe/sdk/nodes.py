@@ -304,7 +304,7 @@ class CommandNode(Node):
 
 
 def plain(value: Any) -> Any:
-    """``value`` with SDK objects (pipeline parameters, node outputs, Input/Output) as YAML values."""
+    """``value`` with SDK objects (pipeline parameters, node outputs, Input/Output) as YAML."""
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
