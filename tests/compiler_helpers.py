@@ -34,9 +34,7 @@ PARALLEL_STEP = """\
 def make_project(root: Path) -> Path:
     """``src/score.py``, ``src/prep.py`` and ``data/a.txt`` under ``root``."""
     (root / "src").mkdir(parents=True, exist_ok=True)
-    (root / "src" / "score.py").write_text(
-        "def init():\n    pass\n\ndef run(batch):\n    return batch\n"
-    )
+    (root / "src" / "score.py").write_text("def init():\n    pass\n\ndef run(batch):\n    return batch\n")
     (root / "src" / "prep.py").write_text("print('prep')\n")
     (root / "data").mkdir(exist_ok=True)
     (root / "data" / "a.txt").write_text("a\n")

@@ -25,9 +25,7 @@ def seed_pipeline(tmp_path: Path) -> Path:
     (tmp_path / "neural-iris-mltable" / "MLTable").write_text("paths:\n  - file: ./iris.csv\n")
     (tmp_path / "iris-model").mkdir()
     (tmp_path / "script").mkdir()
-    (tmp_path / "script" / "iris_prediction.py").write_text(
-        "def init():\n    pass\n\ndef run(b):\n    return b\n"
-    )
+    (tmp_path / "script" / "iris_prediction.py").write_text("def init():\n    pass\n\ndef run(b):\n    return b\n")
     path = tmp_path / "pipeline.yml"
     path.write_text(yaml_text, encoding="utf-8")
     return path

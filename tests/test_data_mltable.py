@@ -17,8 +17,7 @@ IRIS_COPIES = [
     CORPUS_IRIS,  # utf8
     "azureml-examples/cli/jobs/pipelines/iris-batch-prediction-using-parallel/neural-iris-mltable",
     "azure-sdk-for-python/test_configs/dataset/neural-iris-mltable",
-    # ascii
-    "azure-sdk-for-python/test_configs/dsl_pipeline/parallel_component/dataset/iris-mltable",
+    "azure-sdk-for-python/test_configs/dsl_pipeline/parallel_component/dataset/iris-mltable",  # ascii
     # ascii, no final newline (84,031 bytes)
     "azure-sdk-for-python/test_configs/dsl_pipeline/parallel_component_with_tabular_input/dataset/iris-mltable",
 ]
@@ -44,9 +43,7 @@ PATHS = "  - file: ../a.csv\n  - file: ../b.csv\n"
 
 def test_header_all_files_same_headers_skips_first_line_of_every_file(tmp_path: Path) -> None:
     two_files(tmp_path)
-    table = read_mltable(
-        write_mltable(tmp_path / "t", delimited(PATHS, header="all_files_same_headers"))
-    )
+    table = read_mltable(write_mltable(tmp_path / "t", delimited(PATHS, header="all_files_same_headers")))
     assert list(table.columns) == ["x", "y", "s"]
     assert table["x"].tolist() == [1, 3, 5]
     assert table["s"].isna().tolist() == [False, True, False]  # empty -> null by default
@@ -69,10 +66,8 @@ def test_header_no_header_names_columns_column1_to_n(tmp_path: Path) -> None:
 def test_header_all_files_different_headers_unions_columns(tmp_path: Path) -> None:
     (tmp_path / "a.csv").write_text("x,y\n1,2\n")
     (tmp_path / "b.csv").write_text("y,z\n7,8\n")
-    mlt = write_mltable(
-        tmp_path / "t",
-        delimited(PATHS.replace("b.csv", "b.csv"), header="all_files_different_headers"),
-    )
+    mlt = write_mltable(tmp_path / "t", delimited(PATHS.replace("b.csv", "b.csv"),
+                                                   header="all_files_different_headers"))
     table = read_mltable(mlt)
     assert list(table.columns) == ["x", "y", "z"]
     assert table["y"].tolist() == [2, 7]
@@ -96,9 +91,8 @@ def test_include_path_column_puts_absolute_path_first(tmp_path: Path) -> None:
 
 def test_delimiter_and_latin1_encoding(tmp_path: Path) -> None:
     (tmp_path / "a.csv").write_bytes("name;city\nJosé;Zürich\n".encode("latin-1"))
-    mlt = write_mltable(
-        tmp_path / "t", delimited("  - file: ../a.csv\n", delimiter="';'", encoding="latin1")
-    )
+    mlt = write_mltable(tmp_path / "t", delimited("  - file: ../a.csv\n", delimiter="';'",
+                                                  encoding="latin1"))
     assert read_mltable(mlt).to_dict("records") == [{"name": "José", "city": "Zürich"}]
 
 
@@ -118,31 +112,22 @@ def test_support_multi_line_keeps_quoted_newlines_in_one_row(tmp_path: Path) -> 
 
 def test_read_parquet(tmp_path: Path) -> None:
     pq.write_table(pa.table({"a": [1, 2, 3], "b": ["x", "y", "z"]}), tmp_path / "p.parquet")
-    mlt = write_mltable(
-        tmp_path / "t",
-        "paths:\n  - file: ../p.parquet\ntransformations:\n"
-        "  - read_parquet:\n      include_path_column: true\n",
-    )
+    mlt = write_mltable(tmp_path / "t", "paths:\n  - file: ../p.parquet\ntransformations:\n"
+                                        "  - read_parquet:\n      include_path_column: true\n")
     table = read_mltable(mlt)
     assert list(table.columns) == ["Path", "a", "b"] and table["a"].tolist() == [1, 2, 3]
 
 
 def test_read_json_lines_and_invalid_lines(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text('{"a": 1, "b": "x"}\n{"a": 2, "b": "y"}\nnot json\n')
-    bad = write_mltable(
-        tmp_path / "t",
-        "paths:\n  - file: ../a.jsonl\ntransformations:\n"
-        "  - read_json_lines:\n      encoding: utf8\n",
-    )
+    bad = write_mltable(tmp_path / "t", "paths:\n  - file: ../a.jsonl\ntransformations:\n"
+                                        "  - read_json_lines:\n      encoding: utf8\n")
     with pytest.raises(DataError) as err:
         read_mltable(bad)
     assert err.value.diagnostic.location.line == 3
     assert err.value.diagnostic.location.file == str(tmp_path / "a.jsonl")
-    drop = write_mltable(
-        tmp_path / "u",
-        "paths:\n  - file: ../a.jsonl\ntransformations:\n"
-        "  - read_json_lines:\n      invalid_lines: drop\n",
-    )
+    drop = write_mltable(tmp_path / "u", "paths:\n  - file: ../a.jsonl\ntransformations:\n"
+                                         "  - read_json_lines:\n      invalid_lines: drop\n")
     assert read_mltable(drop)["a"].tolist() == [1, 2]
 
 
@@ -157,56 +142,33 @@ def test_wrong_field_count_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_read_delta_lake_is_a_clear_out_of_scope_error(tmp_path: Path) -> None:
-    mlt = write_mltable(
-        tmp_path / "t",
-        "paths:\n  - folder: ./d\ntransformations:\n"
-        "  - read_delta_lake:\n      timestamp_as_of: 2022-08-26\n",
-    )
+    mlt = write_mltable(tmp_path / "t", "paths:\n  - folder: ./d\ntransformations:\n"
+                                        "  - read_delta_lake:\n      timestamp_as_of: 2022-08-26\n")
     with pytest.raises(DataError) as err:
         read_mltable(mlt)
     assert "read_delta_lake is not supported" in str(err.value)
     assert err.value.diagnostic.location.line == 4
 
 
-@pytest.mark.parametrize(
-    "text,line,needle",
-    [
-        ("paths:\n  - file: ./a.csv\n transformations: [\n", 3, "malformed MLTable YAML"),
-        ("path:\n  - file: ./a.csv\n", 1, "did you mean 'paths'"),
-        ("paths: []\n", 1, "non-empty list"),
-        ("paths:\n  - files: ./a.csv\n", 2, "did you mean 'file'"),
-        (
-            "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited:\n      header: first_row\n",
-            5,
-            "unknown header mode",
-        ),
-        (
-            "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited:\n      delimeter: ','\n",
-            5,
-            "did you mean 'delimiter'",
-        ),
-        (
-            "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n  - take_sample: 3\n",
-            5,
-            "unknown transformation",
-        ),
-        ("paths:\n  - file: ./a.csv\ntransformations:\n  - take: 3\n", 3, "needs a read_delimited"),
-        (
-            "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n  - take: -1\n",
-            5,
-            "non-negative",
-        ),
-        (
-            "paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n"
-            '  - filter: \'__import__("os").system("true")\'\n',
-            5,
-            'col("column name")',
-        ),
-    ],
-)
-def test_bad_mltable_files_name_file_line_and_problem(
-    tmp_path: Path, text: str, line: int, needle: str
-) -> None:
+@pytest.mark.parametrize("text,line,needle", [
+    ("paths:\n  - file: ./a.csv\n transformations: [\n", 3, "malformed MLTable YAML"),
+    ("path:\n  - file: ./a.csv\n", 1, "did you mean 'paths'"),
+    ("paths: []\n", 1, "non-empty list"),
+    ("paths:\n  - files: ./a.csv\n", 2, "did you mean 'file'"),
+    ("paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited:\n      header: first_row\n",
+     5, "unknown header mode"),
+    ("paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited:\n      delimeter: ','\n",
+     5, "did you mean 'delimiter'"),
+    ("paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n  - take_sample: 3\n",
+     5, "unknown transformation"),
+    ("paths:\n  - file: ./a.csv\ntransformations:\n  - take: 3\n", 3, "needs a read_delimited"),
+    ("paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n  - take: -1\n",
+     5, "non-negative"),
+    ("paths:\n  - file: ./a.csv\ntransformations:\n  - read_delimited: {}\n"
+     "  - filter: '__import__(\"os\").system(\"true\")'\n", 5, "col(\"column name\")"),
+])
+def test_bad_mltable_files_name_file_line_and_problem(tmp_path: Path, text: str, line: int,
+                                                      needle: str) -> None:
     (tmp_path / "a.csv").write_text("x\n1\n")
     write_mltable(tmp_path, text)
     with pytest.raises(DataError) as err:

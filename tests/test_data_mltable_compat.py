@@ -53,45 +53,22 @@ def test_results_match_the_mltable_library(corpus: Path, tmp_path: Path) -> None
     (tmp_path / "a.csv").write_text("x,y,s\n1,2,foo\n3,,\n7,8,baz\n")
     (tmp_path / "b.csv").write_text("x,y,s\n5,6,bar\n")
     paths = "  - file: ../a.csv\n  - file: ../b.csv\n"
-    cases = [
-        corpus / CORPUS_IRIS,
-        corpus
-        / "azure-sdk-for-python/test_configs/dsl_pipeline/parallel_component_with_tabular_input/dataset/iris-mltable",
-    ]
-    for name, extra in [
-        ("same", {}),
-        ("first", {"header": "from_first_file"}),
-        ("none", {"header": "no_header"}),
-        ("path", {"include_path_column": True}),
-    ]:
+    cases = [corpus / CORPUS_IRIS,
+             corpus / "azure-sdk-for-python/test_configs/dsl_pipeline/parallel_component_with_tabular_input/dataset/iris-mltable"]
+    for name, extra in [("same", {}), ("first", {"header": "from_first_file"}),
+                        ("none", {"header": "no_header"}), ("path", {"include_path_column": True})]:
         cases.append(write_mltable(tmp_path / name, delimited(paths, **extra)))
-    cases.append(
-        write_mltable(
-            tmp_path / "ops",
-            delimited(paths) + "  - skip: 1\n  - take: 2\n"
-            "  - filter: 'x > 2'\n  - drop_columns: [y]\n",
-        )
-    )
+    cases.append(write_mltable(tmp_path / "ops", delimited(paths) + "  - skip: 1\n  - take: 2\n"
+                               "  - filter: 'x > 2'\n  - drop_columns: [y]\n"))
     out = tmp_path / "oj"
     example = corpus / OJ_EXAMPLE
-    subprocess.run(
-        [
-            sys.executable,
-            str(example / "src/partition_data/partition_data.py"),
-            "--data_source",
-            str(example / "oj_sales_data/oj_sales_data.csv"),
-            "--partition_keys",
-            "Store,Brand",
-            "--tabular_output_data",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    subprocess.run([sys.executable, str(example / "src/partition_data/partition_data.py"),
+                    "--data_source", str(example / "oj_sales_data/oj_sales_data.csv"),
+                    "--partition_keys", "Store,Brand", "--tabular_output_data", str(out)],
+                   check=True, capture_output=True)
     cases.append(out)
-    result = subprocess.run(
-        [python, "-c", PROBE, *map(str, cases)], capture_output=True, text=True, timeout=600
-    )
+    result = subprocess.run([python, "-c", PROBE, *map(str, cases)], capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     expected = json.loads(result.stdout.strip().splitlines()[-1])
     for case, want in zip(cases, expected, strict=True):

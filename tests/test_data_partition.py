@@ -83,11 +83,7 @@ def test_partition_keys_from_data_columns(corpus: Path, tmp_path: Path) -> None:
     source = corpus / OJ_EXAMPLE / "oj_sales_data/oj_sales_data.csv"
     mlt = write_mltable(tmp_path, delimited(f"  - file: {source}\n"))
     mbs = batches(mlt, keys=("Brand",))
-    assert [mb.partition_key_value["Brand"] for mb in mbs] == [
-        "dominicks",
-        "minute_maid",
-        "tropicana",
-    ]
+    assert [mb.partition_key_value["Brand"] for mb in mbs] == ["dominicks", "minute_maid", "tropicana"]
     frames = [load_mini_batch(mb) for mb in mbs]
     assert [len(f) for f in frames] == [3993, 3993, 3993]
     assert all(set(f["Brand"]) == {mb.partition_key_value["Brand"]} for mb, f in zip(mbs, frames, strict=True))

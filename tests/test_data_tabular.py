@@ -30,18 +30,11 @@ def test_bad_byte_sizes_are_rejected(text: str) -> None:
         byte_size(text)
 
 
-@pytest.mark.parametrize(
-    "size,count,first_rows",
-    [
-        ("10kb", 9, [9] * 8 + [2]),
-        ("100kb", 1, [74]),
-        ("100", 74, [1] * 74),
-        ("10000", 10, [8] * 9 + [2]),
-    ],
-)
-def test_corpus_iris_division_matches_manifest(
-    corpus: Path, size: str, count: int, first_rows: list[int]
-) -> None:
+@pytest.mark.parametrize("size,count,first_rows", [
+    ("10kb", 9, [9] * 8 + [2]), ("100kb", 1, [74]), ("100", 74, [1] * 74), ("10000", 10, [8] * 9 + [2]),
+])
+def test_corpus_iris_division_matches_manifest(corpus: Path, size: str, count: int,
+                                               first_rows: list[int]) -> None:
     frames = loaded(corpus / CORPUS_IRIS, size=size)
     assert len(frames) == count
     assert [len(f) for f in frames] == first_rows
@@ -54,13 +47,8 @@ def big_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("big")
     rng = np.random.default_rng(1)
     n = 40_000
-    frame = pd.DataFrame(
-        {
-            "row": np.arange(n),
-            "value": rng.normal(size=n).round(6),
-            "label": rng.choice(["alpha", "beta", "gamma,delta"], size=n),
-        }
-    )
+    frame = pd.DataFrame({"row": np.arange(n), "value": rng.normal(size=n).round(6),
+                          "label": rng.choice(["alpha", "beta", "gamma,delta"], size=n)})
     frame.to_csv(folder / "big.csv", index=False)
     write_mltable(folder, delimited("  - file: ./big.csv\n"))
     return folder
@@ -125,21 +113,14 @@ def parquet_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     table = pa.table({"row": np.arange(20_000), "x": rng.normal(size=20_000)})
     pq.write_table(table.slice(0, 12_000), folder / "a.parquet", row_group_size=3_000)  # 4 groups
     pq.write_table(table.slice(12_000), folder / "b.parquet", row_group_size=8_000)  # 1 group
-    write_mltable(
-        folder, "paths:\n  - pattern: ./*.parquet\ntransformations:\n  - read_parquet: {}\n"
-    )
+    write_mltable(folder, "paths:\n  - pattern: ./*.parquet\ntransformations:\n  - read_parquet: {}\n")
     return folder
 
 
 def row_group_bytes(path: Path) -> list[int]:
     meta = pq.ParquetFile(path).metadata
-    return [
-        sum(
-            meta.row_group(i).column(c).total_compressed_size
-            for c in range(meta.row_group(i).num_columns)
-        )
-        for i in range(meta.num_row_groups)
-    ]
+    return [sum(meta.row_group(i).column(c).total_compressed_size
+                for c in range(meta.row_group(i).num_columns)) for i in range(meta.num_row_groups)]
 
 
 def test_parquet_divided_by_row_groups_and_inside_large_groups(parquet_dir: Path) -> None:
@@ -149,8 +130,7 @@ def test_parquet_divided_by_row_groups_and_inside_large_groups(parquet_dir: Path
     a_batches = [mb for mb in mbs if mb.detail["file"].endswith("a.parquet")]
     assert [mb.detail["row_groups"] for mb in a_batches] == [[0, 1], [2, 3]]
     b_batches = [mb for mb in mbs if mb.detail["file"].endswith("b.parquet")]
-    # a large group is cut in row ranges
-    assert len(b_batches) == -(-big_group // (2 * group + 100))
+    assert len(b_batches) == -(-big_group // (2 * group + 100))  # a large group is cut in row ranges
     assert all("rows" in mb.detail for mb in b_batches)
     frames = [load_mini_batch(mb) for mb in mbs]
     assert [len(f) for f in frames] == [mb.items for mb in mbs]
@@ -164,9 +144,8 @@ def test_parquet_tiny_target_gives_row_slices_of_at_least_one_row(parquet_dir: P
 
 def test_json_lines_divided_by_lines(tmp_path: Path) -> None:
     (tmp_path / "a.jsonl").write_text("".join(f'{{"i": {i}, "s": "v{i}"}}\n' for i in range(300)))
-    mlt = write_mltable(
-        tmp_path / "t", "paths:\n  - file: ../a.jsonl\ntransformations:\n  - read_json_lines: {}\n"
-    )
+    mlt = write_mltable(tmp_path / "t", "paths:\n  - file: ../a.jsonl\ntransformations:\n"
+                                        "  - read_json_lines: {}\n")
     frames = loaded(mlt, size="1kb")
     assert len(frames) > 5
     assert pd.concat(frames)["i"].tolist() == list(range(300))
@@ -175,17 +154,15 @@ def test_json_lines_divided_by_lines(tmp_path: Path) -> None:
 def test_batches_never_cross_files(tmp_path: Path) -> None:
     for name in "abc":
         (tmp_path / f"{name}.csv").write_text("x\n" + "".join(f"{name}{i}\n" for i in range(3)))
-    mlt = write_mltable(
-        tmp_path / "t", "paths:\n  - pattern: ../*.csv\ntransformations:\n  - read_delimited: {}\n"
-    )
+    mlt = write_mltable(tmp_path / "t", "paths:\n  - pattern: ../*.csv\ntransformations:\n"
+                                        "  - read_delimited: {}\n")
     frames = loaded(mlt, size="1mb")
     assert [f["x"].tolist() for f in frames] == [[f"{n}{i}" for i in range(3)] for n in "abc"]
 
 
 def test_empty_table_gives_zero_batches_and_a_note(tmp_path: Path) -> None:
-    mlt = write_mltable(
-        tmp_path / "t", "paths:\n  - pattern: ./*.csv\ntransformations:\n  - read_delimited: {}\n"
-    )
+    mlt = write_mltable(tmp_path / "t", "paths:\n  - pattern: ./*.csv\ntransformations:\n"
+                                        "  - read_delimited: {}\n")
     notes: list = []
     assert batches(mlt, size="1kb", notes=notes) == [] and notes[0].code == "empty-input"
 
@@ -200,10 +177,8 @@ def test_utf16_file_is_one_batch_per_file(tmp_path: Path) -> None:
 def test_utf16_header_skipped_in_every_file_and_row_numbers_kept(tmp_path: Path) -> None:
     (tmp_path / "a.csv").write_bytes("x,y\n1,a\n2,b\n".encode("utf-16"))
     (tmp_path / "b.csv").write_bytes("x,y\n3,c\n".encode("utf-16"))
-    mlt = write_mltable(
-        tmp_path / "t",
-        delimited("  - file: ../a.csv\n  - file: ../b.csv\n", encoding="utf16") + "  - skip: 1\n",
-    )
+    mlt = write_mltable(tmp_path / "t", delimited("  - file: ../a.csv\n  - file: ../b.csv\n",
+                                                  encoding="utf16") + "  - skip: 1\n")
     assert [f["x"].tolist() for f in loaded(mlt, size="1kb")] == [[2], [3]]
 
 

@@ -58,9 +58,8 @@ def test_take_random_sample_is_seeded_and_independent_of_division(table_dir: Pat
 def test_drop_and_keep_columns(table_dir: Path) -> None:
     assert list(read_mltable(mltable(table_dir, "drop_columns: [flag, day]")).columns) == \
         ["id", "price", "name"]
-    assert list(
-        read_mltable(mltable(table_dir, "keep_columns:\n      - day\n      - id")).columns
-    ) == ["id", "day"]
+    assert list(read_mltable(mltable(table_dir, "keep_columns:\n      - day\n      - id")).columns) \
+        == ["id", "day"]
 
 
 def test_missing_column_lists_available_columns(table_dir: Path) -> None:
@@ -73,38 +72,27 @@ def test_missing_column_lists_available_columns(table_dir: Path) -> None:
     assert err.value.diagnostic.key_path == "transformations.drop_columns"
 
 
-@pytest.mark.parametrize(
-    "expression,expected",
-    [
-        ("id < 5", [0, 1, 2, 3, 4]),
-        ('col("id") >= 195', [195, 196, 197, 198, 199]),
-        ('price > "98.5"', [198, 199]),
-        ("id in (3, 4, 150) and flag == 'no'", [4, 150]),
-        ("not (id > 2) or id == 199", [0, 1, 2, 199]),
-        ("id % 50 == 0 and name is None", [0, 50, 100, 150]),
-        ("name == 'n3' and id < 30", [3, 17, 24]),
-        ("id * 2 + 1 == 9", [4]),
-        ("3 < id <= 5", [4, 5]),
-    ],
-)
+@pytest.mark.parametrize("expression,expected", [
+    ("id < 5", [0, 1, 2, 3, 4]),
+    ('col("id") >= 195', [195, 196, 197, 198, 199]),
+    ('price > "98.5"', [198, 199]),
+    ("id in (3, 4, 150) and flag == 'no'", [4, 150]),
+    ("not (id > 2) or id == 199", [0, 1, 2, 199]),
+    ("id % 50 == 0 and name is None", [0, 50, 100, 150]),
+    ("name == 'n3' and id < 30", [3, 17, 24]),
+    ("id * 2 + 1 == 9", [4]),
+    ("3 < id <= 5", [4, 5]),
+])
 def test_filter_expressions(table_dir: Path, expression: str, expected: list[int]) -> None:
     path = mltable(table_dir, f"filter: {expression!r}".replace("\\'", "''"))
     assert read_mltable(path)["id"].tolist() == expected
     assert divided(path, "300")["id"].tolist() == expected
 
 
-@pytest.mark.parametrize(
-    "expression",
-    [
-        "__import__('os')",
-        "id.__class__",
-        "[x for x in id]",
-        "lambda: 1",
-        "id if id else 0",
-        "open('/etc/passwd')",
-        "id[0]",
-    ],
-)
+@pytest.mark.parametrize("expression", [
+    "__import__('os')", "id.__class__", "[x for x in id]", "lambda: 1", "id if id else 0",
+    "open('/etc/passwd')", "id[0]",
+])
 def test_filter_rejects_anything_outside_the_safe_subset(table_dir: Path, expression: str) -> None:
     with pytest.raises(DataError, match="filter"):
         read_mltable(mltable(table_dir, f"filter: {expression!r}".replace("\\'", "''")))
@@ -123,9 +111,7 @@ def test_take_after_filter_cannot_be_divided_but_reads_whole(table_dir: Path) ->
 
 
 def test_convert_column_types(table_dir: Path) -> None:
-    path = mltable(
-        table_dir,
-        """convert_column_types:
+    path = mltable(table_dir, """convert_column_types:
       - columns: id
         column_type: float
       - columns: [price]
@@ -141,8 +127,7 @@ def test_convert_column_types(table_dir: Path) -> None:
           datetime:
             formats: ['%Y-%m-%d']
       - columns: name
-        column_type: string""",
-    )
+        column_type: string""")
     table = read_mltable(path)
     assert table["id"].dtype == "float64"
     assert table["price"].tolist()[:4] == [0, pd.NA, 1, pd.NA]  # 0.5 is not an integer
@@ -153,11 +138,8 @@ def test_convert_column_types(table_dir: Path) -> None:
 
 def test_convert_column_types_rejects_unknown_type(table_dir: Path) -> None:
     with pytest.raises(DataError, match="did you mean 'float'"):
-        read_mltable(
-            mltable(
-                table_dir, "convert_column_types:\n      - columns: id\n        column_type: flaot"
-            )
-        )
+        read_mltable(mltable(table_dir, "convert_column_types:\n      - columns: id\n"
+                                        "        column_type: flaot"))
 
 
 def test_extract_columns_from_partition_format(tmp_path: Path) -> None:
@@ -165,11 +147,9 @@ def test_extract_columns_from_partition_format(tmp_path: Path) -> None:
         folder = tmp_path / store / day
         folder.mkdir(parents=True)
         (folder / "part.csv").write_text("v\n1\n2\n")
-    text = (
-        "paths:\n  - pattern: ./**/*.csv\ntransformations:\n  - read_delimited:\n"
-        "      delimiter: ','\n  - extract_columns_from_partition_format:\n"
-        "      partition_format: '{Store}/{Day:yyyy/MM/dd}/{file_name}.{extension}'\n"
-    )
+    text = ("paths:\n  - pattern: ./**/*.csv\ntransformations:\n  - read_delimited:\n"
+            "      delimiter: ','\n  - extract_columns_from_partition_format:\n"
+            "      partition_format: '{Store}/{Day:yyyy/MM/dd}/{file_name}.{extension}'\n")
     table = read_mltable(write_mltable(tmp_path, text))
     assert table["Store"].tolist() == ["s1", "s1", "s2", "s2"]
     assert table["Day"].tolist()[2] == pd.Timestamp("2024-03-04")
@@ -180,9 +160,7 @@ def test_extract_columns_from_partition_format(tmp_path: Path) -> None:
 
 def test_extract_format_not_matching_path_is_an_error(tmp_path: Path) -> None:
     (tmp_path / "flat.csv").write_text("v\n1\n")
-    text = (
-        "paths:\n  - file: ./flat.csv\ntransformations:\n  - read_delimited: {}\n"
-        "  - extract_columns_from_partition_format: '{A}/{file_name}.parquet'\n"
-    )
+    text = ("paths:\n  - file: ./flat.csv\ntransformations:\n  - read_delimited: {}\n"
+            "  - extract_columns_from_partition_format: '{A}/{file_name}.parquet'\n")
     with pytest.raises(DataError, match="does not match partition format"):
         read_mltable(write_mltable(tmp_path, text))

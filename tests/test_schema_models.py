@@ -166,12 +166,7 @@ def test_unknown_keys_get_did_you_mean_with_line(tmp_path: Path) -> None:
     assert got == {
         ("setings", "unknown key 'setings'", "did you mean 'settings'?", 2),
         ("jobs.s.input_dta", "unknown key 'input_dta'", "did you mean 'input_data'?", 6),
-        (
-            "jobs.s.task.entry_scrip",
-            "unknown key 'entry_scrip'",
-            "did you mean 'entry_script'?",
-            10,
-        ),
+        ("jobs.s.task.entry_scrip", "unknown key 'entry_scrip'", "did you mean 'entry_script'?", 10),
     }
 
 
@@ -192,10 +187,8 @@ def test_cloud_only_keys_warn_once_per_key(tmp_path: Path) -> None:
                     locations: [westus], properties: {a: 1}}
         """
     steps = textwrap.indent(textwrap.dedent(step), "    ")
-    path = write(
-        tmp_path,
-        f"type: pipeline\nidentity: {{type: user_identity}}\njobs:\n  a:\n{steps}  b:\n{steps}",
-    )
+    path = write(tmp_path, "type: pipeline\nidentity: {type: user_identity}\njobs:\n"
+                 f"  a:\n{steps}  b:\n{steps}")
     loaded = load_pipeline(path)
     assert loaded.errors == []
     warnings = {w.key_path: w.message for w in loaded.warnings}
@@ -204,7 +197,8 @@ def test_cloud_only_keys_warn_once_per_key(tmp_path: Path) -> None:
         "jobs.a.resources.instance_type": "'instance_type' is ignored when running locally (and 1 more place)",
         "jobs.a.resources.shm_size": "'shm_size' is ignored when running locally (and 1 more place)",
         "jobs.a.resources.docker_args": "'docker_args' is ignored when running locally (and 1 more place)",
-        "jobs.a.resources.max_instance_count": "'max_instance_count' is ignored when running locally (and 1 more place)",
+        "jobs.a.resources.max_instance_count":
+            "'max_instance_count' is ignored when running locally (and 1 more place)",
         "jobs.a.resources.locations": "'locations' is ignored when running locally (and 1 more place)",
         "jobs.a.resources.properties": "'properties' is ignored when running locally (and 1 more place)",
     }
@@ -213,63 +207,40 @@ def test_cloud_only_keys_warn_once_per_key(tmp_path: Path) -> None:
 
 
 def test_compute_tags_and_environments_do_not_warn(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        pipeline(
-            "s:\n" + PARALLEL_STEP + "    compute: azureml:gpu\n",
-            top="experiment_name: e\ntags: {a: b}\nsettings: "
-            "{default_compute: azureml:serverless}\n",
-        ),
-    )
+    path = write(tmp_path, pipeline("s:\n" + PARALLEL_STEP + "    compute: azureml:gpu\n",
+                                    top="experiment_name: e\ntags: {a: b}\nsettings: "
+                                        "{default_compute: azureml:serverless}\n"))
     assert load_pipeline(path).diagnostics == []
 
 
 def test_step_types(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        pipeline("""\
+    path = write(tmp_path, pipeline("""\
         a: {type: paralel}
         b: {command: echo}
         c: {type: 5}
         d: [1]
-        """),
-    )
+        """))
     errors = load_pipeline(path).errors
     assert [(e.key_path, e.message, e.hint) for e in errors] == [
-        (
-            "jobs.a.type",
-            "unknown step type 'paralel': must be one of parallel, command (or another "
-            "Azure ML step type)",
-            "did you mean 'parallel'?",
-        ),
-        (
-            "jobs.b.type",
-            "required key 'type' is missing: a step's type is one of parallel, command "
-            "(or another Azure ML step type)",
-            None,
-        ),
-        (
-            "jobs.c.type",
-            "unknown step type integer 5: must be one of parallel, command (or another "
-            "Azure ML step type)",
-            None,
-        ),
+        ("jobs.a.type", "unknown step type 'paralel': must be one of parallel, command (or another "
+                        "Azure ML step type)", "did you mean 'parallel'?"),
+        ("jobs.b.type", "required key 'type' is missing: a step's type is one of parallel, command "
+                        "(or another Azure ML step type)", None),
+        ("jobs.c.type", "unknown step type integer 5: must be one of parallel, command (or another "
+                        "Azure ML step type)", None),
         ("jobs.d", "must be a step mapping with a 'type', got a list", None),
     ]
     assert [e.location.line for e in errors] == [3, 4, 5, 6]
 
 
 def test_inline_steps_need_their_keys_component_steps_do_not(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        pipeline("""\
+    path = write(tmp_path, pipeline("""\
         p: {type: parallel, mini_batch_size: "1"}
         c: {type: command, code: ./src}
         p2: {type: parallel, component: ./score.yml, mini_batch_size: "1"}
         c2: {type: command, component: azureml:cmd:1}
         p3: {type: parallel, input_data: "${{inputs.x}}", task: {type: function}}
-        """),
-    )
+        """))
     errors = load_pipeline(path).errors
     assert [(e.key_path, e.message, e.location.line) for e in errors] == [
         ("jobs.p.task", "required key 'task' is missing", 3),
@@ -280,9 +251,7 @@ def test_inline_steps_need_their_keys_component_steps_do_not(tmp_path: Path) -> 
 
 
 def test_inline_component_mapping_is_validated_as_a_component(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        pipeline("""\
+    path = write(tmp_path, pipeline("""\
         p:
           type: parallel
           component:
@@ -292,8 +261,7 @@ def test_inline_component_mapping_is_validated_as_a_component(tmp_path: Path) ->
             retry_settings: {timeout: 0}
             task: {entry_script: s.py}
           inputs: {x: ./data}
-        """),
-    )
+        """))
     [error] = load_pipeline(path).errors
     assert error.key_path == "jobs.p.component.retry_settings.timeout"
     assert error.message == "must be in (0, 259200], got 0" and error.location.line == 9
@@ -312,15 +280,11 @@ def test_legacy_task_keys_and_args_conflict(tmp_path: Path) -> None:
     assert load_component(write(tmp_path, base)).errors == []
     path = write(tmp_path, base + "  program_arguments: --b 2\n")
     [error] = load_component(path).errors
-    assert (
-        error.key_path == "task.args" and "not both" in error.message and error.location.line == 7
-    )
+    assert error.key_path == "task.args" and "not both" in error.message and error.location.line == 7
 
 
 def test_component_inputs(tmp_path: Path) -> None:
-    good = write(
-        tmp_path,
-        """\
+    good = write(tmp_path, """\
         type: command
         command: echo ${{inputs.n}}
         inputs:
@@ -330,13 +294,10 @@ def test_component_inputs(tmp_path: Path) -> None:
           p: {type: uri_folder, optional: true, mode: download}
         outputs:
           o: {type: mltable, mode: rw_mount}
-        """,
-    )
+        """)
     loaded = load_component(good)
     assert loaded.errors == [] and isinstance(loaded.model, CommandComponent)
-    bad = write(
-        tmp_path,
-        """\
+    bad = write(tmp_path, """\
         type: command
         command: echo
         inputs:
@@ -345,33 +306,23 @@ def test_component_inputs(tmp_path: Path) -> None:
           q: {type: strng}
         outputs:
           o: {type: string}
-        """,
-        "bad.yml",
-    )
+        """, "bad.yml")
     errors = load_component(bad).errors
     assert [(e.key_path, e.location.line) for e in errors] == [
-        ("inputs.i", 4),
-        ("inputs.p", 5),
-        ("inputs.q.type", 6),
-        ("outputs.o.type", 8),
-    ]
+        ("inputs.i", 4), ("inputs.p", 5), ("inputs.q.type", 6), ("outputs.o.type", 8)]
     assert errors[0].message == "default must be an integer, got number 2.5"
     assert "'min' applies only to literal inputs" in errors[1].message
     assert errors[2].hint == "did you mean 'string'?"
 
 
 def test_types_and_modes_are_case_insensitive_like_azure_ai_ml(tmp_path: Path) -> None:
-    path = write(
-        tmp_path, "type: command\ncommand: echo\ninputs:\n  x: {type: URI_Folder, mode: RO_MOUNT}\n"
-    )
+    path = write(tmp_path, "type: command\ncommand: echo\ninputs:\n  x: {type: URI_Folder, mode: RO_MOUNT}\n")
     loaded = load_component(path)
     assert loaded.errors == [] and loaded.model.inputs["x"].type == "uri_folder"
 
 
 def test_step_inputs_and_outputs_shapes(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        """\
+    path = write(tmp_path, """\
         type: pipeline
         jobs:
           s:
@@ -384,32 +335,23 @@ def test_step_inputs_and_outputs_shapes(tmp_path: Path) -> None:
               a: [x]
               b: {type: uri_file, mode: rw_mounts}
             task: {entry_script: score.py}
-        """,
-    )
+        """)
     errors = load_pipeline(path).errors
     assert [(e.key_path, e.message) for e in errors] == [
         ("jobs.s.inputs.bad", "must be a literal, a binding or an input mapping, got a list"),
-        (
-            "jobs.s.outputs.a",
-            "must be a binding such as ${{parent.outputs.x}}, an output mapping, "
-            "or empty, got a list",
-        ),
-        (
-            "jobs.s.outputs.b.mode",
-            "must be one of rw_mount, upload, mount, direct, got string 'rw_mounts'",
-        ),
+        ("jobs.s.outputs.a", "must be a binding such as ${{parent.outputs.x}}, an output mapping, "
+                             "or empty, got a list"),
+        ("jobs.s.outputs.b.mode", "must be one of rw_mount, upload, mount, direct, got string "
+                                  "'rw_mounts'"),
     ]
 
 
 def test_environment_forms(tmp_path: Path) -> None:
     base = "type: command\ncommand: echo\nenvironment: {}\n"
-    for env in [
-        "azureml:AzureML-Minimal:2",
-        "azureml:my-env@latest",
-        "azureml://registries/azureml/environments/x/versions/1",
-        "{image: python, conda_file: {dependencies: [python=3.10]}, os_type: linux}",
-        "{build: {path: ./docker}}",
-    ]:
+    for env in ["azureml:AzureML-Minimal:2", "azureml:my-env@latest",
+                "azureml://registries/azureml/environments/x/versions/1",
+                "{image: python, conda_file: {dependencies: [python=3.10]}, os_type: linux}",
+                "{build: {path: ./docker}}"]:
         path = write(tmp_path, base.replace("{}", env))
         assert load_component(path).errors == [], env
     path = write(tmp_path, base.replace("{}", "my-env:1"))
@@ -423,35 +365,22 @@ def test_environment_forms(tmp_path: Path) -> None:
 def test_pipeline_needs_steps_and_type(tmp_path: Path) -> None:
     errors = load_pipeline(write(tmp_path, "type: pipeline\njobs: {}\n")).errors
     assert [(e.key_path, e.message) for e in errors] == [
-        ("jobs", "a pipeline must declare at least one step")
-    ]
-    errors = load_pipeline(
-        write(tmp_path, "type: parallel\njobs: {a: {type: command, command: x}}\n")
-    ).errors
+        ("jobs", "a pipeline must declare at least one step")]
+    errors = load_pipeline(write(tmp_path, "type: parallel\njobs: {a: {type: command, command: x}}\n")).errors
     assert errors[0].message == "must be 'pipeline', got string 'parallel'"
     assert errors[0].hint == "this looks like a parallel component: use 'mlpipe component validate'"
     errors = load_pipeline(write(tmp_path, "name: x\n")).errors
-    assert {e.message for e in errors} == {
-        "required key 'type' is missing",
-        "required key 'jobs' is missing",
-    }
+    assert {e.message for e in errors} == {"required key 'type' is missing",
+                                           "required key 'jobs' is missing"}
 
 
 def test_component_type_dispatch(tmp_path: Path) -> None:
-    assert isinstance(
-        load_component(
-            write(
-                tmp_path,
-                textwrap.dedent("""\
+    assert isinstance(load_component(write(tmp_path, textwrap.dedent("""\
         type: parallel
         input_data: ${{inputs.x}}
         inputs: {x: {type: mltable}}
         task: {type: run_function, entry_script: s.py}
-        """),
-            )
-        ).model,
-        ParallelComponent,
-    )
+        """))).model, ParallelComponent)
     [error] = load_component(write(tmp_path, "type: pipeline\njobs: {}\n")).errors
     assert error.hint == "this is a pipeline job: use 'mlpipe job validate'"
     [error] = load_component(write(tmp_path, "type: paralell\n")).errors
@@ -468,29 +397,24 @@ def test_load_data_api_for_the_sdk_and_overrides() -> None:
     assert (error.key_path, error.location.file) == ("environment_variables.A", "<sdk>")
     with pytest.raises(ValidationError, match="environment_variables.A: must be a string"):
         loaded.raise_if_errors()
-    job = load_pipeline_data(
-        {"type": "pipeline", "jobs": {"c": {"type": "command", "command": "x"}}}, "/abs/p.yml"
-    ).raise_if_errors()
+    job = load_pipeline_data({"type": "pipeline", "jobs": {"c": {"type": "command", "command": "x"}}},
+                             "/abs/p.yml").raise_if_errors()
     assert job.jobs["c"].command == "x"
 
 
 def test_pipeline_literal_inputs_must_fit_their_type(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        """\
+    path = write(tmp_path, """\
         type: pipeline
         inputs:
           ok: {type: number, default: 3}
           flag: {type: boolean, default: "yes"}
           n: {type: integer, default: 2.5}
         jobs: {c: {type: command, command: x}}
-        """,
-    )
+        """)
     errors = load_pipeline(path).errors
     assert [(e.key_path, e.message, e.location.line) for e in errors] == [
         ("inputs.flag", "default must be true or false, got string 'yes'", 4),
-        ("inputs.n", "default must be an integer, got number 2.5", 5),
-    ]
+        ("inputs.n", "default must be an integer, got number 2.5", 5)]
 
 
 def test_data_that_is_not_a_mapping() -> None:
@@ -501,22 +425,15 @@ def test_data_that_is_not_a_mapping() -> None:
 
 def test_binding_and_reference_helpers() -> None:
     assert is_binding("${{parent.inputs.x}}") and is_binding(" $<<inputs.x>> ")
-    assert (
-        not is_binding("--a ${{inputs.x}}") and not is_binding(5) and not is_binding("${data.text}")
-    )
+    assert not is_binding("--a ${{inputs.x}}") and not is_binding(5) and not is_binding("${data.text}")
     assert classify_reference("file:./c.yml").path == "./c.yml"
     assert classify_reference("./c.yml").kind == "file"
-    assert (
-        classify_reference("azureml://registries/azureml/components/c/labels/latest").kind
-        == "registry"
-    )
+    assert classify_reference("azureml://registries/azureml/components/c/labels/latest").kind == "registry"
     assert classify_reference("azureml:c:1").is_remote
 
 
 def test_a_key_written_one_level_too_high_says_where_it_belongs(tmp_path: Path) -> None:
-    path = write(
-        tmp_path,
-        """\
+    path = write(tmp_path, """\
         type: pipeline
         jobs:
           s:
@@ -526,8 +443,7 @@ def test_a_key_written_one_level_too_high_says_where_it_belongs(tmp_path: Path) 
             instance_count: 2
             entry_script: x.py
             task: {entry_script: s.py, image: python}
-        """,
-    )
+        """)
     errors = load_pipeline(path).errors
     assert [(e.key_path, e.hint, e.location.line) for e in errors] == [
         ("jobs.s.timeout", "'timeout' belongs under 'retry_settings'", 6),

@@ -63,37 +63,24 @@ def test_positions_can_be_rebased_under_a_prefix() -> None:
     assert pos.rebased(("jobs", "x")).locate(("jobs", "x", "a")) == Location("f.yml", 2, 1)
 
 
-@pytest.mark.parametrize(
-    "text,code,line,fragment",
-    [
-        ("type: pipeline\njobs: [a\n", "yaml-syntax", 3, "invalid YAML"),
-        (
-            "type: pipeline\nname: a\nname: b\n",
-            "duplicate-key",
-            3,
-            "duplicate key 'name' (first written on line 2)",
-        ),
-        ("", "empty-file", 1, "the file is empty"),
-        ("# only a comment\n", "empty-file", 1, "the file is empty"),
-        ("- a\n- b\n", "not-a-mapping", 1, "must be a mapping of keys to values, got a list"),
-        ("just text\n", "not-a-mapping", 1, "got string 'just text'"),
-        ("a: 1\n---\nb: 2\n", "yaml-syntax", 2, "expected a single YAML document"),
-        ("type: pipeline\n1: x\n", None, None, None),
-        ("type: pipeline\nx: !Ref y\n", "yaml-tag", 2, "unsupported YAML tag '!Ref'"),
-        ("type: pipeline\non: x\n", "type", 2, "the key 'on' is read as boolean true"),
-        (
-            "a: &x [1, *x]\n",
-            "yaml-syntax",
-            1,
-            "an alias refers to the mapping or list that contains it",
-        ),
-        ("a: {[1]: 2}\n", "type", 1, "mapping keys must be plain scalars"),
-        ("type: pipeline\n\tname: x\n", "yaml-syntax", 2, "invalid YAML"),
-    ],
-)
-def test_bad_yaml_is_a_diagnostic_with_a_line(
-    tmp_path: Path, text: str, code: str | None, line: int | None, fragment: str | None
-) -> None:
+@pytest.mark.parametrize("text,code,line,fragment", [
+    ("type: pipeline\njobs: [a\n", "yaml-syntax", 3, "invalid YAML"),
+    ("type: pipeline\nname: a\nname: b\n", "duplicate-key", 3,
+     "duplicate key 'name' (first written on line 2)"),
+    ("", "empty-file", 1, "the file is empty"),
+    ("# only a comment\n", "empty-file", 1, "the file is empty"),
+    ("- a\n- b\n", "not-a-mapping", 1, "must be a mapping of keys to values, got a list"),
+    ("just text\n", "not-a-mapping", 1, "got string 'just text'"),
+    ("a: 1\n---\nb: 2\n", "yaml-syntax", 2, "expected a single YAML document"),
+    ("type: pipeline\n1: x\n", None, None, None),
+    ("type: pipeline\nx: !Ref y\n", "yaml-tag", 2, "unsupported YAML tag '!Ref'"),
+    ("type: pipeline\non: x\n", "type", 2, "the key 'on' is read as boolean true"),
+    ("a: &x [1, *x]\n", "yaml-syntax", 1, "an alias refers to the mapping or list that contains it"),
+    ("a: {[1]: 2}\n", "type", 1, "mapping keys must be plain scalars"),
+    ("type: pipeline\n\tname: x\n", "yaml-syntax", 2, "invalid YAML"),
+])
+def test_bad_yaml_is_a_diagnostic_with_a_line(tmp_path: Path, text: str, code: str | None,
+                                              line: int | None, fragment: str | None) -> None:
     doc = load_yaml_file(write(tmp_path, text))
     if code is None:  # a non-string key is read as its text
         assert doc.diagnostics == [] and doc.data == {"type": "pipeline", "1": "x"}
@@ -104,19 +91,14 @@ def test_bad_yaml_is_a_diagnostic_with_a_line(
 
 
 def test_merge_keys_and_anchors(tmp_path: Path) -> None:
-    doc = load_yaml_file(
-        write(
-            tmp_path,
-            """\
+    doc = load_yaml_file(write(tmp_path, """\
 defaults: &retry {max_retries: 2, timeout: 60}
 jobs:
   a:
     retry_settings:
       <<: *retry
       timeout: 30
-""",
-        )
-    )
+"""))
     assert doc.diagnostics == []
     assert doc.data["jobs"]["a"]["retry_settings"] == {"timeout": 30, "max_retries": 2}
     assert doc.positions.locate(("jobs", "a", "retry_settings", "timeout")).line == 6

@@ -37,15 +37,11 @@ class ComponentCache:
         """The component named by ``value`` (found at ``path`` of ``owner``)."""
         if isinstance(value, dict):
             prefix = owner.prefix + tuple(path)
-            loaded = load_component_data(
-                value, str(owner.file), positions=_inside(owner.positions, prefix)
-            )
+            loaded = load_component_data(value, str(owner.file),
+                                         positions=_inside(owner.positions, prefix))
             self.reporter.extend(loaded.diagnostics)
-            return ComponentRef(
-                "inline",
-                "<inline>",
-                Doc(value, owner.file, owner.positions, owner.prefix + tuple(path)),
-            )
+            return ComponentRef("inline", "<inline>",
+                                Doc(value, owner.file, owner.positions, owner.prefix + tuple(path)))
         reference = str(value).strip()
         if is_remote(reference):
             local = self.assets.local(reference)
@@ -56,18 +52,14 @@ class ComponentCache:
         target = target if target.is_absolute() else (owner.base_dir / target)
         return self._local(reference, target.resolve(), owner, path)
 
-    def _local(
-        self, reference: str, target: Path, owner: Doc, path: tuple[str | int, ...]
-    ) -> ComponentRef:
+    def _local(self, reference: str, target: Path, owner: Doc,
+               path: tuple[str | int, ...]) -> ComponentRef:
         if target.is_dir() and any((target / name).is_file() for name in FLOW_FILES):
             return ComponentRef("flow", reference)
         if not target.is_file():
-            self.reporter.error(
-                owner,
-                path,
-                f"component file '{reference}' not found (looked for {target})",
-                code="missing-path",
-            )
+            self.reporter.error(owner, path,
+                                f"component file '{reference}' not found (looked for {target})",
+                                code="missing-path")
             return ComponentRef("missing", reference)
         if target.name in FLOW_FILES or _is_flow_file(target):
             return ComponentRef("flow", reference)
@@ -85,11 +77,9 @@ def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> Pos
     if positions is None:
         return None
     n = len(prefix)
-    return PositionMap(
-        positions.file,
-        {p[n:]: loc for p, loc in positions.keys.items() if p[:n] == prefix},
-        {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix},
-    )
+    return PositionMap(positions.file,
+                       {p[n:]: loc for p, loc in positions.keys.items() if p[:n] == prefix},
+                       {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix})
 
 
 def _is_flow_file(path: Path) -> bool:

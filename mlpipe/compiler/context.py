@@ -39,9 +39,8 @@ class Doc:
         for part in path:
             if isinstance(node, dict):
                 node = node.get(part)
-            elif (
-                isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node)
-            ):
+            elif (isinstance(node, list) and isinstance(part, int)
+                  and -len(node) <= part < len(node)):
                 node = node[part]
             else:
                 return None
@@ -69,14 +68,8 @@ class Reporter(DiagnosticBag):
 
     def add(self, diagnostic: Diagnostic) -> None:
         loc = diagnostic.location or Location()
-        key = (
-            loc.file,
-            loc.line,
-            loc.column,
-            diagnostic.key_path,
-            diagnostic.message,
-            diagnostic.severity,
-        )
+        key = (loc.file, loc.line, loc.column, diagnostic.key_path, diagnostic.message,
+               diagnostic.severity)
         if key not in self._seen:
             self._seen.add(key)
             self.items.append(diagnostic)
@@ -85,64 +78,26 @@ class Reporter(DiagnosticBag):
         for diagnostic in diagnostics:
             self.add(diagnostic)
 
-    def report(
-        self,
-        doc: Doc,
-        path: KeyPath,
-        message: str,
-        *,
-        code: str = "invalid",
-        hint: str | None = None,
-        severity: Severity = "error",
-    ) -> None:
-        self.add(
-            Diagnostic(
-                message=message,
-                key_path=doc.key_path(path),
-                location=doc.locate(path),
-                severity=severity,
-                code=code,
-                hint=hint,
-            )
-        )
+    def report(self, doc: Doc, path: KeyPath, message: str, *, code: str = "invalid",
+               hint: str | None = None, severity: Severity = "error") -> None:
+        self.add(Diagnostic(message=message, key_path=doc.key_path(path), location=doc.locate(path),
+                            severity=severity, code=code, hint=hint))
 
-    def error(
-        self,
-        doc: Doc,
-        path: KeyPath,
-        message: str,
-        *,
-        code: str = "invalid",
-        hint: str | None = None,
-    ) -> None:
+    def error(self, doc: Doc, path: KeyPath, message: str, *, code: str = "invalid",
+              hint: str | None = None) -> None:
         self.report(doc, path, message, code=code, hint=hint)
 
-    def warn(
-        self,
-        doc: Doc,
-        path: KeyPath,
-        message: str,
-        *,
-        code: str = "warning",
-        hint: str | None = None,
-    ) -> None:
+    def warn(self, doc: Doc, path: KeyPath, message: str, *, code: str = "warning",
+             hint: str | None = None) -> None:
         self.report(doc, path, message, code=code, hint=hint, severity="warning")
 
     def has_error_at(self, doc: Doc, path: KeyPath) -> bool:
         """True when an error was already reported for this key (or a key inside it)."""
         key = doc.key_path(path)
         file = doc.locate(()).file
-        return any(
-            d.severity == "error"
-            and d.location is not None
-            and d.location.file == file
-            and (
-                d.key_path == key
-                or d.key_path.startswith(key + ".")
-                or d.key_path.startswith(key + "[")
-            )
-            for d in self.items
-        )
+        return any(d.severity == "error" and d.location is not None and d.location.file == file
+                   and (d.key_path == key or d.key_path.startswith(key + ".")
+                        or d.key_path.startswith(key + "[")) for d in self.items)
 
 
 __all__ = ["Doc", "Reporter", "SAFE_LOADER"]

@@ -6,9 +6,8 @@ import heapq
 from collections.abc import Mapping, Sequence
 
 
-def order_steps(
-    names: Sequence[str], deps: Mapping[str, Sequence[str]]
-) -> tuple[list[str], list[list[str]]]:
+def order_steps(names: Sequence[str], deps: Mapping[str, Sequence[str]]) -> tuple[list[str],
+                                                                                  list[list[str]]]:
     """Steps in dependency order, and the cycles that stop some from being ordered.
 
     ``deps[step]`` lists the steps ``step`` reads from. Among steps that are ready

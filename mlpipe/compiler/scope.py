@@ -116,32 +116,20 @@ def check_own_bindings(text: Any, inputs: Iterable[str], outputs: Iterable[str],
         elif ref.scope == "output" and ref.name not in outputs:
             _unknown(reporter, src, ref, "output", outputs)
         elif ref.scope in ("parent_input", "parent_output", "step_output"):
-            reporter.error(
-                src.doc,
-                src.path,
-                f"{what} may bind only the step's own inputs and outputs, got {ref.text}",
-                code="binding",
-                hint="declare a step input bound to it and use ${{inputs.<name>}}",
-            )
+            reporter.error(src.doc, src.path,
+                           f"{what} may bind only the step's own inputs and outputs, "
+                           f"got {ref.text}", code="binding",
+                           hint="declare a step input bound to it and use ${{inputs.<name>}}")
         elif ref.scope in ("template", "unknown"):
-            reporter.error(
-                src.doc,
-                src.path,
-                f"unknown binding {ref.text}",
-                code="binding",
-                hint="use ${{inputs.<name>}} or ${{outputs.<name>}}",
-            )
+            reporter.error(src.doc, src.path, f"unknown binding {ref.text}", code="binding",
+                           hint="use ${{inputs.<name>}} or ${{outputs.<name>}}")
 
 
 def _unknown(reporter: Reporter, src: Source, ref: Reference, kind: str, names: list[str]) -> None:
     declared = ", ".join(names) if names else "none"
-    reporter.error(
-        src.doc,
-        src.path,
-        f"{ref.text} names no {kind} of this step (declared {kind}s: {declared})",
-        code="binding",
-        hint=did_you_mean(ref.name, names),
-    )
+    reporter.error(src.doc, src.path,
+                   f"{ref.text} names no {kind} of this step (declared {kind}s: {declared})",
+                   code="binding", hint=did_you_mean(ref.name, names))
 
 
 @dataclass
@@ -174,11 +162,9 @@ class StepValues:
     def unset_used(self, text: str) -> list[str]:
         """Inputs used outside ``$[[...]]`` that have no value."""
         body = OPTIONAL_PATTERN.sub("", text)
-        return [
-            ref.name
-            for ref in references_in(body)
-            if ref.scope == "input" and ref.name in self.inputs and not self.inputs[ref.name].is_set
-        ]
+        return [ref.name for ref in references_in(body)
+                if ref.scope == "input" and ref.name in self.inputs
+                and not self.inputs[ref.name].is_set]
 
     def arguments(self, text: str) -> list[str]:
         """``program_arguments`` split into ``sys.argv[1:]`` with every binding substituted."""

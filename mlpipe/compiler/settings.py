@@ -57,22 +57,13 @@ def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
         names = list(node.inputs)
         kind = "input of this step"
     else:
-        reporter.error(
-            src.doc,
-            src.path,
-            f"{ref.text} cannot be used here; bind a literal with "
-            "${{parent.inputs.<name>}} (in a pipeline) or ${{inputs.<name>}}",
-            code="binding",
-        )
+        reporter.error(src.doc, src.path, f"{ref.text} cannot be used here; bind a literal with "
+                       "${{parent.inputs.<name>}} (in a pipeline) or ${{inputs.<name>}}",
+                       code="binding")
         return _MISSING, None
     if found is None:
-        reporter.error(
-            src.doc,
-            src.path,
-            f"{ref.text} names no {kind}",
-            code="binding",
-            hint=did_you_mean(ref.name, names),
-        )
+        reporter.error(src.doc, src.path, f"{ref.text} names no {kind}", code="binding",
+                       hint=did_you_mean(ref.name, names))
         return _MISSING, None
     if found.value is None:
         what = "is not set" if not found.is_set else f"is a {found.type} input, not a literal"
@@ -81,9 +72,8 @@ def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
     return found.value, ref.text
 
 
-def code_dir(
-    src: Source | None, assets: AssetMap, reporter: Reporter
-) -> tuple[str | None, str | None]:
+def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[str | None,
+                                                                                str | None]:
     """``(absolute code folder, remote reference)``; a local folder must exist."""
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return None, None
@@ -92,12 +82,8 @@ def code_dir(
     if folder is None:
         return None, remote
     if not folder.is_dir():
-        reporter.error(
-            src.doc,
-            src.path,
-            f"code folder '{raw}' not found (looked for {folder})",
-            code="missing-path",
-        )
+        reporter.error(src.doc, src.path, f"code folder '{raw}' not found (looked for {folder})",
+                       code="missing-path")
         return str(folder), None
     return str(folder), None
 
@@ -111,13 +97,9 @@ def check_entry_script(folder: str | None, src: Source | None, reporter: Reporte
         target = Path(folder) / entry
         if not target.is_file():
             candidates = [p.name for p in Path(folder).glob("*.py")]
-            reporter.error(
-                src.doc,
-                src.path,
-                f"entry script '{entry}' not found in code folder {folder}",
-                code="missing-path",
-                hint=did_you_mean(Path(entry).name, candidates),
-            )
+            reporter.error(src.doc, src.path,
+                           f"entry script '{entry}' not found in code folder {folder}",
+                           code="missing-path", hint=did_you_mean(Path(entry).name, candidates))
     return entry
 
 
@@ -138,17 +120,12 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
         path = Path(conda.strip()).expanduser()
         path = (path if path.is_absolute() else src.doc.base_dir / path).resolve()
         if not path.is_file():
-            reporter.warn(
-                src.doc,
-                src.path + ("conda_file",),
-                f"conda_file '{conda}' not found; it is not needed locally (mlpipe runs "
-                "steps with its own Python)",
-                code="missing-conda-file",
-            )
+            reporter.warn(src.doc, src.path + ("conda_file",),
+                          f"conda_file '{conda}' not found; it is not needed locally (mlpipe runs "
+                          "steps with its own Python)", code="missing-conda-file")
             return EnvironmentInfo(image=image, conda_file=str(path))
-        return EnvironmentInfo(
-            image=image, conda_file=str(path), conda_dependencies=_conda_file(str(path))
-        )
+        return EnvironmentInfo(image=image, conda_file=str(path),
+                               conda_dependencies=_conda_file(str(path)))
     return EnvironmentInfo(image=image)
 
 

@@ -80,9 +80,8 @@ def _to_bool(value: Any) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise SettingError(
-        f"must be a boolean (true or false), got {describe_value(value)}", code="type"
-    )
+    raise SettingError(f"must be a boolean (true or false), got {describe_value(value)}",
+                       code="type")
 
 
 def _check_bounds(value: Any, decl: dict[str, Any]) -> str | None:
@@ -98,9 +97,8 @@ def _check_bounds(value: Any, decl: dict[str, Any]) -> str | None:
     return None
 
 
-def resolve_data_path(
-    raw: str, type_: str, base_dir: Path, assets: AssetMap
-) -> tuple[str | None, str | None]:
+def resolve_data_path(raw: str, type_: str, base_dir: Path, assets: AssetMap) -> tuple[str | None,
+                                                                                       str | None]:
     """``(local absolute path, remote reference)`` for an input's ``path`` (one is set).
 
     An ``mltable`` input given the ``MLTable`` file itself resolves to its folder.

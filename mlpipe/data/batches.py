@@ -65,9 +65,8 @@ def _digest(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def iter_mini_batches(
-    step: ParallelStep, on_warning: WarningSink | None = None
-) -> Iterator[MiniBatch]:
+def iter_mini_batches(step: ParallelStep,
+                      on_warning: WarningSink | None = None) -> Iterator[MiniBatch]:
     """The mini-batches of ``step``'s major input, streamed in input order.
 
     File inputs give batches of ``mini_batch_size`` absolute paths (default 1);
@@ -84,50 +83,33 @@ def iter_mini_batches(
     if spec is not None and spec.is_tabular:
         if step.partition_keys:
             if step.mini_batch_size:
-                sink(
-                    warning(
-                        f"both partition_keys and mini_batch_size "
-                        f"({step.mini_batch_size!r}) are set: partition_keys wins, "
-                        "mini_batch_size is ignored",
-                        key_path="mini_batch_size",
-                        code="partition-keys",
-                    )
-                )
+                sink(warning(f"both partition_keys and mini_batch_size ({step.mini_batch_size!r}) "
+                             f"are set: partition_keys wins, "
+                             "mini_batch_size is ignored", key_path="mini_batch_size",
+                             code="partition-keys"))
             batches = _partition_batches(spec, tuple(step.partition_keys))
         else:
             batches = _table_batches(spec, sizes.byte_size(step.mini_batch_size))
     else:
         if step.partition_keys:
-            raise DataError(
-                f"partition_keys {list(step.partition_keys)} need a tabular input "
-                "(an MLTable with read_delimited, read_parquet or read_json_lines)",
-                file=spec.file if spec else path,
-                key_path="partition_keys",
-                code="partition-keys",
-            )
-        batches = _file_batches(
-            _iter_input_files(path, spec), path, sizes.file_count(step.mini_batch_size)
-        )
+            raise DataError(f"partition_keys {list(step.partition_keys)} need a tabular input "
+                            "(an MLTable with read_delimited, read_parquet or read_json_lines)",
+                            file=spec.file if spec else path, key_path="partition_keys",
+                            code="partition-keys")
+        batches = _file_batches(_iter_input_files(path, spec), path,
+                                sizes.file_count(step.mini_batch_size))
     return _noting_empty(batches, major, sink)
 
 
-def _noting_empty(
-    batches: Iterator[MiniBatch], major: PlanInput, sink: WarningSink
-) -> Iterator[MiniBatch]:
+def _noting_empty(batches: Iterator[MiniBatch], major: PlanInput,
+                  sink: WarningSink) -> Iterator[MiniBatch]:
     count = 0
     for batch in batches:
         count += 1
         yield batch
     if count == 0:
-        sink(
-            Diagnostic(
-                f"input {major.name!r} is empty: no mini-batches to run",
-                "input_data",
-                None,
-                "info",
-                "empty-input",
-            )
-        )
+        sink(Diagnostic(f"input {major.name!r} is empty: no mini-batches to run", "input_data",
+                        None, "info", "empty-input"))
 
 
 # ----------------------------------------------------------------------------- files
@@ -141,9 +123,8 @@ def _iter_input_files(path: str, spec: MLTableSpec | None) -> Iterator[tuple[str
     return iter([(path, os.path.getsize(path))])
 
 
-def _file_batches(
-    files: Iterator[tuple[str, int]], path: str, per_batch: int
-) -> Iterator[MiniBatch]:
+def _file_batches(files: Iterator[tuple[str, int]], path: str,
+                  per_batch: int) -> Iterator[MiniBatch]:
     chunk: list[str] = []
     chunk_bytes = 0
     index = 0
@@ -160,15 +141,8 @@ def _file_batches(
 
 def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatch:
     detail = {"files": list(files)}
-    return MiniBatch(
-        id=_digest("files", root, files),
-        index=index,
-        kind="files",
-        payload=tuple(files),
-        items=len(files),
-        size_bytes=size,
-        detail=freeze(detail),
-    )
+    return MiniBatch(id=_digest("files", root, files), index=index, kind="files",
+                     payload=tuple(files), items=len(files), size_bytes=size, detail=freeze(detail))
 
 
 # ----------------------------------------------------------------------------- tables
@@ -189,22 +163,15 @@ def _table_batches(spec: MLTableSpec, target: int) -> Iterator[MiniBatch]:
         yield _piece_batch(index, source, source_id, piece.segment, piece.size)
 
 
-def _piece_batch(
-    index: int, source: TableSource, source_id: str, segment: Segment, size: int
-) -> MiniBatch:
+def _piece_batch(index: int, source: TableSource, source_id: str, segment: Segment,
+                 size: int) -> MiniBatch:
     detail = {"mltable": source.mltable, **segment.detail()}
     # the driver's count is the row count run() gets only for parquet without
     # row-dropping transformations (text files may hold blank lines)
     exact = source.read.format == "parquet" and not changes_row_count(source.transforms)
-    return MiniBatch(
-        id=_digest("table", source_id, detail),
-        index=index,
-        kind="table",
-        payload=TablePayload(source, (segment,)),
-        items=segment.rows if exact else None,
-        size_bytes=size,
-        detail=freeze(detail),
-    )
+    return MiniBatch(id=_digest("table", source_id, detail), index=index, kind="table",
+                     payload=TablePayload(source, (segment,)), items=segment.rows if exact
+                     else None, size_bytes=size, detail=freeze(detail))
 
 
 def _json_value(value: Any) -> Any:
@@ -219,19 +186,11 @@ def _partition_batches(spec: MLTableSpec, keys: tuple[str, ...]) -> Iterator[Min
     source, source_id = _table_source(spec)
     for index, partition in enumerate(iter_partitions(spec, keys)):
         values = {k: partition.values[k] for k in keys}
-        detail = {
-            "mltable": source.mltable,
-            "partition_key_value": {k: _json_value(v) for k, v in values.items()},
-            "files": [s.path for s in partition.segments],
-        }
+        detail = {"mltable": source.mltable,
+                  "partition_key_value": {k: _json_value(v) for k, v in values.items()},
+                  "files": [s.path for s in partition.segments]}
         match = tuple(values.items()) if partition.from_data else None
-        yield MiniBatch(
-            id=_digest("partition", source_id, detail),
-            index=index,
-            kind="table",
-            payload=TablePayload(source, partition.segments, match),
-            items=None,
-            size_bytes=partition.size,
-            partition_key_value=freeze(values),
-            detail=freeze(detail),
-        )
+        yield MiniBatch(id=_digest("partition", source_id, detail), index=index, kind="table",
+                        payload=TablePayload(source, partition.segments, match), items=None,
+                        size_bytes=partition.size, partition_key_value=freeze(values),
+                        detail=freeze(detail))

@@ -291,15 +291,8 @@ def iter_partitions(spec: MLTableSpec, keys: tuple[str, ...]) -> list[Partition]
         rows = None
         if numbered:
             rows = _count_file_rows(read, path, start, size) - layout.skip_rows
-        segment = Segment(
-            path,
-            start,
-            None,
-            columns=layout.names,
-            skip_rows=layout.skip_rows,
-            first_row=next_row if numbered else None,
-            rows=rows,
-        )
+        segment = Segment(path, start, None, columns=layout.names, skip_rows=layout.skip_rows,
+                          first_row=next_row if numbered else None, rows=rows)
         next_row += rows or 0
         piece = Piece(segment, size - start)
         path_values = {k: partition_values(t, path)[k] for k, t in path_keys.items()}
@@ -309,15 +302,8 @@ def iter_partitions(spec: MLTableSpec, keys: tuple[str, ...]) -> list[Partition]
         for combo in _data_key_combinations(spec, segment, keys, path_values):
             groups.setdefault(combo, []).append(piece)
     from_data = len(path_keys) != len(keys)
-    return [
-        Partition(
-            dict(zip(keys, combo, strict=True)),
-            tuple(p.segment for p in pieces),
-            sum(p.size for p in pieces),
-            from_data,
-        )
-        for combo, pieces in groups.items()
-    ]
+    return [Partition(dict(zip(keys, combo, strict=True)), tuple(p.segment for p in pieces),
+                      sum(p.size for p in pieces), from_data) for combo, pieces in groups.items()]
 
 
 def _count_file_rows(read: ReadSpec, path: str, start: int, size: int) -> int:
@@ -326,9 +312,8 @@ def _count_file_rows(read: ReadSpec, path: str, start: int, size: int) -> int:
     return count_records(path, start, size, quoted=read.support_multi_line)
 
 
-def _data_key_combinations(
-    spec: MLTableSpec, segment: Segment, keys: tuple[str, ...], path_values: dict[str, Any]
-) -> list[tuple[Any, ...]]:
+def _data_key_combinations(spec: MLTableSpec, segment: Segment, keys: tuple[str, ...],
+                           path_values: dict[str, Any]) -> list[tuple[Any, ...]]:
     """Distinct key combinations in one file, reading only the key columns."""
     read = spec.read
     assert read is not None
@@ -360,12 +345,10 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
                 data = handle.read()
             table = pacsv.read_csv(
                 pa.py_buffer(data),
-                read_options=pacsv.ReadOptions(
-                    column_names=list(segment.columns), encoding=read.encoding
-                ),
-                parse_options=pacsv.ParseOptions(
-                    delimiter=read.delimiter, newlines_in_values=read.support_multi_line
-                ),
+                read_options=pacsv.ReadOptions(column_names=list(segment.columns),
+                                               encoding=read.encoding),
+                parse_options=pacsv.ParseOptions(delimiter=read.delimiter,
+                                                 newlines_in_values=read.support_multi_line),
                 convert_options=pacsv.ConvertOptions(
                     include_columns=columns,
                     strings_can_be_null=not read.empty_as_string,
@@ -376,9 +359,8 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
             )
             return table.to_pandas(date_as_object=False)
     except pa.ArrowInvalid as exc:
-        raise DataError(
-            f"cannot read the partition key columns: {exc}", file=segment.path, code="bad-row"
-        ) from None
+        raise DataError(f"cannot read the partition key columns: {exc}", file=segment.path,
+                        code="bad-row") from None
     return read_segment(read, segment)[columns]
 
 
@@ -396,9 +378,8 @@ def _scalar(value: Any) -> Any:
 def whole_file_segments(spec: MLTableSpec) -> Iterator[Segment]:
     """One segment per file (for whole-table reads)."""
     for layout in iter_file_layouts(spec):
-        yield Segment(
-            layout.path, layout.start, None, columns=layout.names, skip_rows=layout.skip_rows
-        )
+        yield Segment(layout.path, layout.start, None, columns=layout.names,
+                      skip_rows=layout.skip_rows)
 
 
 __all__ = ["Partition", "Piece", "iter_partitions", "iter_table_pieces", "whole_file_segments"]

@@ -146,9 +146,8 @@ def convert_series(series: pd.Series, conversion: Conversion) -> pd.Series:
     return result
 
 
-def _extract(
-    frame: pd.DataFrame, transform: ExtractPartitionFormat, source_path: str | None
-) -> pd.DataFrame:
+def _extract(frame: pd.DataFrame, transform: ExtractPartitionFormat,
+             source_path: str | None) -> pd.DataFrame:
     frame = frame.copy()
     if SOURCE_COLUMN in frame.columns:  # a whole table: one path per row
         paths = frame[SOURCE_COLUMN].astype(object)

@@ -70,14 +70,14 @@ def check_command(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
     return []
 
 
-_STEP_CHECKS: dict[
-    str, Callable[[dict[str, Any], KeyPath, PositionMap, bool], list[Diagnostic]]
-] = {"parallel": check_parallel, "command": check_command}
+_STEP_CHECKS: dict[str,
+                   Callable[[dict[str, Any], KeyPath, PositionMap, bool],
+                            list[Diagnostic]]] = {"parallel": check_parallel,
+                                                  "command": check_command}
 
 
-def check_component(
-    data: dict[str, Any], positions: PositionMap, prefix: KeyPath = ()
-) -> list[Diagnostic]:
+def check_component(data: dict[str, Any], positions: PositionMap,
+                    prefix: KeyPath = ()) -> list[Diagnostic]:
     kind = data.get("type")
     check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
     return check(data, prefix, positions, True) if check is not None else []
@@ -115,9 +115,8 @@ def _owners(data: dict[str, Any], is_pipeline: bool) -> list[tuple[KeyPath, dict
     return owners
 
 
-def cloud_only_warnings(
-    data: dict[str, Any], positions: PositionMap, is_pipeline: bool
-) -> list[Diagnostic]:
+def cloud_only_warnings(data: dict[str, Any], positions: PositionMap,
+                        is_pipeline: bool) -> list[Diagnostic]:
     """One "ignored when running locally" warning per cloud-only key (first place it appears)."""
     found: dict[str, list[KeyPath]] = {}
     for path, owner in _owners(data, is_pipeline):
@@ -127,20 +126,12 @@ def cloud_only_warnings(
                 found.setdefault(key, []).append(path + ((parent,) if parent else ()) + (key,))
     out = []
     for key, paths in found.items():
-        more = (
-            f" (and {len(paths) - 1} more place{'s' if len(paths) > 2 else ''})"
-            if len(paths) > 1
-            else ""
-        )
-        out.append(
-            Diagnostic(
-                f"'{key}' is ignored when running locally{more}",
-                key_path=format_key_path(paths[0]),
-                location=positions.locate(paths[0]),
-                severity="warning",
-                code="cloud-only",
-            )
-        )
+        more = (f" (and {len(paths) - 1} more place{'s' if len(paths) > 2 else ''})"
+                if len(paths) > 1 else "")
+        out.append(Diagnostic(f"'{key}' is ignored when running locally{more}",
+                              key_path=format_key_path(paths[0]),
+                              location=positions.locate(paths[0]), severity="warning",
+                              code="cloud-only"))
     return out
 
 
@@ -154,14 +145,9 @@ def other_node_warnings(data: dict[str, Any], positions: PositionMap) -> list[Di
         for name, node in jobs.items():
             if isinstance(node, dict) and node.get("type") in OTHER_NODE_TYPES:
                 path = ("jobs", name, "type")
-                out.append(
-                    Diagnostic(
-                        f"steps of type '{node['type']}' are accepted but not checked or run "
-                        "by mlpipe",
-                        key_path=format_key_path(path),
-                        location=positions.locate(path),
-                        severity="warning",
-                        code="unsupported-step",
-                    )
-                )
+                out.append(Diagnostic(f"steps of type '{node['type']}' are accepted but not "
+                                      f"checked or run "
+                                      "by mlpipe", key_path=format_key_path(path),
+                                      location=positions.locate(path), severity="warning",
+                                      code="unsupported-step"))
     return out

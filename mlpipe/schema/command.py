@@ -29,9 +29,8 @@ class CommandComponent(ComponentBase):
     environment: Environment | None = None
     environment_variables: dict[str, Text] | None = None
     resources: Resources | None = None
-    distribution: dict[str, Any] | None = Field(
-        None, description="Cloud only: distributed training."
-    )
+    distribution: dict[str, Any] | None = Field(None,
+                                                description="Cloud only: distributed training.")
     additional_includes: list[Text] | None = None
 
 
@@ -39,22 +38,17 @@ class CommandNode(NodeBase):
     """A ``type: command`` step: inline ``command``/``code``/``environment``, or ``component``."""
 
     type: Literal["command"]
-    component: (
-        Annotated[
-            Annotated[Text, Tag("reference")] | Annotated[CommandComponent, Tag("inline")],
-            component_kind(CommandComponent),
-        ]
-        | None
-    ) = Field(None, description=COMPONENT_DESCRIPTION)
+    component: (Annotated[Annotated[Text, Tag("reference")] | Annotated[CommandComponent,
+                                                                        Tag("inline")],
+                          component_kind(CommandComponent)] | None) = Field(None,
+                                                                            description=COMPONENT_DESCRIPTION)
     command: Text | None = None
     code: Text | None = None
     environment: Environment | None = None
     resources: Resources | None = None
     limits: CommandLimits | None = None
-    distribution: dict[str, Any] | None = Field(
-        None, description="Cloud only: distributed training."
-    )
+    distribution: dict[str, Any] | None = Field(None,
+                                                description="Cloud only: distributed training.")
     services: dict[str, Any] | None = Field(None, description="Cloud only: interactive services.")
-    queue_settings: dict[str, Any] | None = Field(
-        None, description="Cloud only: job tier/priority."
-    )
+    queue_settings: dict[str, Any] | None = Field(None,
+                                                  description="Cloud only: job tier/priority.")

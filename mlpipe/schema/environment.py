@@ -24,30 +24,22 @@ ASSET_REFERENCE = re.compile(r"^azureml:\S+$")
 
 def _validate_reference(value: Any) -> str:
     if not isinstance(value, str):
-        raise fail(
-            "type", f"must be an environment reference or mapping, got {describe_value(value)}"
-        )
+        raise fail("type",
+                   f"must be an environment reference or mapping, got {describe_value(value)}")
     if not ASSET_REFERENCE.match(value):
-        raise fail(
-            "pattern",
-            f"must be 'azureml:<name>:<version>', 'azureml:<name>@latest' or "
-            f"'azureml://registries/...', got {value!r}",
-            hint=f"write 'azureml:{value}'" if " " not in value else None,
-        )
+        raise fail("pattern",
+                   "must be 'azureml:<name>:<version>', 'azureml:<name>@latest' or "
+                   f"'azureml://registries/...', got {value!r}", hint=f"write 'azureml:{value}'"
+                   if " " not in value else None)
     return value
 
 
-EnvironmentReference = Annotated[
-    str,
-    PlainValidator(_validate_reference),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "pattern": ASSET_REFERENCE.pattern,
-            "description": "azureml:<name>:<version>, azureml:<name>@latest or azureml://registries/...",
-        }
-    ),
-]
+EnvironmentReference = Annotated[str, PlainValidator(_validate_reference),
+                                 WithJsonSchema({"type": "string",
+                                                 "pattern": ASSET_REFERENCE.pattern,
+                                                 "description": "azureml:<name>:<version>, "
+                                                                "azureml:<name>@latest or "
+                                                                "azureml://registries/..."})]
 
 
 class DockerBuild(StrictModel):

@@ -182,13 +182,8 @@ def _value_at(data: Any, path: KeyPath) -> tuple[bool, Any]:
     return True, node
 
 
-def translate_errors(
-    root: type[BaseModel],
-    errors: Sequence[ErrorDetails],
-    data: Any,
-    positions: PositionMap,
-    prefix: KeyPath = (),
-) -> list[Diagnostic]:
+def translate_errors(root: type[BaseModel], errors: Sequence[ErrorDetails], data: Any,
+                     positions: PositionMap, prefix: KeyPath = ()) -> list[Diagnostic]:
     """pydantic errors of ``root.model_validate(data)`` -> diagnostics with positions."""
     out: list[Diagnostic] = []
     seen: set[tuple[str, str]] = set()
@@ -221,9 +216,8 @@ _EXPECTED = {
 }
 
 
-def _translate_one(
-    root: type[BaseModel], err: ErrorDetails, data: Any, positions: PositionMap, prefix: KeyPath
-) -> Diagnostic:
+def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any, positions: PositionMap,
+                   prefix: KeyPath) -> Diagnostic:
     kind = err["type"]
     ctx = err.get("ctx") or {}
     value = err.get("input")
@@ -301,12 +295,8 @@ def _translate_one(
         code = "range"
     elif kind in ("greater_than_equal", "greater_than", "less_than_equal", "less_than"):
         bound = next(iter(ctx.values()), "?")
-        op = {
-            "greater_than_equal": ">=",
-            "greater_than": ">",
-            "less_than_equal": "<=",
-            "less_than": "<",
-        }[kind]
+        op = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
+              "less_than": "<"}[kind]
         message = f"must be {op} {bound}, got {value!r}"
         code = "range"
     elif kind == "union_tag_not_found":
@@ -320,21 +310,13 @@ def _translate_one(
         what = {"jobs": "step name", "inputs": "input name", "outputs": "output name"}.get(
             str(parent), "name"
         )
-        message = (
-            f"{what} '{full[-1] if full else value}' is not an identifier: use letters, "
-            f"digits and '_', not starting with a digit"
-        )
+        message = (f"{what} '{full[-1] if full else value}' is not an identifier: use letters, "
+                   f"digits and '_', not starting with a digit")
         location = positions.locate(full)
         code = "name"
         hint = None
-    return Diagnostic(
-        message,
-        key_path=format_key_path(full),
-        location=location,
-        severity="error",
-        code=code,
-        hint=hint,
-    )
+    return Diagnostic(message, key_path=format_key_path(full), location=location, severity="error",
+                      code=code, hint=hint)
 
 
 def _wrong_document_hint(expected: str, got: str) -> str | None:

@@ -101,11 +101,8 @@ JobInput = Annotated[
     | Annotated[LiteralInput, Tag("literal_spec")]
     | Annotated[DataInput, Tag("data")]
     | Annotated[None, Tag("null")],
-    Discriminator(
-        _input_tag,
-        custom_error_type="input_kind",
-        custom_error_message="must be a literal, a binding or an input mapping",
-    ),
+    Discriminator(_input_tag, custom_error_type="input_kind",
+                  custom_error_message="must be a literal, a binding or an input mapping"),
 ]
 """A pipeline or step input: literal, binding string, ``{value:}``, literal or data mapping."""
 
@@ -116,16 +113,15 @@ class JobOutput(StrictModel):
     type: Annotated[OutputType | None, CaseInsensitive] = Field(
         None, description="Output type (uri_folder when unset)."
     )
-    path: Text | None = Field(
-        None, description="Where the output goes (local path, datastore URI template, or binding)."
-    )
+    path: Text | None = Field(None,
+                              description="Where the output goes (local path, datastore URI "
+                                          "template, or binding).")
     mode: Annotated[OutputMode | None, CaseInsensitive] = Field(
         None, description="rw_mount, upload, direct; 'mount' is a legacy alias of rw_mount."
     )
     name: Text | None = Field(None, description="Cloud only: register the output as this asset.")
-    version: Version | None = Field(
-        None, description="Cloud only: version of the registered asset."
-    )
+    version: Version | None = Field(None,
+                                    description="Cloud only: version of the registered asset.")
     description: Text | None = None
     datastore: Text | None = None
     is_control: bool | None = None
@@ -146,12 +142,9 @@ StepOutput = Annotated[
     Annotated[Text, Tag("binding")]
     | Annotated[JobOutput, Tag("output")]
     | Annotated[None, Tag("null")],
-    Discriminator(
-        _output_tag,
-        custom_error_type="output_kind",
-        custom_error_message="must be a binding such as ${{parent.outputs.x}}, "
-        "an output mapping, or empty",
-    ),
+    Discriminator(_output_tag, custom_error_type="output_kind",
+                  custom_error_message="must be a binding such as ${{parent.outputs.x}}, an output "
+                                       "mapping, or empty"),
 ]
 """A step output: a binding to a pipeline output, an output mapping, or null (defaults)."""
 
@@ -178,11 +171,9 @@ class ComponentInput(StrictModel):
         if not literal:
             for key in ("min", "max", "enum"):
                 if getattr(self, key) is not None:
-                    raise fail(
-                        "type",
-                        f"'{key}' applies only to literal inputs "
-                        f"(string, integer, number, boolean), not {self.type}",
-                    )
+                    raise fail("type",
+                               f"'{key}' applies only to literal inputs (string, integer, number, "
+                               f"boolean), not {self.type}")
         if self.default is not None and literal:
             problem = literal_type_problem(self.type, self.default)
             if problem:
@@ -214,9 +205,8 @@ def literal_type_problem(type_name: str, value: Any) -> str | None:
     if type_name == "string":
         return None if isinstance(value, str) else f"must be a string, got {describe_value(value)}"
     if type_name == "boolean":
-        if isinstance(value, bool) or (
-            isinstance(value, str) and value.lower() in ("true", "false")
-        ):
+        if isinstance(value, bool) or (isinstance(value, str)
+                                       and value.lower() in ("true", "false")):
             return None
         return f"must be true or false, got {describe_value(value)}"
     if type_name == "integer":

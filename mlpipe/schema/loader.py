@@ -126,22 +126,13 @@ def load_component_data(data: Mapping[str, Any], source: str,
 
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
     if not present:
-        return Diagnostic(
-            "required key 'type' is missing: a component's type is parallel or command",
-            key_path="type",
-            location=positions.locate(()),
-            code="missing",
-        )
+        return Diagnostic("required key 'type' is missing: a component's type is parallel or "
+                          "command", key_path="type", location=positions.locate(()), code="missing")
     hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
     if kind == "pipeline":
         hint = "this is a pipeline job: use 'mlpipe job validate'"
-    return Diagnostic(
-        f"must be one of parallel, command, got {describe_value(kind)}",
-        key_path="type",
-        location=positions.locate(("type",)),
-        code="enum",
-        hint=hint,
-    )
+    return Diagnostic(f"must be one of parallel, command, got {describe_value(kind)}",
+                      key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)
 
 
 def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
@@ -154,18 +145,12 @@ def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diag
         return []
     path = ("type",) if legacy_type else ("$schema",)
     what = f"'type: {kind}'" if legacy_type else f"'$schema: {schema}'"
-    return [
-        Diagnostic(
-            f"{what} is the legacy internal component format (componentsdk), not the Azure ML v2 "
-            f"schema mlpipe validates",
-            key_path=path[0],
-            location=positions.locate(path),
-            code="unsupported-schema",
-            hint="v2 components use 'type: parallel' with 'input_data', "
-                 "'task: {type: run_function, "
-            "code, entry_script, program_arguments}' and inputs typed uri_folder, mltable, ...",
-        )
-    ]
+    return [Diagnostic(f"{what} is the legacy internal component format (componentsdk), not the "
+                       f"Azure ML v2 schema mlpipe validates", key_path=path[0],
+                       location=positions.locate(path), code="unsupported-schema",
+                       hint="v2 components use 'type: parallel' with 'input_data', 'task: {type: "
+                            "run_function, code, entry_script, program_arguments}' and inputs "
+                            "typed uri_folder, mltable, ...")]
 
 
 def _load_file(path: str | Path, load_data: Any) -> Loaded[Any]:

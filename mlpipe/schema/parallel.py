@@ -97,10 +97,7 @@ class ParallelNode(NodeBase, ParallelSettings):
     """A ``type: parallel`` step of a pipeline: inline, or a ``component:`` plus overrides."""
 
     type: Literal["parallel"]
-    component: (
-        Annotated[
-            Annotated[Text, Tag("reference")] | Annotated[ParallelComponent, Tag("inline")],
-            component_kind(ParallelComponent),
-        ]
-        | None
-    ) = Field(None, description=COMPONENT_DESCRIPTION)
+    component: (Annotated[Annotated[Text, Tag("reference")] | Annotated[ParallelComponent,
+                                                                        Tag("inline")],
+                          component_kind(ParallelComponent)] | None) = Field(None,
+                                                                             description=COMPONENT_DESCRIPTION)

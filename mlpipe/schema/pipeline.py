@@ -59,9 +59,8 @@ Node = Annotated[
     Annotated[ParallelNode, Tag("parallel")]
     | Annotated[CommandNode, Tag("command")]
     | Annotated[OtherNode, Tag("other")],
-    Discriminator(
-        _node_tag, custom_error_type="node_type", custom_error_message="a step needs a 'type'"
-    ),
+    Discriminator(_node_tag, custom_error_type="node_type",
+                  custom_error_message="a step needs a 'type'"),
 ]
 """One step of ``jobs:``, chosen by its ``type``."""
 
@@ -88,6 +87,5 @@ class PipelineJob(StrictModel):
     outputs: dict[Identifier, JobOutput | None] | None = Field(
         None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}."
     )
-    jobs: Annotated[
-        dict[Identifier, Node], Field(min_length=1, description="The steps, by name; at least one.")
-    ]
+    jobs: Annotated[dict[Identifier, Node],
+                    Field(min_length=1, description="The steps, by name; at least one.")]

@@ -110,35 +110,18 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
-        return YamlDocument(
-            source,
-            None,
-            positions,
-            [Diagnostic("file not found", location=Location(source), code="unreadable")],
-        )
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("file not found", location=Location(source),
+                                        code="unreadable")])
     except IsADirectoryError:
-        return YamlDocument(
-            source,
-            None,
-            positions,
-            [
-                Diagnostic(
-                    "is a folder, not a YAML file", location=Location(source), code="unreadable"
-                )
-            ],
-        )
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("is a folder, not a YAML file", location=Location(source),
+                                        code="unreadable")])
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        return YamlDocument(
-            source,
-            None,
-            positions,
-            [
-                Diagnostic(
-                    f"cannot read file: {reason}", location=Location(source), code="unreadable"
-                )
-            ],
-        )
+        return YamlDocument(source, None, positions,
+                            [Diagnostic(f"cannot read file: {reason}", location=Location(source),
+                                        code="unreadable")])
     return load_yaml_text(text, source)
 
 
@@ -151,47 +134,22 @@ def load_yaml_text(text: str, source: str) -> YamlDocument:
     except yaml.MarkedYAMLError as exc:
         return YamlDocument(source, None, positions, [_syntax_diagnostic(exc, source)])
     except yaml.YAMLError as exc:  # pragma: no cover - libyaml marks nearly every error
-        return YamlDocument(
-            source,
-            None,
-            positions,
-            [
-                Diagnostic(
-                    f"invalid YAML: {exc}", location=Location(source, 1, 1), code="yaml-syntax"
-                )
-            ],
-        )
+        return YamlDocument(source, None, positions,
+                            [Diagnostic(f"invalid YAML: {exc}", location=Location(source, 1, 1),
+                                        code="yaml-syntax")])
     finally:
         loader.dispose()
     if node is None:
-        return YamlDocument(
-            source,
-            None,
-            positions,
-            [
-                Diagnostic(
-                    "the file is empty: expected a YAML mapping",
-                    location=Location(source, 1, 1),
-                    code="empty-file",
-                )
-            ],
-        )
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("the file is empty: expected a YAML mapping",
+                                        location=Location(source, 1, 1), code="empty-file")])
     reader = _NodeReader(loader, positions)
     if not isinstance(node, MappingNode):
         value = reader.read(node, ())
-        return YamlDocument(
-            source,
-            None,
-            positions,
-            [
-                Diagnostic(
-                    "the document must be a mapping of keys to values, "
-                    f"got {describe_value(value)}",
-                    location=_mark(node, source),
-                    code="not-a-mapping",
-                )
-            ],
-        )
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("the document must be a mapping of keys to values, "
+                                        f"got {describe_value(value)}",
+                                        location=_mark(node, source), code="not-a-mapping")])
     positions.values[()] = _mark(node, source)
     data = reader.read(node, ())
     return YamlDocument(source, data, positions, reader.diagnostics)
@@ -203,11 +161,8 @@ def _syntax_diagnostic(exc: yaml.MarkedYAMLError, source: str) -> Diagnostic:
     problem = (exc.problem or "").strip()
     context = (exc.context or "").strip()
     if "single document" in problem or "single document" in context:
-        return Diagnostic(
-            "expected a single YAML document, found more than one ('---')",
-            location=loc,
-            code="yaml-syntax",
-        )
+        return Diagnostic("expected a single YAML document, found more than one ('---')",
+                          location=loc, code="yaml-syntax")
     message = f"invalid YAML: {problem}" if problem else "invalid YAML"
     if context:
         message += f" ({context})"
@@ -228,25 +183,17 @@ class _NodeReader:
         self.diagnostics: list[Diagnostic] = []
         self._active: set[int] = set()
 
-    def _problem(
-        self, message: str, path: KeyPath, location: Location, code: str, hint: str | None = None
-    ) -> None:
-        self.diagnostics.append(
-            Diagnostic(
-                message, key_path=format_key_path(path), location=location, code=code, hint=hint
-            )
-        )
+    def _problem(self, message: str, path: KeyPath, location: Location, code: str,
+                 hint: str | None = None) -> None:
+        self.diagnostics.append(Diagnostic(message, key_path=format_key_path(path),
+                                           location=location, code=code, hint=hint))
 
     def read(self, node: Node, path: KeyPath) -> Any:
         if isinstance(node, ScalarNode):
             return self._scalar(node, path)
         if id(node) in self._active:
-            self._problem(
-                "an alias refers to the mapping or list that contains it",
-                path,
-                _mark(node, self.source),
-                "yaml-syntax",
-            )
+            self._problem("an alias refers to the mapping or list that contains it", path,
+                          _mark(node, self.source), "yaml-syntax")
             return None
         self._active.add(id(node))
         try:
@@ -275,14 +222,10 @@ class _NodeReader:
                 continue
             child = path + (name,)
             if name in out:
-                self._problem(
-                    f"duplicate key '{name}' (first written on line "
-                    f"{self.positions.keys[child].line})",
-                    child,
-                    _mark(key_node, self.source),
-                    "duplicate-key",
-                    "each key may appear only once in a mapping",
-                )
+                self._problem(f"duplicate key '{name}' (first written on line "
+                              f"{self.positions.keys[child].line})", child,
+                              _mark(key_node, self.source), "duplicate-key",
+                              "each key may appear only once in a mapping")
                 continue
             self.positions.keys[child] = _mark(key_node, self.source)
             self.positions.values[child] = _mark(value_node, self.source)
@@ -303,31 +246,21 @@ class _NodeReader:
             if isinstance(source, MappingNode):
                 pairs.extend(source.value)
             else:
-                self._problem(
-                    "'<<' must merge a mapping or a list of mappings",
-                    path,
-                    _mark(source, self.source),
-                    "yaml-syntax",
-                )
+                self._problem("'<<' must merge a mapping or a list of mappings", path,
+                              _mark(source, self.source), "yaml-syntax")
         return pairs
 
     def _key(self, node: Node, path: KeyPath) -> str | None:
         where = _mark(node, self.source)
         if not isinstance(node, ScalarNode):
-            self._problem(
-                "mapping keys must be plain scalars, not a mapping or a list", path, where, "type"
-            )
+            self._problem("mapping keys must be plain scalars, not a mapping or a list", path,
+                          where, "type")
             return None
         value = self._scalar(node, path)
         if isinstance(value, bool):
-            self._problem(
-                f"the key {node.value!r} is read as {describe_value(value)} (YAML 1.1 "
-                f"reads yes, no, on, off, true and false as booleans)",
-                path,
-                where,
-                "type",
-                "quote the key",
-            )
+            self._problem(f"the key {node.value!r} is read as {describe_value(value)} (YAML 1.1 "
+                          f"reads yes, no, on, off, true and false as booleans)", path, where,
+                          "type", "quote the key")
             return node.value
         if value is None:
             return node.value or "null"
@@ -337,9 +270,8 @@ class _NodeReader:
         try:
             value = self.loader.construct_object(node, deep=True)
         except yaml.YAMLError:
-            self._problem(
-                f"unsupported YAML tag '{node.tag}'", path, _mark(node, self.source), "yaml-tag"
-            )
+            self._problem(f"unsupported YAML tag '{node.tag}'", path, _mark(node, self.source),
+                          "yaml-tag")
             return node.value
         if isinstance(value, (_dt.date, _dt.datetime)):
             return value.isoformat()

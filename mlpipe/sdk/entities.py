@@ -14,13 +14,8 @@ class RetrySettings(Record):
 
     _keys = ("max_retries", "timeout")
 
-    def __init__(
-        self,
-        *,
-        timeout: int | str | None = None,
-        max_retries: int | str | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *, timeout: int | str | None = None, max_retries: int | str | None = None,
+                 **kwargs: Any) -> None:
         self.timeout = timeout
         self.max_retries = max_retries
         self._finish(kwargs)
@@ -32,15 +27,8 @@ BatchRetrySettings = RetrySettings
 class JobResourceConfiguration(Record):
     """``resources`` of a step: ``instance_count`` runs locally; the rest is kept for the cloud."""
 
-    _keys = (
-        "instance_count",
-        "instance_type",
-        "locations",
-        "max_instance_count",
-        "shm_size",
-        "docker_args",
-        "properties",
-    )
+    _keys = ("instance_count", "instance_type", "locations", "max_instance_count", "shm_size",
+             "docker_args", "properties")
 
     def __init__(
         self,
@@ -67,16 +55,9 @@ class JobResourceConfiguration(Record):
 class Environment(Tracked):
     """An environment as azure-ai-ml writes it; mlpipe records it and never builds it."""
 
-    def __init__(
-        self,
-        *,
-        name: str | None = None,
-        version: str | None = None,
-        image: str | None = None,
-        conda_file: str | Mapping[str, Any] | None = None,
-        description: str | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, *, name: str | None = None, version: str | None = None,
+                 image: str | None = None, conda_file: str | Mapping[str, Any] | None = None,
+                 description: str | None = None, **kwargs: Any) -> None:
         self.name = name
         self.version = version
         self.image = image
@@ -88,16 +69,9 @@ class Environment(Tracked):
     def to_yaml_value(self) -> str | dict[str, Any]:
         if self.name and self.version and not (self.image or self.conda_file):
             return f"azureml:{self.name}:{self.version}"
-        return drop_none(
-            {
-                "name": self.name,
-                "version": self.version,
-                "description": self.description,
-                "image": self.image,
-                "conda_file": self.conda_file,
-                **self._extra,
-            }
-        )
+        return drop_none({"name": self.name, "version": self.version,
+                          "description": self.description, "image": self.image,
+                          "conda_file": self.conda_file, **self._extra})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Environment) and self.to_yaml_value() == other.to_yaml_value()
@@ -116,15 +90,8 @@ class RunFunction(Record):
     """The ``task`` of a parallel step: ``code``, ``entry_script``, ``program_arguments``,
     ``append_row_to``."""
 
-    _keys = (
-        "type",
-        "code",
-        "entry_script",
-        "environment",
-        "program_arguments",
-        "model",
-        "append_row_to",
-    )
+    _keys = ("type", "code", "entry_script", "environment", "program_arguments", "model",
+             "append_row_to")
 
     def __init__(
         self,

@@ -173,9 +173,8 @@ def command(
         compute=compute,
         input_declarations=declarations,
         outputs=_outputs(outputs),
-        resources=_resources(
-            instance_count, instance_type, docker_args, shm_size, locations=locations
-        ),
+        resources=_resources(instance_count, instance_type, docker_args, shm_size,
+                             locations=locations),
         code=None if code is None else str(code),
         identity=identity,
         extra=extra,

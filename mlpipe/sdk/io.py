@@ -18,9 +18,8 @@ class _Port(Record):
         return cls(**{"type": "uri_folder", **data})
 
     def __repr__(self) -> str:
-        return (
-            f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
-        )
+        fields = ", ".join(f"{key}={value!r}" for key, value in self.to_dict().items())
+        return f"{type(self).__name__}({fields})"
 
 
 class Input(_Port):
@@ -31,18 +30,8 @@ class Input(_Port):
     Relative ``path`` values are relative to the script that builds the job.
     """
 
-    _keys = (
-        "type",
-        "path",
-        "mode",
-        "optional",
-        "description",
-        "default",
-        "min",
-        "max",
-        "enum",
-        "datastore",
-    )
+    _keys = ("type", "path", "mode", "optional", "description", "default", "min", "max", "enum",
+             "datastore")
 
     def __init__(
         self,

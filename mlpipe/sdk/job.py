@@ -179,20 +179,13 @@ class PipelineJob(Tracked):
         path.write_text(dump_text(document), encoding="utf-8")
 
     # -- validate and run ------------------------------------------------------------------
-    def compile(
-        self,
-        *,
-        runs_dir: str | Path | None = None,
-        job_name: str | None = None,
-        overrides: Any = (),
-        check_paths: bool = True,
-    ) -> Any:
+    def compile(self, *, runs_dir: str | Path | None = None, job_name: str | None = None,
+                overrides: Any = (), check_paths: bool = True) -> Any:
         """Validate, compile to an :class:`~mlpipe.plan.ExecutionPlan`; raises ValidationError."""
         from mlpipe.sdk.running import compile_job
 
-        return compile_job(
-            self, runs_dir=runs_dir, job_name=job_name, overrides=overrides, check_paths=check_paths
-        )
+        return compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
+                           check_paths=check_paths)
 
     def validate(self) -> Any:
         """Check the job like ``mlpipe job validate``; one ValidationError lists all problems.
@@ -208,7 +201,5 @@ class PipelineJob(Tracked):
         return run(self, **kwargs)
 
     def __repr__(self) -> str:
-        return (
-            f"PipelineJob(display_name={self.display_name!r}, "
-            f"jobs={list(self.jobs)}, base_path={str(self._base_path)!r})"
-        )
+        return (f"PipelineJob(display_name={self.display_name!r}, jobs={list(self.jobs)}, "
+                f"base_path={str(self._base_path)!r})")

@@ -28,13 +28,8 @@ def compile_job(job: PipelineJob | str | os.PathLike[str], *,
         source: Any = load_pipeline_data(data, str(job.source), positions=positions)
     else:
         source = Path(os.fspath(job)).resolve()
-    return compile_pipeline(
-        source,
-        runs_dir=runs_dir,
-        job_name=job_name,
-        overrides=tuple(overrides),
-        check_paths=check_paths,
-    )
+    return compile_pipeline(source, runs_dir=runs_dir, job_name=job_name,
+                            overrides=tuple(overrides), check_paths=check_paths)
 
 
 @dataclass
@@ -71,15 +66,9 @@ def _reports(logs_dir: str) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): str(p) for p in sorted(found)}
 
 
-def run(
-    job: PipelineJob | str | os.PathLike[str],
-    *,
-    runs_dir: str | Path | None = None,
-    job_name: str | None = None,
-    overrides: Any = (),
-    echo: Any = None,
-    **runner_options: Any,
-) -> RunResult:
+def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | None = None,
+        job_name: str | None = None, overrides: Any = (), echo: Any = None,
+        **runner_options: Any) -> RunResult:
     """Run a job (or a pipeline YAML path) locally with the same runtime as ``mlpipe job create``.
 
     ``runner_options`` go to :func:`mlpipe.jobs.run_plan` (``backend``, ``max_workers``,
@@ -89,12 +78,8 @@ def run(
     from mlpipe.jobs import generate_job_name, resolve_runs_dir, run_plan
 
     source = job.source if isinstance(job, PipelineJob) else Path(os.fspath(job))
-    plan = compile_job(
-        job,
-        runs_dir=resolve_runs_dir(runs_dir),
-        job_name=job_name or generate_job_name(source),
-        overrides=overrides,
-    )
+    plan = compile_job(job, runs_dir=resolve_runs_dir(runs_dir), job_name=job_name
+                       or generate_job_name(source), overrides=overrides)
     result = run_plan(plan, echo=echo, **runner_options)
     steps = result.steps
     return RunResult(

@@ -43,26 +43,11 @@ _MINI_BATCH = re.compile(r"^\d+([kKmMgG][bB])*$")
 _FILE_NAME_BAD = re.compile(r'[~"#%&*:<>?/\\{|}]+')
 _UNITS = {"kb": 1024, "mb": 1024**2, "gb": 1024**3}
 _LOGGING_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-_PARAMS = (
-    "environment",
-    "entry_script",
-    "error_threshold",
-    "output_action",
-    "compute_target",
-    "node_count",
-    "process_count_per_node",
-    "mini_batch_size",
-    "source_directory",
-    "description",
-    "logging_level",
-    "run_invocation_timeout",
-    "run_max_try",
-    "append_row_file_name",
-    "allowed_failed_count",
-    "allowed_failed_percent",
-    "partition_keys",
-    "environment_variables",
-)
+_PARAMS = ("environment", "entry_script", "error_threshold", "output_action", "compute_target",
+           "node_count", "process_count_per_node", "mini_batch_size", "source_directory",
+           "description", "logging_level", "run_invocation_timeout", "run_max_try",
+           "append_row_file_name", "allowed_failed_count", "allowed_failed_percent",
+           "partition_keys", "environment_variables")
 
 
 def _is_int(value: Any) -> TypeGuard[int]:
@@ -79,27 +64,16 @@ class ParallelRunConfig:
     for :meth:`load_yaml`).
     """
 
-    def __init__(
-        self,
-        environment: Any,
-        entry_script: str,
-        error_threshold: int,
-        output_action: str,
-        compute_target: Any,
-        node_count: int,
-        process_count_per_node: int | None = None,
-        mini_batch_size: int | str | None = None,
-        source_directory: str | None = None,
-        description: str | None = None,
-        logging_level: str = "INFO",
-        run_invocation_timeout: int = 60,
-        run_max_try: int = 3,
-        append_row_file_name: str | None = None,
-        allowed_failed_count: int | None = None,
-        allowed_failed_percent: float | None = None,
-        partition_keys: list[str] | str | None = None,
-        environment_variables: dict[str, str] | None = None,
-    ) -> None:
+    def __init__(self, environment: Any, entry_script: str, error_threshold: int,
+                 output_action: str, compute_target: Any, node_count: int,
+                 process_count_per_node: int | None = None,
+                 mini_batch_size: int | str | None = None, source_directory: str | None = None,
+                 description: str | None = None, logging_level: str = "INFO",
+                 run_invocation_timeout: int = 60, run_max_try: int = 3,
+                 append_row_file_name: str | None = None, allowed_failed_count: int | None = None,
+                 allowed_failed_percent: float | None = None,
+                 partition_keys: list[str] | str | None = None,
+                 environment_variables: dict[str, str] | None = None) -> None:
         self.environment = environment
         self.entry_script = entry_script.strip() if isinstance(entry_script, str) else entry_script
         self.error_threshold = error_threshold
@@ -108,14 +82,12 @@ class ParallelRunConfig:
         self.node_count = node_count
         self.process_count_per_node = process_count_per_node
         self.mini_batch_size = mini_batch_size
-        self.source_directory = (
-            source_directory.strip() if isinstance(source_directory, str) else source_directory
-        )
+        self.source_directory = (source_directory.strip() if isinstance(source_directory, str)
+                                 else source_directory)
         self.description = description
         self.logging_level = "INFO" if logging_level is None else logging_level
-        self.run_invocation_timeout = (
-            60 if run_invocation_timeout is None else run_invocation_timeout
-        )
+        self.run_invocation_timeout = (60 if run_invocation_timeout is None
+                                       else run_invocation_timeout)
         self.run_max_try = 3 if run_max_try is None else run_max_try
         self.append_row_file_name = append_row_file_name
         self.allowed_failed_count = allowed_failed_count
@@ -139,68 +111,40 @@ class ParallelRunConfig:
         out: list[Diagnostic] = []
 
         def bad(param: str, message: str, code: str = "invalid", hint: str | None = None) -> None:
-            out.append(
-                Diagnostic(
-                    message,
-                    key_path=f"parallel_run_config.{param}",
-                    location=self._key_sites.get(param, self._origin),
-                    code=code,
-                    hint=hint,
-                )
-            )
+            out.append(Diagnostic(message, key_path=f"parallel_run_config.{param}",
+                                  location=self._key_sites.get(param, self._origin), code=code,
+                                  hint=hint))
 
         if self.environment is None:
             bad("environment", "environment is required", "required")
         if not isinstance(self.entry_script, str) or not self.entry_script:
-            bad(
-                "entry_script",
+            bad("entry_script",
                 "entry_script is required: the path of the script with init() and run(mini_batch)",
-                "required",
-            )
+                "required")
         if self.compute_target is None:
-            bad(
-                "compute_target",
-                "compute_target is required (a compute name or object)",
-                "required",
-            )
+            bad("compute_target", "compute_target is required (a compute name or object)",
+                "required")
         action = self.output_action
         if not isinstance(action, str) or action.lower() not in ("append_row", "summary_only"):
-            bad(
-                "output_action",
-                f"output_action must be 'append_row' or 'summary_only', got {action!r}",
-                "enum",
-            )
+            bad("output_action",
+                f"output_action must be 'append_row' or 'summary_only', got {action!r}", "enum")
         if not _is_int(self.error_threshold) or self.error_threshold < -1:
-            bad(
-                "error_threshold",
-                f"error_threshold {self.error_threshold!r} is not an int "
-                "greater than or equal to -1",
-                "range",
-            )
+            bad("error_threshold", f"error_threshold {self.error_threshold!r} is not an int "
+                "greater than or equal to -1", "range")
         if not _is_int(self.node_count) or self.node_count < 1:
-            bad(
-                "node_count",
-                f"node_count {self.node_count!r} must be an int of at least 1",
-                "range",
-            )
+            bad("node_count", f"node_count {self.node_count!r} must be an int of at least 1",
+                "range")
         pcpn = self.process_count_per_node
         if pcpn is not None and (not _is_int(pcpn) or pcpn < 1):
-            bad(
-                "process_count_per_node",
-                f"process_count_per_node {pcpn!r} must be an int greater than 0",
-                "range",
-            )
+            bad("process_count_per_node",
+                f"process_count_per_node {pcpn!r} must be an int greater than 0", "range")
         size = self.mini_batch_size
         if size is not None:
             if not isinstance(size, (int, str)) or isinstance(size, bool):
                 bad("mini_batch_size", "mini_batch_size must be an int or a str", "type")
             elif isinstance(size, str) and not _MINI_BATCH.match(size):
-                bad(
-                    "mini_batch_size",
-                    f"mini_batch_size {size!r} must match "
-                    r"^\d+([kKmMgG][bB])*$ (for example 10, 1024KB, 10MB, 1GB)",
-                    "pattern",
-                )
+                bad("mini_batch_size", f"mini_batch_size {size!r} must match "
+                    r"^\d+([kKmMgG][bB])*$ (for example 10, 1024KB, 10MB, 1GB)", "pattern")
             elif _is_int(size) and size < 1:
                 bad("mini_batch_size", f"mini_batch_size {size!r} must be at least 1", "range")
         keys = self.partition_keys
@@ -211,77 +155,51 @@ class ParallelRunConfig:
                     parsed = json.loads(keys)
                 except ValueError:
                     parsed = None
-            if not (
-                isinstance(parsed, list) and parsed and all(isinstance(k, str) for k in parsed)
-            ):
-                bad(
-                    "partition_keys",
+            if not (isinstance(parsed, list) and parsed
+                    and all(isinstance(k, str) for k in parsed)):
+                bad("partition_keys",
                     "partition_keys must be a non-empty list of str (or the JSON text of one)",
-                    "type",
-                )
+                    "type")
             if size is not None:
-                bad(
-                    "partition_keys",
-                    "partition_keys and mini_batch_size cannot both be set: "
-                    "with partition_keys each key combination is one mini-batch",
-                    "conflict",
-                    hint="remove mini_batch_size",
-                )
+                bad("partition_keys",
+                    "partition_keys and mini_batch_size cannot both be set: with partition_keys "
+                    "each key combination is one mini-batch", "conflict",
+                    hint="remove mini_batch_size")
         if self.logging_level not in _LOGGING_LEVELS:
-            bad(
-                "logging_level",
+            bad("logging_level",
                 f"logging_level {self.logging_level!r} must be one of {', '.join(_LOGGING_LEVELS)}",
-                "enum",
-            )
+                "enum")
         timeout = self.run_invocation_timeout
         if not _is_int(timeout) or timeout <= 0:
-            bad(
-                "run_invocation_timeout",
-                f"run_invocation_timeout {timeout!r} must be an integer greater than 0",
-                "range",
-            )
+            bad("run_invocation_timeout",
+                f"run_invocation_timeout {timeout!r} must be an integer greater than 0", "range")
         tries = self.run_max_try
         if not _is_int(tries) or tries <= 0:
             bad("run_max_try", f"run_max_try {tries!r} must be an integer greater than 0", "range")
         count = self.allowed_failed_count
         if count is not None and (not _is_int(count) or count < -1):
-            bad(
-                "allowed_failed_count",
+            bad("allowed_failed_count",
                 f"allowed_failed_count {count!r} is not an int greater than or equal to -1",
-                "range",
-            )
+                "range")
         percent = self.allowed_failed_percent
         if percent is not None:
             if not isinstance(percent, (int, float)) or isinstance(percent, bool):
-                bad(
-                    "allowed_failed_percent",
-                    f"allowed_failed_percent {percent!r} is not an int or float",
-                    "type",
-                )
+                bad("allowed_failed_percent",
+                    f"allowed_failed_percent {percent!r} is not an int or float", "type")
             elif not 0 <= percent <= 100:
-                bad(
-                    "allowed_failed_percent",
-                    f"allowed_failed_percent {percent!r} is not between 0 and 100",
-                    "range",
-                )
+                bad("allowed_failed_percent",
+                    f"allowed_failed_percent {percent!r} is not between 0 and 100", "range")
         name = self.append_row_file_name
         appends = isinstance(action, str) and action.lower() == "append_row"
         if name is not None and appends:  # noqa: SIM102 - one rule, one condition
             if not isinstance(name, str) or not name or _FILE_NAME_BAD.search(name):
-                bad(
-                    "append_row_file_name",
-                    f"append_row_file_name {name!r} must be a valid UNIX file name",
-                    "pattern",
-                )
+                bad("append_row_file_name",
+                    f"append_row_file_name {name!r} must be a valid UNIX file name", "pattern")
         env_vars = self.environment_variables
-        if env_vars is not None and not (
-            isinstance(env_vars, Mapping) and all(isinstance(k, str) for k in env_vars)
-        ):
-            bad(
-                "environment_variables",
-                "environment_variables must be a dict of names to values",
-                "type",
-            )
+        if env_vars is not None and not (isinstance(env_vars, Mapping)
+                                         and all(isinstance(k, str) for k in env_vars)):
+            bad("environment_variables", "environment_variables must be a dict of names to values",
+                "type")
         return out
 
     # -- YAML -----------------------------------------------------------------------------------
@@ -316,13 +234,11 @@ class ParallelRunConfig:
         target = Path(os.fspath(path)).resolve()
         data = self.to_dict()
         if data["source_directory"] and not Path(data["source_directory"]).is_absolute():
-            data["source_directory"] = relative_to(
-                self._base_path / data["source_directory"], target.parent
-            )
+            data["source_directory"] = relative_to(self._base_path / data["source_directory"],
+                                                   target.parent)
         elif not data["source_directory"] and not Path(data["entry_script"]).is_absolute():
-            data["entry_script"] = relative_to(
-                self._base_path / data["entry_script"], target.parent
-            )
+            data["entry_script"] = relative_to(self._base_path / data["entry_script"],
+                                               target.parent)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(dump_text({"parallel_run_config": data}), encoding="utf-8")
 
@@ -347,27 +263,13 @@ class ParallelRunConfig:
             raise ValidationError(errors)
         config = doc.data.get("parallel_run_config")
         if not isinstance(config, Mapping):
-            raise ValidationError(
-                [
-                    Diagnostic(
-                        "expected a 'parallel_run_config' mapping at the top of the file",
-                        key_path="parallel_run_config",
-                        location=doc.positions.locate(()),
-                        code="required",
-                    )
-                ]
-            )
+            raise ValidationError([Diagnostic("expected a 'parallel_run_config' mapping at the top "
+                                              "of the file", key_path="parallel_run_config",
+                                              location=doc.positions.locate(()), code="required")])
         known = set(_PARAMS) | {"compute_target_name"}
-        unknown = [
-            Diagnostic(
-                f"unknown key {key!r}",
-                key_path=f"parallel_run_config.{key}",
-                location=doc.positions.locate(("parallel_run_config", key)),
-                code="unknown-key",
-            )
-            for key in config
-            if key not in known
-        ]
+        unknown = [Diagnostic(f"unknown key {key!r}", key_path=f"parallel_run_config.{key}",
+                              location=doc.positions.locate(("parallel_run_config", key)),
+                              code="unknown-key") for key in config if key not in known]
         if unknown:
             raise ValidationError(unknown)
         size = config.get("mini_batch_size")
@@ -442,15 +344,9 @@ def environment_reference(env: Any) -> Any:
 class PipelineData:
     """v1 intermediate data: a step's output folder, usable as another step's input."""
 
-    def __init__(
-        self,
-        name: str,
-        datastore: Any = None,
-        output_name: str | None = None,
-        output_mode: str = "mount",
-        is_directory: bool | None = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, name: str, datastore: Any = None, output_name: str | None = None,
+                 output_mode: str = "mount", is_directory: bool | None = None,
+                 **kwargs: Any) -> None:
         self.name = name
         self.datastore = datastore
         self.output_name = output_name or name
@@ -467,9 +363,8 @@ class PipelineData:
 class OutputFileDatasetConfig(PipelineData):
     """v1 ``OutputFileDatasetConfig(name, destination=None)``; a local ``destination`` is kept."""
 
-    def __init__(
-        self, name: str | None = None, destination: Any = None, source: Any = None, **kwargs: Any
-    ) -> None:
+    def __init__(self, name: str | None = None, destination: Any = None, source: Any = None,
+                 **kwargs: Any) -> None:
         super().__init__(name or "output")
         self.destination = destination if isinstance(destination, str) else None
 
@@ -517,11 +412,8 @@ class FileDataset:
         return DatasetConsumptionConfig("input_data", self, "download")
 
     def to_input(self, mode: str | None = None) -> Input:
-        path = (
-            self.path
-            if Path(self.path).is_absolute() or "://" in self.path
-            else str((self._base / self.path).resolve())
-        )
+        path = (self.path if Path(self.path).is_absolute() or "://" in self.path
+                else str((self._base / self.path).resolve()))
         kind = self.type
         if kind == "uri_folder" and Path(path).is_file():
             kind = "uri_file"
@@ -540,15 +432,8 @@ class _FileFactory:
         if not isinstance(path, str):
             paths = list(path)
             if len(paths) != 1:
-                raise ValidationError(
-                    [
-                        Diagnostic(
-                            "local FileDataset takes one folder or file path",
-                            location=call_site(),
-                            code="unsupported",
-                        )
-                    ]
-                )
+                raise ValidationError([Diagnostic("local FileDataset takes one folder or file path",
+                                                  location=call_site(), code="unsupported")])
             path = paths[0]
         return FileDataset(path)
 
@@ -574,16 +459,9 @@ class Dataset:
 class ParallelRunStep:
     """v1 ``ParallelRunStep``: one parallel step with its config, input(s) and output."""
 
-    def __init__(
-        self,
-        name: str,
-        parallel_run_config: ParallelRunConfig,
-        inputs: Sequence[Any],
-        output: Any = None,
-        side_inputs: Sequence[Any] | None = None,
-        arguments: Sequence[Any] | None = None,
-        allow_reuse: bool = True,
-    ) -> None:
+    def __init__(self, name: str, parallel_run_config: ParallelRunConfig, inputs: Sequence[Any],
+                 output: Any = None, side_inputs: Sequence[Any] | None = None,
+                 arguments: Sequence[Any] | None = None, allow_reuse: bool = True) -> None:
         self.name = name
         self.parallel_run_config = parallel_run_config
         self.inputs = list(inputs or [])
@@ -594,25 +472,15 @@ class ParallelRunStep:
         self._origin = call_site()
         problems = []
         if not isinstance(parallel_run_config, ParallelRunConfig):
-            problems.append(
-                Diagnostic(
-                    "parallel_run_config must be a ParallelRunConfig",
-                    key_path=f"{name}.parallel_run_config",
-                    location=self._origin,
-                    code="type",
-                )
-            )
+            problems.append(Diagnostic("parallel_run_config must be a ParallelRunConfig",
+                                       key_path=f"{name}.parallel_run_config",
+                                       location=self._origin, code="type"))
         if len(self.inputs) != 1:
-            problems.append(
-                Diagnostic(
-                    f"ParallelRunStep {name!r} has {len(self.inputs)} inputs; a v2 parallel step "
-                    "reads exactly one input_data",
-                    key_path=f"{name}.inputs",
-                    location=self._origin,
-                    code="unsupported",
-                    hint="pass further data as side_inputs",
-                )
-            )
+            problems.append(Diagnostic(f"ParallelRunStep {name!r} has {len(self.inputs)} inputs; a "
+                                       f"v2 parallel step "
+                                       "reads exactly one input_data", key_path=f"{name}.inputs",
+                                       location=self._origin, code="unsupported",
+                                       hint="pass further data as side_inputs"))
         if problems:
             raise ValidationError(problems)
 
@@ -664,9 +532,8 @@ class ParallelRunStep:
             error_threshold=config.error_threshold,
             mini_batch_error_threshold=config.allowed_failed_count,
             logging_level=config.logging_level,
-            retry_settings=RetrySettings(
-                max_retries=config.run_max_try - 1, timeout=config.run_invocation_timeout
-            ),
+            retry_settings=RetrySettings(max_retries=config.run_max_try - 1,
+                                         timeout=config.run_invocation_timeout),
             environment_variables=dict(config.environment_variables)
             if config.environment_variables
             else None,
@@ -686,22 +553,15 @@ def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
-def _input_of(
-    item: Any, default_name: str, producers: Mapping[int, tuple[str, str]], base: Path
-) -> tuple[str, Any]:
+def _input_of(item: Any, default_name: str, producers: Mapping[int, tuple[str, str]],
+              base: Path) -> tuple[str, Any]:
     if isinstance(item, PipelineData):
         source = producers.get(id(item))
         if source is None:
-            raise ValidationError(
-                [
-                    Diagnostic(
-                        f"input {item.name!r} is a PipelineData that no step of this "
-                        "pipeline writes",
-                        location=call_site(),
-                        code="binding",
-                    )
-                ]
-            )
+            raise ValidationError([Diagnostic(f"input {item.name!r} is a PipelineData that no step "
+                                              f"of this "
+                                              "pipeline writes", location=call_site(),
+                                              code="binding")])
         return item.name, {"type": "uri_folder", "path": "${{parent.jobs.%s.outputs.%s}}" % source}
     if isinstance(item, DatasetConsumptionConfig):
         return item.name, _local_input(item.to_input(), base)
@@ -711,16 +571,10 @@ def _input_of(
         return default_name, _local_input(item, base)
     if isinstance(item, (str, os.PathLike)):
         return default_name, _local_input(FileDataset(os.fspath(item)).to_input(), base)
-    raise ValidationError(
-        [
-            Diagnostic(
-                f"cannot use {type(item).__name__} as a step input; use a path, Input, "
-                "Dataset.File.from_files(...).as_named_input(name) or PipelineData",
-                location=call_site(),
-                code="type",
-            )
-        ]
-    )
+    raise ValidationError([Diagnostic(f"cannot use {type(item).__name__} as a step input; use a "
+                                      f"path, Input, "
+                                      "Dataset.File.from_files(...).as_named_input(name) or "
+                                      "PipelineData", location=call_site(), code="type")])
 
 
 def _local_input(value: Input, base: Path) -> Input:
@@ -774,14 +628,9 @@ def _code_and_entry(config: ParallelRunConfig, base: Path) -> tuple[str, str]:
 class Pipeline:
     """v1 ``Pipeline(workspace, steps)``: a v2 pipeline job to validate, dump or run."""
 
-    def __init__(
-        self,
-        workspace: Any = None,
-        steps: Sequence[ParallelRunStep] = (),
-        description: str | None = None,
-        default_datastore: Any = None,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, workspace: Any = None, steps: Sequence[ParallelRunStep] = (),
+                 description: str | None = None, default_datastore: Any = None,
+                 **kwargs: Any) -> None:
         self.workspace = workspace
         self.steps = list(steps)
         self.description = description
@@ -795,42 +644,26 @@ class Pipeline:
         for step in self.steps:
             if isinstance(step.output, PipelineData):
                 producers[id(step.output)] = (step.name, step.output.output_name)
-        problems = [
-            Diagnostic(
-                f"step {type(step).__name__} is not supported; only "
-                "ParallelRunStep converts to v2 here",
-                location=self._origin,
-                code="unsupported",
-            )
-            for step in self.steps
-            if not isinstance(step, ParallelRunStep)
-        ]
+        problems = [Diagnostic(f"step {type(step).__name__} is not supported; only "
+                               "ParallelRunStep converts to v2 here", location=self._origin,
+                               code="unsupported") for step in self.steps if not isinstance(step,
+                                                                                            ParallelRunStep)]
         names = [step.name for step in self.steps if isinstance(step, ParallelRunStep)]
-        problems += [
-            Diagnostic(f"two steps are named {name!r}", location=self._origin, code="duplicate")
-            for name in sorted(set(names))
-            if names.count(name) > 1
-        ]
+        problems += [Diagnostic(f"two steps are named {name!r}", location=self._origin,
+                                code="duplicate")
+                     for name in sorted(set(names)) if names.count(name) > 1]
         if problems:
             raise ValidationError(problems)
         jobs = {step.name: step.to_node(producers, self._base_path) for step in self.steps}
         datastore = self.default_datastore
         settings = {}
         if datastore is not None:
-            settings["default_datastore"] = (
-                datastore
-                if isinstance(datastore, str)
-                else getattr(datastore, "name", str(datastore))
-            )
-        return PipelineJob(
-            jobs=jobs,
-            description=self.description,
-            experiment_name=experiment_name,
-            settings=settings,
-            base_path=self._base_path,
-            source=Path(self._origin.file) if self._origin and self._origin.file else None,
-            origin=self._origin,
-        )
+            settings["default_datastore"] = (datastore if isinstance(datastore, str)
+                                             else getattr(datastore, "name", str(datastore)))
+        return PipelineJob(jobs=jobs, description=self.description, experiment_name=experiment_name,
+                           settings=settings, base_path=self._base_path,
+                           source=Path(self._origin.file) if self._origin and self._origin.file
+                           else None, origin=self._origin)
 
     def validate(self) -> Any:
         """Check the converted pipeline; raises one ValidationError listing every problem."""
