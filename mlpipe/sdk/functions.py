@@ -98,30 +98,16 @@ def parallel_run_function(
     """
     declarations, values = _split_inputs(inputs)
     node = ParallelNode(
-        name=name,
-        description=description,
-        tags=tags,
-        properties=properties,
-        display_name=display_name,
-        experiment_name=experiment_name,
-        compute=compute,
-        retry_settings=retry_settings,
-        environment_variables=environment_variables,
-        logging_level=logging_level,
-        max_concurrency_per_instance=max_concurrency_per_instance,
-        error_threshold=error_threshold,
-        mini_batch_error_threshold=mini_batch_error_threshold,
-        task=task,
-        mini_batch_size=mini_batch_size,
-        partition_keys=partition_keys,
-        input_data=input_data,
-        input_declarations=declarations,
-        outputs=_outputs(outputs),
+        name=name, description=description, tags=tags, properties=properties,
+        display_name=display_name, experiment_name=experiment_name, compute=compute,
+        retry_settings=retry_settings, environment_variables=environment_variables,
+        logging_level=logging_level, max_concurrency_per_instance=max_concurrency_per_instance,
+        error_threshold=error_threshold, mini_batch_error_threshold=mini_batch_error_threshold,
+        task=task, mini_batch_size=mini_batch_size, partition_keys=partition_keys,
+        input_data=input_data, input_declarations=declarations, outputs=_outputs(outputs),
         resources=_resources(instance_count, instance_type, docker_args, shm_size),
-        identity=identity,
-        is_deterministic=None if is_deterministic is True else is_deterministic,
-        extra=kwargs,
-    )
+        identity=identity, is_deterministic=None if is_deterministic is True else is_deterministic,
+        extra=kwargs)
     return _finish(node, declarations, values)
 
 
@@ -161,22 +147,11 @@ def command(
     if is_deterministic is not True:
         extra["is_deterministic"] = is_deterministic
     node = CommandNode(
-        name=name,
-        description=description,
-        tags=tags,
-        properties=properties,
-        display_name=display_name,
-        command=command,
-        experiment_name=experiment_name,
-        environment=environment,
-        environment_variables=environment_variables,
-        compute=compute,
-        input_declarations=declarations,
-        outputs=_outputs(outputs),
+        name=name, description=description, tags=tags, properties=properties,
+        display_name=display_name, command=command, experiment_name=experiment_name,
+        environment=environment, environment_variables=environment_variables, compute=compute,
+        input_declarations=declarations, outputs=_outputs(outputs),
         resources=_resources(instance_count, instance_type, docker_args, shm_size,
                              locations=locations),
-        code=None if code is None else str(code),
-        identity=identity,
-        extra=extra,
-    )
+        code=None if code is None else str(code), identity=identity, extra=extra)
     return _finish(node, declarations, values)
