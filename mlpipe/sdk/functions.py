@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from mlpipe.sdk.builder import current_builder
 from mlpipe.sdk.entities import JobResourceConfiguration, RunFunction
 from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.nodes import CommandNode, Node, ParallelNode
+
+N = TypeVar("N", bound=Node)
 
 
 def _split_inputs(inputs: Mapping[str, Any] | None) -> tuple[dict[str, Input], dict[str, Any]]:
@@ -46,7 +48,7 @@ def _resources(instance_count: Any, instance_type: Any, docker_args: Any, shm_si
     return JobResourceConfiguration(**{k: v for k, v in given.items() if v is not None})
 
 
-def _finish(node: Node, declarations: dict[str, Input], values: dict[str, Any]) -> Node:
+def _finish(node: N, declarations: dict[str, Input], values: dict[str, Any]) -> N:
     names = [*declarations, *(key for key in values if key not in declarations)]
     object.__setattr__(node, "_declared_inputs", names)
     object.__setattr__(node._inputs, "_names", names)
@@ -88,7 +90,7 @@ def parallel_run_function(
     is_deterministic: bool = True,
     **kwargs: Any,
 ) -> ParallelNode:
-    """A parallel step (azure-ai-ml's ``parallel_run_function``); call it in ``@pipeline`` to bind inputs.
+    """A parallel step (azure-ai-ml's ``parallel_run_function``); call it in ``@pipeline``.
 
     Every argument is written to the step's YAML; those that only matter in the
     cloud (``instance_type``, ``docker_args``, ``shm_size``, ``identity``,
@@ -106,7 +108,7 @@ def parallel_run_function(
         resources=_resources(instance_count, instance_type, docker_args, shm_size),
         identity=identity, is_deterministic=None if is_deterministic is True else is_deterministic,
         extra=kwargs)
-    return _finish(node, declarations, values)  # type: ignore[return-value]
+    return _finish(node, declarations, values)
 
 
 def command(
@@ -152,4 +154,4 @@ def command(
         resources=_resources(instance_count, instance_type, docker_args, shm_size,
                              locations=locations),
         code=None if code is None else str(code), identity=identity, extra=extra)
-    return _finish(node, declarations, values)  # type: ignore[return-value]
+    return _finish(node, declarations, values)

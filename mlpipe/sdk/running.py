@@ -14,10 +14,11 @@ from typing import Any
 from mlpipe.plan import ExecutionPlan
 from mlpipe.sdk.job import PipelineJob
 
+
 def compile_job(job: PipelineJob | str | os.PathLike[str], *,
                 runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True) -> ExecutionPlan:
-    """Validate ``job`` and compile it; raises :class:`mlpipe.ValidationError` listing every problem."""
+    """Validate ``job`` and compile it; a :class:`mlpipe.ValidationError` lists every problem."""
     from mlpipe.compiler import compile_pipeline
 
     if isinstance(job, PipelineJob):
@@ -77,14 +78,18 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
     from mlpipe.jobs import generate_job_name, resolve_runs_dir, run_plan
 
     source = job.source if isinstance(job, PipelineJob) else Path(os.fspath(job))
-    plan = compile_job(job, runs_dir=resolve_runs_dir(runs_dir),
-                       job_name=job_name or generate_job_name(source), overrides=overrides)
+    plan = compile_job(job, runs_dir=resolve_runs_dir(runs_dir), job_name=job_name
+                       or generate_job_name(source), overrides=overrides)
     result = run_plan(plan, echo=echo, **runner_options)
     steps = result.steps
     return RunResult(
-        name=result.name, status=result.status, run_dir=result.run_dir,
+        name=result.name,
+        status=result.status,
+        run_dir=result.run_dir,
         outputs=dict(result.outputs),
         step_outputs={name: dict(step.outputs) for name, step in steps.items()},
         reports={name: _reports(step.logs_dir) for name, step in steps.items()},
         logs={name: step.logs_dir for name, step in steps.items()},
-        plan=plan, job_result=result)
+        plan=plan,
+        job_result=result,
+    )
