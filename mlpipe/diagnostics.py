@@ -66,12 +66,36 @@ class Diagnostic:
     __str__ = format
 
 
+def errors_of(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics of severity ``error``."""
+    return [d for d in diagnostics if d.severity == "error"]
+
+
+def warnings_of(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics that are not errors (warnings and notes)."""
+    return [d for d in diagnostics if d.severity != "error"]
+
+
+class HasDiagnostics:
+    """``errors`` and ``warnings`` of a result that holds its ``diagnostics``."""
+
+    diagnostics: list[Diagnostic]
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return errors_of(self.diagnostics)
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return warnings_of(self.diagnostics)
+
+
 class ValidationError(Exception):
     """Raised with every problem found, not just the first."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]):
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
-        errors = [d for d in self.diagnostics if d.severity == "error"]
+        errors = errors_of(self.diagnostics)
         lines = [d.format() for d in errors] or [d.format() for d in self.diagnostics]
         count = len(errors)
         super().__init__(
@@ -80,7 +104,7 @@ class ValidationError(Exception):
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
-        return tuple(d for d in self.diagnostics if d.severity == "error")
+        return tuple(errors_of(self.diagnostics))
 
     def to_json(self) -> str:
         return json.dumps([d.to_dict() for d in self.diagnostics], indent=2)
@@ -100,11 +124,11 @@ class DiagnosticBag:
 
     @property
     def errors(self) -> list[Diagnostic]:
-        return [d for d in self.items if d.severity == "error"]
+        return errors_of(self.items)
 
     @property
     def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.items if d.severity != "error"]
+        return warnings_of(self.items)
 
     def raise_if_errors(self) -> None:
         if self.errors:

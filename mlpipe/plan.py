@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal
 
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import FrozenDict, freeze
@@ -30,7 +30,7 @@ DATA_TYPES = frozenset(
     {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model"}
 )
 LITERAL_TYPES = frozenset({"string", "integer", "number", "boolean"})
-Literal_ = Union[str, int, float, bool]
+Literal_ = str | int | float | bool
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,7 @@ class CommandStep(_StepBase):
     command: str = ""
 
 
-Step = Union[ParallelStep, CommandStep]
+Step = ParallelStep | CommandStep
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,29 @@ def load_payload(mini_batch: MiniBatch) -> Any:
         else mini_batch.payload
 
 
+SLOW_LOADER = "tests.runtime_support:load_slowly"
+
+
+def load_slowly(mini_batch: MiniBatch) -> Any:
+    """Like :func:`load_payload`, but sleeps ``LOAD_SECONDS`` (environment) for the files named
+    in ``SLOW_LOAD``, only on the first attempt when ``MARKS`` names a marker folder."""
+    import os  # noqa: PLC0415
+    import time  # noqa: PLC0415
+
+    slow = set(os.environ.get("SLOW_LOAD", "").split(","))
+    for path in mini_batch.payload:
+        name = os.path.basename(path)
+        if name not in slow:
+            continue
+        marks = os.environ.get("MARKS")
+        mark = os.path.join(marks, name + ".load") if marks else None
+        if mark is None or not os.path.exists(mark):
+            if mark is not None:
+                open(mark, "w").close()
+            time.sleep(float(os.environ["LOAD_SECONDS"]))
+    return load_payload(mini_batch)
+
+
 def file_mini_batches(folder: Path, count: int, per_batch: int = 1) -> list[MiniBatch]:
     """``count`` files in ``folder`` (created), ``per_batch`` absolute paths per mini-batch."""
     folder.mkdir(parents=True, exist_ok=True)

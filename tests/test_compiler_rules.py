@@ -9,7 +9,15 @@ import pytest
 from mlpipe.compiler import compile_pipeline, validate_component
 from mlpipe.diagnostics import ValidationError
 
-from .compiler_helpers import PARALLEL_STEP, compile_result, line_of, make_project, only_error, pipeline, write
+from .compiler_helpers import (
+    PARALLEL_STEP,
+    compile_result,
+    line_of,
+    make_project,
+    only_error,
+    pipeline,
+    write,
+)
 
 
 @pytest.fixture

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from mlpipe.compiler.bindings import expand_optional, parse_reference, references_in, split_arguments, whole_reference
+from mlpipe.compiler.bindings import (
+    expand_optional,
+    parse_reference,
+    references_in,
+    split_arguments,
+    whole_reference,
+)
 from mlpipe.compiler.graph import order_steps
 from mlpipe.compiler.overrides import OverrideSyntaxError, apply_overrides
 from mlpipe.compiler.prs_args import parse_prs_arguments

@@ -22,10 +22,12 @@ try:  # pytest's hypothesis plugin imports (and so ast-parses) hypothesis at ses
 except ImportError:
     pass
 
+from mlpipe.frozen import freeze
+from mlpipe.plan import PrsOptions
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.backends.dask import SCHEDULER_ENV, DaskBackend
 
-from .runtime_support import LOADER, Recorder, file_mini_batches, make_step
+from .runtime_support import LOADER, SLOW_LOADER, Recorder, file_mini_batches, make_step
 
 REPO = Path(__file__).resolve().parent.parent
 DASK_WORKERS = 2
@@ -99,6 +101,9 @@ def test_run_past_its_timeout_is_stopped_and_retried_on_a_new_process(
     assert summary.status == "Completed", summary.reason
     attempts = [(a.mini_batch_id, a.picked_count, a.status) for a in recorder.attempts]
     assert ("mb-0002", 1, "Timeout") in attempts and ("mb-0002", 2, "Succeeded") in attempts
+    timed_out = next(a for a in recorder.attempts if a.status == "Timeout")
+    assert timed_out.error_category == "Timeout" and timed_out.elapsed_seconds >= 2
+    assert timed_out.run_method_seconds >= 1.5  # the phase file said run() had started
     assert sorted(a for a in attempts if a[0] != "mb-0002") == \
         [(f"mb-{i:04d}", 1, "Succeeded") for i in (0, 1, 3, 4)]
     slept_in = int((Path(step.outputs["out"].folder) / "marker").read_text())
@@ -109,6 +114,23 @@ def test_run_past_its_timeout_is_stopped_and_retried_on_a_new_process(
     assert [e[0].process for e in recorder.events("replaced")] == ["process000"]
     assert Path(summary.append_row_file).read_text().splitlines() == \
         [f"f{i:04d}.txt" for i in range(5)]
+
+
+def test_slow_loading_is_a_task_overhead_timeout(tmp_path: Path, on_cluster: str) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    env = {"MARKS": str(marks), "SLOW_LOAD": "f0001.txt", "LOAD_SECONDS": "120"}
+    step = make_step(tmp_path, "def run(mini_batch):\n    return mini_batch\n", workers=1,
+                     timeout=30, prs=PrsOptions(task_overhead_timeout=1),
+                     environment_variables=freeze(env))
+    recorder = Recorder()
+    summary = run_parallel_step(step, backend="dask", observers=[recorder], loader=SLOW_LOADER,
+                                mini_batches=file_mini_batches(tmp_path / "data", 3))
+    assert summary.status == "Completed", summary.reason
+    lost = next(a for a in recorder.attempts if a.mini_batch_id == "mb-0001")
+    assert (lost.status, lost.error_category) == ("Timeout", "TaskOverheadTimeout")
+    assert "--task_overhead_timeout = 1" in (lost.error_message or "") and lost.elapsed_seconds >= 1
+    assert recorder.picked("mb-0001") == [1, 2]
 
 
 def test_worker_that_exits_costs_only_its_mini_batch_an_attempt(

@@ -71,9 +71,9 @@ def test_results_match_the_mltable_library(corpus: Path, tmp_path: Path) -> None
                             text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-2000:]
     expected = json.loads(result.stdout.strip().splitlines()[-1])
-    for case, want in zip(cases, expected):
+    for case, want in zip(cases, expected, strict=True):
         table = read_mltable(case)
         assert list(table.shape) == want["shape"], case
         assert [str(c) for c in table.columns] == want["columns"], case
         got = [str(v) for v in table.iloc[:, 0].tolist()[:50]]
-        assert all(same_text(a, b) for a, b in zip(got, want["first"])), (case, got, want["first"])
+        assert all(same_text(a, b) for a, b in zip(got, want["first"], strict=False)), (case, got, want["first"])

@@ -49,7 +49,7 @@ def test_oj_sales_partition_keys_give_99_batches_of_121_rows(oj_partitioned: Pat
     assert len(pairs) == 99 and len({s for s, _ in pairs}) == 33 and len({b for _, b in pairs}) == 3
     frames = [load_mini_batch(mb) for mb in mbs]
     assert {len(f) for f in frames} == {121}
-    for mb, frame in zip(mbs[:5], frames):
+    for mb, frame in zip(mbs[:5], frames, strict=False):
         assert list(frame.columns)[-2:] == ["Store", "Brand"]  # key columns kept
         assert set(frame["Store"]) == {mb.partition_key_value["Store"]}
         assert set(frame["Brand"]) == {mb.partition_key_value["Brand"]}
@@ -86,7 +86,7 @@ def test_partition_keys_from_data_columns(corpus: Path, tmp_path: Path) -> None:
     assert [mb.partition_key_value["Brand"] for mb in mbs] == ["dominicks", "minute_maid", "tropicana"]
     frames = [load_mini_batch(mb) for mb in mbs]
     assert [len(f) for f in frames] == [3993, 3993, 3993]
-    assert all(set(f["Brand"]) == {mb.partition_key_value["Brand"]} for mb, f in zip(mbs, frames))
+    assert all(set(f["Brand"]) == {mb.partition_key_value["Brand"]} for mb, f in zip(mbs, frames, strict=True))
     by_store = batches(mlt, keys=("Store", "Brand"))
     assert len(by_store) == 99
     assert by_store[0].partition_key_value == {"Store": 1000, "Brand": "dominicks"}

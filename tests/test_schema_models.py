@@ -10,9 +10,19 @@ import pytest
 
 from mlpipe.diagnostics import ValidationError
 from mlpipe.schema import (
-    CommandComponent, CommandNode, DataInput, LiteralInput, LiteralValueInput, OtherNode,
-    ParallelComponent, ParallelNode, is_binding, load_component, load_component_data,
-    load_pipeline, load_pipeline_data,
+    CommandComponent,
+    CommandNode,
+    DataInput,
+    LiteralInput,
+    LiteralValueInput,
+    OtherNode,
+    ParallelComponent,
+    ParallelNode,
+    is_binding,
+    load_component,
+    load_component_data,
+    load_pipeline,
+    load_pipeline_data,
 )
 from mlpipe.schema.references import classify_reference
 

@@ -4,6 +4,7 @@ trips, and compiling the loaded job gives the file's plan (or the file's diagnos
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,6 @@ def test_corpus_pipelines_through_the_sdk(corpus: Path, tmp_path: Path) -> None:
         dumped = tmp_path / relative.replace("/", "_")
         job.dump(dumped)
         assert load_job(dumped) == job, relative
-        from_file = outcome(lambda: compile_pipeline(path, runs_dir=tmp_path, job_name="c"))
-        from_sdk = outcome(lambda: job.compile(runs_dir=tmp_path, job_name="c"))
+        from_file = outcome(partial(compile_pipeline, path, runs_dir=tmp_path, job_name="c"))
+        from_sdk = outcome(partial(job.compile, runs_dir=tmp_path, job_name="c"))
         assert from_sdk == from_file, relative

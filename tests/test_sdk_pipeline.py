@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from mlpipe import Input, Output, ValidationError, load_component, load_job, pipeline
-from mlpipe.parallel import JobResourceConfiguration, RetrySettings, RunFunction, parallel_run_function
+from mlpipe.parallel import (
+    JobResourceConfiguration,
+    RetrySettings,
+    RunFunction,
+    parallel_run_function,
+)
 from mlpipe.sdk import compile_job
 
 from .sdk_support import make_file_project, write

@@ -80,11 +80,13 @@ def load_asset_map(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         return AssetMap(yaml_dir, file=path), [
-            Diagnostic(f"cannot read {ASSETS_FILE}: {exc}", location=Location(str(path)), code="assets")]
+            Diagnostic(f"cannot read {ASSETS_FILE}: {exc}", location=Location(str(path)),
+                       code="assets")
+        ]
     table = data.get("assets", {})
     problems: list[Diagnostic] = []
     if not isinstance(table, dict):
-        problems.append(Diagnostic("[assets] must be a table of reference = \"local path\"",
+        problems.append(Diagnostic('[assets] must be a table of reference = "local path"',
                                    key_path="assets", location=Location(str(path)), code="assets"))
         table = {}
     mapping: dict[str, str] = {}
@@ -92,9 +94,9 @@ def load_asset_map(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
         if isinstance(value, str):
             mapping[key] = value
         else:
-            problems.append(Diagnostic(f"must be a local path (a string), got {type(value).__name__}",
-                                       key_path=f"assets.{key}", location=Location(str(path)),
-                                       code="assets"))
+            problems.append(Diagnostic("must be a local path (a string), got "
+                                       f"{type(value).__name__}", key_path=f"assets.{key}",
+                                       location=Location(str(path)), code="assets"))
     return AssetMap(yaml_dir, mapping, path), problems
 
 

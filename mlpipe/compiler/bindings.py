@@ -23,7 +23,8 @@ from typing import Literal
 
 from mlpipe.schema.bindings import BINDING_PATTERN, binding_expression
 
-Scope = Literal["parent_input", "parent_output", "step_output", "input", "output", "template", "unknown"]
+Scope = Literal["parent_input", "parent_output", "step_output", "input", "output", "template",
+                "unknown"]
 TEMPLATE_NAMES = frozenset({"name", "output_name", "default_datastore"})
 OPTIONAL_PATTERN = re.compile(r"\$\[\[(.*?)\]\]", re.S)
 _IDENT = r"[A-Za-z_][A-Za-z0-9_\-]*"

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import yaml
 
 from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
-from mlpipe.compiler.context import Doc, Reporter, SAFE_LOADER
+from mlpipe.compiler.context import SAFE_LOADER, Doc, Reporter
 from mlpipe.schema import PositionMap, load_component, load_component_data
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
@@ -37,10 +37,11 @@ class ComponentCache:
         """The component named by ``value`` (found at ``path`` of ``owner``)."""
         if isinstance(value, dict):
             prefix = owner.prefix + tuple(path)
-            loaded = load_component_data(value, str(owner.file), positions=_inside(owner.positions, prefix))
+            loaded = load_component_data(value, str(owner.file),
+                                         positions=_inside(owner.positions, prefix))
             self.reporter.extend(loaded.diagnostics)
-            return ComponentRef("inline", "<inline>", Doc(value, owner.file, owner.positions,
-                                                          owner.prefix + tuple(path)))
+            return ComponentRef("inline", "<inline>",
+                                Doc(value, owner.file, owner.positions, owner.prefix + tuple(path)))
         reference = str(value).strip()
         if is_remote(reference):
             local = self.assets.local(reference)
@@ -51,12 +52,14 @@ class ComponentCache:
         target = target if target.is_absolute() else (owner.base_dir / target)
         return self._local(reference, target.resolve(), owner, path)
 
-    def _local(self, reference: str, target: Path, owner: Doc, path: tuple[str | int, ...]) -> ComponentRef:
+    def _local(self, reference: str, target: Path, owner: Doc,
+               path: tuple[str | int, ...]) -> ComponentRef:
         if target.is_dir() and any((target / name).is_file() for name in FLOW_FILES):
             return ComponentRef("flow", reference)
         if not target.is_file():
-            self.reporter.error(owner, path, f"component file '{reference}' not found "
-                                             f"(looked for {target})", code="missing-path")
+            self.reporter.error(owner, path,
+                                f"component file '{reference}' not found (looked for {target})",
+                                code="missing-path")
             return ComponentRef("missing", reference)
         if target.name in FLOW_FILES or _is_flow_file(target):
             return ComponentRef("flow", reference)
@@ -80,7 +83,7 @@ def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> Pos
 
 
 def _is_flow_file(path: Path) -> bool:
-    """A prompt-flow ``Run``/``Flow`` YAML: a promptflow ``$schema`` or a ``flow:`` key and no ``type``."""
+    """A prompt-flow ``Run``/``Flow`` YAML: promptflow ``$schema``, or ``flow:`` and no ``type``."""
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError):

@@ -39,7 +39,8 @@ class Doc:
         for part in path:
             if isinstance(node, dict):
                 node = node.get(part)
-            elif isinstance(node, list) and isinstance(part, int) and -len(node) <= part < len(node):
+            elif (isinstance(node, list) and isinstance(part, int)
+                  and -len(node) <= part < len(node)):
                 node = node[part]
             else:
                 return None
@@ -67,7 +68,8 @@ class Reporter(DiagnosticBag):
 
     def add(self, diagnostic: Diagnostic) -> None:
         loc = diagnostic.location or Location()
-        key = (loc.file, loc.line, loc.column, diagnostic.key_path, diagnostic.message, diagnostic.severity)
+        key = (loc.file, loc.line, loc.column, diagnostic.key_path, diagnostic.message,
+               diagnostic.severity)
         if key not in self._seen:
             self._seen.add(key)
             self.items.append(diagnostic)
@@ -94,8 +96,8 @@ class Reporter(DiagnosticBag):
         key = doc.key_path(path)
         file = doc.locate(()).file
         return any(d.severity == "error" and d.location is not None and d.location.file == file
-                   and (d.key_path == key or d.key_path.startswith(key + ".") or d.key_path.startswith(key + "["))
-                   for d in self.items)
+                   and (d.key_path == key or d.key_path.startswith(key + ".")
+                        or d.key_path.startswith(key + "[")) for d in self.items)
 
 
 __all__ = ["Doc", "Reporter", "SAFE_LOADER"]

@@ -6,7 +6,8 @@ import heapq
 from collections.abc import Mapping, Sequence
 
 
-def order_steps(names: Sequence[str], deps: Mapping[str, Sequence[str]]) -> tuple[list[str], list[list[str]]]:
+def order_steps(names: Sequence[str], deps: Mapping[str, Sequence[str]]) -> tuple[list[str],
+                                                                                  list[list[str]]]:
     """Steps in dependency order, and the cycles that stop some from being ordered.
 
     ``deps[step]`` lists the steps ``step`` reads from. Among steps that are ready
@@ -51,7 +52,7 @@ def _cycles(stuck: Sequence[str], deps: Mapping[str, Sequence[str]]) -> list[lis
             node = next((d for d in deps.get(node, ()) if d in remaining and d != node), None)
         if node is None:
             continue
-        cycle = path[on_path[node]:] + [node]
+        cycle = path[on_path[node] :] + [node]
         members = frozenset(cycle)
         if members not in seen_sets:
             seen_sets.append(members)

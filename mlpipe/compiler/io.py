@@ -22,10 +22,9 @@ from mlpipe.compiler.values import (
     remote_kind,
     resolve_data_path,
 )
-from mlpipe.diagnostics import did_you_mean
+from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset, StepOutputRef
-
-Path_ = tuple[str | int, ...]
+from mlpipe.schema.yamlio import KeyPath
 
 
 def legacy_message(text: str) -> str:
@@ -46,20 +45,23 @@ class IOResolver:
     pipeline_inputs: dict[str, PlanInput] = field(default_factory=dict)
     nodes: dict[str, Node] = field(default_factory=dict)
     remote: dict[str, list[RemoteAsset]] = field(default_factory=dict)  # "" = pipeline level
-    bound_outputs: dict[str, tuple[str, str]] = field(default_factory=dict)  # pipeline output -> (step, output)
+    # pipeline output -> (step, output)
+    bound_outputs: dict[str, tuple[str, str]] = field(default_factory=dict)
 
-    def _names_nothing(self, path: Path_, text: str, what: str, label: str, wanted: str,
+    def _names_nothing(self, path: KeyPath, text: str, what: str, label: str, wanted: str,
                        names: list[str]) -> None:
         """``${{...}} names no <what> (<label>: a, b) (did you mean ...?)``."""
-        self.reporter.error(self.doc, path, f"{text} names no {what} ({label}: {', '.join(names) or 'none'})",
+        self.reporter.error(self.doc, path,
+                            f"{text} names no {what} ({label}: {', '.join(names) or 'none'})",
                             code="binding", hint=did_you_mean(wanted, names))
 
     # -- pipeline inputs ------------------------------------------------------------------
 
     def resolve_pipeline_inputs(self) -> dict[str, PlanInput]:
         raw = self.doc.get("inputs")
-        for name, value in (raw.items() if isinstance(raw, dict) else []):
-            self.pipeline_inputs[str(name)] = self._value(str(name), value, None, ("inputs", name), "")
+        for name, value in raw.items() if isinstance(raw, dict) else []:
+            self.pipeline_inputs[str(name)] = self._value(str(name), value, None, ("inputs", name),
+                                                          "")
         return self.pipeline_inputs
 
     # -- step outputs ---------------------------------------------------------------------
@@ -71,13 +73,14 @@ class IOResolver:
         names = list(decls or {}) + [n for n in given if decls is None or n not in decls]
         for name in names:
             path = node.path + ("outputs", name)
-            if decls is not None and name not in decls:
-                self._undeclared(node, path, name, "output", list(decls))
+            if not self._declared(node, path, name, "output", decls):
                 continue
             decl = decls.get(name) if decls else None
-            node.outputs[name] = self._output(node, name, given.get(name), decl, path, name == append_target)
+            node.outputs[name] = self._output(node, name, given.get(name), decl, path,
+                                              name == append_target)
 
-    def _output(self, node: Node, name: str, value: Any, decl: Any, path: Path_, append: bool) -> PlanOutput:
+    def _output(self, node: Node, name: str, value: Any, decl: Any, path: KeyPath,
+                append: bool) -> PlanOutput:
         type_ = mode = template = bound = None
         binding = value
         if isinstance(value, dict):
@@ -91,15 +94,17 @@ class IOResolver:
                 declared = self.doc.get("outputs")
                 declared = declared if isinstance(declared, dict) else {}
                 if ref.name not in declared:
-                    self._names_nothing(path, ref.text, "pipeline output", "declared outputs", ref.name,
-                                        list(map(str, declared)))
+                    self._names_nothing(path, ref.text, "pipeline output", "declared outputs",
+                                        ref.name, list(map(str, declared)))
                 else:
                     bound = ref.name
             elif ref is not None and ref.scope in ("input", "output"):
                 self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
             else:
-                self.reporter.error(self.doc, path, "an output must be empty, a mapping with type/mode/path, "
-                                    f"or ${{{{parent.outputs.<name>}}}}, got {binding!r}", code="binding")
+                self.reporter.error(self.doc, path,
+                                    "an output must be empty, a mapping with type/mode/path, "
+                                    f"or ${{{{parent.outputs.<name>}}}}, got {binding!r}",
+                                    code="binding")
         pipeline_out = self.doc.get("outputs", bound) if bound else None
         pipeline_out = pipeline_out if isinstance(pipeline_out, dict) else {}
         decl = decl if isinstance(decl, dict) else {}
@@ -110,32 +115,35 @@ class IOResolver:
         if isinstance(template, str):
             at = path + ("path",) if isinstance(value, dict) and "path" in value else path
             for bad in template_problems(template):
-                self.reporter.error(self.doc, at, f"an output path may use only ${{{{name}}}}, "
-                                    f"${{{{output_name}}}} and ${{{{default_datastore}}}}, got {bad}",
-                                    code="binding")
+                self.reporter.error(self.doc, at,
+                                    f"an output path may use only ${{{{name}}}}, "
+                                    f"${{{{output_name}}}} and ${{{{default_datastore}}}}, got "
+                                    f"{bad}", code="binding")
         else:
             template = None
         if bound is not None:
             if bound in self.bound_outputs:
                 other = self.bound_outputs[bound]
-                self.reporter.error(self.doc, path, f"pipeline output '{bound}' is already bound to "
+                self.reporter.error(self.doc, path,
+                                    f"pipeline output '{bound}' is already bound to "
                                     f"jobs.{other[0]}.outputs.{other[1]}", code="binding")
             else:
                 self.bound_outputs[bound] = (node.name, name)
         return PlanOutput(name=name, type=str(type_), mode=mode,
-                          path=output_path(self.place, node.name, name, str(type_), template, append),
-                          declared_path=template, location=self.doc.locate(path))
+                          path=output_path(self.place, node.name, name, str(type_), template,
+                                           append), declared_path=template,
+                          location=self.doc.locate(path))
 
     # -- step inputs ----------------------------------------------------------------------
 
-    def dependencies(self, node: Node) -> list[tuple[str, Path_]]:
-        """``(upstream step, key path)`` for every ``parent.jobs`` binding among the node's inputs."""
-        found = []
+    def dependencies(self, node: Node) -> list[tuple[str, KeyPath]]:
+        """``(upstream step, key path)`` of each ``parent.jobs`` binding in the node's inputs."""
+        found: list[tuple[str, KeyPath]] = []
         given = node.data.get("inputs")
-        for name, value in (given.items() if isinstance(given, dict) else []):
+        for name, value in given.items() if isinstance(given, dict) else []:
             text = value.get("path") if isinstance(value, dict) else value
             for ref in references_in(text):
-                if ref.scope == "step_output":
+                if ref.scope == "step_output" and ref.step is not None:
                     found.append((ref.step, node.path + ("inputs", name)))
         return found
 
@@ -145,8 +153,7 @@ class IOResolver:
         given = given if isinstance(given, dict) else {}
         for name, value in given.items():
             path = node.path + ("inputs", name)
-            if decls is not None and name not in decls:
-                self._undeclared(node, path, str(name), "input", list(decls))
+            if not self._declared(node, path, str(name), "input", decls):
                 continue
             decl = decls.get(name) if decls else None
             node.inputs[str(name)] = self._value(str(name), value, decl, path, node.name)
@@ -167,22 +174,32 @@ class IOResolver:
             value, problem = coerce_literal(decl["default"], decl)
             if problem:
                 self.reporter.error(comp, ("inputs", name, "default"), problem, code="type")
-            return PlanInput(name, type_, value=value, optional=optional, location=comp.locate(("inputs", name)))
+            return PlanInput(name, type_, value=value, optional=optional,
+                             location=comp.locate(("inputs", name)))
         if not optional and not node.is_opaque:
             self.reporter.error(self.doc, node.path + ("inputs",),
-                                f"required input '{name}' of component '{comp.get('name') or comp.file.name}' "
+                                f"required input '{name}' of component "
+                                f"'{comp.get('name') or comp.file.name}' "
                                 "is not provided", code="required")
-        return PlanInput(name, type_, mode=mode_of(decl.get("mode"), INPUT_MODE_ALIASES), optional=optional,
-                         location=comp.locate(("inputs", name)))
+        return PlanInput(name, type_, mode=mode_of(decl.get("mode"), INPUT_MODE_ALIASES),
+                         optional=optional, location=comp.locate(("inputs", name)))
 
-    def _undeclared(self, node: Node, path: Path_, name: str, kind: str, declared: list[str]) -> None:
+    def _declared(self, node: Node, path: KeyPath, name: str, kind: str,
+                  decls: dict[str, Any] | None) -> bool:
+        """Whether the step may set ``name``; an error when its component does not declare it."""
+        if decls is None or name in decls:
+            return True
+        declared = list(map(str, decls))
         comp = node.comp_doc
-        label = (comp.get("name") if comp is not None else None) or (node.component.reference if node.component else "")
-        self.reporter.error(self.doc, path, f"component '{label}' has no {kind} '{name}' (declared {kind}s: "
-                            f"{', '.join(map(str, declared)) or 'none'})", code="unknown-" + kind,
-                            hint=did_you_mean(name, list(map(str, declared))))
+        label = (comp.get("name") if comp is not None else None) or (node.component.reference
+                                                                     if node.component else "")
+        self.reporter.error(self.doc, path,
+                            f"component '{label}' has no {kind} '{name}' (declared {kind}s: "
+                            f"{', '.join(declared) or 'none'})", code="unknown-" + kind,
+                            hint=did_you_mean(name, declared))
+        return False
 
-    def _value(self, name: str, value: Any, decl: Any, path: Path_, step: str) -> PlanInput:
+    def _value(self, name: str, value: Any, decl: Any, path: KeyPath, step: str) -> PlanInput:
         """One input value: a literal, a data mapping, or a binding."""
         decl = decl if isinstance(decl, dict) else None
         decl_type = decl.get("type") if decl else None
@@ -193,20 +210,23 @@ class IOResolver:
             mode = value.get("mode") or (decl.get("mode") if decl else None)
             raw = value.get("path")
             if whole_reference(raw) is not None:
-                return self._bound(name, whole_reference(raw), type_, mode, decl, path + ("path",), step)
+                return self._bound(name, whole_reference(raw), type_, mode, decl, path + ("path",),
+                                   step)
             if isinstance(raw, str):
-                return self._data(name, str(type_ or "uri_folder"), mode, raw, self.doc, path + ("path",),
-                                  step, optional)
+                return self._data(name, str(type_ or "uri_folder"), mode, raw, self.doc,
+                                  path + ("path",), step, optional)
             for key in ("value", "default"):
                 if key in value and value[key] is not None:
-                    return self._literal(name, value[key], decl or ({"type": type_} if type_ else None),
-                                         path + (key,), str(type_ or literal_type(value[key])))
-            return PlanInput(name, str(type_ or "uri_folder"), mode=mode_of(mode, INPUT_MODE_ALIASES),
-                             optional=optional, location=loc)
+                    return self._literal(name, value[key], decl
+                                         or ({"type": type_} if type_ else None), path + (key,),
+                                         str(type_ or literal_type(value[key])))
+            return PlanInput(name, str(type_ or "uri_folder"),
+                             mode=mode_of(mode, INPUT_MODE_ALIASES), optional=optional,
+                             location=loc)
         ref = whole_reference(value)
         if ref is not None and not step:
-            self.reporter.error(self.doc, path, f"a pipeline input is a value or a path, not a binding ({ref.text})",
-                                code="binding")
+            self.reporter.error(self.doc, path, "a pipeline input is a value or a path, not a "
+                                f"binding ({ref.text})", code="binding")
             return PlanInput(name, "string", location=loc)
         if ref is not None:
             mode = decl.get("mode") if decl else None
@@ -217,11 +237,12 @@ class IOResolver:
             value = self._interpolate(value, path, step)
         return self._literal(name, value, decl, path, str(decl_type or literal_type(value)))
 
-    def _literal(self, name: str, value: Any, decl: dict[str, Any] | None, path: Path_, type_: str,
-                 origin: str | None = None) -> PlanInput:
+    def _literal(self, name: str, value: Any, decl: dict[str, Any] | None, path: KeyPath,
+                 type_: str, origin: str | None = None) -> PlanInput:
         if isinstance(value, (dict, list)):
-            self.reporter.error(self.doc, path, "an input value must be a scalar, a mapping with "
-                                "type/path/mode, or a binding", code="type")
+            self.reporter.error(self.doc, path,
+                                "an input value must be a scalar, a mapping with type/path/mode, "
+                                "or a binding", code="type")
             value = None
         else:
             value, problem = coerce_literal(value, decl)
@@ -230,42 +251,46 @@ class IOResolver:
                 self.reporter.error(self.doc, path, problem + suffix, code="type")
         return PlanInput(name, type_, value=value, location=self.doc.locate(path))
 
-    def _interpolate(self, text: str, path: Path_, step: str) -> str:
+    def _interpolate(self, text: str, path: KeyPath, step: str) -> str:
         """``"prefix-${{parent.inputs.x}}"`` with pipeline literals substituted."""
 
         def render(ref: Reference) -> str:
             found = self.pipeline_inputs.get(ref.name) if ref.scope == "parent_input" else None
             if found is not None and found.value is not None:
                 return str(found.as_argument())
-            self.reporter.error(self.doc, path, f"{ref.text} inside a longer string must name a literal "
-                                "pipeline input", code="binding")
+            self.reporter.error(self.doc, path,
+                                f"{ref.text} inside a longer string must name a literal pipeline "
+                                f"input", code="binding")
             return ref.text
 
         return substitute(text, render) if step else text
 
-    def _data(self, name: str, type_: str, mode: Any, raw: str, doc: Doc, path: Path_, step: str,
+    def _data(self, name: str, type_: str, mode: Any, raw: str, doc: Doc, path: KeyPath, step: str,
               optional: bool) -> PlanInput:
         local, remote = resolve_data_path(raw, type_, doc.base_dir, self.assets)
         loc = doc.locate(path)
         mode = mode_of(mode, INPUT_MODE_ALIASES)
         if remote is not None:
             self.remote.setdefault(step, []).append(
-                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc))  # type: ignore[arg-type]
+                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc)
+            )
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
         if self.check_paths and local is not None:
             self._check_local(Path(local), raw, type_, doc, path)
         return PlanInput(name, type_, mode=mode, path=local, optional=optional, location=loc)
 
-    def _check_local(self, local: Path, raw: str, type_: str, doc: Doc, path: Path_) -> None:
+    def _check_local(self, local: Path, raw: str, type_: str, doc: Doc, path: KeyPath) -> None:
         if not local.exists():
             self.reporter.error(doc, path, f"input path '{raw}' not found (looked for {local})",
-                                code="missing-path", hint="use --no-path-checks if the data is not checked in")
+                                code="missing-path",
+                                hint="use --no-path-checks if the data is not checked in")
         elif type_ == "mltable" and local.is_dir() and not (local / "MLTable").is_file():
-            self.reporter.warn(doc, path, f"mltable input '{raw}' has no MLTable file; its files are read "
-                               "as a uri_folder", code="mltable")
+            self.reporter.warn(doc, path,
+                               f"mltable input '{raw}' has no MLTable file; its files are read as "
+                               f"a uri_folder", code="mltable")
 
-    def _bound(self, name: str, ref: Reference | None, type_: Any, mode: Any, decl: dict[str, Any] | None,
-               path: Path_, step: str) -> PlanInput:
+    def _bound(self, name: str, ref: Reference | None, type_: Any, mode: Any,
+               decl: dict[str, Any] | None, path: KeyPath, step: str) -> PlanInput:
         assert ref is not None
         loc = self.doc.locate(path)
         optional = bool(decl and decl.get("optional") is True)
@@ -275,50 +300,64 @@ class IOResolver:
             if found is None:
                 self._names_nothing(path, ref.text, "pipeline input", "declared inputs", ref.name,
                                     list(self.pipeline_inputs))
-                return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+                return _unresolved(name, type_, optional, loc)
             if found.value is not None:
-                literal = self._literal(name, found.value, decl, path, str(type_ or found.type), ref.text)
-                return PlanInput(name, literal.type, value=literal.value, optional=optional, location=loc)
+                literal = self._literal(name, found.value, decl, path, str(type_ or found.type),
+                                        ref.text)
+                return PlanInput(name, literal.type, value=literal.value, optional=optional,
+                                 location=loc)
             if decl and is_literal_type(decl.get("type")) and found.is_set:
-                self.reporter.error(self.doc, path, f"input '{name}' is declared {decl.get('type')} but "
-                                    f"{ref.text} is a {found.type} input", code="type")
-            return PlanInput(name, str(type_ or found.type), mode=mode or found.mode, path=found.path,
-                             remote=found.remote, optional=optional or found.optional, location=loc)
+                self.reporter.error(self.doc, path,
+                                    f"input '{name}' is declared {decl.get('type')} but {ref.text} "
+                                    f"is a {found.type} input", code="type")
+            return PlanInput(name, str(type_ or found.type), mode=mode or found.mode,
+                             path=found.path, remote=found.remote, optional=optional
+                             or found.optional, location=loc)
         if ref.scope == "step_output":
             return self._upstream(name, ref, type_, mode, optional, path, step)
         if ref.scope in ("input", "output"):
             self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
         elif ref.scope == "parent_output":
-            self.reporter.error(self.doc, path, f"a step input cannot read a pipeline output ({ref.text}); "
-                                "bind the producing step's output with ${{parent.jobs.<step>.outputs.<name>}}",
-                                code="binding")
+            self.reporter.error(self.doc, path,
+                                f"a step input cannot read a pipeline output ({ref.text}); "
+                                "bind the producing step's output with "
+                                "${{parent.jobs.<step>.outputs.<name>}}", code="binding")
         else:
             self.reporter.error(self.doc, path, f"unknown binding {ref.text}", code="binding",
-                                hint="expected ${{parent.inputs.<name>}} or ${{parent.jobs.<step>.outputs.<name>}}")
-        return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+                                hint="expected ${{parent.inputs.<name>}} or "
+                                     "${{parent.jobs.<step>.outputs.<name>}}")
+        return _unresolved(name, type_, optional, loc)
 
-    def _upstream(self, name: str, ref: Reference, type_: Any, mode: Any, optional: bool, path: Path_,
-                  step: str) -> PlanInput:
+    def _upstream(self, name: str, ref: Reference, type_: Any, mode: Any, optional: bool,
+                  path: KeyPath, step: str) -> PlanInput:
         loc = self.doc.locate(path)
         producer = self.nodes.get(str(ref.step))
         if producer is None:
             self._names_nothing(path, ref.text, "step", "steps", str(ref.step), list(self.nodes))
-            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+            return _unresolved(name, type_, optional, loc)
         if producer.name == step:
-            self.reporter.error(self.doc, path, f"step '{step}' reads its own output '{ref.name}' ({ref.text})",
+            self.reporter.error(self.doc, path,
+                                f"step '{step}' reads its own output '{ref.name}' ({ref.text})",
                                 code="cycle")
-            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+            return _unresolved(name, type_, optional, loc)
         out = producer.outputs.get(ref.name)
         if out is None and producer.is_opaque:
-            out = PlanOutput(ref.name, "uri_folder", path=output_path(self.place, producer.name, ref.name,
-                                                                         "uri_folder", None, False))
+            out = PlanOutput(ref.name, "uri_folder",
+                             path=output_path(self.place, producer.name, ref.name, "uri_folder",
+                                              None, False))
             producer.outputs[ref.name] = out
         if out is None:
-            self._names_nothing(path, ref.text, f"output of step '{producer.name}'", "declared outputs",
-                                ref.name, list(producer.outputs))
-            return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+            self._names_nothing(path, ref.text, f"output of step '{producer.name}'",
+                                "declared outputs", ref.name, list(producer.outputs))
+            return _unresolved(name, type_, optional, loc)
         return PlanInput(name, str(type_ or out.type), mode=mode, path=out.path,
-                         source=StepOutputRef(producer.name, out.name), optional=optional, location=loc)
+                         source=StepOutputRef(producer.name, out.name), optional=optional,
+                         location=loc)
+
+
+def _unresolved(name: str, type_: Any, optional: bool, loc: Location | None) -> PlanInput:
+    """An input whose binding names nothing usable (the error is already reported)."""
+    return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
 
 
 __all__ = ["IOResolver", "legacy_message"]

@@ -19,7 +19,7 @@ from mlpipe.compiler.overrides import apply_overrides, overridden_paths
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
 from mlpipe.compiler.values import DEFAULT_DATASTORE
-from mlpipe.diagnostics import Diagnostic, Location, ValidationError
+from mlpipe.diagnostics import Diagnostic, HasDiagnostics, Location, ValidationError
 from mlpipe.frozen import freeze
 from mlpipe.plan import ExecutionPlan, JobSettings, PipelineOutput, RemoteAsset, StepOutputRef
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
@@ -31,19 +31,11 @@ JOB_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,254}$")
 
 
 @dataclass
-class CompileResult:
+class CompileResult(HasDiagnostics):
     """The plan (``None`` when there are errors) and every diagnostic found."""
 
     plan: ExecutionPlan | None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity != "error"]
 
 
 def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
@@ -100,9 +92,11 @@ def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) ->
     the file (not while validating its data) are kept."""
     data, problems = apply_overrides(loaded.data, overrides)
     reporter.extend(problems)
-    model_level = set(load_pipeline_data(loaded.data, loaded.source, positions=loaded.positions).diagnostics)
+    model_level = set(load_pipeline_data(loaded.data, loaded.source,
+                                         positions=loaded.positions).diagnostics)
     reading = [d for d in loaded.diagnostics if d not in model_level]
-    result = load_pipeline_data(data, loaded.source, positions=_at_set(loaded.positions, data, overrides))
+    result = load_pipeline_data(data, loaded.source,
+                                positions=_at_set(loaded.positions, data, overrides))
     result.diagnostics = reading + result.diagnostics
     return result
 
@@ -126,8 +120,8 @@ def sort_diagnostics(items: list[Diagnostic]) -> list[Diagnostic]:
 
     def key(d: Diagnostic) -> tuple[int, int, int, int]:
         loc = d.location
-        return (d.severity != "error", files[loc.file if loc else None],
-                (loc.line or 0) if loc else 0, (loc.column or 0) if loc else 0)
+        return (d.severity != "error", files[loc.file if loc else None], (loc.line or 0) if loc
+                else 0, (loc.column or 0) if loc else 0)
 
     return sorted(items, key=key)
 
@@ -142,12 +136,13 @@ def default_runs_dir() -> Path:
 
 
 class _Compiler:
-    def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None, job_name: str | None,
-                 check_paths: bool):
+    def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None,
+                 job_name: str | None, check_paths: bool):
         self.doc = doc
         self.reporter = reporter
         name = doc.get("name")
-        self.job_name = job_name or (name if isinstance(name, str) and name.strip() else doc.file.stem)
+        self.job_name = job_name or (name if isinstance(name, str) and name.strip()
+                                     else doc.file.stem)
         self.runs_dir = Path(os.path.abspath(runs_dir or default_runs_dir()))
         self.run_dir = self.runs_dir / self.job_name
         settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
@@ -155,10 +150,12 @@ class _Compiler:
         datastore = settings.get("default_datastore")
         if isinstance(datastore, str) and datastore.startswith("azureml:"):
             datastore = datastore.split(":", 1)[1]
-        self.datastore = datastore if isinstance(datastore, str) and datastore else DEFAULT_DATASTORE
+        self.datastore = (datastore if isinstance(datastore, str) and datastore
+                          else DEFAULT_DATASTORE)
         self.assets, problems = load_asset_map(doc.base_dir)
         reporter.extend(problems)
-        place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore, doc.base_dir)
+        place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
+                            doc.base_dir)
         self.io = IOResolver(doc, reporter, self.assets, place, check_paths)
         self.components = ComponentCache(reporter, self.assets)
 
@@ -171,8 +168,8 @@ class _Compiler:
         for name in order:
             self.io.resolve_inputs(nodes[name])
         default_compute = self.settings.get("default_compute") or self.doc.get("compute")
-        ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir,
-                           default_compute if isinstance(default_compute, str) else None)
+        ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir, default_compute
+                           if isinstance(default_compute, str) else None)
         steps = []
         remote: list[RemoteAsset] = list(self.io.remote.get("", []))
         for name in order:
@@ -208,7 +205,8 @@ class _Compiler:
         if not isinstance(jobs, dict) or not jobs:
             if not self.reporter.has_error_at(self.doc, ("jobs",)):
                 self.reporter.error(self.doc, ("jobs",) if self.doc.has("jobs") else (),
-                                    "a pipeline needs at least one step under jobs", code="required")
+                                    "a pipeline needs at least one step under jobs",
+                                    code="required")
             return {}
         nodes: dict[str, Node] = {}
         for name, value in jobs.items():
@@ -230,21 +228,23 @@ class _Compiler:
         comp = node.comp_doc
         mine, theirs = node.data.get("type"), comp.get("type") if comp is not None else None
         if isinstance(mine, str) and isinstance(theirs, str) and mine != theirs:
-            self.reporter.error(self.doc, node.path + ("type",), f"the step is type '{mine}' but its component "
-                                f"'{node.component.reference if node.component else ''}' is type '{theirs}'",
-                                code="type")
+            self.reporter.error(self.doc, node.path + ("type",),
+                                f"the step is type '{mine}' but its component "
+                                f"'{node.component.reference if node.component else ''}' is type "
+                                f"'{theirs}'", code="type")
 
     def _component_asset(self, node: Node) -> list[RemoteAsset]:
         comp = node.component
         if node.other_type is not None:
             path = node.path + ("type",)
-            return [RemoteAsset(self.doc.key_path(path), f"type: {node.other_type} (not run locally)",
-                                "component", self.doc.locate(path))]
+            return [RemoteAsset(self.doc.key_path(path),
+                                f"type: {node.other_type} (not run locally)", "component",
+                                self.doc.locate(path))]
         if comp is None or comp.kind not in ("remote", "flow"):
             return []
         path = node.path + ("component",)
-        return [RemoteAsset(self.doc.key_path(path), comp.reference,
-                            "flow" if comp.kind == "flow" else "component", self.doc.locate(path))]
+        return [RemoteAsset(self.doc.key_path(path), comp.reference, "flow" if comp.kind == "flow"
+                            else "component", self.doc.locate(path))]
 
     def _order(self, nodes: dict[str, Node]) -> list[str]:
         where: dict[tuple[str, str], tuple[Any, ...]] = {}
@@ -257,14 +257,17 @@ class _Compiler:
         for cycle in cycles:
             consumer, producer = cycle[1], cycle[0]
             path = where.get((consumer, producer), ("jobs", consumer))
-            self.reporter.error(self.doc, path, "steps form a cycle: " + " -> ".join(cycle) +
-                                " (each step reads an output of the one before it)", code="cycle")
+            self.reporter.error(self.doc, path,
+                                "steps form a cycle: " + " -> ".join(cycle) + " (each step reads "
+                                                                              "an output of the "
+                                                                              "one before it)",
+                                code="cycle")
         return order + [name for name in nodes if name not in order]
 
     def _pipeline_outputs(self, nodes: dict[str, Node]) -> dict[str, PipelineOutput]:
         declared = self.doc.get("outputs")
         result: dict[str, PipelineOutput] = {}
-        for name, value in (declared.items() if isinstance(declared, dict) else []):
+        for name, value in declared.items() if isinstance(declared, dict) else []:
             name = str(name)
             bound = self.io.bound_outputs.get(name)
             if bound is not None:
@@ -273,10 +276,11 @@ class _Compiler:
                 continue
             value = value if isinstance(value, dict) else {}
             type_ = str(value.get("type") or "uri_folder")
-            self.reporter.warn(self.doc, ("outputs", name), f"pipeline output '{name}' is not bound to any "
-                               "step output", code="unbound-output")
-            path = output_path(self.io.place, "", name, type_,
-                               value.get("path") if isinstance(value.get("path"), str) else None, False)
+            self.reporter.warn(self.doc, ("outputs", name),
+                               f"pipeline output '{name}' is not bound to any step output",
+                               code="unbound-output")
+            path = output_path(self.io.place, "", name, type_, value.get("path")
+                               if isinstance(value.get("path"), str) else None, False)
             result[name] = PipelineOutput(name, path, type_)
         return result
 
@@ -285,4 +289,5 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-__all__ = ["CompileResult", "check_pipeline", "compile_pipeline", "default_runs_dir", "validate_pipeline"]
+__all__ = ["CompileResult", "check_pipeline", "compile_pipeline", "default_runs_dir",
+           "validate_pipeline"]

@@ -92,17 +92,17 @@ class Node:
 
     def declared_inputs(self) -> dict[str, Any] | None:
         """The component's input declarations; ``None`` for inline and remote steps."""
-        comp = self.comp_doc
-        if comp is None:
-            return None
-        decls = comp.get("inputs")
-        return decls if isinstance(decls, dict) else {}
+        return self._declarations("inputs")
 
     def declared_outputs(self) -> dict[str, Any] | None:
+        """The component's output declarations; ``None`` for inline and remote steps."""
+        return self._declarations("outputs")
+
+    def _declarations(self, key: str) -> dict[str, Any] | None:
         comp = self.comp_doc
         if comp is None:
             return None
-        decls = comp.get("outputs")
+        decls = comp.get(key)
         return decls if isinstance(decls, dict) else {}
 
 
@@ -117,8 +117,8 @@ def check_own_bindings(text: Any, inputs: Iterable[str], outputs: Iterable[str],
             _unknown(reporter, src, ref, "output", outputs)
         elif ref.scope in ("parent_input", "parent_output", "step_output"):
             reporter.error(src.doc, src.path,
-                           f"{what} may bind only the step's own inputs and outputs, got {ref.text}",
-                           code="binding",
+                           f"{what} may bind only the step's own inputs and outputs, "
+                           f"got {ref.text}", code="binding",
                            hint="declare a step input bound to it and use ${{inputs.<name>}}")
         elif ref.scope in ("template", "unknown"):
             reporter.error(src.doc, src.path, f"unknown binding {ref.text}", code="binding",
@@ -127,7 +127,8 @@ def check_own_bindings(text: Any, inputs: Iterable[str], outputs: Iterable[str],
 
 def _unknown(reporter: Reporter, src: Source, ref: Reference, kind: str, names: list[str]) -> None:
     declared = ", ".join(names) if names else "none"
-    reporter.error(src.doc, src.path, f"{ref.text} names no {kind} of this step (declared {kind}s: {declared})",
+    reporter.error(src.doc, src.path,
+                   f"{ref.text} names no {kind} of this step (declared {kind}s: {declared})",
                    code="binding", hint=did_you_mean(ref.name, names))
 
 
@@ -162,7 +163,8 @@ class StepValues:
         """Inputs used outside ``$[[...]]`` that have no value."""
         body = OPTIONAL_PATTERN.sub("", text)
         return [ref.name for ref in references_in(body)
-                if ref.scope == "input" and ref.name in self.inputs and not self.inputs[ref.name].is_set]
+                if ref.scope == "input" and ref.name in self.inputs
+                and not self.inputs[ref.name].is_set]
 
     def arguments(self, text: str) -> list[str]:
         """``program_arguments`` split into ``sys.argv[1:]`` with every binding substituted."""

@@ -15,7 +15,7 @@ import yaml
 
 from mlpipe.compiler.assets import AssetMap
 from mlpipe.compiler.bindings import whole_reference
-from mlpipe.compiler.context import Reporter, SAFE_LOADER
+from mlpipe.compiler.context import SAFE_LOADER, Reporter
 from mlpipe.compiler.scope import Node, Source
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.plan import EnvironmentInfo, PlanInput
@@ -58,7 +58,8 @@ def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
         kind = "input of this step"
     else:
         reporter.error(src.doc, src.path, f"{ref.text} cannot be used here; bind a literal with "
-                       "${{parent.inputs.<name>}} (in a pipeline) or ${{inputs.<name>}}", code="binding")
+                       "${{parent.inputs.<name>}} (in a pipeline) or ${{inputs.<name>}}",
+                       code="binding")
         return _MISSING, None
     if found is None:
         reporter.error(src.doc, src.path, f"{ref.text} names no {kind}", code="binding",
@@ -71,7 +72,8 @@ def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
     return found.value, ref.text
 
 
-def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[str | None, str | None]:
+def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[str | None,
+                                                                                str | None]:
     """``(absolute code folder, remote reference)``; a local folder must exist."""
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return None, None
@@ -100,7 +102,8 @@ def check_entry_script(folder: str | None, src: Source | None, reporter: Reporte
         target = Path(folder) / entry
         if not target.is_file():
             candidates = [p.name for p in Path(folder).glob("*.py")]
-            reporter.error(src.doc, src.path, f"entry script '{entry}' not found in code folder {folder}",
+            reporter.error(src.doc, src.path,
+                           f"entry script '{entry}' not found in code folder {folder}",
                            code="missing-path", hint=did_you_mean(Path(entry).name, candidates))
     return entry
 
@@ -126,7 +129,8 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
                           f"conda_file '{conda}' not found; it is not needed locally (mlpipe runs "
                           "steps with its own Python)", code="missing-conda-file")
             return EnvironmentInfo(image=image, conda_file=str(path))
-        return EnvironmentInfo(image=image, conda_file=str(path), conda_dependencies=_conda_file(str(path)))
+        return EnvironmentInfo(image=image, conda_file=str(path),
+                               conda_dependencies=_conda_file(str(path)))
     return EnvironmentInfo(image=image)
 
 

@@ -47,7 +47,8 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
     display = node.lookup("display_name")
     code_key = ("task", "code") if node.kind == "parallel" else ("code",)
     env_key = ("task", "environment") if node.kind == "parallel" else ("environment",)
-    env_src = node.lookup(*env_key) or (node.lookup("environment") if node.kind == "parallel" else None)
+    env_src = node.lookup(*env_key) or (node.lookup("environment") if node.kind == "parallel"
+                                        else None)
     folder = None
     if not node.is_opaque:
         code_src = node.lookup(*code_key)
@@ -57,7 +58,8 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
                                           code_src.doc.locate(code_src.path)))
         if folder is None and node.kind == "parallel":
             entry_src = node.lookup("task", "entry_script")
-            folder = str(entry_src.doc.base_dir) if entry_src is not None and remote is None else None
+            folder = (str(entry_src.doc.base_dir) if entry_src is not None and remote is None
+                      else None)
     return dict(
         name=node.name,
         step_dir=str(ctx.run_dir / node.name),
@@ -68,7 +70,9 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         environment_variables=freeze(_environment_variables(node, values, ctx.reporter)),
         environment=environment_info(None if node.is_opaque else env_src, ctx.reporter),
         code_dir=folder,
-        compute=compute.value if compute and isinstance(compute.value, str) else ctx.default_compute,
+        compute=compute.value
+        if compute and isinstance(compute.value, str)
+        else ctx.default_compute,
         location=node.doc.locate(node.path),
     )
 
@@ -76,7 +80,8 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
 def _environment_variables(node: Node, values: StepValues, reporter: Reporter) -> dict[str, str]:
     """Component variables overridden by the node's, with bindings substituted."""
     sources: dict[str, Source] = {}
-    places = ((node.comp_doc, ("environment_variables",)), (node.doc, node.path + ("environment_variables",)))
+    places = ((node.comp_doc, ("environment_variables",)),
+              (node.doc, node.path + ("environment_variables",)))
     for doc, path in places:
         mapping = doc.get(*path) if doc is not None else None
         if doc is not None and isinstance(mapping, dict):
@@ -91,18 +96,22 @@ def _environment_variables(node: Node, values: StepValues, reporter: Reporter) -
     return out
 
 
-def _arguments(node: Node, values: StepValues, reporter: Reporter, src: Source, what: str) -> str | None:
-    """Check the bindings of a command line and that every input it uses outside ``$[[...]]`` is set."""
+def _arguments(node: Node, values: StepValues, reporter: Reporter, src: Source,
+               what: str) -> str | None:
+    """Check a command line's bindings, and that each input it uses outside ``$[[...]]`` is set."""
     if not isinstance(src.value, str):
         return None
     check_own_bindings(src.value, node.inputs, node.outputs, src, reporter, what)
     for name in dict.fromkeys(values.unset_used(src.value)):
-        reporter.error(src.doc, src.path, f"input '{name}' has no value but {what} uses it outside $[[...]]",
-                       code="binding", hint=f"give '{name}' a value or wrap its argument in $[[...]]")
+        reporter.error(src.doc, src.path,
+                       f"input '{name}' has no value but {what} uses it outside $[[...]]",
+                       code="binding",
+                       hint=f"give '{name}' a value or wrap its argument in $[[...]]")
     return src.value
 
 
-def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[str, Any]) -> ParallelStep:
+def _parallel(node: Node, ctx: BuildContext, values: StepValues,
+              common: dict[str, Any]) -> ParallelStep:
     rep = ctx.reporter
     task = node.lookup("task")
     program_arguments: tuple[str, ...] = ()
@@ -113,23 +122,27 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
         args_src = node.lookup("task", "program_arguments")
         legacy = node.lookup("task", "args")
         if args_src is not None and legacy is not None:
-            rep.warn(legacy.doc, legacy.path, "both program_arguments and the legacy args are given; "
-                     "program_arguments is used", code="legacy")
+            rep.warn(legacy.doc, legacy.path,
+                     "both program_arguments and the legacy args are given; program_arguments is "
+                     "used", code="legacy")
         args_src = args_src or legacy
         text = _arguments(node, values, rep, args_src, "program_arguments") if args_src else None
-        if text:
+        if args_src is not None and text:
             try:
                 program_arguments = tuple(values.arguments(text))
             except ValueError as exc:
-                rep.error(args_src.doc, args_src.path, f"cannot split program_arguments: {exc}", code="syntax")
+                rep.error(args_src.doc, args_src.path, f"cannot split program_arguments: {exc}",
+                          code="syntax")
             values_, problems = parse_prs_arguments(program_arguments)
             prs = values_
             for problem in problems:
                 rep.report(args_src.doc, args_src.path, problem.message, code=problem.code,
-                           hint=problem.hint, severity="error" if problem.severity == "error" else "warning")
+                           hint=problem.hint, severity="error" if problem.severity == "error"
+                           else "warning")
         entry = check_entry_script(common["code_dir"], node.lookup("task", "entry_script"), rep)
         if task is None and not entry:
-            rep.error(node.doc, node.path, "a parallel step needs a task with an entry_script", code="required")
+            rep.error(node.doc, node.path, "a parallel step needs a task with an entry_script",
+                      code="required")
         append_row_to = _append_row_to(node, rep)
     input_data = _input_data(node, rep)
     partition_keys = resolve_setting(node, "partition_keys", ctx.pipeline_inputs, rep)
@@ -137,14 +150,17 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
     if partition_keys is not None and mini_batch_size is not None:
         src = node.lookup("mini_batch_size")
         assert src is not None
-        rep.warn(src.doc, src.path, "mini_batch_size is ignored because partition_keys is set "
-                 "(one mini-batch per partition)", code="partition-keys")
+        rep.warn(src.doc, src.path,
+                 "mini_batch_size is ignored because partition_keys is set (one mini-batch per "
+                 "partition)", code="partition-keys")
         mini_batch_size = None
+
     def pick(key: str, default: Any) -> Any:
         return resolve_setting(node, key, ctx.pipeline_inputs, rep, default)
 
     attr_threshold = pick("error_threshold", None)
-    error_threshold = attr_threshold if attr_threshold is not None else prs.get("error_threshold", -1)
+    error_threshold = (attr_threshold if attr_threshold is not None
+                       else prs.get("error_threshold", -1))
     prs["error_threshold"] = error_threshold
     return ParallelStep(
         **common,
@@ -153,7 +169,8 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues, common: dict[st
         partition_keys=tuple(partition_keys) if partition_keys is not None else None,
         instance_count=pick("resources.instance_count", 1),
         max_concurrency_per_instance=pick("max_concurrency_per_instance", None),
-        retry=RetrySettings(max_retries=pick("retry_settings.max_retries", RetrySettings.max_retries),
+        retry=RetrySettings(max_retries=pick("retry_settings.max_retries",
+                                             RetrySettings.max_retries),
                             timeout=pick("retry_settings.timeout", RetrySettings.timeout)),
         error_threshold=error_threshold,
         mini_batch_error_threshold=pick("mini_batch_error_threshold", -1),
@@ -178,8 +195,9 @@ def _append_row_to(node: Node, rep: Reporter) -> str | None:
         return None
     ref = whole_reference(src.value)
     if ref is None or ref.scope != "output":
-        rep.error(src.doc, src.path, f"must be ${{{{outputs.<name>}}}} naming one of the step's outputs, "
-                  f"got {src.value!r}", code="binding")
+        rep.error(src.doc, src.path,
+                  f"must be ${{{{outputs.<name>}}}} naming one of the step's outputs, got "
+                  f"{src.value!r}", code="binding")
         return None
     if ref.name not in node.outputs:
         check_own_bindings(src.value, node.inputs, node.outputs, src, rep, "append_row_to")
@@ -191,8 +209,9 @@ def _input_data(node: Node, rep: Reporter) -> str:
     src = node.lookup("input_data")
     if src is None or src.value is None:
         if not node.is_opaque:
-            rep.error(node.doc, node.path, "a parallel step needs input_data: ${{inputs.<name>}} "
-                      "naming its major input", code="required")
+            rep.error(node.doc, node.path,
+                      "a parallel step needs input_data: ${{inputs.<name>}} naming its major input",
+                      code="required")
         data_inputs = [name for name, item in node.inputs.items() if item.is_data]
         return data_inputs[0] if data_inputs else ""
     ref = whole_reference(src.value)
@@ -202,27 +221,33 @@ def _input_data(node: Node, rep: Reporter) -> str:
         hint = None
         if ref is not None and ref.scope == "parent_input":
             hint = f"did you mean '${{{{inputs.{ref.name}}}}}'?"
-        rep.error(src.doc, src.path, f"must be ${{{{inputs.<name>}}}} naming one of the step's inputs, "
-                  f"got {src.value!r}", code="binding", hint=hint)
+        rep.error(src.doc, src.path,
+                  f"must be ${{{{inputs.<name>}}}} naming one of the step's inputs, got "
+                  f"{src.value!r}", code="binding", hint=hint)
         return ""
     if ref.name not in node.inputs:
         names = list(node.inputs)
-        rep.error(src.doc, src.path, f"{ref.text} names no input of this step (declared inputs: "
-                  f"{', '.join(names) or 'none'})", code="binding", hint=did_you_mean(ref.name, names))
+        rep.error(src.doc, src.path,
+                  f"{ref.text} names no input of this step (declared inputs: "
+                  f"{', '.join(names) or 'none'})", code="binding",
+                  hint=did_you_mean(ref.name, names))
         return ""
     item = node.inputs[ref.name]
     if item.value is not None and not item.is_data:
-        rep.error(src.doc, src.path, f"input_data must name a data input; '{ref.name}' is a "
-                  f"{item.type} literal", code="binding")
+        rep.error(src.doc, src.path,
+                  f"input_data must name a data input; '{ref.name}' is a {item.type} literal",
+                  code="binding")
     return ref.name
 
 
-def _command(node: Node, ctx: BuildContext, values: StepValues, common: dict[str, Any]) -> CommandStep:
+def _command(node: Node, ctx: BuildContext, values: StepValues,
+             common: dict[str, Any]) -> CommandStep:
     command = ""
     if not node.is_opaque:
         src = node.lookup("command")
         if src is None or not isinstance(src.value, str) or not src.value.strip():
-            ctx.reporter.error(node.doc, node.path, "a command step needs a command", code="required")
+            ctx.reporter.error(node.doc, node.path, "a command step needs a command",
+                               code="required")
         else:
             text = _arguments(node, values, ctx.reporter, src, "command")
             command = values.command(text) if text else ""

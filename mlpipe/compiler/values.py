@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mlpipe.compiler.assets import AssetMap
 from mlpipe.plan import DATA_TYPES, LITERAL_TYPES
@@ -80,7 +80,8 @@ def _to_bool(value: Any) -> bool:
         return value
     if isinstance(value, str) and value.lower() in ("true", "false"):
         return value.lower() == "true"
-    raise SettingError(f"must be a boolean (true or false), got {describe_value(value)}", code="type")
+    raise SettingError(f"must be a boolean (true or false), got {describe_value(value)}",
+                       code="type")
 
 
 def _check_bounds(value: Any, decl: dict[str, Any]) -> str | None:
@@ -96,7 +97,8 @@ def _check_bounds(value: Any, decl: dict[str, Any]) -> str | None:
     return None
 
 
-def resolve_data_path(raw: str, type_: str, base_dir: Path, assets: AssetMap) -> tuple[str | None, str | None]:
+def resolve_data_path(raw: str, type_: str, base_dir: Path, assets: AssetMap) -> tuple[str | None,
+                                                                                       str | None]:
     """``(local absolute path, remote reference)`` for an input's ``path`` (one is set).
 
     An ``mltable`` input given the ``MLTable`` file itself resolves to its folder.
@@ -109,7 +111,7 @@ def resolve_data_path(raw: str, type_: str, base_dir: Path, assets: AssetMap) ->
     return str(path), None
 
 
-def remote_kind(type_: str | None) -> str:
+def remote_kind(type_: str | None) -> Literal["data", "model"]:
     return "model" if type_ in MODEL_TYPES else "data"
 
 

@@ -54,7 +54,7 @@ def _spec(major: PlanInput, path: str) -> MLTableSpec | None:
 
 
 def input_kind(step: ParallelStep) -> Literal["files", "table"]:
-    """``"table"`` when ``run()`` gets DataFrames (an MLTable with a read_* step), else ``"files"``."""
+    """``"table"`` when ``run()`` gets DataFrames (MLTable with a read_* step), else ``"files"``."""
     major, path = _input_path(step)
     spec = _spec(major, path)
     return "table" if spec is not None and spec.is_tabular else "files"
@@ -65,8 +65,8 @@ def _digest(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
-def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
-                      ) -> Iterator[MiniBatch]:
+def iter_mini_batches(step: ParallelStep,
+                      on_warning: WarningSink | None = None) -> Iterator[MiniBatch]:
     """The mini-batches of ``step``'s major input, streamed in input order.
 
     File inputs give batches of ``mini_batch_size`` absolute paths (default 1);
@@ -83,8 +83,8 @@ def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None
     if spec is not None and spec.is_tabular:
         if step.partition_keys:
             if step.mini_batch_size:
-                sink(warning(f"both partition_keys and mini_batch_size "
-                             f"({step.mini_batch_size!r}) are set: partition_keys wins, "
+                sink(warning(f"both partition_keys and mini_batch_size ({step.mini_batch_size!r}) "
+                             f"are set: partition_keys wins, "
                              "mini_batch_size is ignored", key_path="mini_batch_size",
                              code="partition-keys"))
             batches = _partition_batches(spec, tuple(step.partition_keys))
@@ -115,6 +115,7 @@ def _noting_empty(batches: Iterator[MiniBatch], step_name: str, major: PlanInput
 
 # ----------------------------------------------------------------------------- files
 
+
 def _iter_input_files(path: str, spec: MLTableSpec | None) -> Iterator[tuple[str, int]]:
     if spec is not None:
         return iter_mltable_files(spec, tabular=False)
@@ -123,8 +124,8 @@ def _iter_input_files(path: str, spec: MLTableSpec | None) -> Iterator[tuple[str
     return iter([(path, os.path.getsize(path))])
 
 
-def _file_batches(files: Iterator[tuple[str, int]], path: str, per_batch: int
-                  ) -> Iterator[MiniBatch]:
+def _file_batches(files: Iterator[tuple[str, int]], path: str,
+                  per_batch: int) -> Iterator[MiniBatch]:
     chunk: list[str] = []
     chunk_bytes = 0
     index = 0
@@ -142,11 +143,11 @@ def _file_batches(files: Iterator[tuple[str, int]], path: str, per_batch: int
 def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatch:
     detail = {"files": list(files)}
     return MiniBatch(id=_digest("files", root, files), index=index, kind="files",
-                     payload=tuple(files), items=len(files), size_bytes=size,
-                     detail=freeze(detail))
+                     payload=tuple(files), items=len(files), size_bytes=size, detail=freeze(detail))
 
 
 # ----------------------------------------------------------------------------- tables
+
 
 def _table_source(spec: MLTableSpec) -> tuple[TableSource, str]:
     assert spec.read is not None
@@ -170,9 +171,8 @@ def _piece_batch(index: int, source: TableSource, source_id: str, segment: Segme
     # row-dropping transformations (text files may hold blank lines)
     exact = source.read.format == "parquet" and not changes_row_count(source.transforms)
     return MiniBatch(id=_digest("table", source_id, detail), index=index, kind="table",
-                     payload=TablePayload(source, (segment,)),
-                     items=segment.rows if exact else None,
-                     size_bytes=size, detail=freeze(detail))
+                     payload=TablePayload(source, (segment,)), items=segment.rows if exact
+                     else None, size_bytes=size, detail=freeze(detail))
 
 
 def _json_value(value: Any) -> Any:

@@ -8,6 +8,7 @@ division reads no file when every key comes from the path
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
@@ -23,7 +24,13 @@ from mlpipe.data.mltable_spec import MLTableSpec, ReadSpec
 from mlpipe.data.payloads import PATH_COLUMN, Segment
 from mlpipe.data.segments import read_segment
 from mlpipe.data.sources import iter_mltable_files
-from mlpipe.data.text_ranges import count_records, first_record, line_ranges, record_ranges, split_fields
+from mlpipe.data.text_ranges import (
+    count_records,
+    first_record,
+    line_ranges,
+    record_ranges,
+    split_fields,
+)
 from mlpipe.data.transform_apply import convert_series
 from mlpipe.data.transforms import (
     ConvertColumnTypes,
@@ -79,7 +86,7 @@ def iter_file_layouts(spec: MLTableSpec) -> Iterator[FileLayout]:
     read = spec.read
     assert read is not None
     names: tuple[str, ...] | None = None
-    for index, (path, size) in enumerate(iter_mltable_files(spec, tabular=True)):
+    for path, size in iter_mltable_files(spec, tabular=True):
         if read.format != "delimited":
             yield FileLayout(path, size)
             continue
@@ -241,7 +248,8 @@ def final_columns(spec: MLTableSpec, base: list[str]) -> list[str]:
     return columns
 
 
-def _path_keys(transforms: tuple[Transform, ...], keys: tuple[str, ...]) -> dict[str, ExtractPartitionFormat]:
+def _path_keys(transforms: tuple[Transform, ...], keys: tuple[str, ...]
+               ) -> dict[str, ExtractPartitionFormat]:
     """Keys whose final value is the string taken from the file path."""
     source: dict[str, ExtractPartitionFormat | None] = {}
     for transform in transforms:
@@ -268,8 +276,12 @@ def iter_partitions(spec: MLTableSpec, keys: tuple[str, ...]) -> list[Partition]
     if missing:
         raise DataError(
             f"partition_keys {missing} not found in the input's columns; available columns: "
-            f"{', '.join(available)}", file=spec.file, key_path="partition_keys",
-            code="partition-keys", hint=did_you_mean(missing[0], available))
+            f"{', '.join(available)}",
+            file=spec.file,
+            key_path="partition_keys",
+            code="partition-keys",
+            hint=did_you_mean(missing[0], available),
+        )
     numbered = needs_row_numbers(spec.transforms)
     path_keys = _path_keys(spec.transforms, keys)
     groups: dict[tuple[Any, ...], list[Piece]] = {}
@@ -290,9 +302,8 @@ def iter_partitions(spec: MLTableSpec, keys: tuple[str, ...]) -> list[Partition]
         for combo in _data_key_combinations(spec, segment, keys, path_values):
             groups.setdefault(combo, []).append(piece)
     from_data = len(path_keys) != len(keys)
-    return [Partition(dict(zip(keys, combo)), tuple(p.segment for p in pieces),
-                      sum(p.size for p in pieces), from_data)
-            for combo, pieces in groups.items()]
+    return [Partition(dict(zip(keys, combo, strict=True)), tuple(p.segment for p in pieces),
+                      sum(p.size for p in pieces), from_data) for combo, pieces in groups.items()]
 
 
 def _count_file_rows(read: ReadSpec, path: str, start: int, size: int) -> int:
@@ -339,9 +350,12 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
                 parse_options=pacsv.ParseOptions(delimiter=read.delimiter,
                                                  newlines_in_values=read.support_multi_line),
                 convert_options=pacsv.ConvertOptions(
-                    include_columns=columns, strings_can_be_null=not read.empty_as_string,
-                    column_types=None if read.infer_column_types
-                    else {c: pa.string() for c in columns}),
+                    include_columns=columns,
+                    strings_can_be_null=not read.empty_as_string,
+                    column_types=None
+                    if read.infer_column_types
+                    else {c: pa.string() for c in columns},
+                ),
             )
             return table.to_pandas(date_as_object=False)
     except pa.ArrowInvalid as exc:
@@ -354,10 +368,8 @@ def _scalar(value: Any) -> Any:
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if hasattr(value, "item") and not isinstance(value, (str, bytes, pd.Timestamp)):
-        try:
+        with contextlib.suppress(ValueError, AttributeError):
             value = value.item()
-        except (ValueError, AttributeError):
-            pass
     if isinstance(value, float) and math.isnan(value):
         return None
     return value

@@ -50,10 +50,10 @@ def _eval(node: ast.AST, frame: pd.DataFrame) -> Any:
         return _column(frame, node.args[0].value)  # type: ignore[attr-defined]
     if isinstance(node, ast.BoolOp):
         values = [_as_mask(_eval(v, frame), frame) for v in node.values]
-        result = values[0]
+        mask = values[0]
         for value in values[1:]:
-            result = (result & value) if isinstance(node.op, ast.And) else (result | value)
-        return result
+            mask = (mask & value) if isinstance(node.op, ast.And) else (mask | value)
+        return mask
     if isinstance(node, ast.UnaryOp):
         operand = _eval(node.operand, frame)
         if isinstance(node.op, ast.Not):
@@ -64,7 +64,7 @@ def _eval(node: ast.AST, frame: pd.DataFrame) -> Any:
     if isinstance(node, ast.Compare):
         left = _eval(node.left, frame)
         result: Any = True
-        for op, right_node in zip(node.ops, node.comparators):
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, (ast.Is, ast.IsNot)):
                 isnull = left.isna() if isinstance(left, pd.Series) else left is None
                 part = isnull if isinstance(op, ast.Is) else ~isnull

@@ -58,7 +58,7 @@ def _check(node: ast.AST) -> None:
         _check(node.right)
     elif isinstance(node, ast.Compare):
         _check(node.left)
-        for op, right in zip(node.ops, node.comparators):
+        for op, right in zip(node.ops, node.comparators, strict=True):
             if isinstance(op, (ast.In, ast.NotIn)):
                 if not isinstance(right, (ast.List, ast.Tuple, ast.Set)):
                     raise FilterSyntaxError("'in' needs a list of literals, e.g. x in (1, 2)")

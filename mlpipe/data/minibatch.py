@@ -33,4 +33,5 @@ class MiniBatch:
     items: int | None = None
     size_bytes: int = 0
     partition_key_value: FrozenDict[str, Any] | None = None
-    detail: FrozenDict[str, Any] = field(default_factory=freeze)  # JSON-able, for processed_mini-batches.csv
+    # JSON-able, for processed_mini-batches.csv
+    detail: FrozenDict[str, Any] = field(default_factory=freeze)

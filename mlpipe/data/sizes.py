@@ -28,7 +28,7 @@ def file_count(text: str | None) -> int:
 
 
 def byte_size(text: str | None) -> int:
-    """Approximate bytes per mini-batch: ``"10kb"`` (1 kb = 1024 B), ``"1MB"``, ``"100"`` (bytes)."""
+    """Approximate bytes per mini-batch: ``"10kb"`` (1 kb = 1024 B), ``"1MB"``, ``"100"`` bytes."""
     if text is None or str(text).strip() == "":
         return DEFAULT_TABLE_BYTES
     match = _SIZE.match(str(text))
@@ -36,7 +36,8 @@ def byte_size(text: str | None) -> int:
         raise DataError(
             f"mini_batch_size for a tabular input must be a positive size such as "
             f"'100', '10kb', '1MB' or '1GB', got {text!r}",
-            key_path="mini_batch_size", code="mini-batch-size",
+            key_path="mini_batch_size",
+            code="mini-batch-size",
         )
     unit = match.group(2).lower()
     if unit and not unit.endswith("b"):

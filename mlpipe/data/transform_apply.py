@@ -12,8 +12,8 @@ from mlpipe.data.errors import DataError
 from mlpipe.data.filter_eval import evaluate
 from mlpipe.data.transforms import (
     SOURCE_COLUMN,
-    ConvertColumnTypes,
     Conversion,
+    ConvertColumnTypes,
     DropColumns,
     ExtractPartitionFormat,
     Filter,
@@ -25,6 +25,7 @@ from mlpipe.data.transforms import (
     partition_values,
 )
 from mlpipe.diagnostics import did_you_mean
+
 
 @dataclass
 class RowPositions:
@@ -129,7 +130,8 @@ def convert_series(series: pd.Series, conversion: Conversion) -> pd.Series:
         out = pd.Series(pd.NA, index=series.index, dtype="boolean")
         out[truth.fillna(False).astype(bool)] = True
         out[false.fillna(False).astype(bool)] = False
-        mismatch = series.notna() & ~truth.fillna(False).astype(bool) & ~false.fillna(False).astype(bool)
+        matched = truth.fillna(False).astype(bool) | false.fillna(False).astype(bool)
+        mismatch = series.notna() & ~matched
         if conversion.mismatch_as in ("true", "false"):
             out[mismatch] = conversion.mismatch_as == "true"
         return out

@@ -114,7 +114,7 @@ def parse_transform(name: str, args: Any, *, file: str, line: int | None,
         return DataError(message, file=file, line=line, key_path=key_path,
                          code="mltable-transform", hint=hint)
 
-    base = {"name": name, "file": file, "line": line}
+    base: dict[str, Any] = {"name": name, "file": file, "line": line}
     if name in ("take", "skip"):
         count = args.get("count") if isinstance(args, dict) else args
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shutil
 import threading
 from datetime import datetime, timezone
 from collections.abc import Iterable, Sequence
@@ -47,8 +48,10 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         Path(output.folder).mkdir(parents=True, exist_ok=True)
     Path(step.logs_dir).mkdir(parents=True, exist_ok=True)
     Path(step.state_dir).mkdir(parents=True, exist_ok=True)
+    if not resume:  # a replacement worker adds to its predecessor's profile, a new run does not
+        shutil.rmtree(Path(step.logs_dir) / "sys" / "profile", ignore_errors=True)
 
-    all_observers = [*_report_observers(step, progress), *observers]
+    all_observers = [*_report_observers(step, progress, resume), *observers]
     logger = next((o.logger for o in all_observers if isinstance(getattr(o, "logger", None),
                                                                    logging.Logger)),
                   logging.getLogger("mlpipe.runtime"))
@@ -70,7 +73,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         output_dir=output_dir(step), working_root=str(Path(step.state_dir) / "working"),
         program_arguments=tuple(step.program_arguments),
         environment_variables=step.environment_variables, logging_level=step.logging_level,
-        row_format=row_format, loader=loader,
+        row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
     )
     store = PartStore(step.state_dir, resume=resume)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
@@ -147,11 +150,11 @@ def _data_errors() -> tuple[type[BaseException], ...]:
     return (error,) if isinstance(error, type) else ()
 
 
-def _report_observers(step: ParallelStep, progress: bool) -> list[StepObserver]:
+def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[StepObserver]:
     """The report writers of mlpipe.runtime.reports and, when asked, the progress display."""
     from mlpipe.runtime.reports import StepReports  # noqa: PLC0415
 
-    observers: list[StepObserver] = [StepReports(step)]
+    observers: list[StepObserver] = [StepReports(step, resume=resume)]
     if progress:
         from mlpipe.runtime.progress import ProgressDisplay  # noqa: PLC0415
 

@@ -23,6 +23,7 @@ class StepCounters:
 
     scheduled: int = 0
     listing_done: bool = False
+    reused: int = 0  # resume: scheduled mini-batches that succeeded in an earlier run
     processed: int = 0
     failed: int = 0
     attempts: int = 0
@@ -73,7 +74,7 @@ class StepCounters:
         rate = self.rate(now)
         if not self.listing_done or rate <= 0:
             return None
-        return max(self.scheduled - self.processed, 0) / rate
+        return max(self.scheduled - self.reused - self.processed, 0) / rate
 
 
 def format_seconds(seconds: float | None) -> str:

@@ -3,8 +3,10 @@
 It pulls mini-batch descriptors lazily from the data layer, hands tasks to a
 :class:`~mlpipe.runtime.backends.base.Backend`, turns what the backend reports
 into :class:`~mlpipe.runtime.records.AttemptRecord` for the observers, retries
-failed attempts, kills a worker whose run() overruns ``retry_settings.timeout``,
-stops on a threshold or on cancel, and records every finished mini-batch in the
+failed attempts, kills a worker whose run() overruns ``retry_settings.timeout``
+or whose loading / result handling overruns ``--task_overhead_timeout``, fails a
+step without progress for ``--progress_update_timeout``, stops on a threshold or
+on cancel, and records every finished mini-batch in the
 :class:`~mlpipe.runtime.appendrow.PartStore`.
 """
 
@@ -35,12 +37,20 @@ from mlpipe.runtime.backends.base import (
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
+from mlpipe.runtime.timeouts import (
+    Overrun,
+    attempt_deadline,
+    overrun,
+    progress_text,
+    progress_update_timeout,
+)
 from mlpipe.runtime.worker import LOAD_FAILED, WorkerConfig
 
 TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
 SHUTDOWN_GRACE_SECONDS = 5.0
 SCHEDULED_NOTICE_SECONDS = 0.5
+OPTIONAL_OBSERVER_METHODS = frozenset({"mini_batches_reused"})  # see StepObserver
 START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
 
 
@@ -64,11 +74,16 @@ class Driver:
         self.thresholds = Thresholds.of(step)
         self.max_retries = step.retry.max_retries
         self.timeout = float(step.retry.timeout)
+        self.overhead = float(step.prs.task_overhead_timeout)
+        self.quiet_limit = min(self.timeout, self.overhead)  # below it no attempt can overrun
+        self.progress_limit = progress_update_timeout(step)[0]
 
         self.order: list[str] = []  # mini-batch ids in input order
         self.pending: deque[tuple[MiniBatch, int]] = deque()  # (mini-batch, picked count) to send
         self.inflight: dict[int, tuple[MiniBatch, int]] = {}
-        self.timed_out: set[int] = set()
+        self.timed_out: dict[int, tuple[Overrun, float]] = {}  # task id -> (why, since)
+        self._next_deadline = float("inf")
+        self._last_progress = 0.0
         self.items_seen: dict[str, int] = {}  # item counts learnt from attempts (tabular batches)
         self.next_task_id = 0
         self.all_scheduled = False
@@ -126,6 +141,7 @@ class Driver:
             if now - last_timeout_check >= TIMEOUT_CHECK_SECONDS:
                 last_timeout_check = now
                 self._enforce_timeouts(now)
+                self._check_progress(now)
 
     def _done(self) -> bool:
         if self.stopping:
@@ -138,10 +154,7 @@ class Driver:
         return False
 
     def _wait_seconds(self, now: float) -> float:
-        wait = IDLE_WAIT_SECONDS
-        for _, _, since in self.backend.running():
-            wait = min(wait, max(0.0, since + self.timeout - now) + 0.01)
-        return wait
+        return min(IDLE_WAIT_SECONDS, max(0.0, self._next_deadline - now) + 0.01)
 
     # -- scheduling --------------------------------------------------------------------
     def _schedule(self) -> None:
@@ -190,6 +203,7 @@ class Driver:
             done = self.store.done(mini_batch.id)
             if done is None:
                 return mini_batch
+            self.summary.mini_batches_reused += 1
             self._count_finished(done.total, done.succeeded, done.failed, failed=False)
 
     def _notice_scheduled(self, force: bool = False) -> None:
@@ -197,6 +211,8 @@ class Driver:
         if force or now - self._last_notice >= SCHEDULED_NOTICE_SECONDS:
             self._last_notice = now
             self._notify("mini_batches_scheduled", len(self.order), self.all_scheduled)
+            if self.summary.mini_batches_reused:  # optional observer method (resume)
+                self._notify("mini_batches_reused", self.summary.mini_batches_reused)
 
     # -- events ------------------------------------------------------------------------
     def _handle(self, event: BackendEvent) -> None:
@@ -243,23 +259,35 @@ class Driver:
             self._starting -= 1
         if ready and not self._first_ready:
             self._first_ready = time.monotonic()
+        if ready:
+            self._last_progress = time.monotonic()
 
     def _attempt_lost(self, mini_batch: MiniBatch, picked: int, event: TaskLost) -> None:
-        if event.task_id in self.timed_out:
-            self.timed_out.discard(event.task_id)
-            status, category = "Timeout", "Timeout"
-            message = (f"run() did not finish within retry_settings.timeout = {self.timeout:g} "
-                       f"seconds; its worker process was stopped and replaced.")
+        since = event.since
+        timed_out = self.timed_out.pop(event.task_id, None)
+        if timed_out is not None:
+            (category, message), since = timed_out
+            status = "Timeout"
         else:
             status, category, message = "ProcessDied", "ProcessDied", event.message
         total = mini_batch.items if mini_batch.items is not None \
             else self.items_seen.get(mini_batch.id, 0)
-        result = TaskResult(event.task_id, status, total, 0, total, time.time(), 0.0, 0.0, 0.0,
-                            category, message)
+        now = time.monotonic()
+        elapsed = max(0.0, now - since) if since is not None else 0.0
+        run_seconds = 0.0
+        if since is not None:
+            phase = self.backend.task_phase(event.task_id, event.worker)
+            if phase is not None and phase.stage == "run":
+                run_seconds = max(0.0, elapsed - phase.load_seconds)
+            elif phase is not None and phase.stage == "result":
+                run_seconds = phase.run_seconds
+        result = TaskResult(event.task_id, status, total, 0, total, time.time() - elapsed,
+                            elapsed, 0.0, run_seconds, category, message)
         self._attempt_finished(mini_batch, picked, event.worker, result)
 
     def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
                           result: TaskResult) -> None:
+        self._last_progress = time.monotonic()
         failed_attempt = result.status != "Succeeded"
         if mini_batch.items is None and result.total:
             self.items_seen[mini_batch.id] = result.total
@@ -317,14 +345,47 @@ class Driver:
 
     # -- timeouts, stopping ------------------------------------------------------------
     def _enforce_timeouts(self, now: float) -> None:
+        """Kill the worker of each attempt past its deadline; note the next deadline.
+
+        Attempts younger than ``min(timeout, task_overhead_timeout)`` cannot have
+        overrun anything, so only older ones cost a look at their phase.
+        """
+        next_deadline = float("inf")
         for task_id, worker, since in self.backend.running():
-            if task_id not in self.timed_out and now - since > self.timeout:
-                self.timed_out.add(task_id)
-                entry = self.inflight.get(task_id)
-                self.log.warning("Mini-batch %s exceeded retry_settings.timeout = %gs on %s/%s; "
-                                 "killing that worker.", entry[0].id if entry else task_id,
-                                 self.timeout, worker.node_name, worker.process)
+            if task_id in self.timed_out:
+                continue
+            if now - since <= self.quiet_limit:
+                next_deadline = min(next_deadline, since + self.quiet_limit)
+                continue
+            deadline, stage = attempt_deadline(since, self.backend.task_phase(task_id, worker),
+                                               self.timeout, self.overhead)
+            if now <= deadline:
+                next_deadline = min(next_deadline, deadline)
+                continue
+            why = overrun(stage, self.timeout, self.overhead)
+            self.timed_out[task_id] = (why, since)
+            entry = self.inflight.get(task_id)
+            self.log.warning("Mini-batch %s on %s/%s: %s Killing that worker.",
+                             entry[0].id if entry else task_id, worker.node_name,
+                             worker.process, why.message.split(";")[0] + ".")
+            self.backend.kill(worker)
+        self._next_deadline = next_deadline
+
+    def _check_progress(self, now: float) -> None:
+        """Fail the step when nothing progressed for ``--progress_update_timeout`` seconds."""
+        if self.stopping or not self._last_progress or not (self.inflight or self.pending):
+            return
+        quiet = now - self._last_progress
+        if quiet <= self.progress_limit:
+            return
+        reason = (f"No progress for {quiet:.1f} seconds, more than --progress_update_timeout = "
+                  f"{progress_text(self.step)}: no mini-batch attempt ended while "
+                  f"{len(self.inflight)} were on workers and {len(self.pending)} waiting.")
+        for task_id, worker, since in self.backend.running():
+            if task_id not in self.timed_out:
+                self.timed_out[task_id] = (Overrun("ProgressTimeout", reason), since)
                 self.backend.kill(worker)
+        self._stop("Failed", reason)
 
     def _stop(self, status: str, reason: str) -> None:
         if self.stopping:
@@ -350,23 +411,36 @@ class Driver:
         self.log.error(reason)
 
     def _finish_workers(self) -> None:
-        """Let workers finish their run(), call shutdown() and end; kill what overruns."""
+        """Let workers finish their attempt, call shutdown() and end; kill what overruns.
+
+        Attempts still running are bounded by their own deadlines; shutdown() gets
+        ``retry_settings.timeout`` + a grace period after the last of them ended.
+        """
         if not self.stopping:
             self.stopping = True
             self.backend.stop()
-        deadline = time.monotonic() + self.timeout + SHUTDOWN_GRACE_SECONDS
+        allowance = self.timeout + SHUTDOWN_GRACE_SECONDS
+        deadline = time.monotonic() + allowance
         while self.backend.active_workers() and time.monotonic() < deadline:
             for event in self.backend.events(0.1):
                 self._handle(event)
-            self._enforce_timeouts(time.monotonic())
+            now = time.monotonic()
+            self._enforce_timeouts(now)
+            if self.backend.running():
+                deadline = max(deadline, now + allowance)
         if self.backend.active_workers():
-            self.log.warning("Workers still running %gs after the stop; killing them.",
-                             self.timeout + SHUTDOWN_GRACE_SECONDS)
+            self.log.warning("Workers still running %gs after their last attempt; killing them.",
+                             allowance)
 
     def _notify(self, method: str, *args: Any) -> None:
         for observer in self.observers:
             try:
-                getattr(observer, method)(*args)
+                handler = getattr(observer, method, None)
+                if handler is None:
+                    if method in OPTIONAL_OBSERVER_METHODS:
+                        continue
+                    raise AttributeError(f"{type(observer).__name__} has no {method}()")
+                handler(*args)
             except Exception:  # noqa: BLE001 - a report writer must not stop the job
                 self.log.exception("Observer %s.%s failed", type(observer).__name__, method)
 

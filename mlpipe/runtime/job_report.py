@@ -65,15 +65,22 @@ class ProcessedMiniBatchesCsv:
     """Streams one row per attempt to ``processed_mini-batches.csv``.
 
     Rows go through a 64 KiB buffer and reach the disk at least once a second
-    (and at :meth:`close`): no per-row flush, fsync or reopen.
+    (and at :meth:`close`): no per-row flush, fsync or reopen. With ``append``
+    (a resumed step) rows are added after those of the earlier run, under the
+    same header; a file with another header is kept as ``<name>.previous.csv``.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, append: bool = False) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._file: IO[str] | None = open(path, "w", newline="", encoding="utf-8", buffering=1 << 16)
+        keep = append and _has_header(path, PROCESSED_COLUMNS)
+        if append and not keep and path.is_file() and path.stat().st_size:
+            path.replace(path.with_name(path.stem + ".previous.csv"))
+        self._file: IO[str] | None = open(path, "a" if keep else "w", newline="",
+                                          encoding="utf-8", buffering=1 << 16)
         self._writer = csv.writer(self._file)
-        self._writer.writerow(PROCESSED_COLUMNS)
+        if not keep:
+            self._writer.writerow(PROCESSED_COLUMNS)
         self._file.flush()
         self._next_flush = time.monotonic() + FLUSH_EVERY_SECONDS
 
@@ -105,6 +112,15 @@ class ProcessedMiniBatchesCsv:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _has_header(path: Path, columns: tuple[str, ...]) -> bool:
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            first = next(csv.reader(handle), None)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return False
+    return first is not None and tuple(first) == columns
 
 
 @dataclass

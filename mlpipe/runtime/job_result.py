@@ -11,6 +11,7 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
 from mlpipe.runtime.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
+from mlpipe.runtime.timeouts import progress_text
 
 TOP_ERRORS = 5
 MESSAGE_WIDTH = 300
@@ -38,8 +39,9 @@ class ErrorGroup:
 class ErrorLog:
     """Appends each failure's traceback to ``user/error/<node>/<process>.txt`` and groups them."""
 
-    def __init__(self, logs_dir: Path) -> None:
+    def __init__(self, logs_dir: Path, *, append: bool = False) -> None:
         self.logs_dir = logs_dir
+        self.append = append  # a resumed step adds to the earlier run's tracebacks
         self.groups: dict[tuple[str, str], ErrorGroup] = {}
         self._files: dict[tuple[int, str], IO[str]] = {}
 
@@ -92,7 +94,8 @@ class ErrorLog:
         if handle is None:
             path = self.logs_dir / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._files[(worker.node, worker.process)] = open(path, "w", encoding="utf-8")
+            handle = self._files[(worker.node, worker.process)] = open(path, "a" if self.append else "w",
+                                                                encoding="utf-8")
         handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
         if traceback and traceback.strip() != message.strip():
             handle.write(traceback.rstrip() + "\n")
@@ -161,7 +164,8 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
         f"{summary.mini_batches_succeeded} succeeded, "
         f"{summary.mini_batches_failed} failed, "
         f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} not processed",
-        f"Attempts: {counters.attempts} ({counters.retries} retried, {counters.timeouts} timed out)",
+        f"Attempts: {counters.attempts} ({counters.retries} retried, {counters.timeouts} timed out)"
+        + (" in this run" if summary.mini_batches_reused else ""),
         f"Items: {summary.items_total} total, {summary.items_succeeded} succeeded, "
         f"{summary.items_failed} failed",
         "Thresholds:",
@@ -171,8 +175,17 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
         f"failed items: {summary.items_failed}",
         f"  allowed_failed_percent: {step.prs.allowed_failed_percent}%; "
         f"failed mini-batches: {failed_percent:.1f}%",
-        f"  retry_settings: max_retries {step.retry.max_retries}, timeout {step.retry.timeout} s",
+        f"  retry_settings: max_retries {step.retry.max_retries}, timeout {step.retry.timeout} s "
+        f"(each run() call)",
+        f"  task_overhead_timeout: {step.prs.task_overhead_timeout} s (loading and result "
+        f"handling of each attempt)",
+        f"  progress_update_timeout: {progress_text(step)}",
     ]
+    if summary.mini_batches_reused:
+        lines.insert(lines.index(next(x for x in lines if x.startswith("Attempts:"))),
+                     f"Resumed: {summary.mini_batches_reused} mini-batch(es) reused from an earlier "
+                     f"run (counted as succeeded above; their attempts are the earlier rows of "
+                     f"sys/job_report/processed_mini-batches.csv)")
     if summary.breach is not None:
         lines.append(f"Threshold exceeded: {breach_text(summary.breach)}")
     if summary.append_row_file:

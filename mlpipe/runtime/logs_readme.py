@@ -48,6 +48,11 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("user/stderr/*/*.stderr.txt", "What the entry script wrote to stderr in that worker process."),
     ("user/entry_script_log/*/*.log.txt",
      "The entry script's own log (EntryScript().logger) in that worker process."),
+    ("sys/profile/*/*.prof",
+     "Profiles of the run() calls of each worker process (--profiling_module cProfile or "
+     "profile), in pstats format: python -c \"import pstats; pstats.Stats('process000.prof')"
+     ".sort_stats('cumulative').print_stats(20)\", or a viewer such as snakeviz. A replacement "
+     "worker adds its numbers to the file of the process it replaces."),
     ("sys/task_stream.html",
      "A task-stream chart of processed_mini-batches.csv: one bar per attempt, one row per worker."),
 )

@@ -51,7 +51,7 @@ class ProgressOverview:
     def render(self, counters: StepCounters, status: str, now: datetime) -> str:
         scheduled = f"{counters.scheduled}" + (
             " (listing complete)" if counters.listing_done else " so far (listing in progress)")
-        remaining = (max(counters.scheduled - counters.processed, 0)
+        remaining = (max(counters.scheduled - counters.reused - counters.processed, 0)
                      if counters.listing_done else "?")
         eta = "0s" if status != "Running" else format_seconds(counters.eta())
         return "\n".join([
@@ -62,6 +62,8 @@ class ProgressOverview:
             f"Elapsed: {format_seconds(counters.elapsed())}",
             f"Worker processes: {self.workers}",
             f"Mini-batches scheduled: {scheduled}",
+            *([f"Mini-batches reused from an earlier run: {counters.reused} (resume)"]
+              if counters.reused else []),
             f"Mini-batches processed: {counters.processed} "
             f"(succeeded {counters.succeeded}, failed {counters.failed}); remaining: {remaining}",
             f"Attempts: {counters.attempts} (retried {counters.retries}, timed out {counters.timeouts})",

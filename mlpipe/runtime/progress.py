@@ -86,6 +86,10 @@ class ProgressDisplay:
         self.counters.listing_done = done
         self._changed(force=done)
 
+    def mini_batches_reused(self, count: int) -> None:
+        """Resume: ``count`` mini-batches succeeded in an earlier run; shown as done."""
+        self.counters.reused = count
+
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.counters.add(record)
         if attempt_failed(record) and len(self._errors_seen) < DISTINCT_ERRORS_SHOWN:
@@ -168,12 +172,13 @@ class ProgressDisplay:
         if self._progress is None or self._task is None:
             return
         self._progress.update(self._task, total=self.counters.total,
-                              completed=self.counters.processed, **self._fields())
+                              completed=self.counters.processed + self.counters.reused,
+                              **self._fields())
 
     def _fields(self) -> dict[str, str]:
         c = self.counters
         return {
-            "done": f"{c.processed}/{c.total if c.total is not None else '?'}",
+            "done": f"{c.processed + c.reused}/{c.total if c.total is not None else '?'}",
             "failed": str(c.failed),
             "items_rate": f"{c.items_rate():.1f}",
             "eta": format_seconds(c.eta()),

@@ -73,6 +73,7 @@ class StepSummary:
     mini_batches_total: int = 0
     mini_batches_succeeded: int = 0
     mini_batches_failed: int = 0
+    mini_batches_reused: int = 0  # resume: succeeded in an earlier run, counted as succeeded
     items_total: int = 0
     items_succeeded: int = 0
     items_failed: int = 0
@@ -89,7 +90,12 @@ class StepObserver(Protocol):
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None: ...
 
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
-        """``count`` mini-batches are known so far; ``done`` once the listing is complete."""
+        """``count`` mini-batches are known so far; ``done`` once the listing is complete.
+
+        An observer may also define ``mini_batches_reused(count: int)``: on a resumed
+        step, ``count`` of the scheduled mini-batches succeeded in an earlier run and
+        will not run again (optional; called right after this method).
+        """
 
     def attempt_finished(self, record: AttemptRecord) -> None: ...
 

@@ -16,6 +16,11 @@ driver calls it from its own thread and it writes, below ``step.logs_dir``::
     user/error/<node>/<process>.txt                tracebacks of failed attempts
     sys/task_stream.html                           attempts over time per worker (<= 5,000 attempts)
 
+With ``--copy_logs_to_parent True`` the summary files are also copied to the
+job's run folder (see :func:`copy_logs_to_parent`). A resumed step
+(``resume=True``) appends to processed_mini-batches.csv and the error files
+instead of starting them again.
+
 The worker-side files (``user/stdout``, ``user/stderr``, ``user/entry_script_log``)
 are written by the workers; readme.txt describes them when they exist.
 """
@@ -23,6 +28,7 @@ are written by the workers; readme.txt describes them when they exist.
 from __future__ import annotations
 
 import logging
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -36,6 +42,7 @@ from mlpipe.runtime.overview import ProgressOverview
 from mlpipe.runtime.perf import ResourceMonitor
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
 from mlpipe.runtime.task_stream import write_task_stream
+from mlpipe.runtime.timeouts import progress_text
 
 TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger steps: run it by hand
 OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
@@ -52,8 +59,9 @@ class StepReports:
     finalises everything, :meth:`close` releases files if the step never finished.
     """
 
-    def __init__(self, step: ParallelStep) -> None:
+    def __init__(self, step: ParallelStep, *, resume: bool = False) -> None:
         self.step = step
+        self.resume = resume
         self.logs_dir = Path(step.logs_dir)
         self.logs_dir.mkdir(parents=True, exist_ok=True)
         self.logger: logging.Logger = master_role_logger(
@@ -61,7 +69,7 @@ class StepReports:
             name=f"mlpipe.master_role.{step.name}")
         self.counters = StepCounters()
         self.workers = WorkerStats()
-        self.errors = ErrorLog(self.logs_dir)
+        self.errors = ErrorLog(self.logs_dir, append=resume)
         self._csv: ProcessedMiniBatchesCsv | None = None
         self._overview: ProgressOverview | None = None
         self._monitor: ResourceMonitor | None = None
@@ -78,7 +86,8 @@ class StepReports:
         self.logger.info("Start scheduling.")
         self.logger.info("%s", _settings_text(step, len(nodes), len(workers)))
         self._csv = ProcessedMiniBatchesCsv(
-            self.logs_dir / "sys" / "job_report" / "processed_mini-batches.csv")
+            self.logs_dir / "sys" / "job_report" / "processed_mini-batches.csv",
+            append=self.resume)
         self._overview = ProgressOverview(self.logs_dir, step.name, len(workers))
         self._overview.write(self.counters)
         self._monitor = ResourceMonitor(
@@ -101,6 +110,10 @@ class StepReports:
                 self._overview.write(self.counters)
         elif self._overview is not None:
             self._overview.maybe_write(self.counters)
+
+    def mini_batches_reused(self, count: int) -> None:
+        """Resume: ``count`` scheduled mini-batches succeeded in an earlier run."""
+        self.counters.reused = count
 
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.counters.add(record)
@@ -154,6 +167,8 @@ class StepReports:
         if 0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS:
             write_task_stream(self.logs_dir)
         write_readme(self.logs_dir, self.step.name)
+        if self.step.prs.copy_logs_to_parent:
+            copy_logs_to_parent(self.step)
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -176,8 +191,32 @@ def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
             f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
             f"{step.retry.timeout} s; mini_batch_error_threshold {step.mini_batch_error_threshold}; "
             f"error_threshold {step.error_threshold}; allowed_failed_percent "
-            f"{step.prs.allowed_failed_percent}; resource_monitor_interval "
+            f"{step.prs.allowed_failed_percent}; task_overhead_timeout "
+            f"{step.prs.task_overhead_timeout} s; progress_update_timeout {progress_text(step)}; "
+            f"resource_monitor_interval "
             f"{step.prs.resource_monitor_interval}; logging_level {step.logging_level}.")
+
+
+PARENT_COPIES = ("job_result.txt", "job_progress_overview.*.txt", "readme.txt", "user/error.txt")
+
+
+def parent_logs_dir(step: ParallelStep) -> Path:
+    """``<run_dir>/logs/<step>``: where ``--copy_logs_to_parent True`` copies the summary files."""
+    return Path(step.step_dir).parent / "logs" / step.name
+
+
+def copy_logs_to_parent(step: ParallelStep) -> list[Path]:
+    """Copy job_result.txt, the progress overviews, readme.txt (the logs tree's summary) and
+    user/error.txt of ``step`` into :func:`parent_logs_dir`; return the copies."""
+    source, target = Path(step.logs_dir), parent_logs_dir(step)
+    copies = []
+    for pattern in PARENT_COPIES:
+        for path in sorted(source.glob(pattern)):
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, destination)
+            copies.append(destination)
+    return copies
 
 
 def _seconds_between(start: datetime, end: datetime) -> float:

@@ -23,6 +23,7 @@ from typing import Any
 
 from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.runtime import entry_script as entry_script_module
+from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
     FEWER_RESULTS_MESSAGE,
@@ -45,7 +46,9 @@ class WorkerConfig:
     ``loader`` names the function (``"module:function"``) that turns a mini-batch
     descriptor into run()'s argument; ``row_format`` is ``None`` for a
     summary-only step. ``capture_output`` redirects the worker's stdout/stderr
-    (file descriptors 1 and 2) to its files under ``logs/user/``.
+    (file descriptors 1 and 2) to its files under ``logs/user/``. With
+    ``profiling_module`` each worker profiles its run() calls into
+    ``logs/sys/profile/<node>/<process>.prof`` (see :class:`RunProfiler`).
     """
 
     code_dir: str  # the snapshot
@@ -59,6 +62,7 @@ class WorkerConfig:
     row_format: RowFormat | None = None
     loader: str = DEFAULT_LOADER
     capture_output: bool = True
+    profiling_module: str | None = None  # "cProfile" or "profile": profile run() calls
 
     @property
     def entry_script_path(self) -> str:
@@ -94,13 +98,98 @@ class InitError(Exception):
         self.traceback = traceback_text
 
 
+def profile_file(logs_dir: str, worker: WorkerInfo) -> Path:
+    """``logs/sys/profile/<node>/<process>.prof``: the worker's run() profile (pstats format)."""
+    return Path(logs_dir) / "sys" / "profile" / worker.node_name / f"{worker.process}.prof"
+
+
+class RunProfiler:
+    """Profiles run() calls only (``--profiling_module``) and dumps pstats files.
+
+    ``cProfile`` keeps one profiler enabled around each run() call; the pure-Python
+    ``profile`` cannot be re-entered, so it gets a fresh profiler per call whose
+    numbers are added up. The dump is rewritten at most every ``DUMP_SECONDS`` and
+    at shutdown(), so a worker killed later leaves its profile so far; a
+    replacement worker adds its numbers to the dump of the process it replaces
+    (same file name).
+    """
+
+    DUMP_SECONDS = 5.0
+
+    def __init__(self, module_name: str, path: Path):
+        self.module = importlib.import_module(module_name)  # "cProfile" or "profile"
+        self.reusable = module_name == "cProfile"
+        self.profiler = self.module.Profile() if self.reusable else None
+        self.collected: Any = None  # pstats.Stats of the finished calls (``profile``)
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._earlier: Any = None  # a dead predecessor's numbers: kept, ours are added
+        if path.is_file():
+            import pstats  # noqa: PLC0415
+
+            try:
+                self._earlier = pstats.Stats(str(path))
+            except Exception:  # noqa: BLE001 - a torn or foreign file: start afresh
+                self._earlier = None
+        self._next_dump = time.monotonic() + self.DUMP_SECONDS
+
+    def call(self, function: Callable[..., Any], *args: Any) -> Any:
+        if self.profiler is not None:
+            value = self.profiler.runcall(function, *args)
+        else:
+            profiler = self.module.Profile()
+            try:
+                value = profiler.runcall(function, *args)
+            finally:
+                self._collect(profiler)
+        if time.monotonic() >= self._next_dump:
+            self.dump()
+        return value
+
+    def _collect(self, profiler: Any) -> None:
+        import pstats  # noqa: PLC0415
+
+        try:
+            if self.collected is None:
+                self.collected = pstats.Stats(profiler)
+            else:
+                self.collected.add(profiler)
+        except TypeError:  # nothing was recorded
+            pass
+
+    def dump(self) -> None:
+        """Write the profile so far (plus a predecessor's) to :attr:`path`, atomically."""
+        import pstats  # noqa: PLC0415 - only workers that profile pay for it
+
+        self._next_dump = time.monotonic() + self.DUMP_SECONDS
+        stats = pstats.Stats()
+        for part in (self.profiler if self.profiler is not None else self.collected,
+                     self._earlier):
+            if part is not None:
+                try:
+                    stats.add(part)
+                except TypeError:  # nothing profiled yet
+                    pass
+        if not stats.stats:  # type: ignore[attr-defined]
+            return
+        temporary = str(self.path) + ".tmp"
+        stats.dump_stats(temporary)
+        os.replace(temporary, self.path)
+
+
 class WorkerRuntime:
-    """One worker's entry script: :meth:`start`, :meth:`run_task` per task, :meth:`stop`."""
+    """One worker's entry script: :meth:`start`, :meth:`run_task` per task, :meth:`stop`.
+
+    A backend may set :attr:`phases` (a :class:`~mlpipe.runtime.phases.PhaseWriter`)
+    before tasks run, so the driver can tell time in run() from the overhead around it.
+    """
 
     def __init__(self, config: WorkerConfig, worker: WorkerInfo):
         self.config = config
         self.worker = worker
         self.module: ModuleType | None = None
+        self.phases: PhaseWriter | None = None
+        self.profiler: RunProfiler | None = None
         self._run: Callable[..., Any] | None = None
         self._pass_context = False
         self._load: Callable[[Any], Any] | None = None
@@ -147,6 +236,9 @@ class WorkerRuntime:
         try:
             self._run = run
             self._pass_context = _wants_context(run)
+            if config.profiling_module:
+                self.profiler = RunProfiler(config.profiling_module,
+                                            profile_file(config.logs_dir, self.worker))
             init = getattr(self.module, "init", None)
             if callable(init):
                 init()
@@ -186,20 +278,25 @@ class WorkerRuntime:
                                     _describe(error), _user_traceback(error))
             if mini_batch.items is None:
                 total = len(data)
+            args: tuple[Any, ...] = (data,) if not self._pass_context else (data, MiniBatchContext(
+                dict(mini_batch.partition_key_value or {}), mini_batch.index, mini_batch.id))
+            phases = self.phases
             run_start = time.perf_counter()
+            if phases is not None:
+                phases.note(task.task_id, RUN, run_start - start, 0.0)
+                run_start = time.perf_counter()  # Run Method Seconds: run() alone
             try:
-                if self._pass_context:
-                    context = MiniBatchContext(
-                        dict(mini_batch.partition_key_value or {}), mini_batch.index, mini_batch.id
-                    )
-                    value = self._run(data, context)
-                else:
-                    value = self._run(data)
+                value = self._run(*args) if self.profiler is None \
+                    else self.profiler.call(self._run, *args)
             except BaseException as error:  # noqa: BLE001 - SystemExit in run() fails the mini-batch
                 run_seconds = time.perf_counter() - run_start
+                if phases is not None:
+                    phases.note(task.task_id, RESULT, run_start - start, run_seconds)
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
                                     _describe(error), _user_traceback(error))
             run_seconds = time.perf_counter() - run_start
+            if phases is not None:
+                phases.note(task.task_id, RESULT, run_start - start, run_seconds)
             try:
                 returned = count_results(value)
             except ReturnValueError as error:
@@ -249,6 +346,13 @@ class WorkerRuntime:
             return traceback.format_exc()
         finally:
             _flush_std()
+            if self.profiler is not None:
+                try:
+                    self.profiler.dump()
+                except OSError:
+                    pass
+            if self.phases is not None:
+                self.phases.close()
 
 
 LOAD_FAILED = "cannot load the entry script"
@@ -308,10 +412,12 @@ def _flush_std() -> None:
 
 __all__ = [
     "DEFAULT_LOADER",
+    "SHIM_DIR",
     "InitError",
     "MiniBatchContext",
-    "SHIM_DIR",
+    "RunProfiler",
     "WorkerConfig",
     "WorkerRuntime",
+    "profile_file",
     "worker_log_file",
 ]

@@ -14,18 +14,39 @@ from mlpipe.schema.bindings import binding_expression, contains_binding, find_bi
 from mlpipe.schema.command import CommandComponent, CommandLimits, CommandNode
 from mlpipe.schema.environment import DockerBuild, Identity, InlineEnvironment, Resources
 from mlpipe.schema.inputs_outputs import (
-    ComponentInput, ComponentOutput, DataInput, JobOutput, LiteralInput, LiteralValueInput,
+    ComponentInput,
+    ComponentOutput,
+    DataInput,
+    JobOutput,
+    LiteralInput,
+    LiteralValueInput,
     literal_type_problem,
 )
 from mlpipe.schema.loader import (
-    Component, Loaded, load_component, load_component_data, load_pipeline, load_pipeline_data,
+    Component,
+    Loaded,
+    load_component,
+    load_component_data,
+    load_pipeline,
+    load_pipeline_data,
 )
-from mlpipe.schema.parallel import ParallelComponent, ParallelNode, ParallelSettings, ParallelTask, RetrySettings
+from mlpipe.schema.parallel import (
+    ParallelComponent,
+    ParallelNode,
+    ParallelSettings,
+    ParallelTask,
+    RetrySettings,
+)
 from mlpipe.schema.pipeline import OtherNode, PipelineJob, PipelineSettings
 from mlpipe.schema.ranges import SettingError, check_setting
 from mlpipe.schema.references import Reference, classify_reference
 from mlpipe.schema.yamlio import (
-    KeyPath, PositionMap, YamlDocument, describe_value, format_key_path, load_yaml_file,
+    KeyPath,
+    PositionMap,
+    YamlDocument,
+    describe_value,
+    format_key_path,
+    load_yaml_file,
     load_yaml_text,
 )
 

@@ -3,6 +3,7 @@ even where pydantic stopped early; and the "ignored when running locally" warnin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
@@ -69,14 +70,17 @@ def check_command(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
     return []
 
 
+_STEP_CHECKS: dict[str,
+                   Callable[[dict[str, Any], KeyPath, PositionMap, bool],
+                            list[Diagnostic]]] = {"parallel": check_parallel,
+                                                  "command": check_command}
+
+
 def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
     kind = data.get("type")
-    if kind == "parallel":
-        return check_parallel(data, prefix, positions, inline=True)
-    if kind == "command":
-        return check_command(data, prefix, positions, inline=True)
-    return []
+    check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
+    return check(data, prefix, positions, True) if check is not None else []
 
 
 def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
@@ -90,14 +94,12 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnos
         path: KeyPath = ("jobs", name)
         component = node.get("component")
         inline = component is None
-        if node.get("type") == "parallel":
-            out.extend(check_parallel(node, path, positions, inline))
+        kind = node.get("type")
+        check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
+        if check is not None:
+            out.extend(check(node, path, positions, inline))
             if isinstance(component, dict):
-                out.extend(check_parallel(component, path + ("component",), positions, True))
-        elif node.get("type") == "command":
-            out.extend(check_command(node, path, positions, inline))
-            if isinstance(component, dict):
-                out.extend(check_command(component, path + ("component",), positions, True))
+                out.extend(check(component, path + ("component",), positions, True))
     return out
 
 
@@ -124,11 +126,12 @@ def cloud_only_warnings(data: dict[str, Any], positions: PositionMap,
                 found.setdefault(key, []).append(path + ((parent,) if parent else ()) + (key,))
     out = []
     for key, paths in found.items():
-        more = f" (and {len(paths) - 1} more place{'s' if len(paths) > 2 else ''})" \
-            if len(paths) > 1 else ""
+        more = (f" (and {len(paths) - 1} more place{'s' if len(paths) > 2 else ''})"
+                if len(paths) > 1 else "")
         out.append(Diagnostic(f"'{key}' is ignored when running locally{more}",
-                              key_path=format_key_path(paths[0]), location=positions.locate(paths[0]),
-                              severity="warning", code="cloud-only"))
+                              key_path=format_key_path(paths[0]),
+                              location=positions.locate(paths[0]), severity="warning",
+                              code="cloud-only"))
     return out
 
 
@@ -142,8 +145,9 @@ def other_node_warnings(data: dict[str, Any], positions: PositionMap) -> list[Di
         for name, node in jobs.items():
             if isinstance(node, dict) and node.get("type") in OTHER_NODE_TYPES:
                 path = ("jobs", name, "type")
-                out.append(Diagnostic(
-                    f"steps of type '{node['type']}' are accepted but not checked or run by mlpipe",
-                    key_path=format_key_path(path), location=positions.locate(path),
-                    severity="warning", code="unsupported-step"))
+                out.append(Diagnostic(f"steps of type '{node['type']}' are accepted but not "
+                                      f"checked or run "
+                                      "by mlpipe", key_path=format_key_path(path),
+                                      location=positions.locate(path), severity="warning",
+                                      code="unsupported-step"))
     return out

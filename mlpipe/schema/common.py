@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Union
+from typing import Any
 
-from pydantic import BaseModel, Discriminator, Field, Tag
+from pydantic import BaseModel, Discriminator, Field
 
 from mlpipe.schema.environment import Identity
 from mlpipe.schema.fields import Identifier, Scalar, StrictModel, Text, Version
@@ -51,8 +51,12 @@ COMPONENT_DESCRIPTION = ("./file.yml, file:./file.yml, azureml:name:version, azu
                          "azureml://registries/..., or an inline component mapping.")
 
 
-def component_union(component: type[BaseModel]) -> Any:
-    """``component:``: a reference string or an inline ``component`` mapping."""
+def component_kind(component: type[BaseModel]) -> Discriminator:
+    """Tells a ``component:`` reference string from an inline ``component`` mapping.
+
+    Used as ``Annotated[Union[Annotated[Text, Tag("reference")],
+    Annotated[<Component>, Tag("inline")]], component_kind(<Component>)]``.
+    """
 
     def tag(value: Any) -> str | None:
         if isinstance(value, str):
@@ -61,9 +65,6 @@ def component_union(component: type[BaseModel]) -> Any:
             return "inline"
         return None
 
-    return Annotated[
-        Union[Annotated[Text, Tag("reference")], Annotated[component, Tag("inline")]],
-        Discriminator(tag, custom_error_type="component_kind",
-                      custom_error_message="must be a component file path, an azureml: "
-                                           "reference or an inline component mapping"),
-    ]
+    return Discriminator(tag, custom_error_type="component_kind",
+                         custom_error_message="must be a component file path, an azureml: "
+                                              "reference or an inline component mapping")

@@ -4,15 +4,19 @@ cloud resources; these models only make sure the YAML is well formed."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Union
+from typing import Annotated, Any
 
-from pydantic import Discriminator, Field, Tag
+from pydantic import Discriminator, Field, PlainValidator, Tag, WithJsonSchema
 
 from mlpipe.schema.fields import (
-    InstanceCount, PathOrMapping, Scalar, StrictModel, Text, Version, fail,
+    InstanceCount,
+    PathOrMapping,
+    Scalar,
+    StrictModel,
+    Text,
+    Version,
+    fail,
 )
-from pydantic import PlainValidator, WithJsonSchema
-
 from mlpipe.schema.yamlio import describe_value
 
 ASSET_REFERENCE = re.compile(r"^azureml:\S+$")
@@ -20,17 +24,22 @@ ASSET_REFERENCE = re.compile(r"^azureml:\S+$")
 
 def _validate_reference(value: Any) -> str:
     if not isinstance(value, str):
-        raise fail("type", f"must be an environment reference or mapping, got {describe_value(value)}")
+        raise fail("type",
+                   f"must be an environment reference or mapping, got {describe_value(value)}")
     if not ASSET_REFERENCE.match(value):
-        raise fail("pattern", f"must be 'azureml:<name>:<version>', 'azureml:<name>@latest' or "
-                              f"'azureml://registries/...', got {value!r}",
-                   hint=f"write 'azureml:{value}'" if " " not in value else None)
+        raise fail("pattern",
+                   "must be 'azureml:<name>:<version>', 'azureml:<name>@latest' or "
+                   f"'azureml://registries/...', got {value!r}", hint=f"write 'azureml:{value}'"
+                   if " " not in value else None)
     return value
 
 
-EnvironmentReference = Annotated[str, PlainValidator(_validate_reference), WithJsonSchema(
-    {"type": "string", "pattern": ASSET_REFERENCE.pattern,
-     "description": "azureml:<name>:<version>, azureml:<name>@latest or azureml://registries/..."})]
+EnvironmentReference = Annotated[str, PlainValidator(_validate_reference),
+                                 WithJsonSchema({"type": "string",
+                                                 "pattern": ASSET_REFERENCE.pattern,
+                                                 "description": "azureml:<name>:<version>, "
+                                                                "azureml:<name>@latest or "
+                                                                "azureml://registries/..."})]
 
 
 class DockerBuild(StrictModel):
@@ -48,7 +57,8 @@ class InlineEnvironment(StrictModel):
     description: Text | None = None
     image: Text | None = Field(None, description="Docker image (not pulled locally).")
     conda_file: PathOrMapping | None = Field(
-        None, description="Path of a conda YAML, or the conda specification inline.")
+        None, description="Path of a conda YAML, or the conda specification inline."
+    )
     build: DockerBuild | None = None
     os_type: Text | None = None
     tags: dict[str, Scalar] | None = None
@@ -63,8 +73,7 @@ def _environment_tag(value: Any) -> str | None:
 
 
 Environment = Annotated[
-    Union[Annotated[EnvironmentReference, Tag("reference")],
-          Annotated[InlineEnvironment, Tag("inline")]],
+    Annotated[EnvironmentReference, Tag("reference")] | Annotated[InlineEnvironment, Tag("inline")],
     Discriminator(_environment_tag),
 ]
 """``azureml:name:version`` / ``azureml://registries/...`` or an inline mapping."""
@@ -74,7 +83,8 @@ class Resources(StrictModel):
     """``resources:`` of a step. Only ``instance_count`` has a local meaning."""
 
     instance_count: InstanceCount | None = Field(
-        None, description="Number of nodes; locally: number of simulated nodes. [1, int.max]")
+        None, description="Number of nodes; locally: number of simulated nodes. [1, int.max]"
+    )
     instance_type: Text | None = Field(None, description="Cloud only: VM size.")
     shm_size: Text | None = Field(None, description="Cloud only: Docker shared memory size.")
     docker_args: Text | None = Field(None, description="Cloud only: extra docker run arguments.")

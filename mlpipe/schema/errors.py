@@ -54,9 +54,10 @@ def _is_union(tp: Any) -> bool:
 def _field_type(model: type[BaseModel], key: str) -> tuple[bool, Any]:
     for name, info in model.model_fields.items():
         if key in (name, info.alias):
-            tp = info.annotation
+            tp: Any = info.annotation
             if info.metadata:
-                tp = typing.Annotated[(tp, *info.metadata)]
+                annotated = (tp, *info.metadata)
+                tp = typing.Annotated[annotated]
             if info.discriminator is not None and isinstance(info.discriminator, Discriminator):
                 tp = typing.Annotated[tp, info.discriminator]
             return True, tp
@@ -173,12 +174,11 @@ def _literal_choices(tp: Any) -> list[Any]:
 def _value_at(data: Any, path: KeyPath) -> tuple[bool, Any]:
     node = data
     for seg in path:
-        if isinstance(node, dict) and seg in node:
-            node = node[seg]
-        elif isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node):
-            node = node[seg]
-        else:
+        present = (isinstance(node, dict) and seg in node) or (
+            isinstance(node, list) and isinstance(seg, int) and 0 <= seg < len(node))
+        if not present:
             return False, None
+        node = node[seg]
     return True, node
 
 
@@ -196,8 +196,28 @@ def translate_errors(root: type[BaseModel], errors: Sequence[ErrorDetails], data
     return out
 
 
-def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
-                   positions: PositionMap, prefix: KeyPath) -> Diagnostic:
+# pydantic's type errors -> what the value must be.
+_EXPECTED = {
+    "string_type": "a string",
+    "str_type": "a string",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "mapping_type": "a mapping",
+    "list_type": "a list",
+    "tuple_type": "a list",
+    "iterable_type": "a list",
+}
+
+
+def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any, positions: PositionMap,
+                   prefix: KeyPath) -> Diagnostic:
     kind = err["type"]
     ctx = err.get("ctx") or {}
     value = err.get("input")
@@ -231,17 +251,17 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
         present, node = _value_at(data, path)
         from mlpipe.schema.pipeline import NODE_TYPES
 
-        choices = ", ".join(NODE_TYPES[:2]) + " (or another Azure ML step type)"
+        step_types = ", ".join(NODE_TYPES[:2]) + " (or another Azure ML step type)"
         if isinstance(node, dict) and "type" in node:
             kind_value = node["type"]
             shown = repr(kind_value) if isinstance(kind_value, str) else describe_value(kind_value)
-            message = f"unknown step type {shown}: must be one of {choices}"
+            message = f"unknown step type {shown}: must be one of {step_types}"
             hint = did_you_mean(str(kind_value), NODE_TYPES)
             full = full + ("type",)
             location = positions.locate(full)
             code = "enum"
         elif isinstance(node, dict):
-            message = f"required key 'type' is missing: a step's type is one of {choices}"
+            message = f"required key 'type' is missing: a step's type is one of {step_types}"
             full = full + ("type",)
             code = "missing"
         else:
@@ -264,20 +284,10 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
         code = "enum"
         if path and path[-1] == "type" and len(choices) == 1 and isinstance(value, str):
             hint = hint or _wrong_document_hint(choices[0], value)
-    elif kind in ("string_type", "str_type"):
-        message = f"must be a string, got {got}"
-    elif kind in ("bool_type", "bool_parsing"):
-        message = f"must be true or false, got {got}"
     elif kind == "int_from_float":
         message = f"must be a whole number, got {value!r}"
-    elif kind in ("int_type", "int_parsing"):
-        message = f"must be an integer, got {got}"
-    elif kind in ("float_type", "float_parsing"):
-        message = f"must be a number, got {got}"
-    elif kind in ("dict_type", "model_type", "model_attributes_type", "mapping_type"):
-        message = f"must be a mapping, got {got}"
-    elif kind in ("list_type", "tuple_type", "iterable_type"):
-        message = f"must be a list, got {got}"
+    elif kind in _EXPECTED:
+        message = f"must be {_EXPECTED[kind]}, got {got}"
     elif kind == "too_short":
         message = "must not be empty"
         if full == ("jobs",):
@@ -298,14 +308,15 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any,
     if res.is_key:
         parent = full[-2] if len(full) >= 2 else ""
         what = {"jobs": "step name", "inputs": "input name", "outputs": "output name"}.get(
-            str(parent), "name")
+            str(parent), "name"
+        )
         message = (f"{what} '{full[-1] if full else value}' is not an identifier: use letters, "
                    f"digits and '_', not starting with a digit")
         location = positions.locate(full)
         code = "name"
         hint = None
-    return Diagnostic(message, key_path=format_key_path(full), location=location,
-                      severity="error", code=code, hint=hint)
+    return Diagnostic(message, key_path=format_key_path(full), location=location, severity="error",
+                      code=code, hint=hint)
 
 
 def _wrong_document_hint(expected: str, got: str) -> str | None:

@@ -9,10 +9,20 @@ into diagnostics by :mod:`mlpipe.schema.errors`.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Callable
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, PlainValidator, WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    PlainValidator,
+    WithJsonSchema,
+)
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
 
 from mlpipe.schema import ranges
 from mlpipe.schema.bindings import BINDING_JSON_PATTERN, is_binding
@@ -41,7 +51,27 @@ def fail(code: str, message: str, hint: str | None = None) -> PydanticCustomErro
     return PydanticCustomError(code, "{message}", {"message": message, "hint": hint})
 
 
-def _checked(check: Callable[[Any], Any], schema: dict[str, Any], python_type: Any = str) -> Any:
+class Rule:
+    """``Annotated`` metadata: validate with ``validate``, show ``schema`` to editors.
+
+    One object instead of a ``PlainValidator`` plus a ``WithJsonSchema``, so every
+    field type below is a one-line type alias such as ``Annotated[str, Rule(...)]``.
+    """
+
+    def __init__(self, validate: Callable[[Any], Any], schema: dict[str, Any]) -> None:
+        self.validator = PlainValidator(validate)
+        self.json_schema = WithJsonSchema(schema)
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler
+                                     ) -> core_schema.CoreSchema:
+        return self.validator.__get_pydantic_core_schema__(source, handler)
+
+    def __get_pydantic_json_schema__(self, schema: core_schema.CoreSchema,
+                                     handler: GetJsonSchemaHandler) -> JsonSchemaValue:
+        return self.json_schema.__get_pydantic_json_schema__(schema, handler)
+
+
+def _checked(check: Callable[[Any], Any], schema: dict[str, Any]) -> Rule:
     """A setting checked by ``check`` (from :mod:`ranges`) unless it is a binding."""
 
     def validate(value: Any) -> Any:
@@ -52,37 +82,35 @@ def _checked(check: Callable[[Any], Any], schema: dict[str, Any], python_type: A
         except ranges.SettingError as exc:
             raise fail(exc.code, exc.message, exc.hint) from None
 
-    return Annotated[python_type, PlainValidator(validate),
-                     WithJsonSchema({"anyOf": [*schema.get("anyOf", [schema]), BINDING_SCHEMA]})]
+    return Rule(validate, {"anyOf": [*schema.get("anyOf", [schema]), BINDING_SCHEMA]})
 
 
-def _int_setting(name: str) -> Any:
+def _int_setting(name: str) -> Rule:
+    """The documented range of the integer setting ``name``, or a binding."""
     rng = ranges.INT_SETTINGS[name]
     number: dict[str, Any] = {"type": "integer"}
     number["exclusiveMinimum" if rng.low_open else "minimum"] = rng.low
     number["exclusiveMaximum" if rng.high_open else "maximum"] = rng.high
-    return _checked(rng.check, {"anyOf": [number, INT_TEXT_SCHEMA]}, int | str)
+    return _checked(rng.check, {"anyOf": [number, INT_TEXT_SCHEMA]})
 
 
-RetryTimeout = _int_setting("retry_settings.timeout")
-MaxRetries = _int_setting("retry_settings.max_retries")
-ErrorThreshold = _int_setting("error_threshold")
-MiniBatchErrorThreshold = _int_setting("mini_batch_error_threshold")
-InstanceCount = _int_setting("resources.instance_count")
-MaxConcurrency = _int_setting("max_concurrency_per_instance")
+# An integer setting is an int once validated, or a binding string.
+RetryTimeout = Annotated[int | str, _int_setting("retry_settings.timeout")]
+MaxRetries = Annotated[int | str, _int_setting("retry_settings.max_retries")]
+ErrorThreshold = Annotated[int | str, _int_setting("error_threshold")]
+MiniBatchErrorThreshold = Annotated[int | str, _int_setting("mini_batch_error_threshold")]
+InstanceCount = Annotated[int | str, _int_setting("resources.instance_count")]
+MaxConcurrency = Annotated[int | str, _int_setting("max_concurrency_per_instance")]
+
+MiniBatchSize = Annotated[str, _checked(ranges.check_mini_batch_size, {
+    "type": "string", "pattern": ranges.MINI_BATCH_SIZE_PATTERN.pattern})]
+LoggingLevel = Annotated[str, _checked(ranges.check_logging_level, {
+    "type": "string", "enum": list(ranges.LOGGING_LEVELS)})]
+PartitionKeys = Annotated[list[str] | str, _checked(ranges.check_partition_keys, {
+    "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})]
 
 
-MiniBatchSize = _checked(ranges.check_mini_batch_size, {
-    "type": "string", "pattern": ranges.MINI_BATCH_SIZE_PATTERN.pattern})
-LoggingLevel = _checked(ranges.check_logging_level, {
-    "type": "string", "enum": list(ranges.LOGGING_LEVELS)})
-
-
-PartitionKeys = _checked(ranges.check_partition_keys, {
-    "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1}, list[str] | str)
-
-
-def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> Any:
+def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> Rule:
     """A scalar accepted only if it is one of ``kinds`` (bool is never an int)."""
 
     def validate(value: Any) -> Any:
@@ -95,17 +123,21 @@ def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> An
             hint = f"quote it: '{value}'"
         raise fail("type", f"must be {expected}, got {describe_value(value)}", hint)
 
-    return Annotated[Any, PlainValidator(validate), WithJsonSchema(schema)]
+    return Rule(validate, schema)
 
 
-Text = _plain((str,), "a string", {"type": "string"})
-Scalar = _plain((str, bool, int, float), "a string, number or boolean",
-                {"type": ["string", "number", "boolean"]})
-ScalarOrNull = _plain((str, bool, int, float, type(None)), "a string, number, boolean or null",
-                      {"type": ["string", "number", "boolean", "null"]})
-Version = _plain((str, int, float), "a version string or number", {"type": ["string", "number"]})
-Number = _plain((int, float), "a number", {"type": "number"})
-PathOrMapping = _plain((str, dict), "a file path or a mapping", {"type": ["string", "object"]})
+Text = Annotated[str, _plain((str,), "a string", {"type": "string"})]
+Scalar = Annotated[str | bool | int | float, _plain(
+    (str, bool, int, float), "a string, number or boolean",
+    {"type": ["string", "number", "boolean"]})]
+ScalarOrNull = Annotated[str | bool | int | float | None, _plain(
+    (str, bool, int, float, type(None)), "a string, number, boolean or null",
+    {"type": ["string", "number", "boolean", "null"]})]
+Version = Annotated[str | int | float, _plain(
+    (str, int, float), "a version string or number", {"type": ["string", "number"]})]
+Number = Annotated[int | float, _plain((int, float), "a number", {"type": "number"})]
+PathOrMapping = Annotated[str | dict[str, Any], _plain(
+    (str, dict), "a file path or a mapping", {"type": ["string", "object"]})]
 
 
 def _validate_bool(value: Any) -> Any:
@@ -114,11 +146,10 @@ def _validate_bool(value: Any) -> Any:
     raise fail("type", f"must be true or false, got {describe_value(value)}")
 
 
-Flag = Annotated[Any, PlainValidator(_validate_bool), WithJsonSchema(
-    {"anyOf": [{"type": "boolean"}, BINDING_SCHEMA]})]
+Flag = Annotated[bool | str, Rule(_validate_bool, {"anyOf": [{"type": "boolean"}, BINDING_SCHEMA]})]
 
 
-def _pattern(regex: re.Pattern[str], what: str) -> Any:
+def _pattern(regex: re.Pattern[str], what: str) -> Rule:
     def validate(value: Any) -> str:
         if not isinstance(value, str):
             raise fail("type", f"must be a string, got {describe_value(value)}")
@@ -126,12 +157,13 @@ def _pattern(regex: re.Pattern[str], what: str) -> Any:
             raise fail("pattern", f"must match {regex.pattern} ({what}), got {value!r}")
         return value
 
-    return Annotated[str, PlainValidator(validate),
-                     WithJsonSchema({"type": "string", "pattern": regex.pattern})]
+    return Rule(validate, {"type": "string", "pattern": regex.pattern})
 
 
-JobName = _pattern(_JOB_NAME, "letters, digits, '_' and '-', starting with a letter or digit")
-Identifier = _pattern(_IDENTIFIER, "letters, digits and '_', not starting with a digit")
+JobName = Annotated[str, _pattern(
+    _JOB_NAME, "letters, digits, '_' and '-', starting with a letter or digit")]
+Identifier = Annotated[str, _pattern(
+    _IDENTIFIER, "letters, digits and '_', not starting with a digit")]
 
 
 def _lower(value: Any) -> Any:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
 from mlpipe.schema.fields import (
-    CaseInsensitive, Number, Scalar, ScalarOrNull, StrictModel, Text, Version, fail,
+    CaseInsensitive,
+    Number,
+    Scalar,
+    ScalarOrNull,
+    StrictModel,
+    Text,
+    Version,
+    fail,
 )
 from mlpipe.schema.yamlio import describe_value
 
@@ -18,8 +25,9 @@ OutputType = Literal["uri_file", "uri_folder", "mltable", "mlflow_model", "custo
                      "triton_model"]
 InputMode = Literal["ro_mount", "download", "direct", "eval_mount", "eval_download"]
 OutputMode = Literal["rw_mount", "upload", "mount", "direct"]
-DATA_TYPES = DataType.__args__  # type: ignore[attr-defined]
-LITERAL_TYPES = LiteralType.__args__  # type: ignore[attr-defined]
+InputType = Literal[DataType, LiteralType]
+DATA_TYPES: tuple[str, ...] = get_args(DataType)
+LITERAL_TYPES: tuple[str, ...] = get_args(LiteralType)
 
 
 class DataInput(StrictModel):
@@ -88,13 +96,11 @@ def _input_tag(value: Any) -> str | None:
 
 
 JobInput = Annotated[
-    Union[
-        Annotated[Scalar, Tag("literal")],
-        Annotated[LiteralValueInput, Tag("value")],
-        Annotated[LiteralInput, Tag("literal_spec")],
-        Annotated[DataInput, Tag("data")],
-        Annotated[None, Tag("null")],
-    ],
+    Annotated[Scalar, Tag("literal")]
+    | Annotated[LiteralValueInput, Tag("value")]
+    | Annotated[LiteralInput, Tag("literal_spec")]
+    | Annotated[DataInput, Tag("data")]
+    | Annotated[None, Tag("null")],
     Discriminator(_input_tag, custom_error_type="input_kind",
                   custom_error_message="must be a literal, a binding or an input mapping"),
 ]
@@ -105,13 +111,17 @@ class JobOutput(StrictModel):
     """An output of a pipeline or a step: ``{type: uri_folder, mode: rw_mount, path: ...}``."""
 
     type: Annotated[OutputType | None, CaseInsensitive] = Field(
-        None, description="Output type (uri_folder when unset).")
-    path: Text | None = Field(None, description="Where the output goes (local path, datastore URI "
-                                                "template, or binding).")
+        None, description="Output type (uri_folder when unset)."
+    )
+    path: Text | None = Field(None,
+                              description="Where the output goes (local path, datastore URI "
+                                          "template, or binding).")
     mode: Annotated[OutputMode | None, CaseInsensitive] = Field(
-        None, description="rw_mount, upload, direct; 'mount' is a legacy alias of rw_mount.")
+        None, description="rw_mount, upload, direct; 'mount' is a legacy alias of rw_mount."
+    )
     name: Text | None = Field(None, description="Cloud only: register the output as this asset.")
-    version: Version | None = Field(None, description="Cloud only: version of the registered asset.")
+    version: Version | None = Field(None,
+                                    description="Cloud only: version of the registered asset.")
     description: Text | None = None
     datastore: Text | None = None
     is_control: bool | None = None
@@ -129,14 +139,12 @@ def _output_tag(value: Any) -> str | None:
 
 
 StepOutput = Annotated[
-    Union[
-        Annotated[Text, Tag("binding")],
-        Annotated[JobOutput, Tag("output")],
-        Annotated[None, Tag("null")],
-    ],
+    Annotated[Text, Tag("binding")]
+    | Annotated[JobOutput, Tag("output")]
+    | Annotated[None, Tag("null")],
     Discriminator(_output_tag, custom_error_type="output_kind",
-                  custom_error_message="must be a binding such as ${{parent.outputs.x}}, "
-                                       "an output mapping, or empty"),
+                  custom_error_message="must be a binding such as ${{parent.outputs.x}}, an output "
+                                       "mapping, or empty"),
 ]
 """A step output: a binding to a pipeline output, an output mapping, or null (defaults)."""
 
@@ -144,8 +152,9 @@ StepOutput = Annotated[
 class ComponentInput(StrictModel):
     """An input a component declares."""
 
-    type: Annotated[Literal[DATA_TYPES + LITERAL_TYPES], CaseInsensitive] = Field(  # type: ignore[valid-type]
-        description="Data type (uri_folder, mltable, ...) or literal type (string, integer, ...).")
+    type: Annotated[InputType, CaseInsensitive] = Field(
+        description="Data type (uri_folder, mltable, ...) or literal type (string, integer, ...)."
+    )
     description: Text | None = None
     optional: bool | None = Field(None, description="May the input be left unset? (false)")
     default: ScalarOrNull = Field(None, description="Value used when nothing is bound.")
@@ -162,8 +171,9 @@ class ComponentInput(StrictModel):
         if not literal:
             for key in ("min", "max", "enum"):
                 if getattr(self, key) is not None:
-                    raise fail("type", f"'{key}' applies only to literal inputs "
-                                       f"(string, integer, number, boolean), not {self.type}")
+                    raise fail("type",
+                               f"'{key}' applies only to literal inputs (string, integer, number, "
+                               f"boolean), not {self.type}")
         if self.default is not None and literal:
             problem = literal_type_problem(self.type, self.default)
             if problem:
@@ -195,7 +205,8 @@ def literal_type_problem(type_name: str, value: Any) -> str | None:
     if type_name == "string":
         return None if isinstance(value, str) else f"must be a string, got {describe_value(value)}"
     if type_name == "boolean":
-        if isinstance(value, bool) or (isinstance(value, str) and value.lower() in ("true", "false")):
+        if isinstance(value, bool) or (isinstance(value, str)
+                                       and value.lower() in ("true", "false")):
             return None
         return f"must be true or false, got {describe_value(value)}"
     if type_name == "integer":
@@ -220,6 +231,15 @@ def literal_type_problem(type_name: str, value: Any) -> str | None:
 
 
 __all__ = [
-    "DataInput", "LiteralInput", "LiteralValueInput", "JobInput", "JobOutput", "StepOutput",
-    "ComponentInput", "ComponentOutput", "literal_type_problem", "DATA_TYPES", "LITERAL_TYPES",
+    "DataInput",
+    "LiteralInput",
+    "LiteralValueInput",
+    "JobInput",
+    "JobOutput",
+    "StepOutput",
+    "ComponentInput",
+    "ComponentOutput",
+    "literal_type_problem",
+    "DATA_TYPES",
+    "LITERAL_TYPES",
 ]

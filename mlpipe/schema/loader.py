@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar, Union
+from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, ValidationError as PydanticValidationError
+from pydantic import BaseModel
+from pydantic import ValidationError as PydanticValidationError
 
-from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
+from mlpipe.diagnostics import (
+    Diagnostic,
+    HasDiagnostics,
+    Location,
+    ValidationError,
+    did_you_mean,
+    errors_of,
+)
 from mlpipe.schema import checks
 from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.errors import translate_errors
@@ -18,13 +26,13 @@ from mlpipe.schema.pipeline import PipelineJob
 from mlpipe.schema.yamlio import PositionMap, describe_value, load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
-Component = Union[ParallelComponent, CommandComponent]
+Component = ParallelComponent | CommandComponent
 COMPONENT_MODELS: dict[str, type[BaseModel]] = {
     "parallel": ParallelComponent, "command": CommandComponent}
 
 
 @dataclass
-class Loaded(Generic[M]):
+class Loaded(HasDiagnostics, Generic[M]):
     """The result of loading a document.
 
     ``model`` is ``None`` when there are errors; ``diagnostics`` holds errors and
@@ -37,14 +45,6 @@ class Loaded(Generic[M]):
     positions: PositionMap
     source: str
     data: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity != "error"]
 
     @property
     def ok(self) -> bool:
@@ -73,23 +73,25 @@ def _validate(model_cls: type[M], data: dict[str, Any], positions: PositionMap
         return None, translate_errors(model_cls, exc.errors(), data, positions)
 
 
-def _positions(source: str, positions: PositionMap | None) -> PositionMap:
-    return positions if positions is not None else PositionMap(source)
-
-
-def _not_a_mapping(data: Any, source: str, positions: PositionMap) -> Loaded[Any] | None:
-    if isinstance(data, Mapping):
-        return None
-    return Loaded(None, [Diagnostic(
-        f"the document must be a mapping of keys to values, got {describe_value(data)}",
-        location=positions.locate(()), code="not-a-mapping")], positions, source, {})
+def _start(data: Any, source: str, positions: PositionMap | None
+           ) -> tuple[dict[str, Any], PositionMap, Loaded[Any] | None]:
+    """The document as a plain dict and its positions, plus the result to return at once
+    when it is not a mapping or is a legacy (pre-v2) component."""
+    positions = positions if positions is not None else PositionMap(source)
+    if not isinstance(data, Mapping):
+        return {}, positions, Loaded(None, [Diagnostic(
+            f"the document must be a mapping of keys to values, got {describe_value(data)}",
+            location=positions.locate(()), code="not-a-mapping")], positions, source, {})
+    plain = dict(data)
+    legacy = _legacy_component(plain, positions)
+    return plain, positions, Loaded(None, legacy, positions, source, plain) if legacy else None
 
 
 def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
            positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
     model, diags = _validate(model_cls, plain, positions)
     diags = _sorted(diags + extra)
-    if any(d.severity == "error" for d in diags):
+    if errors_of(diags):
         model = None
     return Loaded(model, diags, positions, source, plain)
 
@@ -97,14 +99,9 @@ def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
 def load_pipeline_data(data: Mapping[str, Any], source: str,
                        positions: PositionMap | None = None) -> Loaded[PipelineJob]:
     """Validate an already-parsed pipeline job (from the SDK, or after ``--set``)."""
-    positions = _positions(source, positions)
-    rejected = _not_a_mapping(data, source, positions)
-    if rejected:
-        return rejected
-    plain = dict(data)
-    legacy = _legacy_component(plain, positions)
-    if legacy:
-        return Loaded(None, legacy, positions, source, plain)
+    plain, positions, done = _start(data, source, positions)
+    if done is not None:
+        return done
     extra = (checks.check_pipeline(plain, positions)
              + checks.cloud_only_warnings(plain, positions, is_pipeline=True)
              + checks.other_node_warnings(plain, positions))
@@ -114,14 +111,9 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
 def load_component_data(data: Mapping[str, Any], source: str,
                         positions: PositionMap | None = None) -> Loaded[Component]:
     """Validate an already-parsed component; dispatches on ``type`` (parallel | command)."""
-    positions = _positions(source, positions)
-    rejected = _not_a_mapping(data, source, positions)
-    if rejected:
-        return rejected
-    plain = dict(data)
-    legacy = _legacy_component(plain, positions)
-    if legacy:
-        return Loaded(None, legacy, positions, source, plain)
+    plain, positions, done = _start(data, source, positions)
+    if done is not None:
+        return done
     kind = plain.get("type")
     model_cls = COMPONENT_MODELS.get(kind) if isinstance(kind, str) else None
     if model_cls is None:
@@ -134,8 +126,8 @@ def load_component_data(data: Mapping[str, Any], source: str,
 
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
     if not present:
-        return Diagnostic("required key 'type' is missing: a component's type is parallel or command",
-                          key_path="type", location=positions.locate(()), code="missing")
+        return Diagnostic("required key 'type' is missing: a component's type is parallel or "
+                          "command", key_path="type", location=positions.locate(()), code="missing")
     hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
     if kind == "pipeline":
         hint = "this is a pipeline job: use 'mlpipe job validate'"
@@ -153,12 +145,12 @@ def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diag
         return []
     path = ("type",) if legacy_type else ("$schema",)
     what = f"'type: {kind}'" if legacy_type else f"'$schema: {schema}'"
-    return [Diagnostic(
-        f"{what} is the legacy internal component format (componentsdk), not the Azure ML v2 "
-        f"schema mlpipe validates",
-        key_path=path[0], location=positions.locate(path), code="unsupported-schema",
-        hint="v2 components use 'type: parallel' with 'input_data', 'task: {type: run_function, "
-             "code, entry_script, program_arguments}' and inputs typed uri_folder, mltable, ...")]
+    return [Diagnostic(f"{what} is the legacy internal component format (componentsdk), not the "
+                       f"Azure ML v2 schema mlpipe validates", key_path=path[0],
+                       location=positions.locate(path), code="unsupported-schema",
+                       hint="v2 components use 'type: parallel' with 'input_data', 'task: {type: "
+                            "run_function, code, entry_script, program_arguments}' and inputs "
+                            "typed uri_folder, mltable, ...")]
 
 
 def _load_file(path: str | Path, load_data: Any) -> Loaded[Any]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
@@ -13,8 +13,9 @@ from mlpipe.schema.inputs_outputs import JobInput, JobOutput
 from mlpipe.schema.parallel import ParallelNode
 
 # Step types Azure ML knows that mlpipe accepts in a pipeline but does not check further.
-OTHER_NODE_TYPES = ("sweep", "spark", "pipeline", "data_transfer", "import", "automl",
-                    "classification", "regression", "forecasting", "flow")
+OtherNodeType = Literal["sweep", "spark", "pipeline", "data_transfer", "import", "automl",
+                        "classification", "regression", "forecasting", "flow"]
+OTHER_NODE_TYPES: tuple[str, ...] = get_args(OtherNodeType)
 NODE_TYPES = ("parallel", "command") + OTHER_NODE_TYPES
 
 
@@ -39,7 +40,7 @@ class OtherNode(StrictModel):
 
     model_config = ConfigDict(extra="allow")
 
-    type: Literal[OTHER_NODE_TYPES]  # type: ignore[valid-type]
+    type: OtherNodeType
 
 
 def _node_tag(value: Any) -> str | None:
@@ -55,11 +56,9 @@ def _node_tag(value: Any) -> str | None:
 
 
 Node = Annotated[
-    Union[
-        Annotated[ParallelNode, Tag("parallel")],
-        Annotated[CommandNode, Tag("command")],
-        Annotated[OtherNode, Tag("other")],
-    ],
+    Annotated[ParallelNode, Tag("parallel")]
+    | Annotated[CommandNode, Tag("command")]
+    | Annotated[OtherNode, Tag("other")],
     Discriminator(_node_tag, custom_error_type="node_type",
                   custom_error_message="a step needs a 'type'"),
 ]
@@ -72,7 +71,8 @@ class PipelineJob(StrictModel):
     schema_: Text | None = Field(None, alias="$schema", description="JSON Schema URL (ignored).")
     type: Literal["pipeline"] = Field(description="Always 'pipeline'.")
     name: JobName | None = Field(
-        None, description="Job name: ^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$ (also the run folder name).")
+        None, description="Job name: ^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$ (also the run folder name)."
+    )
     display_name: Text | None = None
     description: Text | None = None
     experiment_name: Text | None = None
@@ -82,8 +82,10 @@ class PipelineJob(StrictModel):
     identity: Identity | None = None
     settings: PipelineSettings | None = None
     inputs: dict[Identifier, JobInput] | None = Field(
-        None, description="Pipeline inputs, bound in steps as ${{parent.inputs.<name>}}.")
+        None, description="Pipeline inputs, bound in steps as ${{parent.inputs.<name>}}."
+    )
     outputs: dict[Identifier, JobOutput | None] | None = Field(
-        None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}.")
-    jobs: Annotated[dict[Identifier, Node], Field(
-        min_length=1, description="The steps, by name; at least one.")]
+        None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}."
+    )
+    jobs: Annotated[dict[Identifier, Node],
+                    Field(min_length=1, description="The steps, by name; at least one.")]

@@ -101,17 +101,23 @@ def check_int_setting(name: str, value: Any) -> int:
 def check_mini_batch_size(value: Any) -> str:
     """A string like ``"10"`` (files) or ``"10kb"``/``"1MB"`` (bytes), greater than 0."""
     if isinstance(value, bool) or not isinstance(value, str):
-        hint = f'quote it: "{value}"' if isinstance(value, int) and not isinstance(value, bool) else None
+        hint = (f'quote it: "{value}"' if isinstance(value, int) and not isinstance(value, bool)
+                else None)
         raise SettingError(
             f'must be a string such as "10", "10kb" or "1MB", got {describe_value(value)}',
-            code="type", hint=hint)
+            code="type",
+            hint=hint,
+        )
     if not MINI_BATCH_SIZE_PATTERN.match(value):
         compact = value.replace(" ", "")
-        hint = f"write '{compact}'" if compact != value and MINI_BATCH_SIZE_PATTERN.match(compact) else None
+        hint = (f"write '{compact}'" if compact != value and MINI_BATCH_SIZE_PATTERN.match(compact)
+                else None)
         raise SettingError(
             f"must match {MINI_BATCH_SIZE_PATTERN.pattern} (a count, or a size with kb, mb or gb), "
             f"got {value!r}",
-            code="pattern", hint=hint)
+            code="pattern",
+            hint=hint,
+        )
     if int(re.match(r"\d+", value).group()) == 0:  # type: ignore[union-attr]
         raise SettingError(f"must be greater than 0, got {value!r}", code="range")
     return value
@@ -133,7 +139,8 @@ def check_logging_level(value: Any) -> str:
 def check_partition_keys(value: Any) -> list[str]:
     """A non-empty list of non-empty strings."""
     if not isinstance(value, list):
-        raise SettingError(f"must be a list of column names, got {describe_value(value)}", code="type")
+        raise SettingError(f"must be a list of column names, got {describe_value(value)}",
+                           code="type")
     if not value:
         raise SettingError("must name at least one column", code="range")
     for item in value:

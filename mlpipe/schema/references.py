@@ -30,7 +30,8 @@ class Reference:
 
 def classify_reference(text: str) -> Reference:
     """``./c.yml``/``file:./c.yml`` -> file; ``azureml://registries/...`` -> registry;
-    ``azureml:name:1``/``azureml:name@latest``/``azureml://...`` -> workspace; ``https://`` -> url."""
+    ``azureml:name:1``, ``azureml:name@latest``, ``azureml://...`` -> workspace;
+    ``https://`` -> url."""
     stripped = text.strip()
     lower = stripped.lower()
     if lower.startswith("file:"):

@@ -113,15 +113,18 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
     except UnicodeDecodeError as exc:
         return YamlDocument(source, None, positions, [_decode_diagnostic(raw, exc, source)])
     except FileNotFoundError:
-        return YamlDocument(source, None, positions, [
-            Diagnostic("file not found", location=Location(source), code="unreadable")])
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("file not found", location=Location(source),
+                                        code="unreadable")])
     except IsADirectoryError:
-        return YamlDocument(source, None, positions, [
-            Diagnostic("is a folder, not a YAML file", location=Location(source), code="unreadable")])
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("is a folder, not a YAML file", location=Location(source),
+                                        code="unreadable")])
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        return YamlDocument(source, None, positions, [
-            Diagnostic(f"cannot read file: {reason}", location=Location(source), code="unreadable")])
+        return YamlDocument(source, None, positions,
+                            [Diagnostic(f"cannot read file: {reason}", location=Location(source),
+                                        code="unreadable")])
     return load_yaml_text(text, source)
 
 
@@ -134,20 +137,22 @@ def load_yaml_text(text: str, source: str) -> YamlDocument:
     except yaml.MarkedYAMLError as exc:
         return YamlDocument(source, None, positions, [_syntax_diagnostic(exc, source, text)])
     except yaml.YAMLError as exc:  # pragma: no cover - libyaml marks nearly every error
-        return YamlDocument(source, None, positions, [
-            Diagnostic(f"invalid YAML: {exc}", location=Location(source, 1, 1), code="yaml-syntax")])
+        return YamlDocument(source, None, positions,
+                            [Diagnostic(f"invalid YAML: {exc}", location=Location(source, 1, 1),
+                                        code="yaml-syntax")])
     finally:
         loader.dispose()
     if node is None:
-        return YamlDocument(source, None, positions, [Diagnostic(
-            "the file is empty: expected a YAML mapping", location=Location(source, 1, 1),
-            code="empty-file")])
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("the file is empty: expected a YAML mapping",
+                                        location=Location(source, 1, 1), code="empty-file")])
     reader = _NodeReader(loader, positions)
     if not isinstance(node, MappingNode):
         value = reader.read(node, ())
-        return YamlDocument(source, None, positions, [Diagnostic(
-            f"the document must be a mapping of keys to values, got {describe_value(value)}",
-            location=_mark(node, source), code="not-a-mapping")])
+        return YamlDocument(source, None, positions,
+                            [Diagnostic("the document must be a mapping of keys to values, "
+                                        f"got {describe_value(value)}",
+                                        location=_mark(node, source), code="not-a-mapping")])
     positions.values[()] = _mark(node, source)
     data = reader.read(node, ())
     return YamlDocument(source, data, positions, reader.diagnostics)

@@ -23,6 +23,7 @@ class NodeOutput(Tracked):
         self._node = node
         self._port = port
         self._pipeline_output: str | None = None
+        self._raw: Any = None  # an output value kept as written (a loaded YAML)
         self._declared = declared is not None
         self.type = declared.type if declared else None
         self.mode = declared.mode if declared else None

@@ -89,11 +89,11 @@ def _name_nodes(nodes: list[Node], local_vars: Mapping[str, Any]) -> None:
         raise ValidationError(problems)
     named: set[int] = set()
     for var, value in local_vars.items():
-        node = by_id.get(id(value))
-        if (node is not None and id(node) not in named and not (node._site("name") and node.name)
+        held = by_id.get(id(value))
+        if (held is not None and id(held) not in named and not (held._site("name") and held.name)
                 and var not in taken):
-            object.__setattr__(node, "name", var)
-            named.add(id(node))
+            object.__setattr__(held, "name", var)
+            named.add(id(held))
             taken.add(var)
     for node in nodes:
         if node.name and node.name in taken:
@@ -188,7 +188,8 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
                 or inspect.getdoc(f), experiment_name=experiment_name, tags=tags,
                 properties=extra.pop("properties", None),
                 inputs={k: v for k, v in values.items() if v is not None},
-                outputs=outputs, jobs={node.name: node for node in builder.nodes},
+                outputs=outputs,
+                jobs={node.name: node for node in builder.nodes if node.name is not None},
                 settings=settings, base_path=script.parent if script else Path.cwd(),
                 source=script, extra=extra, origin=origin)
             if version is not None:

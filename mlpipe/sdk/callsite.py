@@ -31,7 +31,7 @@ def _is_internal(filename: str) -> bool:
 
 def user_frame() -> FrameType | None:
     """The innermost frame that is not part of the SDK itself."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and _is_internal(frame.f_code.co_filename):
         frame = frame.f_back
     return frame

@@ -1,46 +1,34 @@
-"""Settings objects mirroring ``azure.ai.ml.entities`` (RetrySettings, JobResourceConfiguration, ...)."""
+"""Objects mirroring ``azure.ai.ml.entities``: RetrySettings, JobResourceConfiguration, ..."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-from mlpipe.sdk.tracking import Tracked, drop_none
+from mlpipe.sdk.tracking import Record, Tracked, drop_none
 
 
-class RetrySettings(Tracked):
-    """``retry_settings`` of a parallel step: ``max_retries`` after the first try, ``timeout`` (s) per run()."""
+class RetrySettings(Record):
+    """``retry_settings`` of a parallel step: ``max_retries`` after the first try, ``timeout``
+    (seconds) per run()."""
+
+    _keys = ("max_retries", "timeout")
 
     def __init__(self, *, timeout: int | str | None = None, max_retries: int | str | None = None,
                  **kwargs: Any) -> None:
         self.timeout = timeout
         self.max_retries = max_retries
-        self._extra = dict(kwargs)
-        self._start_tracking()
-
-    def to_dict(self) -> dict[str, Any]:
-        return drop_none({"max_retries": self.max_retries, "timeout": self.timeout, **self._extra})
-
-    @classmethod
-    def coerce(cls, value: RetrySettings | Mapping[str, Any] | None) -> RetrySettings | None:
-        if value is None or isinstance(value, RetrySettings):
-            return value
-        if isinstance(value, Mapping):
-            return cls(**dict(value))
-        return value  # type: ignore[return-value]  # left for the schema to reject
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RetrySettings) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        return f"RetrySettings({self.to_dict()})"
+        self._finish(kwargs)
 
 
 BatchRetrySettings = RetrySettings
 
 
-class JobResourceConfiguration(Tracked):
-    """``resources`` of a step: ``instance_count`` runs locally; the rest is recorded for the cloud."""
+class JobResourceConfiguration(Record):
+    """``resources`` of a step: ``instance_count`` runs locally; the rest is kept for the cloud."""
+
+    _keys = ("instance_count", "instance_type", "locations", "max_instance_count", "shm_size",
+             "docker_args", "properties")
 
     def __init__(
         self,
@@ -61,31 +49,7 @@ class JobResourceConfiguration(Tracked):
         self.docker_args = docker_args
         self.shm_size = shm_size
         self.max_instance_count = max_instance_count
-        self._extra = dict(kwargs)
-        self._start_tracking()
-
-    def to_dict(self) -> dict[str, Any]:
-        return drop_none({
-            "instance_count": self.instance_count, "instance_type": self.instance_type,
-            "locations": self.locations, "max_instance_count": self.max_instance_count,
-            "shm_size": self.shm_size, "docker_args": self.docker_args,
-            "properties": self.properties, **self._extra,
-        })
-
-    @classmethod
-    def coerce(cls, value: JobResourceConfiguration | Mapping[str, Any] | None
-               ) -> JobResourceConfiguration | None:
-        if value is None or isinstance(value, JobResourceConfiguration):
-            return value
-        if isinstance(value, Mapping):
-            return cls(**dict(value))
-        return value  # type: ignore[return-value]
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, JobResourceConfiguration) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        return f"JobResourceConfiguration({self.to_dict()})"
+        self._finish(kwargs)
 
 
 class Environment(Tracked):
@@ -105,10 +69,9 @@ class Environment(Tracked):
     def to_yaml_value(self) -> str | dict[str, Any]:
         if self.name and self.version and not (self.image or self.conda_file):
             return f"azureml:{self.name}:{self.version}"
-        return drop_none({
-            "name": self.name, "version": self.version, "description": self.description,
-            "image": self.image, "conda_file": self.conda_file, **self._extra,
-        })
+        return drop_none({"name": self.name, "version": self.version,
+                          "description": self.description, "image": self.image,
+                          "conda_file": self.conda_file, **self._extra})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Environment) and self.to_yaml_value() == other.to_yaml_value()
@@ -123,8 +86,12 @@ def environment_value(env: Any) -> Any:
     return env
 
 
-class RunFunction(Tracked):
-    """The ``task`` of a parallel step: ``code``, ``entry_script``, ``program_arguments``, ``append_row_to``."""
+class RunFunction(Record):
+    """The ``task`` of a parallel step: ``code``, ``entry_script``, ``program_arguments``,
+    ``append_row_to``."""
+
+    _keys = ("type", "code", "entry_script", "environment", "program_arguments", "model",
+             "append_row_to")
 
     def __init__(
         self,
@@ -144,23 +111,12 @@ class RunFunction(Tracked):
         self.model = model
         self.append_row_to = append_row_to
         self.environment = environment
-        self._extra = dict(kwargs)
-        self._start_tracking()
+        self._finish(kwargs)
 
-    def to_dict(self) -> dict[str, Any]:
-        return drop_none({
-            "type": self.type, "code": self.code, "entry_script": self.entry_script,
-            "environment": environment_value(self.environment),
-            "program_arguments": self.program_arguments, "model": self.model,
-            "append_row_to": self.append_row_to, **self._extra,
-        })
+    def _yaml_value(self, key: str) -> Any:
+        value = getattr(self, key)
+        return environment_value(value) if key == "environment" else value
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunFunction:
         return cls(**dict(data))
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, RunFunction) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        return f"RunFunction({self.to_dict()})"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.sdk.builder import current_builder
@@ -11,6 +11,8 @@ from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import JobResourceConfiguration, RunFunction
 from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.nodes import CommandNode, Node, ParallelNode
+
+N = TypeVar("N", bound=Node)
 
 
 def _wrong(message: str) -> ValidationError:
@@ -61,7 +63,7 @@ def _resources(instance_count: Any, instance_type: Any, docker_args: Any, shm_si
     return JobResourceConfiguration(**{k: v for k, v in given.items() if v is not None})
 
 
-def _finish(node: Node, declarations: dict[str, Input], values: dict[str, Any]) -> Node:
+def _finish(node: N, declarations: dict[str, Input], values: dict[str, Any]) -> N:
     names = [*declarations, *(key for key in values if key not in declarations)]
     object.__setattr__(node, "_declared_inputs", names)
     object.__setattr__(node._inputs, "_names", names)
@@ -103,7 +105,7 @@ def parallel_run_function(
     is_deterministic: bool = True,
     **kwargs: Any,
 ) -> ParallelNode:
-    """A parallel step (azure-ai-ml's ``parallel_run_function``); call it in ``@pipeline`` to bind inputs.
+    """A parallel step (azure-ai-ml's ``parallel_run_function``); call it in ``@pipeline``.
 
     Every argument is written to the step's YAML; those that only matter in the
     cloud (``instance_type``, ``docker_args``, ``shm_size``, ``identity``,
@@ -121,7 +123,7 @@ def parallel_run_function(
         resources=_resources(instance_count, instance_type, docker_args, shm_size),
         identity=identity, is_deterministic=None if is_deterministic is True else is_deterministic,
         extra=kwargs)
-    return _finish(node, declarations, values)  # type: ignore[return-value]
+    return _finish(node, declarations, values)
 
 
 def command(
@@ -167,4 +169,4 @@ def command(
         resources=_resources(instance_count, instance_type, docker_args, shm_size,
                              locations=locations),
         code=None if code is None else str(code), identity=identity, extra=extra)
-    return _finish(node, declarations, values)  # type: ignore[return-value]
+    return _finish(node, declarations, values)

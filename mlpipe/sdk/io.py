@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.schema.inputs_outputs import (
     DATA_TYPES, LITERAL_TYPES, InputMode, OutputMode, OutputType,
 )
 from mlpipe.sdk.callsite import call_site
-from mlpipe.sdk.tracking import Tracked, drop_none, reading_file
+from mlpipe.sdk.tracking import Record, reading_file
 
 _LITERAL_TYPES = set(LITERAL_TYPES)
 INPUT_TYPES: tuple[str, ...] = (*DATA_TYPES, *LITERAL_TYPES)
 OUTPUT_TYPES: tuple[str, ...] = get_args(OutputType)
 INPUT_MODES: tuple[str, ...] = get_args(InputMode)
 OUTPUT_MODES: tuple[str, ...] = get_args(OutputMode)
+P = TypeVar("P", bound="_Port")
 
 
 def check_choices(what: str, values: dict[str, tuple[Any, Sequence[str]]]) -> None:
@@ -37,13 +38,28 @@ def check_choices(what: str, values: dict[str, tuple[Any, Sequence[str]]]) -> No
         raise ValidationError(problems)
 
 
-class Input(Tracked):
-    """A data or literal input: a declaration (``type``, ``optional``, ...) and/or a value (``path``).
+class _Port(Record):
+    """What ``Input`` and ``Output`` share: ``type`` defaults to ``uri_folder`` in a mapping."""
+
+    @classmethod
+    def from_dict(cls: type[P], data: dict[str, Any]) -> P:
+        return cls(**{"type": "uri_folder", **data})
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{key}={value!r}" for key, value in self.to_dict().items())
+        return f"{type(self).__name__}({fields})"
+
+
+class Input(_Port):
+    """A data or literal input: a declaration (``type``, ``optional``, ...), a value, or both.
 
     ``Input(type="uri_folder", path="./data", mode="ro_mount")`` binds data;
     ``Input(type="integer", default=2, min=1)`` declares a literal parameter.
     Relative ``path`` values are relative to the script that builds the job.
     """
+
+    _keys = ("type", "path", "mode", "optional", "description", "default", "min", "max", "enum",
+             "datastore")
 
     def __init__(
         self,
@@ -71,39 +87,22 @@ class Input(Tracked):
         self.max = max
         self.enum = enum
         self.datastore = datastore
-        self._extra = dict(kwargs)
-        self._start_tracking()
+        self._finish(kwargs)
 
     @property
     def is_literal(self) -> bool:
         return self.type in _LITERAL_TYPES
 
-    def to_dict(self) -> dict[str, Any]:
-        """The YAML mapping of this input (keys in a fixed order, unset ones left out)."""
-        return drop_none({
-            "type": self.type, "path": self.path, "mode": self.mode, "optional": self.optional,
-            "description": self.description, "default": self.default, "min": self.min,
-            "max": self.max, "enum": self.enum, "datastore": self.datastore, **self._extra,
-        })
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Input:
-        return cls(**{"type": "uri_folder", **data})
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Input) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        return f"Input({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
-
-
-class Output(Tracked):
+class Output(_Port):
     """A data output: ``Output(type="uri_folder", path=None, mode="rw_mount")``."""
+
+    _keys = ("type", "path", "mode", "description", "name", "version")
 
     def __init__(
         self,
         *,
-        type: str = "uri_folder",
+        type: str | None = "uri_folder",
         path: str | None = None,
         mode: str | None = None,
         description: str | None = None,
@@ -118,25 +117,7 @@ class Output(Tracked):
         self.description = description
         self.name = name
         self.version = version
-        self._extra = dict(kwargs)
-        self._start_tracking()
-
-    def to_dict(self) -> dict[str, Any]:
-        return drop_none({
-            "type": self.type, "path": self.path, "mode": self.mode,
-            "description": self.description, "name": self.name, "version": self.version,
-            **self._extra,
-        })
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Output:
-        return cls(**{"type": "uri_folder", **data})
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Output) and self.to_dict() == other.to_dict()
-
-    def __repr__(self) -> str:
-        return f"Output({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"
+        self._finish(kwargs)
 
 
 class PipelineInput:

@@ -145,7 +145,7 @@ class PipelineJob(Tracked):
     __hash__ = None  # type: ignore[assignment]
 
     def positions(self) -> tuple[dict[str, Any], Any]:
-        """The document and a schema ``PositionMap`` locating each key (YAML line or Python line)."""
+        """The document and a schema ``PositionMap`` locating each key (YAML or Python line)."""
         from mlpipe.schema.yamlio import PositionMap
 
         emitter = Emitter()
@@ -171,7 +171,7 @@ class PipelineJob(Tracked):
         Relative paths are rewritten so they stay correct from the file's folder.
         """
         if hasattr(dest, "write"):
-            dest.write(self.to_yaml())  # type: ignore[union-attr]
+            dest.write(self.to_yaml())
             return
         path = Path(os.fspath(dest)).resolve()
         document = rebase_paths(self._document(), self._base_path, path.parent)
@@ -181,14 +181,14 @@ class PipelineJob(Tracked):
     # -- validate and run ------------------------------------------------------------------
     def compile(self, *, runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True) -> Any:
-        """Validate and compile to an :class:`~mlpipe.plan.ExecutionPlan` (raises ValidationError)."""
+        """Validate, compile to an :class:`~mlpipe.plan.ExecutionPlan`; raises ValidationError."""
         from mlpipe.sdk.running import compile_job
 
         return compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
                            check_paths=check_paths)
 
     def validate(self) -> Any:
-        """Check the job like ``mlpipe job validate``; raises one ValidationError listing all problems.
+        """Check the job like ``mlpipe job validate``; one ValidationError lists all problems.
 
         Returns the warnings (a tuple of diagnostics) when the job is valid.
         """
@@ -201,5 +201,5 @@ class PipelineJob(Tracked):
         return run(self, **kwargs)
 
     def __repr__(self) -> str:
-        return (f"PipelineJob(display_name={self.display_name!r}, "
-                f"jobs={list(self.jobs)}, base_path={str(self._base_path)!r})")
+        return (f"PipelineJob(display_name={self.display_name!r}, jobs={list(self.jobs)}, "
+                f"base_path={str(self._base_path)!r})")

@@ -66,8 +66,9 @@ class Node(Tracked, ABC):
         component = self.component
         if isinstance(component, Component):
             return list(component.input_names if kind == "input" else component.output_names)
-        if kind == "input" and self.__dict__.get("_declared_inputs") is not None:
-            return list(self._declared_inputs)
+        declared = self.__dict__.get("_declared_inputs")
+        if kind == "input" and declared is not None:
+            return list(declared)
         return None
 
     @property
@@ -118,7 +119,7 @@ class Node(Tracked, ABC):
         for key, port in self._outputs.items():
             if not isinstance(port, NodeOutput):  # replaced: node.outputs.x = Output(...)
                 out[key] = value_to_yaml(port)
-            elif port.__dict__.get("_raw") is not None:
+            elif port._raw is not None:
                 out[key] = port._raw
             elif port._pipeline_output is not None:
                 out[key] = "${{parent.outputs.%s}}" % port._pipeline_output
@@ -240,7 +241,7 @@ class ParallelNode(Node):
     kind = "parallel"
 
     def __init__(self, *, input_data: str | None = None, mini_batch_size: Any = None,
-                 partition_keys: list[str] | None = None,
+                 partition_keys: list[str] | str | None = None,
                  max_concurrency_per_instance: Any = None, error_threshold: Any = None,
                  mini_batch_error_threshold: Any = None, logging_level: str | None = None,
                  retry_settings: Any = None, task: RunFunction | Mapping[str, Any] | None = None,
@@ -304,7 +305,7 @@ class CommandNode(Node):
 
 
 def plain(value: Any) -> Any:
-    """``value`` with SDK objects (pipeline parameters, node outputs, Input/Output) as YAML values."""
+    """``value`` with SDK objects (pipeline parameters, node outputs, Input/Output) as YAML."""
     if isinstance(value, Mapping):
         return {key: plain(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
@@ -323,8 +324,9 @@ def clone_tracked(value: Tracked) -> Any:
     """A shallow copy of ``value`` with its own change records and extra keys."""
     clone = copy.copy(value)
     object.__setattr__(clone, "_sites", dict(value.__dict__.get("_sites", {})))
-    if isinstance(value.__dict__.get("_extra"), dict):
-        object.__setattr__(clone, "_extra", dict(value._extra))
+    extra = value.__dict__.get("_extra")
+    if isinstance(extra, dict):
+        object.__setattr__(clone, "_extra", dict(extra))
     return clone
 
 

@@ -1,4 +1,4 @@
-"""Local paths inside a job document: made absolute (for comparing jobs) or rebased (for dumping)."""
+"""Local paths in a job document: made absolute (to compare jobs) or rebased (to dump them)."""
 
 from __future__ import annotations
 
@@ -15,9 +15,7 @@ def is_local(value: Any) -> bool:
     """True for a relative or absolute file-system path (not a URI, binding or asset reference)."""
     if not isinstance(value, str) or not value or "${{" in value:
         return False
-    if _SCHEME.match(value) and not re.match(r"^[A-Za-z]:[\\/]", value):
-        return False
-    return True
+    return not (_SCHEME.match(value) and not re.match(r"^[A-Za-z]:[\\/]", value))
 
 
 def relative_to(path: Path | str, base: Path) -> str:

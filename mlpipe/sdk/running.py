@@ -33,7 +33,7 @@ def _check_job(job: Any, function: str) -> None:
 def compile_job(job: PipelineJob | str | os.PathLike[str], *,
                 runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True) -> ExecutionPlan:
-    """Validate ``job`` and compile it; raises :class:`mlpipe.ValidationError` listing every problem."""
+    """Validate ``job`` and compile it; a :class:`mlpipe.ValidationError` lists every problem."""
     from mlpipe.compiler import compile_pipeline
 
     _check_job(job, "compile")
@@ -114,9 +114,13 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
     result = run_plan(plan, echo=echo, **runner_options)
     steps = result.steps
     return RunResult(
-        name=result.name, status=result.status, run_dir=result.run_dir,
+        name=result.name,
+        status=result.status,
+        run_dir=result.run_dir,
         outputs=dict(result.outputs),
         step_outputs={name: dict(step.outputs) for name, step in steps.items()},
         reports={name: _reports(step.logs_dir) for name, step in steps.items()},
         logs={name: step.logs_dir for name, step in steps.items()},
-        plan=plan, job_result=result)
+        plan=plan,
+        job_result=result,
+    )

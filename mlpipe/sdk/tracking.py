@@ -11,12 +11,13 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from mlpipe.diagnostics import Location
 from mlpipe.sdk.callsite import call_site
 
 KeyPath = tuple[str | int, ...]
+R = TypeVar("R", bound="Record")
 
 _from_file: contextvars.ContextVar[bool] = contextvars.ContextVar("mlpipe_sdk_from_file",
                                                                   default=False)
@@ -57,6 +58,42 @@ class Tracked:
 
     def _site(self, attr: str) -> Location | None:
         return self.__dict__.get("_sites", {}).get(attr)
+
+
+class Record(Tracked):
+    """An SDK object written as one YAML mapping: ``_keys`` in order, then unknown keywords.
+
+    A subclass sets its attributes in ``__init__`` and ends with ``self._finish(kwargs)``;
+    two records are equal when their mappings are.
+    """
+
+    _keys: ClassVar[tuple[str, ...]] = ()
+    _extra: dict[str, Any]
+
+    def _finish(self, extra: Mapping[str, Any]) -> None:
+        """Keep the keywords mlpipe does not know (written to the YAML as given); start tracking."""
+        self._extra = dict(extra)
+        self._start_tracking()
+
+    def _yaml_value(self, key: str) -> Any:
+        return getattr(self, key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML mapping (keys in a fixed order, unset ones left out)."""
+        return drop_none({**{key: self._yaml_value(key) for key in self._keys}, **self._extra})
+
+    @classmethod
+    def coerce(cls: type[R], value: R | Mapping[str, Any] | None) -> R | None:
+        """``value`` as this record: a mapping is converted, anything else left as it is."""
+        if isinstance(value, Mapping):
+            return cls(**dict(value))
+        return value  # None, a record, or a wrong value left for the schema to reject
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, type(self)) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_dict()})"
 
 
 class Emitter:

@@ -1,4 +1,4 @@
-"""The v1 ``ParallelRunConfig`` / ``ParallelRunStep`` / ``Pipeline`` API, converted to v2 to run locally.
+"""The v1 ``ParallelRunConfig`` / ``ParallelRunStep`` / ``Pipeline`` API, run locally as v2.
 
 The v1 rules (ranges, ``output_action``, ``partition_keys`` with ``mini_batch_size``,
 the ``mini_batch_size`` pattern ...) are checked when a config is made, as v1
@@ -28,7 +28,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.callsite import call_site, caller_dir
@@ -41,7 +41,7 @@ from mlpipe.sdk.yamlio import dump_text
 
 _MINI_BATCH = re.compile(r"^\d+([kKmMgG][bB])*$")
 _FILE_NAME_BAD = re.compile(r'[~"#%&*:<>?/\\{|}]+')
-_UNITS = {"kb": 1024, "mb": 1024 ** 2, "gb": 1024 ** 3}
+_UNITS = {"kb": 1024, "mb": 1024**2, "gb": 1024**3}
 _LOGGING_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _PARAMS = ("environment", "entry_script", "error_threshold", "output_action", "compute_target",
            "node_count", "process_count_per_node", "mini_batch_size", "source_directory",
@@ -50,7 +50,7 @@ _PARAMS = ("environment", "entry_script", "error_threshold", "output_action", "c
            "partition_keys", "environment_variables")
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -67,11 +67,10 @@ class ParallelRunConfig:
     def __init__(self, environment: Any, entry_script: str, error_threshold: int,
                  output_action: str, compute_target: Any, node_count: int,
                  process_count_per_node: int | None = None,
-                 mini_batch_size: int | str | None = None,
-                 source_directory: str | None = None, description: str | None = None,
-                 logging_level: str = "INFO", run_invocation_timeout: int = 60,
-                 run_max_try: int = 3, append_row_file_name: str | None = None,
-                 allowed_failed_count: int | None = None,
+                 mini_batch_size: int | str | None = None, source_directory: str | None = None,
+                 description: str | None = None, logging_level: str = "INFO",
+                 run_invocation_timeout: int = 60, run_max_try: int = 3,
+                 append_row_file_name: str | None = None, allowed_failed_count: int | None = None,
                  allowed_failed_percent: float | None = None,
                  partition_keys: list[str] | str | None = None,
                  environment_variables: dict[str, str] | None = None) -> None:
@@ -87,7 +86,8 @@ class ParallelRunConfig:
                                  else source_directory)
         self.description = description
         self.logging_level = "INFO" if logging_level is None else logging_level
-        self.run_invocation_timeout = 60 if run_invocation_timeout is None else run_invocation_timeout
+        self.run_invocation_timeout = (60 if run_invocation_timeout is None
+                                       else run_invocation_timeout)
         self.run_max_try = 3 if run_max_try is None else run_max_try
         self.append_row_file_name = append_row_file_name
         self.allowed_failed_count = allowed_failed_count
@@ -112,21 +112,22 @@ class ParallelRunConfig:
 
         def bad(param: str, message: str, code: str = "invalid", hint: str | None = None) -> None:
             out.append(Diagnostic(message, key_path=f"parallel_run_config.{param}",
-                                  location=self._key_sites.get(param, self._origin),
-                                  code=code, hint=hint))
+                                  location=self._key_sites.get(param, self._origin), code=code,
+                                  hint=hint))
 
         if self.environment is None:
             bad("environment", "environment is required", "required")
         if not isinstance(self.entry_script, str) or not self.entry_script:
-            bad("entry_script", "entry_script is required: the path of the script with init() "
-                "and run(mini_batch)", "required")
+            bad("entry_script",
+                "entry_script is required: the path of the script with init() and run(mini_batch)",
+                "required")
         if self.compute_target is None:
             bad("compute_target", "compute_target is required (a compute name or object)",
                 "required")
         action = self.output_action
         if not isinstance(action, str) or action.lower() not in ("append_row", "summary_only"):
-            bad("output_action", f"output_action must be 'append_row' or 'summary_only', "
-                f"got {action!r}", "enum")
+            bad("output_action",
+                f"output_action must be 'append_row' or 'summary_only', got {action!r}", "enum")
         if not _is_int(self.error_threshold) or self.error_threshold < -1:
             bad("error_threshold", f"error_threshold {self.error_threshold!r} is not an int "
                 "greater than or equal to -1", "range")
@@ -135,8 +136,8 @@ class ParallelRunConfig:
                 "range")
         pcpn = self.process_count_per_node
         if pcpn is not None and (not _is_int(pcpn) or pcpn < 1):
-            bad("process_count_per_node", f"process_count_per_node {pcpn!r} must be an int "
-                "greater than 0", "range")
+            bad("process_count_per_node",
+                f"process_count_per_node {pcpn!r} must be an int greater than 0", "range")
         size = self.mini_batch_size
         if size is not None:
             if not isinstance(size, (int, str)) or isinstance(size, bool):
@@ -148,52 +149,57 @@ class ParallelRunConfig:
                 bad("mini_batch_size", f"mini_batch_size {size!r} must be at least 1", "range")
         keys = self.partition_keys
         if keys is not None:
-            parsed = keys
+            parsed: Any = keys
             if isinstance(keys, str):
                 try:
                     parsed = json.loads(keys)
                 except ValueError:
                     parsed = None
-            if not (isinstance(parsed, list) and parsed and all(isinstance(k, str) for k in parsed)):
-                bad("partition_keys", "partition_keys must be a non-empty list of str (or the "
-                    "JSON text of one)", "type")
+            if not (isinstance(parsed, list) and parsed
+                    and all(isinstance(k, str) for k in parsed)):
+                bad("partition_keys",
+                    "partition_keys must be a non-empty list of str (or the JSON text of one)",
+                    "type")
             if size is not None:
-                bad("partition_keys", "partition_keys and mini_batch_size cannot both be set: "
-                    "with partition_keys each key combination is one mini-batch", "conflict",
+                bad("partition_keys",
+                    "partition_keys and mini_batch_size cannot both be set: with partition_keys "
+                    "each key combination is one mini-batch", "conflict",
                     hint="remove mini_batch_size")
         if self.logging_level not in _LOGGING_LEVELS:
-            bad("logging_level", f"logging_level {self.logging_level!r} must be one of "
-                f"{', '.join(_LOGGING_LEVELS)}", "enum")
+            bad("logging_level",
+                f"logging_level {self.logging_level!r} must be one of {', '.join(_LOGGING_LEVELS)}",
+                "enum")
         timeout = self.run_invocation_timeout
         if not _is_int(timeout) or timeout <= 0:
-            bad("run_invocation_timeout", f"run_invocation_timeout {timeout!r} must be an "
-                "integer greater than 0", "range")
+            bad("run_invocation_timeout",
+                f"run_invocation_timeout {timeout!r} must be an integer greater than 0", "range")
         tries = self.run_max_try
         if not _is_int(tries) or tries <= 0:
-            bad("run_max_try", f"run_max_try {tries!r} must be an integer greater than 0",
-                "range")
+            bad("run_max_try", f"run_max_try {tries!r} must be an integer greater than 0", "range")
         count = self.allowed_failed_count
         if count is not None and (not _is_int(count) or count < -1):
-            bad("allowed_failed_count", f"allowed_failed_count {count!r} is not an int greater "
-                "than or equal to -1", "range")
+            bad("allowed_failed_count",
+                f"allowed_failed_count {count!r} is not an int greater than or equal to -1",
+                "range")
         percent = self.allowed_failed_percent
         if percent is not None:
             if not isinstance(percent, (int, float)) or isinstance(percent, bool):
-                bad("allowed_failed_percent", f"allowed_failed_percent {percent!r} is not an "
-                    "int or float", "type")
+                bad("allowed_failed_percent",
+                    f"allowed_failed_percent {percent!r} is not an int or float", "type")
             elif not 0 <= percent <= 100:
-                bad("allowed_failed_percent", f"allowed_failed_percent {percent!r} is not "
-                    "between 0 and 100", "range")
+                bad("allowed_failed_percent",
+                    f"allowed_failed_percent {percent!r} is not between 0 and 100", "range")
         name = self.append_row_file_name
-        if name is not None and isinstance(action, str) and action.lower() == "append_row":
+        appends = isinstance(action, str) and action.lower() == "append_row"
+        if name is not None and appends:  # noqa: SIM102 - one rule, one condition
             if not isinstance(name, str) or not name or _FILE_NAME_BAD.search(name):
-                bad("append_row_file_name", f"append_row_file_name {name!r} must be a valid "
-                    "UNIX file name", "pattern")
+                bad("append_row_file_name",
+                    f"append_row_file_name {name!r} must be a valid UNIX file name", "pattern")
         env_vars = self.environment_variables
-        if env_vars is not None and not (isinstance(env_vars, Mapping) and all(
-                isinstance(k, str) for k in env_vars)):
-            bad("environment_variables", "environment_variables must be a dict of names to "
-                "values", "type")
+        if env_vars is not None and not (isinstance(env_vars, Mapping)
+                                         and all(isinstance(k, str) for k in env_vars)):
+            bad("environment_variables", "environment_variables must be a dict of names to values",
+                "type")
         return out
 
     # -- YAML -----------------------------------------------------------------------------------
@@ -205,8 +211,9 @@ class ParallelRunConfig:
             "error_threshold": self.error_threshold,
             "output_action": self.output_action,
             "logging_level": self.logging_level,
-            "compute_target_name": compute if isinstance(compute, str) else getattr(
-                compute, "name", str(compute)),
+            "compute_target_name": compute
+            if isinstance(compute, str)
+            else getattr(compute, "name", str(compute)),
             "node_count": self.node_count,
             "process_count_per_node": self.process_count_per_node,
             "entry_script": self.entry_script,
@@ -223,7 +230,7 @@ class ParallelRunConfig:
         }
 
     def save_to_yaml(self, path: str | os.PathLike[str]) -> None:
-        """Write the configuration to a YAML file (``parallel_run_config:`` mapping, v1's layout)."""
+        """Write the configuration to a YAML file (a ``parallel_run_config:`` mapping, as v1)."""
         target = Path(os.fspath(path)).resolve()
         data = self.to_dict()
         if data["source_directory"] and not Path(data["source_directory"]).is_absolute():
@@ -237,12 +244,15 @@ class ParallelRunConfig:
 
     @staticmethod
     def load_yaml(workspace: Any, path: str | os.PathLike[str] | None = None) -> ParallelRunConfig:
-        """Read a configuration written by :meth:`save_to_yaml` (``load_yaml(workspace, path)`` or ``load_yaml(path)``)."""
+        """Read a configuration written by :meth:`save_to_yaml`.
+
+        Called as ``load_yaml(workspace, path)`` or ``load_yaml(path)``.
+        """
         from mlpipe.schema.yamlio import load_yaml_file
 
         if path is None:
             workspace, path = None, workspace
-        file = Path(os.fspath(path))  # type: ignore[arg-type]
+        file = Path(os.fspath(path))
         if not file.is_absolute():
             beside = caller_dir() / file
             file = beside if beside.exists() else file
@@ -253,27 +263,24 @@ class ParallelRunConfig:
             raise ValidationError(errors)
         config = doc.data.get("parallel_run_config")
         if not isinstance(config, Mapping):
-            raise ValidationError([Diagnostic(
-                "expected a 'parallel_run_config' mapping at the top of the file",
-                key_path="parallel_run_config", location=doc.positions.locate(()),
-                code="required")])
+            raise ValidationError([Diagnostic("expected a 'parallel_run_config' mapping at the top "
+                                              "of the file", key_path="parallel_run_config",
+                                              location=doc.positions.locate(()), code="required")])
         known = set(_PARAMS) | {"compute_target_name"}
         unknown = [Diagnostic(f"unknown key {key!r}", key_path=f"parallel_run_config.{key}",
                               location=doc.positions.locate(("parallel_run_config", key)),
-                              code="unknown-key")
-                   for key in config if key not in known]
+                              code="unknown-key") for key in config if key not in known]
         if unknown:
             raise ValidationError(unknown)
         size = config.get("mini_batch_size")
         new = ParallelRunConfig.__new__(ParallelRunConfig)
         new._origin = doc.positions.locate(("parallel_run_config",))
         new._base_path = file.parent
-        new._key_sites = {key: doc.positions.locate(("parallel_run_config", key))
-                          for key in config}
-        new._key_sites["compute_target"] = new._key_sites.get("compute_target_name",
-                                                              new._origin)
+        new._key_sites = {key: doc.positions.locate(("parallel_run_config", key)) for key in config}
+        new._key_sites["compute_target"] = new._key_sites.get("compute_target_name", new._origin)
         new.__init__(  # type: ignore[misc]
-            environment=config.get("environment"), entry_script=config.get("entry_script"),
+            environment=config.get("environment"),
+            entry_script=config.get("entry_script"),
             error_threshold=config.get("error_threshold"),
             output_action=config.get("output_action"),
             compute_target=config.get("compute_target_name", config.get("compute_target")),
@@ -281,14 +288,16 @@ class ParallelRunConfig:
             process_count_per_node=config.get("process_count_per_node"),
             mini_batch_size=None if size is None else str(size),
             source_directory=config.get("source_directory"),
-            description=config.get("description"), logging_level=config.get("logging_level"),
+            description=config.get("description"),
+            logging_level=config.get("logging_level"),
             run_invocation_timeout=config.get("run_invocation_timeout"),
             run_max_try=config.get("run_max_try"),
             append_row_file_name=config.get("append_row_file_name"),
             allowed_failed_count=config.get("allowed_failed_count"),
             allowed_failed_percent=config.get("allowed_failed_percent"),
             partition_keys=config.get("partition_keys"),
-            environment_variables=config.get("environment_variables"))
+            environment_variables=config.get("environment_variables"),
+        )
         return new
 
     def _canonical(self) -> dict[str, Any]:
@@ -352,7 +361,7 @@ class PipelineData:
 
 
 class OutputFileDatasetConfig(PipelineData):
-    """v1 ``OutputFileDatasetConfig(name, destination=None)``; a local ``destination`` path is kept."""
+    """v1 ``OutputFileDatasetConfig(name, destination=None)``; a local ``destination`` is kept."""
 
     def __init__(self, name: str | None = None, destination: Any = None, source: Any = None,
                  **kwargs: Any) -> None:
@@ -403,8 +412,8 @@ class FileDataset:
         return DatasetConsumptionConfig("input_data", self, "download")
 
     def to_input(self, mode: str | None = None) -> Input:
-        path = self.path if Path(self.path).is_absolute() or "://" in self.path else str(
-            (self._base / self.path).resolve())
+        path = (self.path if Path(self.path).is_absolute() or "://" in self.path
+                else str((self._base / self.path).resolve()))
         kind = self.type
         if kind == "uri_folder" and Path(path).is_file():
             kind = "uri_file"
@@ -423,9 +432,8 @@ class _FileFactory:
         if not isinstance(path, str):
             paths = list(path)
             if len(paths) != 1:
-                raise ValidationError([Diagnostic(
-                    "local FileDataset takes one folder or file path", location=call_site(),
-                    code="unsupported")])
+                raise ValidationError([Diagnostic("local FileDataset takes one folder or file path",
+                                                  location=call_site(), code="unsupported")])
             path = paths[0]
         return FileDataset(path)
 
@@ -439,7 +447,7 @@ class _TabularFactory:
 
 
 class Dataset:
-    """``Dataset.File.from_files(path)`` and ``Dataset.Tabular.from_mltable(path)`` for local data."""
+    """``Dataset.File.from_files(path)``, ``Dataset.Tabular.from_mltable(path)`` for local data."""
 
     File = _FileFactory
     Tabular = _TabularFactory
@@ -468,10 +476,11 @@ class ParallelRunStep:
                                        key_path=f"{name}.parallel_run_config",
                                        location=self._origin, code="type"))
         if len(self.inputs) != 1:
-            problems.append(Diagnostic(
-                f"ParallelRunStep {name!r} has {len(self.inputs)} inputs; a v2 parallel step "
-                "reads exactly one input_data", key_path=f"{name}.inputs", location=self._origin,
-                code="unsupported", hint="pass further data as side_inputs"))
+            problems.append(Diagnostic(f"ParallelRunStep {name!r} has {len(self.inputs)} inputs; a "
+                                       f"v2 parallel step "
+                                       "reads exactly one input_data", key_path=f"{name}.inputs",
+                                       location=self._origin, code="unsupported",
+                                       hint="pass further data as side_inputs"))
         if problems:
             raise ValidationError(problems)
 
@@ -495,8 +504,7 @@ class ParallelRunStep:
         output_name = None
         append = str(config.output_action).lower() == "append_row"
         if self.output is not None or append:
-            output_name, decl = _output_of(self.output, append, config.append_row_file_name,
-                                           base)
+            output_name, decl = _output_of(self.output, append, config.append_row_file_name, base)
             outputs[output_name] = decl
 
         args = [_argument(a, names, output_name, self.output) for a in self.arguments]
@@ -504,17 +512,20 @@ class ParallelRunStep:
             args += ["--allowed_failed_percent", _number_text(config.allowed_failed_percent)]
         code, entry = _code_and_entry(config, base)
         task = RunFunction(
-            code=code, entry_script=entry,
+            code=code,
+            entry_script=entry,
             environment=environment_reference(config.environment),
             program_arguments=" ".join(args) or None,
-            append_row_to="${{outputs.%s}}" % output_name if append else None)
+            append_row_to="${{outputs.%s}}" % output_name if append else None,
+        )
         compute = config.compute_target
         node = ParallelNode(
-            name=self.name, description=config.description,
+            name=self.name,
+            description=config.description,
             compute=compute if isinstance(compute, str) else getattr(compute, "name", None),
-            outputs=outputs, input_data="${{inputs.%s}}" % data_name,
-            mini_batch_size=None if config.mini_batch_size is None else str(
-                config.mini_batch_size),
+            outputs=outputs,
+            input_data="${{inputs.%s}}" % data_name,
+            mini_batch_size=None if config.mini_batch_size is None else str(config.mini_batch_size),
             partition_keys=config.partition_keys,
             resources=JobResourceConfiguration(instance_count=config.node_count),
             max_concurrency_per_instance=config.process_count_per_node,
@@ -524,8 +535,11 @@ class ParallelRunStep:
             retry_settings=RetrySettings(max_retries=config.run_max_try - 1,
                                          timeout=config.run_invocation_timeout),
             environment_variables=dict(config.environment_variables)
-            if config.environment_variables else None,
-            task=task, is_deterministic=None if self.allow_reuse else False)
+            if config.environment_variables
+            else None,
+            task=task,
+            is_deterministic=None if self.allow_reuse else False,
+        )
         node._inputs._values.update(inputs)
         object.__setattr__(node, "_origin", self._origin)
         object.__setattr__(node, "_call_site", self._origin)
@@ -544,11 +558,11 @@ def _input_of(item: Any, default_name: str, producers: Mapping[int, tuple[str, s
     if isinstance(item, PipelineData):
         source = producers.get(id(item))
         if source is None:
-            raise ValidationError([Diagnostic(
-                f"input {item.name!r} is a PipelineData that no step of this pipeline writes",
-                location=call_site(), code="binding")])
-        return item.name, {"type": "uri_folder",
-                           "path": "${{parent.jobs.%s.outputs.%s}}" % source}
+            raise ValidationError([Diagnostic(f"input {item.name!r} is a PipelineData that no step "
+                                              f"of this "
+                                              "pipeline writes", location=call_site(),
+                                              code="binding")])
+        return item.name, {"type": "uri_folder", "path": "${{parent.jobs.%s.outputs.%s}}" % source}
     if isinstance(item, DatasetConsumptionConfig):
         return item.name, _local_input(item.to_input(), base)
     if isinstance(item, FileDataset):
@@ -557,10 +571,10 @@ def _input_of(item: Any, default_name: str, producers: Mapping[int, tuple[str, s
         return default_name, _local_input(item, base)
     if isinstance(item, (str, os.PathLike)):
         return default_name, _local_input(FileDataset(os.fspath(item)).to_input(), base)
-    raise ValidationError([Diagnostic(
-        f"cannot use {type(item).__name__} as a step input; use a path, Input, "
-        "Dataset.File.from_files(...).as_named_input(name) or PipelineData",
-        location=call_site(), code="type")])
+    raise ValidationError([Diagnostic(f"cannot use {type(item).__name__} as a step input; use a "
+                                      f"path, Input, "
+                                      "Dataset.File.from_files(...).as_named_input(name) or "
+                                      "PipelineData", location=call_site(), code="type")])
 
 
 def _local_input(value: Input, base: Path) -> Input:
@@ -569,8 +583,7 @@ def _local_input(value: Input, base: Path) -> Input:
     return value
 
 
-def _output_of(output: Any, append: bool, file_name: str | None, base: Path
-               ) -> tuple[str, Output]:
+def _output_of(output: Any, append: bool, file_name: str | None, base: Path) -> tuple[str, Output]:
     name = "output"
     path = None
     if isinstance(output, PipelineData):
@@ -589,8 +602,7 @@ def _output_of(output: Any, append: bool, file_name: str | None, base: Path
     return name, Output(type="uri_folder", path=path)
 
 
-def _argument(value: Any, names: Mapping[int, str], output_name: str | None,
-              output: Any) -> str:
+def _argument(value: Any, names: Mapping[int, str], output_name: str | None, output: Any) -> str:
     if id(value) in names:
         return "${{inputs.%s}}" % names[id(value)]
     if output is not None and value is output and output_name:
@@ -614,7 +626,7 @@ def _code_and_entry(config: ParallelRunConfig, base: Path) -> tuple[str, str]:
 
 
 class Pipeline:
-    """v1 ``Pipeline(workspace, steps)``: converted to a v2 pipeline job to validate, dump or run."""
+    """v1 ``Pipeline(workspace, steps)``: a v2 pipeline job to validate, dump or run."""
 
     def __init__(self, workspace: Any = None, steps: Sequence[ParallelRunStep] = (),
                  description: str | None = None, default_datastore: Any = None,
@@ -634,23 +646,22 @@ class Pipeline:
                 producers[id(step.output)] = (step.name, step.output.output_name)
         problems = [Diagnostic(f"step {type(step).__name__} is not supported; only "
                                "ParallelRunStep converts to v2 here", location=self._origin,
-                               code="unsupported")
-                    for step in self.steps if not isinstance(step, ParallelRunStep)]
+                               code="unsupported") for step in self.steps if not isinstance(step,
+                                                                                            ParallelRunStep)]
         names = [step.name for step in self.steps if isinstance(step, ParallelRunStep)]
         problems += [Diagnostic(f"two steps are named {name!r}", location=self._origin,
-                                code="duplicate") for name in sorted(set(names))
-                     if names.count(name) > 1]
+                                code="duplicate")
+                     for name in sorted(set(names)) if names.count(name) > 1]
         if problems:
             raise ValidationError(problems)
         jobs = {step.name: step.to_node(producers, self._base_path) for step in self.steps}
         datastore = self.default_datastore
         settings = {}
         if datastore is not None:
-            settings["default_datastore"] = datastore if isinstance(datastore, str) else getattr(
-                datastore, "name", str(datastore))
-        return PipelineJob(jobs=jobs, description=self.description,
-                           experiment_name=experiment_name, settings=settings,
-                           base_path=self._base_path,
+            settings["default_datastore"] = (datastore if isinstance(datastore, str)
+                                             else getattr(datastore, "name", str(datastore)))
+        return PipelineJob(jobs=jobs, description=self.description, experiment_name=experiment_name,
+                           settings=settings, base_path=self._base_path,
                            source=Path(self._origin.file) if self._origin and self._origin.file
                            else None, origin=self._origin)
 

@@ -13,6 +13,7 @@ Contract, in call order::
         backend.submit(tasks)             # worker-agnostic; at most n tasks
         for event in backend.events(timeout): ...
         for task_id, worker, since in backend.running(): ...   # to enforce timeouts
+        backend.task_phase(task_id, worker)   # loading / in run() / result, for a long attempt
         backend.kill(worker)              # hard-stop one worker (timeout); it is replaced
     backend.stop()                        # graceful: finish current run(), drop queue, shutdown()
     ... drain events until every worker reported WorkerStopped / is gone ...
@@ -30,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Union
 
+from mlpipe.runtime.phases import TaskPhase
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import WorkerConfig
@@ -62,11 +64,16 @@ class TaskDone:
 
 @dataclass(frozen=True)
 class TaskLost:
-    """The task was running on ``worker`` when that worker died or was killed."""
+    """The task was running on ``worker`` when that worker died or was killed.
+
+    ``since`` is when it started (``time.monotonic()``, as in :meth:`Backend.running`),
+    when the backend knows.
+    """
 
     worker: WorkerInfo
     task_id: int
     message: str
+    since: float | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +139,15 @@ class Backend(ABC):
     @abstractmethod
     def running(self) -> list[tuple[int, WorkerInfo, float]]:
         """``(task_id, worker, since)`` for each task being run now (``since``: time.monotonic())."""
+
+    def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
+        """Where the running ``task_id`` is (loading, in run(), handing back its result).
+
+        The driver asks only about attempts that have run longer than the smaller of
+        ``retry_settings.timeout`` and ``--task_overhead_timeout``. ``None`` (the
+        default: unknown) makes the driver bound the whole attempt by their sum.
+        """
+        return None
 
     @abstractmethod
     def kill(self, worker: WorkerInfo) -> None:

@@ -58,6 +58,7 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
+from mlpipe.runtime.phases import PhaseWriter, TaskPhase, phase_file, read_phase
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -127,6 +128,8 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo) -> tuple[An
     except InitError as error:
         _restore(saved_fds, saved_cwd)
         return ("init_failed", str(error), error.traceback)
+    runtime.phases = PhaseWriter(phase_file(config.working_root, worker.node_name,
+                                            worker.process), memory_map=False)
     marker_path = task_marker(config, worker)
     marker_path.parent.mkdir(parents=True, exist_ok=True)
     marker = os.open(marker_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -511,6 +514,11 @@ class DaskBackend(Backend):
         return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
                 if slot.queue and slot.state in ("ready", "stopping")]
 
+    def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
+        assert self._config is not None
+        return read_phase(phase_file(self._config.working_root, worker.node_name, worker.process),
+                          task_id)
+
     def kill(self, worker: WorkerInfo) -> None:
         slot = self._slot(worker)
         if slot.address is None or slot.killed or slot.state not in ("starting", "ready", "stopping"):
@@ -662,6 +670,7 @@ class DaskBackend(Backend):
         reason = _lost_reason(slot, address)
         was = slot.state
         lost = self._running_when_lost(slot, processing)
+        since = slot.since if slot.queue and slot.queue[0] == lost else None
         rest = tuple(task_id for task_id in slot.queue if task_id != lost)
         for task_id in list(slot.futures):
             self._release(slot, task_id)
@@ -677,7 +686,7 @@ class DaskBackend(Backend):
             out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
             return
         if lost is not None:
-            out.append(TaskLost(slot.info, lost, reason))
+            out.append(TaskLost(slot.info, lost, reason, since))
         if rest:
             out.append(TasksReturned(slot.info, rest))
         out.append(WorkerLost(slot.info, reason, killed=slot.killed))

@@ -45,6 +45,7 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
+from mlpipe.runtime.phases import PhaseWriter, TaskPhase, phase_file, read_phase
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -70,6 +71,7 @@ def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     runtime = WorkerRuntime(config, worker)
+    runtime.phases = PhaseWriter(phase_file(config.working_root, worker.node_name, worker.process))
     try:
         runtime.start()
     except InitError as error:
@@ -275,6 +277,11 @@ class LocalBackend(Backend):
         return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
                 if slot.queue and slot.state in ("ready", "stopping")]
 
+    def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
+        assert self._config is not None
+        return read_phase(phase_file(self._config.working_root, worker.node_name, worker.process),
+                          task_id)
+
     def kill(self, worker: WorkerInfo) -> None:
         slot = self._slot(worker)
         if slot.process is not None and slot.process.is_alive():
@@ -372,7 +379,7 @@ class LocalBackend(Backend):
             out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
             return
         if slot.queue:
-            out.append(TaskLost(slot.info, slot.queue[0], reason))
+            out.append(TaskLost(slot.info, slot.queue[0], reason, slot.since))
             rest = tuple(list(slot.queue)[1:])
             if rest:
                 out.append(TasksReturned(slot.info, rest))
