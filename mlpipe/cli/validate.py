@@ -130,7 +130,8 @@ def file_kind(data: Any) -> str:
     if not isinstance(data, dict):
         return "unknown"
     kind = data.get("type")
-    schema = data.get("$schema").lower() if isinstance(data.get("$schema"), str) else ""
+    schema_value = data.get("$schema")
+    schema = schema_value.lower() if isinstance(schema_value, str) else ""
     job_schema = _JOB_SCHEMA.search(schema)
     if "promptflow" in schema:
         return "unknown"
@@ -166,9 +167,9 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
                              hint="pass --skip-unknown to skip such files")
         return FileReport(shown, kind, _relative([problem]))
     if component_only or kind == "component":
-        loaded = load_component_data(doc.data, doc.source, doc.positions)
-        loaded.diagnostics = doc.diagnostics + loaded.diagnostics
-        diagnostics = validate_component(loaded)
+        component = load_component_data(doc.data, doc.source, doc.positions)
+        component.diagnostics = doc.diagnostics + component.diagnostics
+        diagnostics = validate_component(component)
         label = f"{doc.data.get('type')} component" if isinstance(doc.data, dict) else "component"
         return FileReport(shown, "component", _relative(diagnostics), label)
     loaded = load_pipeline_data(doc.data, doc.source, doc.positions)

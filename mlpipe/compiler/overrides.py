@@ -91,17 +91,19 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
 def overridden_paths(data: Any, overrides: Sequence[str]) -> list[tuple[str | int, ...]]:
     """The key paths ``overrides`` set in ``data`` (list indices as ints), so problems with
     those values can point at ``--set`` rather than at the file's old line."""
-    paths = []
+    paths: list[tuple[str | int, ...]] = []
     for item in overrides:
         parts, _text = parse_override(item)
-        node, path = data, []
+        node: Any = data
+        path: list[str | int] = []
         for part in parts:
-            key: str | int = int(part) if isinstance(node, list) and part.lstrip("-").isdigit() else part
-            path.append(key)
-            try:
-                node = node[key] if isinstance(node, (dict, list)) else None
-            except (KeyError, IndexError):
-                node = None
+            if isinstance(node, list) and part.lstrip("-").isdigit():
+                index = int(part)
+                path.append(index)
+                node = node[index] if -len(node) <= index < len(node) else None
+            else:
+                path.append(part)
+                node = node.get(part) if isinstance(node, dict) else None
         paths.append(tuple(path))
     return paths
 

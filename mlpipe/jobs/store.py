@@ -14,6 +14,7 @@ it, :class:`JobRecorder` is the runner's thread-safe writer for one job.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import re
@@ -155,7 +156,7 @@ class JobStore:
 
     def __init__(self, runs_dir: str | os.PathLike[str] | None = None):
         self.runs_dir = resolve_runs_dir(runs_dir)
-        self.unreadable: list[str] = []  # jobs whose record list() could not read
+        self.unreadable: builtins.list[str] = []  # jobs whose record list() could not read
 
     def job_dir(self, name: str) -> Path:
         return self.runs_dir / name
@@ -240,7 +241,7 @@ class JobStore:
     def clear_cancel(self, name: str) -> None:
         (self.job_dir(name) / CANCEL_FILE).unlink(missing_ok=True)
 
-    def close_matches(self, name: str) -> list[str]:
+    def close_matches(self, name: str) -> builtins.list[str]:
         import difflib
 
         return difflib.get_close_matches(name, self.names(), n=3)

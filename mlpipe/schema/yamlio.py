@@ -184,7 +184,8 @@ def _syntax_diagnostic(exc: yaml.MarkedYAMLError, source: str, text: str = "") -
         context_mark = exc.context_mark
         if context_mark is not None and context_mark is not mark and (
                 context_mark.line, context_mark.column) != (mark.line, mark.column):
-            context += f" that starts at line {context_mark.line + 1}, column {context_mark.column + 1}"
+            context += (f" that starts at line {context_mark.line + 1}, "
+                        f"column {context_mark.column + 1}")
         message += f" ({context})"
     return Diagnostic(message, location=loc, code="yaml-syntax", hint=_syntax_hint(exc, text))
 

@@ -209,7 +209,8 @@ def _check_keywords(f: Callable[..., Any], signature: inspect.Signature,
     parameters = signature.parameters
     if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
         return
-    names = [n for n, p in parameters.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    names = [n for n, p in parameters.items()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     problems = []
     for key in given:
         if key not in names:

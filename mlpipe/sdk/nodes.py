@@ -405,7 +405,8 @@ def _keywords_only(callee: Any, args: tuple[Any, ...]) -> None:
     """Inputs are bound by name, as in azure-ai-ml: a clear error at the call otherwise."""
     if not args:
         return
-    names = list(getattr(callee, "_declared_inputs", None) or getattr(callee, "input_names", None) or [])
+    names = list(getattr(callee, "_declared_inputs", None)
+                 or getattr(callee, "input_names", None) or [])
     example = ", ".join(f"{name}=..." for name in names[:3]) or "name=value"
     raise ValidationError([Diagnostic(
         f"{getattr(callee, 'name', None) or 'the step'}() takes its inputs as keyword arguments "

@@ -18,7 +18,7 @@ from mlpipe.sdk.job import PipelineJob
 
 
 def _check_job(job: Any, function: str) -> None:
-    """A clear :class:`ValidationError` at the caller's line when ``job`` is not something to run."""
+    """A :class:`ValidationError` at the caller's line when ``job`` is not something to run."""
     if isinstance(job, (PipelineJob, str, os.PathLike)):
         return
     kind = type(job).__name__
