@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 validation or job failure, 2 usage error.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -241,3 +242,27 @@ def test_damaged_records_are_reported_not_raised(tmp_path: Path) -> None:
     source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x"))
     reuse = run_cli("job", "create", "--file", str(source), "--runs-dir", str(runs), "--name", "alist")
     assert reuse.returncode == 1 and "job 'alist' exists but its record cannot be read" in reuse.stderr
+
+
+def test_show_and_list_while_a_job_runs(tmp_path: Path) -> None:
+    from .test_jobs_cli import spawn_job, wait_for
+
+    runs = tmp_path / "runs"
+    flag = tmp_path / "started"
+    job = spawn_job(tmp_path, runs, "busy", [("wait", f"touch {flag}; sleep 30")])
+    try:
+        wait_for(lambda: flag.exists())
+        shown = run_cli("job", "show", "busy", "--runs-dir", str(runs))
+        assert shown.returncode == 0, shown.stderr
+        lines = shown.stdout.splitlines()
+        assert lines[0] == "job busy: running"
+        row = next(line for line in lines if " wait " in line)
+        assert "running" in row and re.search(r"\d+\.\ds", row)  # elapsed, not "-"
+        listed = run_cli("job", "list", "--runs-dir", str(runs), "-o", "json")
+        assert json.loads(listed.stdout)[0]["status"] == "running"
+        again = run_cli("job", "create", "--file", str(write(tmp_path / "p.yml", "type: pipeline\n")),
+                        "--runs-dir", str(runs), "--name", "busy")
+        assert again.returncode == 1 and "job 'busy' is running" in again.stderr
+    finally:
+        assert run_cli("job", "cancel", "busy", "--runs-dir", str(runs)).returncode == 0
+        job.wait(timeout=30)
