@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 APPEND_ROW_FILE = "parallel_run_step.txt"
 JOURNAL = "finished.jsonl"
@@ -123,7 +124,7 @@ class PartStore:
         os.replace(temporary, self.root / JOURNAL)
 
 
-def _copy(source, target) -> int:  # type: ignore[no-untyped-def]
+def _copy(source: BinaryIO, target: BinaryIO) -> int:
     size = 0
     while chunk := source.read(1 << 20):
         target.write(chunk)

@@ -171,10 +171,10 @@ class Driver:
             elif self.all_scheduled:
                 break
             else:
-                mini_batch = self._next_mini_batch()
-                if mini_batch is None:
+                listed = self._next_mini_batch()
+                if listed is None:
                     break
-                picked = 1
+                mini_batch, picked = listed, 1
             task_id = self.next_task_id
             self.next_task_id += 1
             self.inflight[task_id] = (mini_batch, picked)

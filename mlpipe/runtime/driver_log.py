@@ -10,7 +10,10 @@ MASTER_ROLE_FORMAT = "%(asctime)s|%(levelname)s|%(process)d|%(thread)d|%(message
 
 
 class _UtcFormatter(logging.Formatter):
-    converter = time.gmtime
+    """Times in UTC, as Azure writes them."""
+
+    def converter(self, timestamp: float | None) -> time.struct_time:
+        return time.gmtime(timestamp)
 
 
 def log_level(name: str | None) -> int:

@@ -572,7 +572,8 @@ class DaskBackend(Backend):
         return out
 
     def _finished(self, futures: list[Any], removed: set[str], out: list[BackendEvent]) -> None:
-        runs, controls = [], []
+        runs: list[tuple[Any, tuple[_Slot, str, int | None]]] = []
+        controls: list[tuple[Any, tuple[_Slot, str, int | None]]] = []
         for future in futures:
             entry = self._by_key.get(future.key)
             if entry is None or entry[0].address in removed:

@@ -303,7 +303,7 @@ class LocalBackend(Backend):
                     self._drain(slot, out)
                     if slot.process is not None and self._by_sentinel.get(ready) is slot:
                         self._died(slot, out)
-            else:
+            elif isinstance(ready, Connection):
                 slot = self._by_conn.get(ready)
                 if slot is not None:
                     self._drain(slot, out)
