@@ -9,8 +9,8 @@ import json
 import logging
 import shutil
 import threading
-from datetime import datetime, timezone
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,6 +45,7 @@ class ErrorLog:
         self.append = append  # a resumed step adds to the earlier run's tracebacks
         self.groups: dict[tuple[str, str], ErrorGroup] = {}
         self._files: dict[tuple[int, str], IO[str]] = {}
+        self._closing = ExitStack()  # owns the handles in _files
 
     def add_attempt(self, record: AttemptRecord) -> None:
         """Record a failed attempt (call only when ``counters.attempt_failed(record)``)."""
@@ -73,8 +75,7 @@ class ErrorLog:
         group.attempts += 1
 
     def close(self) -> None:
-        for handle in self._files.values():
-            handle.close()
+        self._closing.close()
         self._files.clear()
 
     def top(self, count: int = TOP_ERRORS) -> list[ErrorGroup]:
@@ -94,8 +95,10 @@ class ErrorLog:
         if handle is None:
             path = self.logs_dir / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._files[(worker.node, worker.process)] = open(path, "a" if self.append else "w",
-                                                                encoding="utf-8")
+            mode = "a" if self.append else "w"
+            # kept open across attempts; close() (through _closing) ends it
+            handle = self._closing.enter_context(open(path, mode, encoding="utf-8"))  # noqa: SIM115
+            self._files[(worker.node, worker.process)] = handle
         handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
         if traceback and traceback.strip() != message.strip():
             handle.write(traceback.rstrip() + "\n")

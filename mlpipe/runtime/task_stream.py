@@ -44,7 +44,7 @@ def read_bars(csv_path: Path) -> list[Bar]:
     starts = [datetime.fromisoformat(row["Process Start Time"]) for row in rows]
     origin = min(starts)
     bars = []
-    for row, start in zip(rows, starts):
+    for row, start in zip(rows, starts, strict=True):
         label = (f"{row['Mini-batch Id']} attempt {row['Picked Count']} on {row['Process']}: "
                  f"{row['Status']}, {row['Succeeded']}/{row['Total']} items, "
                  f"{float(row['Elapsed Seconds']):.3f} s")

@@ -8,6 +8,7 @@ then :meth:`WorkerRuntime.run_task` per task and :meth:`WorkerRuntime.stop`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -166,10 +167,8 @@ class RunProfiler:
         for part in (self.profiler if self.profiler is not None else self.collected,
                      self._earlier):
             if part is not None:
-                try:
+                with contextlib.suppress(TypeError):  # nothing profiled yet
                     stats.add(part)
-                except TypeError:  # nothing profiled yet
-                    pass
         if not stats.stats:  # type: ignore[attr-defined]
             return
         temporary = str(self.path) + ".tmp"
@@ -347,10 +346,8 @@ class WorkerRuntime:
         finally:
             _flush_std()
             if self.profiler is not None:
-                try:
+                with contextlib.suppress(OSError):
                     self.profiler.dump()
-                except OSError:
-                    pass
             if self.phases is not None:
                 self.phases.close()
 

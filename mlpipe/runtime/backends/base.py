@@ -29,7 +29,6 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from mlpipe.runtime.phases import TaskPhase
 from mlpipe.runtime.records import WorkerInfo
@@ -101,9 +100,10 @@ class WorkerStopped:
     shutdown_error: str | None = None
 
 
-BackendEvent = Union[
-    WorkerStarted, WorkerInitFailed, TaskDone, TaskLost, TasksReturned, WorkerLost, WorkerStopped
-]
+BackendEvent = (
+    WorkerStarted | WorkerInitFailed | TaskDone | TaskLost | TasksReturned | WorkerLost
+    | WorkerStopped
+)
 
 
 class BackendError(RuntimeError):

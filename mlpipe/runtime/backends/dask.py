@@ -32,6 +32,7 @@ shared by all hosts (as Azure mounts them).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -178,17 +179,13 @@ def _keep_dask_logs_on(fd: int) -> None:
 
 def _restore(saved_fds: tuple[int, int], saved_cwd: str) -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    for fd, saved in zip((1, 2), saved_fds):
+    for fd, saved in zip((1, 2), saved_fds, strict=True):
         os.dup2(saved, fd)
         os.close(saved)
-    try:
+    with contextlib.suppress(OSError):
         os.chdir(saved_cwd)
-    except OSError:
-        pass
 
 
 # -- driver side --------------------------------------------------------------------------
@@ -282,7 +279,7 @@ class DaskBackend(Backend):
             return
         claimed = [(address, meta) for address, meta in available if address in self._claims
                    or self._cluster is not None][:len(self._slots)]
-        for slot, (address, meta) in zip(self._slots, claimed):
+        for slot, (address, meta) in zip(self._slots, claimed, strict=False):  # maybe fewer
             self._assign(slot, address, meta)
             self._spawn(slot)
         self._spares = [address for address, _ in available if address not in self._by_address]
@@ -307,10 +304,8 @@ class DaskBackend(Backend):
         if address:
             self._client = Client(address, timeout=self.connect_timeout,
                                   set_as_default=False)
-            try:
+            with contextlib.suppress(TimeoutError):  # use the workers there are
                 self._client.wait_for_workers(wanted, timeout=self.wait_for_workers)
-            except TimeoutError:
-                pass  # use the workers there are
             self.logger.info("Dask: connected to the scheduler at %s; dashboard: %s", address,
                              _dashboard(self._client.dashboard_link))
         else:
@@ -358,10 +353,8 @@ class DaskBackend(Backend):
 
     def _release_claims(self) -> None:
         for lock in self._claims.values():
-            try:
+            with contextlib.suppress(Exception):  # its lease expires anyway
                 lock.release()
-            except Exception:  # noqa: BLE001 - its lease expires anyway
-                pass
         self._claims.clear()
 
     def _on_cluster_event(self, event: tuple[float, Any]) -> None:
@@ -437,10 +430,8 @@ class DaskBackend(Backend):
             if cluster is None:
                 self._clean_external_workers()
                 self._release_claims()
-            try:
+            with contextlib.suppress(Exception):
                 client.unsubscribe_topic("all")
-            except Exception:  # noqa: BLE001
-                pass
             client.close()
         if cluster is not None:
             cluster.close()
@@ -544,11 +535,9 @@ class DaskBackend(Backend):
                 slot.state = "failed"
         items: list[tuple[str, Any]] = []
         if not out:
-            try:
+            with contextlib.suppress(queue.Empty):
                 items.append(self._inbox.get_nowait() if timeout is not None and timeout <= 0
                              else self._inbox.get(timeout=timeout))
-            except queue.Empty:
-                pass
         while True:
             try:
                 items.append(self._inbox.get_nowait())
@@ -626,7 +615,7 @@ class DaskBackend(Backend):
         client = self._client
         try:
             values = client.sync(client._gather, futures, callback_timeout=GATHER_TIMEOUT_SECONDS)
-            return {future.key: value for future, value in zip(futures, values)}
+            return {future.key: value for future, value in zip(futures, values, strict=True)}
         except Exception:  # noqa: BLE001
             for future in futures:
                 if future.status == "finished":
@@ -777,10 +766,8 @@ def _settled(future: Any, results: dict[str, Any]) -> bool:
 
 
 def _release_future(future: Any) -> None:
-    try:
+    with contextlib.suppress(Exception):  # the client may be closing
         future.cancel()
-    except Exception:  # noqa: BLE001 - the client may be closing
-        pass
 
 
 def _system_failure(task: Task | None, task_id: int, future: Any) -> TaskResult:

@@ -21,6 +21,7 @@ each way and no per-task process work.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -101,10 +102,8 @@ def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
 
 
 def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
-    try:
+    with contextlib.suppress(OSError):
         conn.send(message)
-    except OSError:
-        pass
 
 
 def _handle(message: Any, queue: deque[Task]) -> bool:
@@ -145,24 +144,18 @@ class WorkerProcess:
     def kill(self) -> None:
         """SIGKILL: a run() stuck in C code or time.sleep cannot ignore it."""
         if self.popen.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 self.popen.kill()
-            except ProcessLookupError:
-                pass
         self._kill_group()
 
     def _kill_group(self) -> None:
         """SIGKILL processes run() started that outlived it (like a node torn down in Azure)."""
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def join(self, timeout: float | None = None) -> None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
         if self.popen.returncode is not None:
             self._kill_group()
         if self.sentinel is not None and self.popen.returncode is not None:
