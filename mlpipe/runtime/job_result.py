@@ -10,6 +10,7 @@ from typing import IO
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
+from mlpipe.runtime.error_keys import error_key
 from mlpipe.runtime.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
 from mlpipe.runtime.timeouts import progress_text
@@ -83,9 +84,10 @@ class ErrorLog:
 
     def _group(self, category: str, message: str, where: str, first: str) -> ErrorGroup:
         line = _first_line(message)
-        group = self.groups.get((category, line))
+        key = (category, error_key(line))  # the message itself stays whole in the error file
+        group = self.groups.get(key)
         if group is None:
-            group = self.groups[(category, line)] = ErrorGroup(category, line, where, first)
+            group = self.groups[key] = ErrorGroup(category, line, where, first)
         return group
 
     def _write(self, worker: WorkerInfo, header: str, category: str, message: str,
