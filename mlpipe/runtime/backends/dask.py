@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import queue
 import sys
@@ -48,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.runtime.backends.base import (
-    Backend,
     BackendError,
     BackendEvent,
     TaskDone,
@@ -59,7 +57,8 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
-from mlpipe.runtime.phases import PhaseWriter, TaskPhase, phase_file, read_phase
+from mlpipe.runtime.backends.queueing import QueueingBackend
+from mlpipe.runtime.phases import PhaseWriter, phase_file
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -73,9 +72,6 @@ GATHER_TIMEOUT_SECONDS = 5.0  # results are append_row text: small; a lost one m
 RESTART_TIMEOUT_SECONDS = 30.0
 KILL_GRACE_SECONDS = 0.5  # the Nanny asks the process to close, then SIGKILLs it after 80% of this
 CLEAN_GRACE_SECONDS = 3.0  # idle workers restarted after a step close well within this
-QUEUED_SECONDS = 0.1  # keep about this much work queued behind each running task
-MAX_DEPTH = 16
-SLOW_TASK_SECONDS = 0.5  # at or above this average, one task per worker at a time
 
 
 # -- worker side (runs inside a Dask worker process) --------------------------------------
@@ -216,7 +212,7 @@ class _Slot:
         self.generation = 0
 
 
-class DaskBackend(Backend):
+class DaskBackend(QueueingBackend[_Slot]):
     """mlpipe workers in the processes of a Dask cluster (see the module docstring).
 
     ``address``: a scheduler (``tcp://host:port``); default ``$MLPIPE_DASK_SCHEDULER``,
@@ -227,6 +223,8 @@ class DaskBackend(Backend):
     """
 
     name = "dask"
+    queued_seconds = 0.1
+    max_depth = 16
 
     def __init__(self, address: str | None = None, *,
                  connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
@@ -239,11 +237,10 @@ class DaskBackend(Backend):
         self.address = address
         self.connect_timeout = connect_timeout
         self.wait_for_workers = wait_for_workers
+        super().__init__()
         self._client: Any = None
         self._cluster: Any = None
-        self._config: WorkerConfig | None = None
         self._run_id = uuid.uuid4().hex[:8]
-        self._slots: list[_Slot] = []
         self._by_address: dict[str, _Slot] = {}
         self._by_key: dict[str, tuple[_Slot, str, int | None]] = {}  # future key -> (slot, kind, task id)
         self._spares: list[str] = []  # Dask workers no mlpipe worker uses
@@ -254,10 +251,7 @@ class DaskBackend(Backend):
         self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
         self._claims: dict[str, Any] = {}  # Dask worker address -> the Lock that holds it
         self._taken_elsewhere: set[str] = set()
-        self._stopping = False
         self._closed = False
-        self._average = 0.0
-        self._depth = 2
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
@@ -481,34 +475,11 @@ class DaskBackend(Backend):
         return None
 
     # -- tasks -------------------------------------------------------------------------
-    def free_slots(self) -> int:
-        if self._stopping:
-            return 0
-        depth = self._depth
-        return sum(max(0, depth - len(slot.queue)) for slot in self._slots if slot.state == "ready")
-
     def submit(self, tasks: Sequence[Task]) -> None:
-        ready = [slot for slot in self._slots if slot.state == "ready"]
-        if not ready:
-            raise RuntimeError("no worker is ready to take tasks")
-        now = time.monotonic()
-        for task in tasks:
-            slot = min(ready, key=lambda s: len(s.queue))
-            if not slot.queue:
-                slot.since = now
-            slot.queue.append(task.task_id)
+        for slot, task in self._queue(tasks):
             slot.tasks[task.task_id] = task
             slot.futures[task.task_id] = self._submit(run_task, slot, "run", task.task_id,
                                                       slot.key, task)
-
-    def running(self) -> list[tuple[int, WorkerInfo, float]]:
-        return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
-                if slot.queue and slot.state in ("ready", "stopping")]
-
-    def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
-        assert self._config is not None
-        return read_phase(phase_file(self._config.working_root, worker.node_name, worker.process),
-                          task_id)
 
     def kill(self, worker: WorkerInfo) -> None:
         slot = self._slot(worker)
@@ -622,14 +593,6 @@ class DaskBackend(Backend):
                     self._inbox.put(("done", future))
             return {}
 
-    def _record_time(self, seconds: float) -> None:
-        self._average = 0.9 * self._average + 0.1 * seconds if self._average else seconds
-        if self._average >= SLOW_TASK_SECONDS:
-            self._depth = 1
-        else:
-            self._depth = 1 + min(MAX_DEPTH - 1,
-                                  max(1, math.ceil(QUEUED_SECONDS / max(self._average, 1e-6))))
-
     def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
         if isinstance(value, tuple) and value and value[0] == "ready":
             slot.info = replace(slot.info, pid=value[1])
@@ -742,11 +705,6 @@ class DaskBackend(Backend):
             self._completed.discard(future.key)
             _release_future(future)
 
-    def _slot(self, worker: WorkerInfo) -> _Slot:
-        for slot in self._slots:
-            if slot.info.node == worker.node and slot.info.process == worker.process:
-                return slot
-        raise KeyError(f"no worker {worker.node_name}/{worker.process}")
 
 
 def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | None:
