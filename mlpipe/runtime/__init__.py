@@ -117,7 +117,8 @@ def output_dir(step: ParallelStep) -> str:
 
 
 def _row_format(step: ParallelStep) -> RowFormat | None:
-    """How append_row writes rows (``None``: summary-only); reads parallel_run_step.settings.json."""
+    """How append_row writes rows (``None``: summary-only), from
+    parallel_run_step.settings.json."""
     if not step.append_row_to:
         return None
     settings_path = Path(step.snapshot_dir) / SETTINGS_FILE
@@ -169,7 +170,8 @@ def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[
     return observers
 
 
-def _finish(observers: Sequence[StepObserver], summary: StepSummary, logger: logging.Logger) -> None:
+def _finish(observers: Sequence[StepObserver], summary: StepSummary,
+            logger: logging.Logger) -> None:
     for observer in observers:
         try:
             observer.step_finished(summary)

@@ -78,7 +78,8 @@ class PartStore:
         return entry
 
     def write(self, target: Path, order: list[str]) -> int:
-        """Concatenate the parts of the mini-batch ids ``order`` into ``target``; return rows' bytes."""
+        """Concatenate the parts of the mini-batch ids ``order`` into ``target``; return the
+        rows' bytes."""
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(target.name + ".mlpipe-tmp")
         size = 0

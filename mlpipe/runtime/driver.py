@@ -61,7 +61,8 @@ class Driver:
     def __init__(self, step: ParallelStep, backend: Backend, workers: Sequence[WorkerInfo],
                  config: WorkerConfig, mini_batches: Iterable[MiniBatch], store: PartStore, *,
                  observers: Sequence[StepObserver] = (), cancel: threading.Event | None = None,
-                 logger: logging.Logger | None = None, data_errors: tuple[type[BaseException], ...] = ()):
+                 logger: logging.Logger | None = None,
+                 data_errors: tuple[type[BaseException], ...] = ()):
         self.step = step
         self.backend = backend
         self.workers = list(workers)
@@ -100,7 +101,8 @@ class Driver:
 
     # -- main loop ---------------------------------------------------------------------
     def run(self) -> StepSummary:
-        """Run every mini-batch (or until a threshold, an error or cancel); never raises for user code."""
+        """Run every mini-batch (or until a threshold, an error or cancel); never raises for
+        user code."""
         summary = self.summary
         summary.started_at = _now()
         self.log.info("Starting %d workers (%d nodes x %d processes) on the %s backend.",
@@ -126,8 +128,9 @@ class Driver:
         while True:
             if not self._first_ready and not self.stopping \
                     and time.monotonic() - began > first_task_limit:
-                self._stop("Failed", f"No worker finished init() within --first_task_creation_timeout"
-                                     f" = {first_task_limit:g} seconds, so no mini-batch could start.")
+                self._stop("Failed", "No worker finished init() within "
+                                     f"--first_task_creation_timeout = {first_task_limit:g} "
+                                     "seconds, so no mini-batch could start.")
             if not self.stopping and self.cancel is not None and self.cancel.is_set():
                 self._stop("Canceled", "The job was canceled.")
             if not self.stopping:

@@ -1,4 +1,5 @@
-"""The driver log ``logs/sys/master_role.txt`` in Azure's ``time|LEVEL|pid|thread|message`` format."""
+"""The driver log ``logs/sys/master_role.txt``, in Azure's ``time|LEVEL|pid|thread|message``
+format."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ class _UtcFormatter(logging.Formatter):
 
 
 def log_level(name: str | None) -> int:
-    """``logging_level`` of a step ("DEBUG", "info", ...) as a :mod:`logging` level; INFO if unknown."""
+    """``logging_level`` of a step ("DEBUG", "info", ...) as a :mod:`logging` level; INFO if
+    unknown."""
     level = logging.getLevelName((name or "INFO").strip().upper())
     return level if isinstance(level, int) else logging.INFO
 

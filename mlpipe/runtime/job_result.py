@@ -1,4 +1,5 @@
-"""``logs/job_result.txt``, ``logs/user/error.txt`` and the tracebacks under ``logs/user/error/``."""
+"""``logs/job_result.txt``, ``logs/user/error.txt`` and the tracebacks under
+``logs/user/error/``."""
 
 from __future__ import annotations
 
@@ -168,7 +169,8 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
         f"{'total' if counters.listing_done else 'listed (the listing stopped before its end)'}, "
         f"{summary.mini_batches_succeeded} succeeded, "
         f"{summary.mini_batches_failed} failed, "
-        f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} not processed",
+        f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} "
+        "not processed",
         f"Attempts: {counters.attempts} ({counters.retries} retried, {counters.timeouts} timed out)"
         + (" in this run" if summary.mini_batches_reused else ""),
         f"Items: {summary.items_total} total, {summary.items_succeeded} succeeded, "
@@ -188,9 +190,9 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
     ]
     if summary.mini_batches_reused:
         lines.insert(lines.index(next(x for x in lines if x.startswith("Attempts:"))),
-                     f"Resumed: {summary.mini_batches_reused} mini-batch(es) reused from an earlier "
-                     f"run (counted as succeeded above; their attempts are the earlier rows of "
-                     f"sys/job_report/processed_mini-batches.csv)")
+                     f"Resumed: {summary.mini_batches_reused} mini-batch(es) reused from an "
+                     "earlier run (counted as succeeded above; their attempts are the earlier "
+                     "rows of sys/job_report/processed_mini-batches.csv)")
     if summary.breach is not None:
         lines.append(f"Threshold exceeded: {breach_text(summary.breach)}")
     if summary.append_row_file:
@@ -204,7 +206,8 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
     elif summary.top_errors:
         lines.append("Top errors:")
         for message, count, where in summary.top_errors[:TOP_ERRORS]:
-            lines.append(f"  {count} x {_first_line(message)}" + (f"; see {where}" if where else ""))
+            see = f"; see {where}" if where else ""
+            lines.append(f"  {count} x {_first_line(message)}{see}")
     else:
         lines.append("Errors: none")
     if summary.reason and len(summary.reason.strip().splitlines()) > 1:

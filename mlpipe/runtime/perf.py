@@ -121,7 +121,8 @@ class ResourceMonitor:
             self._node_writers.append(self._open(folder / "node_resource_usage.csv", NODE_COLUMNS))
             self._process_writers[node] = self._open(
                 folder / "processes_resource_usage.csv", PROCESS_COLUMNS)
-        self._thread = threading.Thread(target=self._run, name="mlpipe-resource-monitor", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="mlpipe-resource-monitor",
+                                        daemon=True)
         self._thread.start()
 
     def stop(self) -> None:

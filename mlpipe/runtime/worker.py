@@ -81,7 +81,8 @@ class MiniBatchContext:
 
     __slots__ = ("partition_key_value", "minibatch_index", "mini_batch_id")
 
-    def __init__(self, partition_key_value: dict[str, Any], minibatch_index: int, mini_batch_id: str):
+    def __init__(self, partition_key_value: dict[str, Any], minibatch_index: int,
+                 mini_batch_id: str):
         self.partition_key_value = partition_key_value
         self.minibatch_index = minibatch_index
         self.mini_batch_id = mini_batch_id
@@ -316,7 +317,8 @@ class WorkerRuntime:
             message = category = None
             if failed:
                 category = "ReturnValue"
-                message = FEWER_RESULTS_MESSAGE.format(returned=returned, items=total, failed=failed)
+                message = FEWER_RESULTS_MESSAGE.format(returned=returned, items=total,
+                                                       failed=failed)
             return TaskResult(
                 task.task_id, "Failed" if failed else "Succeeded", total, succeeded, failed,
                 start_wall, time.perf_counter() - start, time.process_time() - cpu, run_seconds,

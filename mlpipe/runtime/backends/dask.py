@@ -115,7 +115,8 @@ _HOSTED: dict[str, _Hosted] = {}
 
 
 def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo) -> tuple[Any, ...]:
-    """Build the WorkerRuntime and run init(); ``("ready", pid)`` or ``("init_failed", message, traceback)``."""
+    """Build the WorkerRuntime and run init(); ``("ready", pid)`` or
+    ``("init_failed", message, traceback)``."""
     saved_fds = (os.dup(1), os.dup(2))
     saved_cwd = os.getcwd()
     _keep_dask_logs_on(saved_fds[1])
@@ -147,7 +148,8 @@ def run_task(key: str, task: Task) -> TaskResult | None:
 
 
 def stop_worker(key: str) -> str | None:
-    """Call shutdown() and give the process its stdout/stderr back; shutdown()'s traceback or None."""
+    """Call shutdown() and give the process its stdout/stderr back; shutdown()'s traceback or
+    None."""
     hosted = _HOSTED.pop(key, None)
     if hosted is None:
         return None
@@ -242,7 +244,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._cluster: Any = None
         self._run_id = uuid.uuid4().hex[:8]
         self._by_address: dict[str, _Slot] = {}
-        self._by_key: dict[str, tuple[_Slot, str, int | None]] = {}  # future key -> (slot, kind, task id)
+        # future key -> (slot, kind, task id)
+        self._by_key: dict[str, tuple[_Slot, str, int | None]] = {}
         self._spares: list[str] = []  # Dask workers no mlpipe worker uses
         self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._completed: set[str] = set()  # keys whose task ended (callback thread adds)
@@ -279,8 +282,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._spares = [address for address, _ in available if address not in self._by_address]
         missing = self._slots[len(claimed):]
         if missing:
-            message = (f"the Dask cluster has {len(claimed)} free worker process(es) and each mlpipe "
-                       f"worker needs its own ({len(self._slots)} wanted: instance_count x "
+            message = (f"the Dask cluster has {len(claimed)} free worker process(es) and each "
+                       f"mlpipe worker needs its own ({len(self._slots)} wanted: instance_count x "
                        f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
             self.logger.warning("%s; %d mlpipe worker(s) will not start.", message, len(missing))
             for slot in missing:
@@ -376,7 +379,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         future = self._submit(start_worker, slot, "init", None, slot.key, self._config, slot.info)
         slot.control = future
 
-    def _submit(self, function: Any, slot: _Slot, kind: str, task_id: int | None, *args: Any) -> Any:
+    def _submit(self, function: Any, slot: _Slot, kind: str, task_id: int | None,
+                *args: Any) -> Any:
         suffix = f"{task_id:09d}" if task_id is not None else \
             f"{slot.info.node_name}-{slot.info.process}"
         key = f"mlpipe-{kind}-{self._run_id}-{slot.generation}-{suffix}"
@@ -483,7 +487,8 @@ class DaskBackend(QueueingBackend[_Slot]):
 
     def kill(self, worker: WorkerInfo) -> None:
         slot = self._slot(worker)
-        if slot.address is None or slot.killed or slot.state not in ("starting", "ready", "stopping"):
+        if slot.address is None or slot.killed \
+                or slot.state not in ("starting", "ready", "stopping"):
             return
         slot.killed = True
         thread = threading.Thread(target=self._kill, args=(slot, slot.address, slot.nanny),
@@ -636,7 +641,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         slot.address = None
         if was == "starting":
             slot.state = "failed"
-            out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
+            out.append(WorkerInitFailed(slot.info, reason,
+                                        f"{reason} before its init() finished\n"))
             return
         if lost is not None:
             out.append(TaskLost(slot.info, lost, reason, since))
@@ -746,7 +752,8 @@ def _future_error(future: Any) -> str:
 
 
 def _lost_reason(slot: _Slot, address: str) -> str:
-    who = f"worker {slot.info.node_name}/{slot.info.process} (pid {slot.info.pid}, Dask worker {address})"
+    who = (f"worker {slot.info.node_name}/{slot.info.process} (pid {slot.info.pid}, "
+           f"Dask worker {address})")
     if slot.killed:
         return f"{who} was stopped by mlpipe"
     return f"{who} died or left the Dask cluster"

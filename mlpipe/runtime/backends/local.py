@@ -331,7 +331,8 @@ class LocalBackend(QueueingBackend[_Slot]):
         self._forget(slot)
         if was == "starting":
             slot.state = "failed"
-            out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
+            out.append(WorkerInitFailed(slot.info, reason,
+                                        f"{reason} before its init() finished\n"))
             return
         if slot.queue:
             out.append(TaskLost(slot.info, slot.queue[0], reason, slot.since))
