@@ -280,13 +280,22 @@ def _store_for(args: argparse.Namespace) -> tuple[JobStore | None, int]:
     return store, 0
 
 
-def show_job(args: argparse.Namespace) -> int:
+def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]] | int:
+    """The store and the record of job ``args.name``, else the exit code (the error is said)."""
     store, code = _store_for(args)
     if store is None:
         return code
     record = _load(store, args.name)
     if record is None:
         return 1
+    return store, record
+
+
+def show_job(args: argparse.Namespace) -> int:
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    _, record = found
     if args.output == "json":
         print(json.dumps(record, indent=2, default=str))
     else:
@@ -315,12 +324,10 @@ def list_jobs(args: argparse.Namespace) -> int:
 
 def stream_job(args: argparse.Namespace) -> int:
     """Print each change of the job's record until the job ends; exit 0 if it completed."""
-    store, code = _store_for(args)
-    if store is None:
-        return code
-    record = _load(store, args.name)
-    if record is None:
-        return 1
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    store, record = found
     previous: dict[str, Any] | None = None
     while True:
         for line in progress_lines(previous, record):
@@ -340,11 +347,10 @@ def stream_job(args: argparse.Namespace) -> int:
 
 def cancel_job(args: argparse.Namespace) -> int:
     """Ask a job to stop; by default wait until it has stopped. 0 when it ends canceled."""
-    store, code = _store_for(args)
-    if store is None:
-        return code
-    if _load(store, args.name) is None:
-        return 1
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    store, _ = found
     record = store.request_cancel(args.name)
     if record["status"] in TERMINAL:
         print(f"job {args.name} is {record['status']}")
