@@ -41,7 +41,7 @@ def create_files(root: Path, count: int, layout: str) -> None:
     for f in range(folders):
         folder = root if layout == "flat" else root / f"d{f:04d}"
         folder.mkdir(exist_ok=True)
-        for i in range(min(per_folder, count - made)):
+        for _ in range(min(per_folder, count - made)):
             fd = os.open(folder / f"f{made:07d}.dat", os.O_CREAT | os.O_WRONLY, 0o644)
             os.close(fd)
             made += 1

@@ -56,10 +56,10 @@ def main() -> None:
     for name in ("file-batch", "tabular-scoring", "many-models", "command-parallel-command"):
         folder = REPO / "samples" / name
         script = str(folder / "pipeline.py")
-        sdk = best_ms(lambda: compile_job(runpy.run_path(script)["pipeline_job"],
-                                          runs_dir=runs, job_name="b"))
-        yaml = best_ms(lambda: compile_pipeline(folder / "pipeline.yml", runs_dir=runs,
-                                                job_name="b"))
+        sdk = best_ms(lambda script=script: compile_job(runpy.run_path(script)["pipeline_job"],
+                                                        runs_dir=runs, job_name="b"))
+        yaml = best_ms(lambda folder=folder: compile_pipeline(folder / "pipeline.yml",
+                                                              runs_dir=runs, job_name="b"))
         print(f"{name + ' (build + compile)':34} {sdk:8.1f} {yaml:8.1f} {sdk / yaml:6.2f}")
     job = wide_job(60)
     dumped = runs / "wide.yml"

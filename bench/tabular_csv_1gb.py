@@ -70,7 +70,7 @@ def generate(folder: Path, size_mb: int) -> Path:
             lines = "\n".join(
                 f"{i},{a},{b},{c},{d},{w},{k}"
                 for i, a, b, c, d, w, k in zip(ids.tolist(), *cols.tolist(), labels.tolist(),
-                                                counts.tolist())) + "\n"
+                                                counts.tolist(), strict=True)) + "\n"
             handle.write(lines)
             written += len(lines)
             row += n

@@ -26,28 +26,35 @@ from mlpipe.schema import load_pipeline  # noqa: E402
 
 
 def generate(root: Path, steps: int) -> Path:
-    """A pipeline of ``steps`` steps: parallel and command steps alternating, each reading the one before."""
+    """A pipeline of ``steps`` steps: parallel and command steps alternating, each reading
+    the one before."""
     (root / "src").mkdir()
-    (root / "src" / "score.py").write_text("def init():\n    pass\n\ndef run(batch):\n    return batch\n")
+    (root / "src" / "score.py").write_text(
+        "def init():\n    pass\n\ndef run(batch):\n    return batch\n")
     (root / "src" / "prep.py").write_text("print('prep')\n")
     (root / "data").mkdir()
     (root / "data" / "a.txt").write_text("a\n")
-    lines = ["$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json", "type: pipeline",
-             "name: bench", "settings:", "  default_compute: azureml:cpu-cluster", "inputs:",
+    lines = ["$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json",
+             "type: pipeline", "name: bench", "settings:",
+             "  default_compute: azureml:cpu-cluster", "inputs:",
              "  data:", "    type: uri_folder", "    path: ./data", "  threshold: 5", "jobs:"]
     for i in range(steps):
-        source = "${{parent.inputs.data}}" if i == 0 else f"${{{{parent.jobs.step{i - 1}.outputs.out}}}}"
+        source = ("${{parent.inputs.data}}" if i == 0
+                  else f"${{{{parent.jobs.step{i - 1}.outputs.out}}}}")
         if i % 2 == 0:
-            lines += [f"  step{i}:", "    type: parallel", "    inputs:", "      data:", "        type: uri_folder",
-                      f"        path: {source}", "      label: x", "    outputs:", "      out:",
+            lines += [f"  step{i}:", "    type: parallel", "    inputs:", "      data:",
+                      "        type: uri_folder", f"        path: {source}", "      label: x",
+                      "    outputs:", "      out:",
                       "        type: uri_folder", "      rows:", "        type: uri_file",
                       "    input_data: ${{inputs.data}}", '    mini_batch_size: "10"',
                       "    mini_batch_error_threshold: ${{parent.inputs.threshold}}",
-                      "    resources:", "      instance_count: 2", "    max_concurrency_per_instance: 2",
+                      "    resources:", "      instance_count: 2",
+                      "    max_concurrency_per_instance: 2",
                       "    retry_settings:", "      max_retries: 2", "      timeout: 60",
-                      "    logging_level: INFO", "    environment_variables:", "      FOO: bar", "    task:",
-                      "      type: run_function", "      code: ./src", "      entry_script: score.py",
-                      "      program_arguments: >-", "        --label ${{inputs.label}} --out ${{outputs.out}}",
+                      "    logging_level: INFO", "    environment_variables:", "      FOO: bar",
+                      "    task:", "      type: run_function", "      code: ./src",
+                      "      entry_script: score.py", "      program_arguments: >-",
+                      "        --label ${{inputs.label}} --out ${{outputs.out}}",
                       "        --error_threshold 10 --allowed_failed_percent 20",
                       "      append_row_to: ${{outputs.rows}}"]
         else:
@@ -83,16 +90,17 @@ def main() -> int:
         stages = {
             "ruamel round-trip load (baseline)": baseline,
             "schema layer (load_pipeline)": median_time(lambda: load_pipeline(path), args.repeat),
-            "full validation (compile_pipeline)": median_time(lambda: check_pipeline(path, runs_dir=runs),
-                                                               args.repeat),
+            "full validation (compile_pipeline)": median_time(
+                lambda: check_pipeline(path, runs_dir=runs), args.repeat),
         }
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "mlpipe", "job", "validate", "--file", str(path)],
-                              cwd=REPO, capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "mlpipe", "job", "validate", "--file",
+                               str(path)], cwd=REPO, capture_output=True, text=True)
         stages["CLI end to end (one run, with interpreter start)"] = time.perf_counter() - start
         assert proc.returncode == 0, proc.stdout + proc.stderr
     size = path.stat().st_size if path.exists() else 0
-    print(f"{args.steps}-step pipeline, median of {args.repeat} runs{f', {size} bytes' if size else ''}")
+    shown_size = f", {size} bytes" if size else ""
+    print(f"{args.steps}-step pipeline, median of {args.repeat} runs{shown_size}")
     print(f"{'stage':52} {'seconds':>9} {'x baseline':>11}")
     for name, seconds in stages.items():
         print(f"{name:52} {seconds:9.3f} {seconds / baseline:11.1f}")

@@ -1,4 +1,5 @@
-"""``mlpipe.v1``: the v1 ``ParallelRunConfig`` / ``ParallelRunStep`` / ``Pipeline`` API, run locally.
+"""``mlpipe.v1``: the v1 ``ParallelRunConfig`` / ``ParallelRunStep`` / ``Pipeline`` API, run
+locally.
 
     from mlpipe.v1 import ParallelRunConfig, ParallelRunStep, Pipeline
 """

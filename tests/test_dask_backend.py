@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
@@ -10,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-try:  # pytest's hypothesis plugin imports (and so ast-parses) hypothesis at session end, when
-    # Dask's threads may parse too: CPython 3.11's AST recursion counter is shared by threads
-    # (python/cpython#106905) and the session then dies with a SystemError. Import it now.
+# pytest's hypothesis plugin imports (and so ast-parses) hypothesis at session end, when
+# Dask's threads may parse too: CPython 3.11's AST recursion counter is shared by threads
+# (python/cpython#106905) and the session then dies with a SystemError. Import it now.
+with contextlib.suppress(ImportError):
     import hypothesis  # noqa: F401
-except ImportError:
-    pass
 
 from mlpipe.frozen import freeze
 from mlpipe.plan import PlanInput

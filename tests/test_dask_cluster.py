@@ -4,6 +4,7 @@ sharing no process tree with the driver. Timeouts, dying workers, init() failure
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,12 +16,11 @@ from pathlib import Path
 
 import pytest
 
-try:  # pytest's hypothesis plugin imports (and so ast-parses) hypothesis at session end, when
-    # Dask's threads may parse too: CPython 3.11's AST recursion counter is shared by threads
-    # (python/cpython#106905) and the session then dies with a SystemError. Import it now.
+# pytest's hypothesis plugin imports (and so ast-parses) hypothesis at session end, when
+# Dask's threads may parse too: CPython 3.11's AST recursion counter is shared by threads
+# (python/cpython#106905) and the session then dies with a SystemError. Import it now.
+with contextlib.suppress(ImportError):
     import hypothesis  # noqa: F401
-except ImportError:
-    pass
 
 from mlpipe.frozen import freeze
 from mlpipe.plan import PrsOptions

@@ -16,6 +16,7 @@ import pytest
 from .conftest import REPO, run_cli
 from .jobs_helpers import create
 
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text))

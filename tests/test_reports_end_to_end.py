@@ -4,8 +4,8 @@ killing its worker, printing) and its logs tree."""
 from __future__ import annotations
 
 import csv
-import json
 import io
+import json
 import re
 import threading
 from pathlib import Path

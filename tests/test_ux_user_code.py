@@ -3,6 +3,7 @@ own frames and message, never mlpipe's internals; an empty input succeeds with a
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -164,3 +165,28 @@ def test_tolerated_failures_are_summarised(tmp_path: Path, entry: str, script: s
                      "error thresholds):")
     assert lines[at + 1] == f"  {error}"
     assert lines[at + 2].startswith("  details: ") and lines[at + 2].endswith("/p/logs/user/error.txt")
+
+
+def test_errors_naming_object_addresses_count_as_one(tmp_path: Path) -> None:
+    # run() returns a generator: each message names a new address ("at 0x7f..."), yet it is
+    # one error; the error files keep every message as it was.
+    script = ("KEEP = []\n\ndef run(mini_batch):\n    KEEP.append((x for x in mini_batch))\n"
+              "    return KEEP[-1]\n")
+    source = project(tmp_path, "gen.py", script, files=4)
+    source.write_text(source.read_text().replace("    max_concurrency_per_instance: 1\n",
+                                                 "    max_concurrency_per_instance: 1\n"
+                                                 "    error_threshold: -1\n"
+                                                 "    mini_batch_error_threshold: -1\n"))
+    proc = create(tmp_path, source)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    at = lines.index("step p: completed, but 4 item(s) in 2 mini-batch(es) failed (within its "
+                     "error thresholds):")
+    assert re.fullmatch(r"  2 x .*'<generator object run\.<locals>\.<genexpr> at 0x[0-9a-f]+>' "
+                        r"is generator\.", lines[at + 1]), lines[at + 1]
+    assert lines[at + 2].startswith("  details: ")
+    error_txt = Path(lines[at + 2].removeprefix("  details: "))
+    summary = error_txt.read_text(encoding="utf-8")
+    assert summary.startswith("2 failure(s) in 1 distinct error(s).\n"), summary
+    tracebacks = (error_txt.parent / "error" / "0" / "process000.txt").read_text(encoding="utf-8")
+    assert len(set(re.findall(r"<genexpr> at (0x[0-9a-f]+)>", tracebacks))) == 2, tracebacks

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 
 from mlpipe import __version__
 
-# Modules that add commands; each defines ``register(groups: dict[str, argparse._SubParsersAction])``.
+# Modules that add commands; each defines
+# ``register(groups: dict[str, argparse._SubParsersAction])``.
 COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.schema_cmd",
     "mlpipe.cli.validate",

@@ -48,15 +48,17 @@ def step_detail(step: dict[str, Any]) -> str:
     progress = step.get("progress") or {}
     if step.get("kind") == "parallel" and (summary or progress):
         if summary:
-            done, total = summary.get("mini_batches_succeeded", 0), summary.get("mini_batches_total", 0)
+            done = summary.get("mini_batches_succeeded", 0)
+            total = summary.get("mini_batches_total", 0)
             ok, bad = summary.get("items_succeeded", 0), summary.get("items_failed", 0)
             text = f"{done}/{total} mini-batches ok, {ok} items ok, {bad} failed"
             if total == 0 and step.get("status") == "completed":
                 text = "no mini-batches: the input is empty"
         else:
-            text = (f"{progress.get('mini_batches_done', 0)}/{progress.get('mini_batches_known', 0)}"
-                    f" mini-batches, {progress.get('items_succeeded', 0)} items ok,"
-                    f" {progress.get('items_failed', 0)} failed")
+            text = (f"{progress.get('mini_batches_done', 0)}/"
+                    f"{progress.get('mini_batches_known', 0)} mini-batches, "
+                    f"{progress.get('items_succeeded', 0)} items ok, "
+                    f"{progress.get('items_failed', 0)} failed")
         return text
     if step.get("exit_code") is not None:
         return f"exit code {step['exit_code']}"

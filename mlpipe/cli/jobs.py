@@ -34,8 +34,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     create = job.add_parser("create", help="run a pipeline job here",
                             description="Validate, compile and run a pipeline YAML locally.",
-                            epilog="exit codes: 0 the job completed; 1 invalid, failed, canceled or "
-                                   "refused; 2 usage error")
+                            epilog="exit codes: 0 the job completed; 1 invalid, failed, "
+                                   "canceled or refused; 2 usage error")
     create.add_argument("--file", "-f", required=True, help="the pipeline YAML")
     create.add_argument("--name", "-n", help="job name (default: <display_name, experiment_name or "
                         "file/folder name>_<time>_<hex>); naming an unfinished job resumes it")
@@ -75,7 +75,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def _runs_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs-dir", help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
+    parser.add_argument("--runs-dir",
+                        help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
 
 
 def _seconds(text: str) -> float:
@@ -100,7 +101,8 @@ def _err(message: str) -> None:
 
 
 def create_job(args: argparse.Namespace) -> int:
-    """``mlpipe job create``: 0 when the job completed, 1 when it failed, was canceled or invalid."""
+    """``mlpipe job create``: 0 when the job completed; 1 when it failed, was canceled or is
+    invalid."""
     source = Path(args.file)
     if not source.is_file():
         what = ("is a folder, not a YAML file" if source.is_dir()
@@ -213,17 +215,19 @@ def _not_a_pipeline(doc: YamlDocument) -> Diagnostic | None:
     if not isinstance(doc.data, dict):
         return None  # unreadable or not a mapping: the compiler reports it
     kind = file_kind(doc.data)
-    where = doc.positions.locate_value(("type",)) if "type" in doc.data else Location(doc.source, 1, 1)
+    where = (doc.positions.locate_value(("type",)) if "type" in doc.data
+             else Location(doc.source, 1, 1))
     if kind == "component":
         what = doc.data.get("type")
         return Diagnostic(
-            f"this is a {what} component, not a pipeline job", location=where, code="not-a-pipeline",
+            f"this is a {what} component, not a pipeline job", location=where,
+            code="not-a-pipeline",
             hint="to run it, name it in a pipeline step as 'component: ./file.yml'; "
                  "to check it: mlpipe component validate FILE")
     if kind == "job":
         return Diagnostic(
-            f"this is a standalone {doc.data.get('type') or 'Azure ML'} job: mlpipe runs pipeline jobs "
-            "(type: pipeline)", location=where, code="not-a-pipeline")
+            f"this is a standalone {doc.data.get('type') or 'Azure ML'} job: mlpipe runs "
+            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline")
     if kind == "unknown" and "jobs" not in doc.data:
         return Diagnostic(
             "not an Azure ML pipeline job: expected 'type: pipeline' and a 'jobs' mapping",
@@ -276,13 +280,22 @@ def _store_for(args: argparse.Namespace) -> tuple[JobStore | None, int]:
     return store, 0
 
 
-def show_job(args: argparse.Namespace) -> int:
+def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]] | int:
+    """The store and the record of job ``args.name``, else the exit code (the error is said)."""
     store, code = _store_for(args)
     if store is None:
         return code
     record = _load(store, args.name)
     if record is None:
         return 1
+    return store, record
+
+
+def show_job(args: argparse.Namespace) -> int:
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    _, record = found
     if args.output == "json":
         print(json.dumps(record, indent=2, default=str))
     else:
@@ -311,12 +324,10 @@ def list_jobs(args: argparse.Namespace) -> int:
 
 def stream_job(args: argparse.Namespace) -> int:
     """Print each change of the job's record until the job ends; exit 0 if it completed."""
-    store, code = _store_for(args)
-    if store is None:
-        return code
-    record = _load(store, args.name)
-    if record is None:
-        return 1
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    store, record = found
     previous: dict[str, Any] | None = None
     while True:
         for line in progress_lines(previous, record):
@@ -336,11 +347,10 @@ def stream_job(args: argparse.Namespace) -> int:
 
 def cancel_job(args: argparse.Namespace) -> int:
     """Ask a job to stop; by default wait until it has stopped. 0 when it ends canceled."""
-    store, code = _store_for(args)
-    if store is None:
-        return code
-    if _load(store, args.name) is None:
-        return 1
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    store, _ = found
     record = store.request_cancel(args.name)
     if record["status"] in TERMINAL:
         print(f"job {args.name} is {record['status']}")

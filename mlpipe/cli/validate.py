@@ -57,15 +57,19 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     """Add ``job validate`` and ``component validate``."""
     job = groups["job"].add_parser(
         "validate", help="validate pipeline job YAML files offline",
-        description="Validate pipeline job YAML files (component files are validated as components).",
+        description="Validate pipeline job YAML files (component files are validated as "
+                    "components).",
         epilog="exit codes: 0 all valid; 1 a problem was found; 2 usage error")
     _common_arguments(job)
-    job.add_argument("--show-plan", action="store_true", help="print the execution plan of each valid pipeline")
+    job.add_argument("--show-plan", action="store_true",
+                     help="print the execution plan of each valid pipeline")
     job.add_argument("--no-path-checks", action="store_true",
-                     help="do not require local data paths to exist (code, entry scripts and component "
-                          "files are still checked)")
-    job.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY.PATH=VALUE",
-                     help="override a value before validating, e.g. jobs.score.mini_batch_size=5 (repeatable)")
+                     help="do not require local data paths to exist (code, entry scripts and "
+                          "component files are still checked)")
+    job.add_argument("--set", dest="overrides", action="append", default=[],
+                     metavar="KEY.PATH=VALUE",
+                     help="override a value before validating, e.g. "
+                          "jobs.score.mini_batch_size=5 (repeatable)")
     job.set_defaults(handler=run_job_validate)
     comp = groups["component"].add_parser(
         "validate", help="validate parallel and command component YAML files offline",
@@ -79,9 +83,11 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="FILE", help="YAML files to validate")
     parser.add_argument("--file", "-f", dest="files", action="append", default=[], metavar="FILE",
                         help="a YAML file to validate (repeatable)")
-    parser.add_argument("--output", "-o", choices=("text", "json"), default="text", help="output format")
+    parser.add_argument("--output", "-o", choices=("text", "json"), default="text",
+                        help="output format")
     parser.add_argument("--skip-unknown", action="store_true",
-                        help="skip YAML files that are not Azure ML jobs or components (for pre-commit)")
+                        help="skip YAML files that are not Azure ML jobs or components "
+                             "(for pre-commit)")
 
 
 def run_job_validate(args: argparse.Namespace) -> int:
@@ -161,8 +167,9 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
                 else "not an Azure ML job or component")
         if args.skip_unknown:
             return FileReport(shown, "skipped", summary=f"skipped: {what}")
-        message = ("a standalone Azure ML job: mlpipe validates pipeline jobs and components" if kind == "job"
-                   else "not an Azure ML pipeline job or component: no Azure ML 'type' or '$schema'")
+        message = ("a standalone Azure ML job: mlpipe validates pipeline jobs and components"
+                   if kind == "job" else
+                   "not an Azure ML pipeline job or component: no Azure ML 'type' or '$schema'")
         problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
                              hint="pass --skip-unknown to skip such files")
         return FileReport(shown, kind, _relative([problem]))
@@ -225,7 +232,8 @@ def _print_text(reports: list[FileReport]) -> None:
         bad = [r for r in checked if not r.valid]
         skipped = len(reports) - len(checked)
         tail = f", {skipped} skipped" if skipped else ""
-        print(f"{_plural(len(checked), 'file')} checked: {len(checked) - len(bad)} valid, {len(bad)} invalid"
+        print(f"{_plural(len(checked), 'file')} checked: {len(checked) - len(bad)} valid, "
+              f"{len(bad)} invalid"
               f"{tail} ({_plural(sum(r.errors for r in reports), 'error')}, "
               f"{_plural(sum(r.warnings for r in reports), 'warning')})")
 
@@ -234,7 +242,8 @@ def _json(reports: list[FileReport]) -> dict[str, Any]:
     return {
         "valid": all(r.valid for r in reports),
         "files": [
-            {"file": r.file, "kind": r.kind, "valid": r.valid, "errors": r.errors, "warnings": r.warnings,
+            {"file": r.file, "kind": r.kind, "valid": r.valid, "errors": r.errors,
+             "warnings": r.warnings,
              "diagnostics": [d.to_dict() for d in r.diagnostics],
              **({"plan": r.plan} if r.plan is not None else {})}
             for r in reports

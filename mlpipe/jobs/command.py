@@ -15,6 +15,7 @@ The exit code decides the status. Cancelling kills the command's whole process g
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -159,19 +160,15 @@ def _wait(proc: subprocess.Popen[bytes], cancel: threading.Event) -> bool:
 def kill_process_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGTERM the command's process group, then SIGKILL what is left after a grace period."""
     _signal_group(proc.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=KILL_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        pass
     _signal_group(proc.pid, signal.SIGKILL)
     proc.wait()
 
 
 def _signal_group(pgid: int, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _tail(path: Path) -> str:

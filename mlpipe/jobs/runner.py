@@ -181,7 +181,8 @@ def _cancel_on_sigint(cancel: threading.Event) -> Any:
     return signal.signal(signal.SIGINT, lambda _sig, _frame: cancel.set())
 
 
-def _new_record(plan: ExecutionPlan, backend: str, previous: dict[str, Any] | None) -> dict[str, Any]:
+def _new_record(plan: ExecutionPlan, backend: str,
+                previous: dict[str, Any] | None) -> dict[str, Any]:
     try:
         source_yaml = Path(plan.source).read_text(encoding="utf-8")
     except OSError:
@@ -244,7 +245,8 @@ def dependencies(step: Step) -> set[str]:
     return deps
 
 
-def _watch_cancel(store: JobStore, name: str, cancel: threading.Event, stop: threading.Event) -> None:
+def _watch_cancel(store: JobStore, name: str, cancel: threading.Event,
+                  stop: threading.Event) -> None:
     while not stop.wait(CANCEL_POLL_SECONDS):
         if not cancel.is_set() and store.cancel_requested(name):
             cancel.set()
@@ -304,7 +306,8 @@ class _Scheduler:
                 blocked = [d for d in sorted(deps) if self.status.get(d) in BLOCKING]
                 if blocked and not self.cancel.is_set():
                     self._set(step, "skipped",
-                              error=f"not started: upstream step {blocked[0]} {self.status[blocked[0]]}")
+                              error=f"not started: upstream step {blocked[0]} "
+                                    f"{self.status[blocked[0]]}")
                     progressed = True
                     continue
                 if stop_new or any(self.status.get(d, "completed") != "completed" for d in deps):

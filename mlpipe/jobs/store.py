@@ -78,7 +78,8 @@ def job_name_base(source: str | os.PathLike[str], display_name: Any = None,
     path = Path(source)
     folder = path.resolve().parent.name
     generic = path.stem.lower() in GENERIC_STEMS
-    candidates = [display_name, experiment_name, folder if generic else path.stem, folder, path.stem]
+    candidates = [display_name, experiment_name, folder if generic else path.stem, folder,
+                  path.stem]
     for candidate in candidates:
         slug = slugify(candidate) if isinstance(candidate, str) else ""
         if slug:

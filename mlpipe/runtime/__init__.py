@@ -9,8 +9,8 @@ import json
 import logging
 import shutil
 import threading
-from datetime import datetime, timezone
 from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -52,14 +52,13 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         shutil.rmtree(Path(step.logs_dir) / "sys" / "profile", ignore_errors=True)
 
     all_observers = [*_report_observers(step, progress, resume), *observers]
-    logger = next((o.logger for o in all_observers if isinstance(getattr(o, "logger", None),
-                                                                   logging.Logger)),
-                  logging.getLogger("mlpipe.runtime"))
+    logger = _driver_logger(all_observers)
     data_errors = _data_errors()
+    setup_errors: tuple[type[BaseException], ...] = (ValueError, *data_errors)
     try:
         row_format = _row_format(step)
         listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
-    except (ValueError, *data_errors) as error:
+    except setup_errors as error:
         now = datetime.now(timezone.utc)
         summary = StepSummary(status="Failed", reason=str(error), started_at=now, ended_at=now)
         logger.error("%s", error)
@@ -118,7 +117,8 @@ def output_dir(step: ParallelStep) -> str:
 
 
 def _row_format(step: ParallelStep) -> RowFormat | None:
-    """How append_row writes rows (``None``: summary-only); reads parallel_run_step.settings.json."""
+    """How append_row writes rows (``None``: summary-only), from
+    parallel_run_step.settings.json."""
     if not step.append_row_to:
         return None
     settings_path = Path(step.snapshot_dir) / SETTINGS_FILE
@@ -137,17 +137,25 @@ def _row_format(step: ParallelStep) -> RowFormat | None:
     return RowFormat(header=step.prs.append_row_dataframe_header, to_csv=to_csv)
 
 
-def _iter_mini_batches(step: ParallelStep) -> Iterable[MiniBatch]:
-    from mlpipe import data  # noqa: PLC0415
+def _driver_logger(observers: Iterable[StepObserver]) -> logging.Logger:
+    """The first observer's ``logger`` (the reports' master_role log), else ``mlpipe.runtime``."""
+    for observer in observers:
+        logger = getattr(observer, "logger", None)
+        if isinstance(logger, logging.Logger):
+            return logger
+    return logging.getLogger("mlpipe.runtime")
 
-    return data.iter_mini_batches(step)  # type: ignore[attr-defined]
+
+def _iter_mini_batches(step: ParallelStep) -> Iterable[MiniBatch]:
+    from mlpipe.data import iter_mini_batches  # noqa: PLC0415
+
+    return iter_mini_batches(step)
 
 
 def _data_errors() -> tuple[type[BaseException], ...]:
-    from mlpipe import data  # noqa: PLC0415
+    from mlpipe.data import DataError  # noqa: PLC0415
 
-    error = getattr(data, "DataError", None)
-    return (error,) if isinstance(error, type) else ()
+    return (DataError,)
 
 
 def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[StepObserver]:
@@ -162,7 +170,8 @@ def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[
     return observers
 
 
-def _finish(observers: Sequence[StepObserver], summary: StepSummary, logger: logging.Logger) -> None:
+def _finish(observers: Sequence[StepObserver], summary: StepSummary,
+            logger: logging.Logger) -> None:
     for observer in observers:
         try:
             observer.step_finished(summary)

@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 APPEND_ROW_FILE = "parallel_run_step.txt"
 JOURNAL = "finished.jsonl"
@@ -77,7 +78,8 @@ class PartStore:
         return entry
 
     def write(self, target: Path, order: list[str]) -> int:
-        """Concatenate the parts of the mini-batch ids ``order`` into ``target``; return rows' bytes."""
+        """Concatenate the parts of the mini-batch ids ``order`` into ``target``; return the
+        rows' bytes."""
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(target.name + ".mlpipe-tmp")
         size = 0
@@ -123,7 +125,7 @@ class PartStore:
         os.replace(temporary, self.root / JOURNAL)
 
 
-def _copy(source, target) -> int:  # type: ignore[no-untyped-def]
+def _copy(source: BinaryIO, target: BinaryIO) -> int:
     size = 0
     while chunk := source.read(1 << 20):
         target.write(chunk)

@@ -34,6 +34,7 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
+from mlpipe.runtime.error_keys import error_key
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
@@ -60,7 +61,8 @@ class Driver:
     def __init__(self, step: ParallelStep, backend: Backend, workers: Sequence[WorkerInfo],
                  config: WorkerConfig, mini_batches: Iterable[MiniBatch], store: PartStore, *,
                  observers: Sequence[StepObserver] = (), cancel: threading.Event | None = None,
-                 logger: logging.Logger | None = None, data_errors: tuple[type[BaseException], ...] = ()):
+                 logger: logging.Logger | None = None,
+                 data_errors: tuple[type[BaseException], ...] = ()):
         self.step = step
         self.backend = backend
         self.workers = list(workers)
@@ -89,8 +91,8 @@ class Driver:
         self.all_scheduled = False
         self.stopping = False
         self.init_failures: list[WorkerInitFailed] = []
-        self.errors: Counter[str] = Counter()
-        self.error_where: dict[str, str] = {}
+        self.errors: Counter[str] = Counter()  # error_key(first line) -> failed attempts
+        self.error_first: dict[str, tuple[str, str]] = {}  # key -> (first line, its error file)
         self.summary = StepSummary(status="Completed")
         self._last_notice = 0.0
         self._starting = len(self.workers)  # workers whose first start has not ended yet
@@ -99,7 +101,8 @@ class Driver:
 
     # -- main loop ---------------------------------------------------------------------
     def run(self) -> StepSummary:
-        """Run every mini-batch (or until a threshold, an error or cancel); never raises for user code."""
+        """Run every mini-batch (or until a threshold, an error or cancel); never raises for
+        user code."""
         summary = self.summary
         summary.started_at = _now()
         self.log.info("Starting %d workers (%d nodes x %d processes) on the %s backend.",
@@ -115,8 +118,7 @@ class Driver:
             self.backend.close()
         summary.ended_at = _now()
         summary.mini_batches_total = len(self.order)
-        summary.top_errors = [(message, count, self.error_where.get(message, ""))
-                              for message, count in self.errors.most_common(10)]
+        summary.top_errors = self._top_errors(10)
         return summary
 
     def _loop(self) -> None:
@@ -126,8 +128,9 @@ class Driver:
         while True:
             if not self._first_ready and not self.stopping \
                     and time.monotonic() - began > first_task_limit:
-                self._stop("Failed", f"No worker finished init() within --first_task_creation_timeout"
-                                     f" = {first_task_limit:g} seconds, so no mini-batch could start.")
+                self._stop("Failed", "No worker finished init() within "
+                                     f"--first_task_creation_timeout = {first_task_limit:g} "
+                                     "seconds, so no mini-batch could start.")
             if not self.stopping and self.cancel is not None and self.cancel.is_set():
                 self._stop("Canceled", "The job was canceled.")
             if not self.stopping:
@@ -171,10 +174,10 @@ class Driver:
             elif self.all_scheduled:
                 break
             else:
-                mini_batch = self._next_mini_batch()
-                if mini_batch is None:
+                listed = self._next_mini_batch()
+                if listed is None:
                     break
-                picked = 1
+                mini_batch, picked = listed, 1
             task_id = self.next_task_id
             self.next_task_id += 1
             self.inflight[task_id] = (mini_batch, picked)
@@ -317,12 +320,21 @@ class Driver:
                           result.rows)
         self._count_finished(result.total, result.succeeded, result.failed, failed=failed_attempt)
         if failed_attempt and result.error_message:
-            key = result.error_message.splitlines()[0][:300]
-            self.errors[key] += 1
-            self.error_where.setdefault(
-                key, f"logs/user/error/{worker.node_name}/{worker.process}.txt")
+            self._count_error(result.error_message.splitlines()[0][:300],
+                              f"logs/user/error/{worker.node_name}/{worker.process}.txt")
         if failed_attempt and not self.stopping:
             self._check_thresholds()
+
+    def _count_error(self, message: str, where: str, count: int = 1) -> None:
+        """Count ``message`` under its :func:`error_key` (the first such message is shown)."""
+        key = error_key(message)
+        self.errors[key] += count
+        self.error_first.setdefault(key, (message, where))
+
+    def _top_errors(self, count: int) -> list[tuple[str, int, str]]:
+        """``(message, failures, error file)`` of the ``count`` most frequent errors."""
+        return [(self.error_first[key][0], failures, self.error_first[key][1])
+                for key, failures in self.errors.most_common(count)]
 
     def _count_finished(self, total: int, succeeded: int, failed_items: int, *,
                         failed: bool) -> None:
@@ -403,7 +415,7 @@ class Driver:
             what = ("No worker could start" if first.message.startswith(LOAD_FAILED)
                     else "The entry script's init() failed and no worker could start")
             reason = f"{what}: {first.message}\n{first.traceback.rstrip()}".rstrip()
-            self.errors[f"init() failed: {first.message}"] += len(self.init_failures)
+            self._count_error(f"init() failed: {first.message}", "", len(self.init_failures))
         else:
             reason = "No worker process is left to run the remaining mini-batches."
         self.summary.status = "Failed"

@@ -1,4 +1,5 @@
-"""The driver log ``logs/sys/master_role.txt`` in Azure's ``time|LEVEL|pid|thread|message`` format."""
+"""The driver log ``logs/sys/master_role.txt``, in Azure's ``time|LEVEL|pid|thread|message``
+format."""
 
 from __future__ import annotations
 
@@ -10,11 +11,15 @@ MASTER_ROLE_FORMAT = "%(asctime)s|%(levelname)s|%(process)d|%(thread)d|%(message
 
 
 class _UtcFormatter(logging.Formatter):
-    converter = time.gmtime
+    """Times in UTC, as Azure writes them."""
+
+    def converter(self, timestamp: float | None) -> time.struct_time:
+        return time.gmtime(timestamp)
 
 
 def log_level(name: str | None) -> int:
-    """``logging_level`` of a step ("DEBUG", "info", ...) as a :mod:`logging` level; INFO if unknown."""
+    """``logging_level`` of a step ("DEBUG", "info", ...) as a :mod:`logging` level; INFO if
+    unknown."""
     level = logging.getLevelName((name or "INFO").strip().upper())
     return level if isinstance(level, int) else logging.INFO
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -76,8 +77,11 @@ class ProcessedMiniBatchesCsv:
         keep = append and _has_header(path, PROCESSED_COLUMNS)
         if append and not keep and path.is_file() and path.stat().st_size:
             path.replace(path.with_name(path.stem + ".previous.csv"))
-        self._file: IO[str] | None = open(path, "a" if keep else "w", newline="",
-                                          encoding="utf-8", buffering=1 << 16)
+        self._closing = ExitStack()  # owns _file
+        # The file lives as long as the report; close() (through _closing) ends it.
+        self._file: IO[str] | None = self._closing.enter_context(
+            open(path, "a" if keep else "w", newline="", encoding="utf-8",  # noqa: SIM115
+                 buffering=1 << 16))
         self._writer = csv.writer(self._file)
         if not keep:
             self._writer.writerow(PROCESSED_COLUMNS)
@@ -109,9 +113,8 @@ class ProcessedMiniBatchesCsv:
             self._next_flush = now + FLUSH_EVERY_SECONDS
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._closing.close()
+        self._file = None
 
 
 def _has_header(path: Path, columns: tuple[str, ...]) -> bool:

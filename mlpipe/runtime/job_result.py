@@ -1,7 +1,9 @@
-"""``logs/job_result.txt``, ``logs/user/error.txt`` and the tracebacks under ``logs/user/error/``."""
+"""``logs/job_result.txt``, ``logs/user/error.txt`` and the tracebacks under
+``logs/user/error/``."""
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -9,6 +11,7 @@ from typing import IO
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
+from mlpipe.runtime.error_keys import error_key
 from mlpipe.runtime.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
 from mlpipe.runtime.timeouts import progress_text
@@ -44,6 +47,7 @@ class ErrorLog:
         self.append = append  # a resumed step adds to the earlier run's tracebacks
         self.groups: dict[tuple[str, str], ErrorGroup] = {}
         self._files: dict[tuple[int, str], IO[str]] = {}
+        self._closing = ExitStack()  # owns the handles in _files
 
     def add_attempt(self, record: AttemptRecord) -> None:
         """Record a failed attempt (call only when ``counters.attempt_failed(record)``)."""
@@ -73,8 +77,7 @@ class ErrorLog:
         group.attempts += 1
 
     def close(self) -> None:
-        for handle in self._files.values():
-            handle.close()
+        self._closing.close()
         self._files.clear()
 
     def top(self, count: int = TOP_ERRORS) -> list[ErrorGroup]:
@@ -82,9 +85,10 @@ class ErrorLog:
 
     def _group(self, category: str, message: str, where: str, first: str) -> ErrorGroup:
         line = _first_line(message)
-        group = self.groups.get((category, line))
+        key = (category, error_key(line))  # the message itself stays whole in the error file
+        group = self.groups.get(key)
         if group is None:
-            group = self.groups[(category, line)] = ErrorGroup(category, line, where, first)
+            group = self.groups[key] = ErrorGroup(category, line, where, first)
         return group
 
     def _write(self, worker: WorkerInfo, header: str, category: str, message: str,
@@ -94,8 +98,10 @@ class ErrorLog:
         if handle is None:
             path = self.logs_dir / relative
             path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self._files[(worker.node, worker.process)] = open(path, "a" if self.append else "w",
-                                                                encoding="utf-8")
+            mode = "a" if self.append else "w"
+            # kept open across attempts; close() (through _closing) ends it
+            handle = self._closing.enter_context(open(path, mode, encoding="utf-8"))  # noqa: SIM115
+            self._files[(worker.node, worker.process)] = handle
         handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
         if traceback and traceback.strip() != message.strip():
             handle.write(traceback.rstrip() + "\n")
@@ -163,7 +169,8 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
         f"{'total' if counters.listing_done else 'listed (the listing stopped before its end)'}, "
         f"{summary.mini_batches_succeeded} succeeded, "
         f"{summary.mini_batches_failed} failed, "
-        f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} not processed",
+        f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} "
+        "not processed",
         f"Attempts: {counters.attempts} ({counters.retries} retried, {counters.timeouts} timed out)"
         + (" in this run" if summary.mini_batches_reused else ""),
         f"Items: {summary.items_total} total, {summary.items_succeeded} succeeded, "
@@ -183,9 +190,9 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
     ]
     if summary.mini_batches_reused:
         lines.insert(lines.index(next(x for x in lines if x.startswith("Attempts:"))),
-                     f"Resumed: {summary.mini_batches_reused} mini-batch(es) reused from an earlier "
-                     f"run (counted as succeeded above; their attempts are the earlier rows of "
-                     f"sys/job_report/processed_mini-batches.csv)")
+                     f"Resumed: {summary.mini_batches_reused} mini-batch(es) reused from an "
+                     "earlier run (counted as succeeded above; their attempts are the earlier "
+                     "rows of sys/job_report/processed_mini-batches.csv)")
     if summary.breach is not None:
         lines.append(f"Threshold exceeded: {breach_text(summary.breach)}")
     if summary.append_row_file:
@@ -199,7 +206,8 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
     elif summary.top_errors:
         lines.append("Top errors:")
         for message, count, where in summary.top_errors[:TOP_ERRORS]:
-            lines.append(f"  {count} x {_first_line(message)}" + (f"; see {where}" if where else ""))
+            see = f"; see {where}" if where else ""
+            lines.append(f"  {count} x {_first_line(message)}{see}")
     else:
         lines.append("Errors: none")
     if summary.reason and len(summary.reason.strip().splitlines()) > 1:

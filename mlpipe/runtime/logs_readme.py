@@ -1,4 +1,5 @@
-"""``logs/readme.txt``: describes the files a step actually wrote (docs/logs.md has the same text)."""
+"""``logs/readme.txt``: describes the files a step actually wrote (docs/logs.md has the same
+text)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("user/error/*/*.txt",
      "Full tracebacks of the failed attempts (and failed worker starts) of one worker process, "
      "in the order they happened."),
-    ("user/stdout/*/*.stdout.txt", "What the entry script printed to stdout in that worker process."),
+    ("user/stdout/*/*.stdout.txt",
+     "What the entry script printed to stdout in that worker process."),
     ("user/stderr/*/*.stderr.txt", "What the entry script wrote to stderr in that worker process."),
     ("user/entry_script_log/*/*.log.txt",
      "The entry script's own log (EntryScript().logger) in that worker process."),

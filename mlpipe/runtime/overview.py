@@ -1,4 +1,5 @@
-"""``logs/job_progress_overview.<yyyymmddhh>.txt``: a readable progress page, rewritten while running.
+"""``logs/job_progress_overview.<yyyymmddhh>.txt``: a readable progress page, rewritten while
+running.
 
 The file is named after the current UTC hour, so a long step leaves one file
 per hour, each with the last state written during that hour. Rewrites are
@@ -22,7 +23,8 @@ def overview_name(moment: datetime) -> str:
 
 
 class ProgressOverview:
-    """Writes the overview page at most once per ``min_interval`` seconds (forced writes excepted)."""
+    """Writes the overview page at most once per ``min_interval`` seconds (forced writes
+    excepted)."""
 
     def __init__(self, logs_dir: Path, step_name: str, workers: int,
                  min_interval: float = MIN_REWRITE_SECONDS) -> None:
@@ -66,7 +68,8 @@ class ProgressOverview:
               if counters.reused else []),
             f"Mini-batches processed: {counters.processed} "
             f"(succeeded {counters.succeeded}, failed {counters.failed}); remaining: {remaining}",
-            f"Attempts: {counters.attempts} (retried {counters.retries}, timed out {counters.timeouts})",
+            f"Attempts: {counters.attempts} (retried {counters.retries}, "
+            f"timed out {counters.timeouts})",
             f"Items processed: {counters.items_total} "
             f"(succeeded {counters.items_succeeded}, failed {counters.items_failed})",
             f"Rate: {counters.rate():.2f} mini-batches/s, {counters.items_rate():.2f} items/s",

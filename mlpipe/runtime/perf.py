@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import threading
+from contextlib import ExitStack
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -73,6 +74,7 @@ class ResourceMonitor:
         self._workers: dict[int, WorkerInfo] = {}  # pid -> worker; replaced, never mutated
         self._processes: dict[int, psutil.Process] = {}
         self._files: list[IO[str]] = []
+        self._closing = ExitStack()  # owns the handles in _files
         self._node_writers: list[Any] = []
         self._process_writers: dict[int, Any] = {}
         self._stop = threading.Event()
@@ -119,7 +121,8 @@ class ResourceMonitor:
             self._node_writers.append(self._open(folder / "node_resource_usage.csv", NODE_COLUMNS))
             self._process_writers[node] = self._open(
                 folder / "processes_resource_usage.csv", PROCESS_COLUMNS)
-        self._thread = threading.Thread(target=self._run, name="mlpipe-resource-monitor", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="mlpipe-resource-monitor",
+                                        daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -130,12 +133,13 @@ class ResourceMonitor:
         self._thread.join()
         self._thread = None
         self.sample()
-        for handle in self._files:
-            handle.close()
+        self._closing.close()
         self._files.clear()
 
     def _open(self, path: Path, header: tuple[str, ...]) -> Any:
-        handle = open(path, "w", newline="", encoding="utf-8")
+        # written by every sample until stop(), which closes it through _closing
+        handle = self._closing.enter_context(
+            open(path, "w", newline="", encoding="utf-8"))  # noqa: SIM115
         self._files.append(handle)
         writer = csv.writer(handle)
         writer.writerow(header)

@@ -27,7 +27,8 @@ RESULT = 2  # run() has returned (or raised): the worker is handing the result b
 
 
 class TaskPhase(NamedTuple):
-    """Where a running task is: ``stage`` "load", "run" or "result", with the durations known so far."""
+    """Where a running task is: ``stage`` "load", "run" or "result", with the durations known
+    so far."""
 
     stage: str
     load_seconds: float = 0.0  # known once run() has started

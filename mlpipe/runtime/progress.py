@@ -6,7 +6,7 @@ import sys
 import threading
 import time
 from datetime import datetime
-from typing import TextIO
+from typing import TextIO, TypedDict
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
@@ -19,6 +19,15 @@ from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
 PLAIN_INTERVAL_SECONDS = 5.0
 DISTINCT_ERRORS_SHOWN = 5
 LIVE_UPDATE_SECONDS = 0.1
+
+
+class _Fields(TypedDict):
+    """The progress bar's text fields (``{task.fields[...]}``)."""
+
+    done: str
+    failed: str
+    items_rate: str
+    eta: str
 
 
 class ProgressDisplay:
@@ -175,7 +184,7 @@ class ProgressDisplay:
                               completed=self.counters.processed + self.counters.reused,
                               **self._fields())
 
-    def _fields(self) -> dict[str, str]:
+    def _fields(self) -> _Fields:
         c = self.counters
         return {
             "done": f"{c.processed + c.reused}/{c.total if c.total is not None else '?'}",

@@ -48,7 +48,8 @@ class AttemptRecord:
     process_seconds: float
     run_method_seconds: float
     status: AttemptStatus
-    error_category: str | None = None  # "UserError", "ReturnValue", "Timeout", "ProcessDied", "DataError"
+    # "UserError", "ReturnValue", "Timeout", "ProcessDied", "DataError"
+    error_category: str | None = None
     error_message: str | None = None
     traceback: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)

@@ -189,7 +189,8 @@ def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
                 else f"mini_batch_size {step.mini_batch_size or 'default'}")
     return (f"Step {step.name}: {nodes} node(s) x {max(workers // max(nodes, 1), 1)} process(es); "
             f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
-            f"{step.retry.timeout} s; mini_batch_error_threshold {step.mini_batch_error_threshold}; "
+            f"{step.retry.timeout} s; "
+            f"mini_batch_error_threshold {step.mini_batch_error_threshold}; "
             f"error_threshold {step.error_threshold}; allowed_failed_percent "
             f"{step.prs.allowed_failed_percent}; task_overhead_timeout "
             f"{step.prs.task_overhead_timeout} s; progress_update_timeout {progress_text(step)}; "

@@ -44,7 +44,7 @@ def read_bars(csv_path: Path) -> list[Bar]:
     starts = [datetime.fromisoformat(row["Process Start Time"]) for row in rows]
     origin = min(starts)
     bars = []
-    for row, start in zip(rows, starts):
+    for row, start in zip(rows, starts, strict=True):
         label = (f"{row['Mini-batch Id']} attempt {row['Picked Count']} on {row['Process']}: "
                  f"{row['Status']}, {row['Succeeded']}/{row['Total']} items, "
                  f"{float(row['Elapsed Seconds']):.3f} s")
@@ -112,7 +112,8 @@ def write_task_stream(logs_dir: str | Path, out: str | Path | None = None) -> Pa
     logs = Path(logs_dir)
     csv_path = logs / "sys" / "job_report" / "processed_mini-batches.csv"
     if not csv_path.is_file():
-        raise FileNotFoundError(f"no job report at {csv_path}: is {logs} a parallel step's logs folder?")
+        raise FileNotFoundError(f"no job report at {csv_path}: "
+                                f"is {logs} a parallel step's logs folder?")
     target = Path(out) if out is not None else logs / "sys" / "task_stream.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     title = f"Task stream of {logs.parent.name}"

@@ -13,7 +13,8 @@ from mlpipe.data.minibatch import MiniBatch
 
 
 class Task(NamedTuple):
-    """Attempt number ``picked_count`` (1-based) at ``mini_batch``; ``task_id`` is unique per step run."""
+    """Attempt number ``picked_count`` (1-based) at ``mini_batch``; ``task_id`` is unique per
+    step run."""
 
     task_id: int
     mini_batch: MiniBatch

@@ -8,6 +8,7 @@ then :meth:`WorkerRuntime.run_task` per task and :meth:`WorkerRuntime.stop`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import inspect
@@ -80,7 +81,8 @@ class MiniBatchContext:
 
     __slots__ = ("partition_key_value", "minibatch_index", "mini_batch_id")
 
-    def __init__(self, partition_key_value: dict[str, Any], minibatch_index: int, mini_batch_id: str):
+    def __init__(self, partition_key_value: dict[str, Any], minibatch_index: int,
+                 mini_batch_id: str):
         self.partition_key_value = partition_key_value
         self.minibatch_index = minibatch_index
         self.mini_batch_id = mini_batch_id
@@ -166,10 +168,8 @@ class RunProfiler:
         for part in (self.profiler if self.profiler is not None else self.collected,
                      self._earlier):
             if part is not None:
-                try:
+                with contextlib.suppress(TypeError):  # nothing profiled yet
                     stats.add(part)
-                except TypeError:  # nothing profiled yet
-                    pass
         if not stats.stats:  # type: ignore[attr-defined]
             return
         temporary = str(self.path) + ".tmp"
@@ -317,7 +317,8 @@ class WorkerRuntime:
             message = category = None
             if failed:
                 category = "ReturnValue"
-                message = FEWER_RESULTS_MESSAGE.format(returned=returned, items=total, failed=failed)
+                message = FEWER_RESULTS_MESSAGE.format(returned=returned, items=total,
+                                                       failed=failed)
             return TaskResult(
                 task.task_id, "Failed" if failed else "Succeeded", total, succeeded, failed,
                 start_wall, time.perf_counter() - start, time.process_time() - cpu, run_seconds,
@@ -347,10 +348,8 @@ class WorkerRuntime:
         finally:
             _flush_std()
             if self.profiler is not None:
-                try:
+                with contextlib.suppress(OSError):
                     self.profiler.dump()
-                except OSError:
-                    pass
             if self.phases is not None:
                 self.phases.close()
 

@@ -29,7 +29,6 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Union
 
 from mlpipe.runtime.phases import TaskPhase
 from mlpipe.runtime.records import WorkerInfo
@@ -86,7 +85,8 @@ class TasksReturned:
 
 @dataclass(frozen=True)
 class WorkerLost:
-    """``worker`` died (``killed``: by :meth:`Backend.kill`); the backend replaces it unless stopping."""
+    """``worker`` died (``killed``: by :meth:`Backend.kill`); the backend replaces it unless
+    stopping."""
 
     worker: WorkerInfo
     message: str
@@ -101,9 +101,10 @@ class WorkerStopped:
     shutdown_error: str | None = None
 
 
-BackendEvent = Union[
-    WorkerStarted, WorkerInitFailed, TaskDone, TaskLost, TasksReturned, WorkerLost, WorkerStopped
-]
+BackendEvent = (
+    WorkerStarted | WorkerInitFailed | TaskDone | TaskLost | TasksReturned | WorkerLost
+    | WorkerStopped
+)
 
 
 class BackendError(RuntimeError):
@@ -138,7 +139,8 @@ class Backend(ABC):
 
     @abstractmethod
     def running(self) -> list[tuple[int, WorkerInfo, float]]:
-        """``(task_id, worker, since)`` for each task being run now (``since``: time.monotonic())."""
+        """``(task_id, worker, since)`` of each task being run now (``since``:
+        time.monotonic())."""
 
     def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
         """Where the running ``task_id`` is (loading, in run(), handing back its result).
@@ -155,7 +157,8 @@ class Backend(ABC):
 
     @abstractmethod
     def stop(self) -> None:
-        """Stop taking tasks: workers finish their current run(), return the rest, call shutdown()."""
+        """Stop taking tasks: workers finish their current run(), return the rest and call
+        shutdown()."""
 
     @abstractmethod
     def active_workers(self) -> int:

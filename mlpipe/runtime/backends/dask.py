@@ -32,8 +32,8 @@ shared by all hosts (as Azure mounts them).
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import math
 import os
 import queue
 import sys
@@ -47,7 +47,6 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.runtime.backends.base import (
-    Backend,
     BackendError,
     BackendEvent,
     TaskDone,
@@ -58,7 +57,8 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
-from mlpipe.runtime.phases import PhaseWriter, TaskPhase, phase_file, read_phase
+from mlpipe.runtime.backends.queueing import QueueingBackend
+from mlpipe.runtime.phases import PhaseWriter, phase_file
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -72,9 +72,6 @@ GATHER_TIMEOUT_SECONDS = 5.0  # results are append_row text: small; a lost one m
 RESTART_TIMEOUT_SECONDS = 30.0
 KILL_GRACE_SECONDS = 0.5  # the Nanny asks the process to close, then SIGKILLs it after 80% of this
 CLEAN_GRACE_SECONDS = 3.0  # idle workers restarted after a step close well within this
-QUEUED_SECONDS = 0.1  # keep about this much work queued behind each running task
-MAX_DEPTH = 16
-SLOW_TASK_SECONDS = 0.5  # at or above this average, one task per worker at a time
 
 
 # -- worker side (runs inside a Dask worker process) --------------------------------------
@@ -118,7 +115,8 @@ _HOSTED: dict[str, _Hosted] = {}
 
 
 def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo) -> tuple[Any, ...]:
-    """Build the WorkerRuntime and run init(); ``("ready", pid)`` or ``("init_failed", message, traceback)``."""
+    """Build the WorkerRuntime and run init(); ``("ready", pid)`` or
+    ``("init_failed", message, traceback)``."""
     saved_fds = (os.dup(1), os.dup(2))
     saved_cwd = os.getcwd()
     _keep_dask_logs_on(saved_fds[1])
@@ -150,7 +148,8 @@ def run_task(key: str, task: Task) -> TaskResult | None:
 
 
 def stop_worker(key: str) -> str | None:
-    """Call shutdown() and give the process its stdout/stderr back; shutdown()'s traceback or None."""
+    """Call shutdown() and give the process its stdout/stderr back; shutdown()'s traceback or
+    None."""
     hosted = _HOSTED.pop(key, None)
     if hosted is None:
         return None
@@ -178,17 +177,13 @@ def _keep_dask_logs_on(fd: int) -> None:
 
 def _restore(saved_fds: tuple[int, int], saved_cwd: str) -> None:
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
-    for fd, saved in zip((1, 2), saved_fds):
+    for fd, saved in zip((1, 2), saved_fds, strict=True):
         os.dup2(saved, fd)
         os.close(saved)
-    try:
+    with contextlib.suppress(OSError):
         os.chdir(saved_cwd)
-    except OSError:
-        pass
 
 
 # -- driver side --------------------------------------------------------------------------
@@ -219,7 +214,7 @@ class _Slot:
         self.generation = 0
 
 
-class DaskBackend(Backend):
+class DaskBackend(QueueingBackend[_Slot]):
     """mlpipe workers in the processes of a Dask cluster (see the module docstring).
 
     ``address``: a scheduler (``tcp://host:port``); default ``$MLPIPE_DASK_SCHEDULER``,
@@ -230,6 +225,8 @@ class DaskBackend(Backend):
     """
 
     name = "dask"
+    queued_seconds = 0.1
+    max_depth = 16
 
     def __init__(self, address: str | None = None, *,
                  connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
@@ -242,13 +239,13 @@ class DaskBackend(Backend):
         self.address = address
         self.connect_timeout = connect_timeout
         self.wait_for_workers = wait_for_workers
+        super().__init__()
         self._client: Any = None
         self._cluster: Any = None
-        self._config: WorkerConfig | None = None
         self._run_id = uuid.uuid4().hex[:8]
-        self._slots: list[_Slot] = []
         self._by_address: dict[str, _Slot] = {}
-        self._by_key: dict[str, tuple[_Slot, str, int | None]] = {}  # future key -> (slot, kind, task id)
+        # future key -> (slot, kind, task id)
+        self._by_key: dict[str, tuple[_Slot, str, int | None]] = {}
         self._spares: list[str] = []  # Dask workers no mlpipe worker uses
         self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._completed: set[str] = set()  # keys whose task ended (callback thread adds)
@@ -257,10 +254,7 @@ class DaskBackend(Backend):
         self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
         self._claims: dict[str, Any] = {}  # Dask worker address -> the Lock that holds it
         self._taken_elsewhere: set[str] = set()
-        self._stopping = False
         self._closed = False
-        self._average = 0.0
-        self._depth = 2
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
@@ -282,14 +276,14 @@ class DaskBackend(Backend):
             return
         claimed = [(address, meta) for address, meta in available if address in self._claims
                    or self._cluster is not None][:len(self._slots)]
-        for slot, (address, meta) in zip(self._slots, claimed):
+        for slot, (address, meta) in zip(self._slots, claimed, strict=False):  # maybe fewer
             self._assign(slot, address, meta)
             self._spawn(slot)
         self._spares = [address for address, _ in available if address not in self._by_address]
         missing = self._slots[len(claimed):]
         if missing:
-            message = (f"the Dask cluster has {len(claimed)} free worker process(es) and each mlpipe "
-                       f"worker needs its own ({len(self._slots)} wanted: instance_count x "
+            message = (f"the Dask cluster has {len(claimed)} free worker process(es) and each "
+                       f"mlpipe worker needs its own ({len(self._slots)} wanted: instance_count x "
                        f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
             self.logger.warning("%s; %d mlpipe worker(s) will not start.", message, len(missing))
             for slot in missing:
@@ -307,10 +301,8 @@ class DaskBackend(Backend):
         if address:
             self._client = Client(address, timeout=self.connect_timeout,
                                   set_as_default=False)
-            try:
+            with contextlib.suppress(TimeoutError):  # use the workers there are
                 self._client.wait_for_workers(wanted, timeout=self.wait_for_workers)
-            except TimeoutError:
-                pass  # use the workers there are
             self.logger.info("Dask: connected to the scheduler at %s; dashboard: %s", address,
                              _dashboard(self._client.dashboard_link))
         else:
@@ -358,10 +350,8 @@ class DaskBackend(Backend):
 
     def _release_claims(self) -> None:
         for lock in self._claims.values():
-            try:
+            with contextlib.suppress(Exception):  # its lease expires anyway
                 lock.release()
-            except Exception:  # noqa: BLE001 - its lease expires anyway
-                pass
         self._claims.clear()
 
     def _on_cluster_event(self, event: tuple[float, Any]) -> None:
@@ -389,7 +379,8 @@ class DaskBackend(Backend):
         future = self._submit(start_worker, slot, "init", None, slot.key, self._config, slot.info)
         slot.control = future
 
-    def _submit(self, function: Any, slot: _Slot, kind: str, task_id: int | None, *args: Any) -> Any:
+    def _submit(self, function: Any, slot: _Slot, kind: str, task_id: int | None,
+                *args: Any) -> Any:
         suffix = f"{task_id:09d}" if task_id is not None else \
             f"{slot.info.node_name}-{slot.info.process}"
         key = f"mlpipe-{kind}-{self._run_id}-{slot.generation}-{suffix}"
@@ -437,10 +428,8 @@ class DaskBackend(Backend):
             if cluster is None:
                 self._clean_external_workers()
                 self._release_claims()
-            try:
+            with contextlib.suppress(Exception):
                 client.unsubscribe_topic("all")
-            except Exception:  # noqa: BLE001
-                pass
             client.close()
         if cluster is not None:
             cluster.close()
@@ -490,38 +479,16 @@ class DaskBackend(Backend):
         return None
 
     # -- tasks -------------------------------------------------------------------------
-    def free_slots(self) -> int:
-        if self._stopping:
-            return 0
-        depth = self._depth
-        return sum(max(0, depth - len(slot.queue)) for slot in self._slots if slot.state == "ready")
-
     def submit(self, tasks: Sequence[Task]) -> None:
-        ready = [slot for slot in self._slots if slot.state == "ready"]
-        if not ready:
-            raise RuntimeError("no worker is ready to take tasks")
-        now = time.monotonic()
-        for task in tasks:
-            slot = min(ready, key=lambda s: len(s.queue))
-            if not slot.queue:
-                slot.since = now
-            slot.queue.append(task.task_id)
+        for slot, task in self._queue(tasks):
             slot.tasks[task.task_id] = task
             slot.futures[task.task_id] = self._submit(run_task, slot, "run", task.task_id,
                                                       slot.key, task)
 
-    def running(self) -> list[tuple[int, WorkerInfo, float]]:
-        return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
-                if slot.queue and slot.state in ("ready", "stopping")]
-
-    def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
-        assert self._config is not None
-        return read_phase(phase_file(self._config.working_root, worker.node_name, worker.process),
-                          task_id)
-
     def kill(self, worker: WorkerInfo) -> None:
         slot = self._slot(worker)
-        if slot.address is None or slot.killed or slot.state not in ("starting", "ready", "stopping"):
+        if slot.address is None or slot.killed \
+                or slot.state not in ("starting", "ready", "stopping"):
             return
         slot.killed = True
         thread = threading.Thread(target=self._kill, args=(slot, slot.address, slot.nanny),
@@ -544,11 +511,9 @@ class DaskBackend(Backend):
                 slot.state = "failed"
         items: list[tuple[str, Any]] = []
         if not out:
-            try:
+            with contextlib.suppress(queue.Empty):
                 items.append(self._inbox.get_nowait() if timeout is not None and timeout <= 0
                              else self._inbox.get(timeout=timeout))
-            except queue.Empty:
-                pass
         while True:
             try:
                 items.append(self._inbox.get_nowait())
@@ -572,7 +537,8 @@ class DaskBackend(Backend):
         return out
 
     def _finished(self, futures: list[Any], removed: set[str], out: list[BackendEvent]) -> None:
-        runs, controls = [], []
+        runs: list[tuple[Any, tuple[_Slot, str, int | None]]] = []
+        controls: list[tuple[Any, tuple[_Slot, str, int | None]]] = []
         for future in futures:
             entry = self._by_key.get(future.key)
             if entry is None or entry[0].address in removed:
@@ -625,20 +591,12 @@ class DaskBackend(Backend):
         client = self._client
         try:
             values = client.sync(client._gather, futures, callback_timeout=GATHER_TIMEOUT_SECONDS)
-            return {future.key: value for future, value in zip(futures, values)}
+            return {future.key: value for future, value in zip(futures, values, strict=True)}
         except Exception:  # noqa: BLE001
             for future in futures:
                 if future.status == "finished":
                     self._inbox.put(("done", future))
             return {}
-
-    def _record_time(self, seconds: float) -> None:
-        self._average = 0.9 * self._average + 0.1 * seconds if self._average else seconds
-        if self._average >= SLOW_TASK_SECONDS:
-            self._depth = 1
-        else:
-            self._depth = 1 + min(MAX_DEPTH - 1,
-                                  max(1, math.ceil(QUEUED_SECONDS / max(self._average, 1e-6))))
 
     def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
         if isinstance(value, tuple) and value and value[0] == "ready":
@@ -683,7 +641,8 @@ class DaskBackend(Backend):
         slot.address = None
         if was == "starting":
             slot.state = "failed"
-            out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
+            out.append(WorkerInitFailed(slot.info, reason,
+                                        f"{reason} before its init() finished\n"))
             return
         if lost is not None:
             out.append(TaskLost(slot.info, lost, reason, since))
@@ -752,11 +711,6 @@ class DaskBackend(Backend):
             self._completed.discard(future.key)
             _release_future(future)
 
-    def _slot(self, worker: WorkerInfo) -> _Slot:
-        for slot in self._slots:
-            if slot.info.node == worker.node and slot.info.process == worker.process:
-                return slot
-        raise KeyError(f"no worker {worker.node_name}/{worker.process}")
 
 
 def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | None:
@@ -776,10 +730,8 @@ def _settled(future: Any, results: dict[str, Any]) -> bool:
 
 
 def _release_future(future: Any) -> None:
-    try:
+    with contextlib.suppress(Exception):  # the client may be closing
         future.cancel()
-    except Exception:  # noqa: BLE001 - the client may be closing
-        pass
 
 
 def _system_failure(task: Task | None, task_id: int, future: Any) -> TaskResult:
@@ -800,7 +752,8 @@ def _future_error(future: Any) -> str:
 
 
 def _lost_reason(slot: _Slot, address: str) -> str:
-    who = f"worker {slot.info.node_name}/{slot.info.process} (pid {slot.info.pid}, Dask worker {address})"
+    who = (f"worker {slot.info.node_name}/{slot.info.process} (pid {slot.info.pid}, "
+           f"Dask worker {address})")
     if slot.killed:
         return f"{who} was stopped by mlpipe"
     return f"{who} died or left the Dask cluster"

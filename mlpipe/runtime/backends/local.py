@@ -21,7 +21,7 @@ each way and no per-task process work.
 
 from __future__ import annotations
 
-import math
+import contextlib
 import os
 import signal
 import socket
@@ -35,7 +35,6 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from mlpipe.runtime.backends.base import (
-    Backend,
     BackendEvent,
     TaskDone,
     TaskLost,
@@ -45,14 +44,11 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
-from mlpipe.runtime.phases import PhaseWriter, TaskPhase, phase_file, read_phase
+from mlpipe.runtime.backends.queueing import QueueingBackend
+from mlpipe.runtime.phases import PhaseWriter, phase_file
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
-
-QUEUED_SECONDS = 0.01  # keep about this much work queued behind each running task
-MAX_DEPTH = 32
-SLOW_TASK_SECONDS = 0.5  # at or above this average, one task per worker at a time
 
 
 def main(fd: int) -> None:
@@ -101,10 +97,8 @@ def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
 
 
 def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
-    try:
+    with contextlib.suppress(OSError):
         conn.send(message)
-    except OSError:
-        pass
 
 
 def _handle(message: Any, queue: deque[Task]) -> bool:
@@ -145,24 +139,18 @@ class WorkerProcess:
     def kill(self) -> None:
         """SIGKILL: a run() stuck in C code or time.sleep cannot ignore it."""
         if self.popen.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 self.popen.kill()
-            except ProcessLookupError:
-                pass
         self._kill_group()
 
     def _kill_group(self) -> None:
         """SIGKILL processes run() started that outlived it (like a node torn down in Azure)."""
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def join(self, timeout: float | None = None) -> None:
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            pass
         if self.popen.returncode is not None:
             self._kill_group()
         if self.sentinel is not None and self.popen.returncode is not None:
@@ -186,19 +174,17 @@ class _Slot:
         self.replaced = False
 
 
-class LocalBackend(Backend):
+class LocalBackend(QueueingBackend[_Slot]):
     """Worker processes on this machine (see the module docstring for why not an executor)."""
 
     name = "local"
+    queued_seconds = 0.01
+    max_depth = 32
 
     def __init__(self) -> None:
-        self._config: WorkerConfig | None = None
-        self._slots: list[_Slot] = []
+        super().__init__()
         self._by_conn: dict[Connection, _Slot] = {}
         self._by_sentinel: dict[int, _Slot] = {}
-        self._stopping = False
-        self._average = 0.0  # moving average of task seconds, to size the per-worker queue
-        self._depth = 2
         self._later: list[BackendEvent] = []  # events to report on the next events() call
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -250,37 +236,14 @@ class LocalBackend(Backend):
         self._by_sentinel.clear()
 
     # -- tasks -------------------------------------------------------------------------
-    def free_slots(self) -> int:
-        if self._stopping:
-            return 0
-        depth = self._depth
-        return sum(max(0, depth - len(slot.queue)) for slot in self._slots if slot.state == "ready")
-
     def submit(self, tasks: Sequence[Task]) -> None:
-        ready = [slot for slot in self._slots if slot.state == "ready"]
-        if not ready:
-            raise RuntimeError("no worker is ready to take tasks")
         batches: dict[int, list[Task]] = {}
-        now = time.monotonic()
-        for task in tasks:
-            slot = min(ready, key=lambda s: len(s.queue))
-            if not slot.queue:
-                slot.since = now
-            slot.queue.append(task.task_id)
+        for slot, task in self._queue(tasks):
             batches.setdefault(id(slot), []).append(task)
-        for slot in ready:
+        for slot in self._slots:  # one message per worker, in worker order
             batch = batches.get(id(slot))
             if batch:
                 self._send(slot, ("tasks", batch))
-
-    def running(self) -> list[tuple[int, WorkerInfo, float]]:
-        return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
-                if slot.queue and slot.state in ("ready", "stopping")]
-
-    def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
-        assert self._config is not None
-        return read_phase(phase_file(self._config.working_root, worker.node_name, worker.process),
-                          task_id)
 
     def kill(self, worker: WorkerInfo) -> None:
         slot = self._slot(worker)
@@ -303,7 +266,7 @@ class LocalBackend(Backend):
                     self._drain(slot, out)
                     if slot.process is not None and self._by_sentinel.get(ready) is slot:
                         self._died(slot, out)
-            else:
+            elif isinstance(ready, Connection):
                 slot = self._by_conn.get(ready)
                 if slot is not None:
                     self._drain(slot, out)
@@ -331,16 +294,8 @@ class LocalBackend(Backend):
         if slot.queue and slot.queue[0] == result.task_id:
             slot.queue.popleft()
         slot.since = time.monotonic()
-        self._average = 0.9 * self._average + 0.1 * result.elapsed_seconds if self._average \
-            else result.elapsed_seconds
-        self._depth = self._queue_depth(self._average)
+        self._record_time(result.elapsed_seconds)
         out.append(TaskDone(slot.info, result))
-
-    @staticmethod
-    def _queue_depth(average: float) -> int:
-        if average >= SLOW_TASK_SECONDS:
-            return 1
-        return 1 + min(MAX_DEPTH - 1, max(1, math.ceil(QUEUED_SECONDS / max(average, 1e-6))))
 
     def _control(self, slot: _Slot, message: tuple[Any, ...], out: list[BackendEvent]) -> None:
         kind = message[0]
@@ -376,7 +331,8 @@ class LocalBackend(Backend):
         self._forget(slot)
         if was == "starting":
             slot.state = "failed"
-            out.append(WorkerInitFailed(slot.info, reason, f"{reason} before its init() finished\n"))
+            out.append(WorkerInitFailed(slot.info, reason,
+                                        f"{reason} before its init() finished\n"))
             return
         if slot.queue:
             out.append(TaskLost(slot.info, slot.queue[0], reason, slot.since))
@@ -408,12 +364,6 @@ class LocalBackend(Backend):
             slot.conn.send(message)
         except (OSError, AssertionError):
             pass  # the worker died; its sentinel reports it
-
-    def _slot(self, worker: WorkerInfo) -> _Slot:
-        for slot in self._slots:
-            if slot.info.node == worker.node and slot.info.process == worker.process:
-                return slot
-        raise KeyError(f"no worker {worker.node_name}/{worker.process}")
 
 
 def _exit_reason(worker: WorkerInfo, exitcode: int | None, killed: bool) -> str:

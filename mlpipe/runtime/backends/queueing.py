@@ -1,0 +1,96 @@
+"""Task queues shared by the local and Dask backends.
+
+Each worker gets a short queue of task ids (the oldest is the one running), sized from
+the moving average of task times: about ``queued_seconds`` of work queued behind each
+running task, at most ``max_depth`` tasks, one task at a time once tasks are slow.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from typing import Generic, Protocol, TypeVar
+
+from mlpipe.runtime.backends.base import Backend
+from mlpipe.runtime.phases import TaskPhase, phase_file, read_phase
+from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.tasks import Task
+from mlpipe.runtime.worker import WorkerConfig
+
+
+class QueuedSlot(Protocol):
+    """What the queueing needs of a backend's view of one worker."""
+
+    info: WorkerInfo
+    state: str  # "ready" takes tasks; "stopping" still runs its queue
+    queue: deque[int]  # submitted task ids, oldest (running) first
+    since: float  # time.monotonic() when the running task started
+
+
+SlotT = TypeVar("SlotT", bound=QueuedSlot)
+
+
+class QueueingBackend(Backend, Generic[SlotT]):
+    """A backend whose workers (``_slots``) take tasks from per-worker queues."""
+
+    queued_seconds: float  # keep about this much work queued behind each running task
+    max_depth: int
+    slow_task_seconds = 0.5  # at or above this average, one task per worker at a time
+
+    def __init__(self) -> None:
+        self._config: WorkerConfig | None = None
+        self._slots: list[SlotT] = []
+        self._stopping = False
+        self._average = 0.0  # moving average of task seconds, to size the per-worker queue
+        self._depth = 2
+
+    def free_slots(self) -> int:
+        if self._stopping:
+            return 0
+        depth = self._depth
+        return sum(max(0, depth - len(slot.queue)) for slot in self._slots if slot.state == "ready")
+
+    def running(self) -> list[tuple[int, WorkerInfo, float]]:
+        return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
+                if slot.queue and slot.state in ("ready", "stopping")]
+
+    def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
+        assert self._config is not None
+        return read_phase(phase_file(self._config.working_root, worker.node_name, worker.process),
+                          task_id)
+
+    def _queue(self, tasks: Sequence[Task]) -> Iterator[tuple[SlotT, Task]]:
+        """Queue each task on the ready worker with the shortest queue, yielding the pairs.
+
+        Raises :class:`RuntimeError` (at the first ``next``) when no worker is ready.
+        """
+        ready = [slot for slot in self._slots if slot.state == "ready"]
+        if not ready:
+            raise RuntimeError("no worker is ready to take tasks")
+        now = time.monotonic()
+        for task in tasks:
+            slot = min(ready, key=lambda s: len(s.queue))
+            if not slot.queue:
+                slot.since = now
+            slot.queue.append(task.task_id)
+            yield slot, task
+
+    def _record_time(self, seconds: float) -> None:
+        """Add a finished task's time to the average and resize the queues."""
+        self._average = 0.9 * self._average + 0.1 * seconds if self._average else seconds
+        if self._average >= self.slow_task_seconds:
+            self._depth = 1
+        else:
+            self._depth = 1 + min(self.max_depth - 1,
+                                  max(1, math.ceil(self.queued_seconds / max(self._average, 1e-6))))
+
+    def _slot(self, worker: WorkerInfo) -> SlotT:
+        for slot in self._slots:
+            if slot.info.node == worker.node and slot.info.process == worker.process:
+                return slot
+        raise KeyError(f"no worker {worker.node_name}/{worker.process}")
+
+
+__all__ = ["QueuedSlot", "QueueingBackend"]
