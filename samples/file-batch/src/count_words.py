@@ -24,5 +24,6 @@ def run(mini_batch):
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         words = [w for w in text.split() if len(w) >= MIN_LENGTH]
-        results.append(f"{os.path.basename(path)} {len(text.splitlines())} {len(words)} {len(text)}")
+        name = os.path.basename(path)
+        results.append(f"{name} {len(text.splitlines())} {len(words)} {len(text)}")
     return results
