@@ -14,6 +14,7 @@ from mlpipe.runtime.counters import StepCounters
 from mlpipe.runtime.error_keys import error_key
 from mlpipe.runtime.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
+from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 
 TOP_ERRORS = 5
@@ -113,11 +114,6 @@ def _first_line(message: str) -> str:
     lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
     line = lines[-1] if lines and lines[0].startswith("Traceback") else (lines[0] if lines else "")
     return line if len(line) <= MESSAGE_WIDTH else line[: MESSAGE_WIDTH - 3] + "..."
-
-
-def item_error_threshold(step: ParallelStep) -> int:
-    """The failed-items limit: the ``error_threshold`` attribute, else ``--error_threshold``."""
-    return step.error_threshold if step.error_threshold != -1 else step.prs.error_threshold
 
 
 def breach_text(breach: ThresholdBreach) -> str:
@@ -244,4 +240,4 @@ def _clock(moment: datetime) -> str:
 
 
 __all__ = ["ErrorLog", "breach_text", "first_line", "render_job_result",
-           "render_error_summary", "item_error_threshold"]
+           "render_error_summary"]

@@ -13,6 +13,11 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import ThresholdBreach
 
 
+def item_error_threshold(step: ParallelStep) -> int:
+    """The failed-items limit: the ``error_threshold`` attribute, else ``--error_threshold``."""
+    return step.error_threshold if step.error_threshold != -1 else step.prs.error_threshold
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """The limits of one step."""
@@ -23,7 +28,7 @@ class Thresholds:
 
     @classmethod
     def of(cls, step: ParallelStep) -> Thresholds:
-        return cls(step.mini_batch_error_threshold, step.error_threshold,
+        return cls(step.mini_batch_error_threshold, item_error_threshold(step),
                    step.prs.allowed_failed_percent)
 
     def check(self, failed_mini_batches: int, failed_items: int, scheduled: int,
@@ -53,4 +58,4 @@ def describe(breach: ThresholdBreach) -> str:
     return f"{what}, more than {breach.name} = {breach.limit}"
 
 
-__all__ = ["Thresholds", "describe"]
+__all__ = ["Thresholds", "describe", "item_error_threshold"]
