@@ -41,3 +41,23 @@ def test_command_line(tmp_path: Path, capsys) -> None:
         assert "processed_mini-batches.csv" in str(error)
     else:
         raise AssertionError("expected FileNotFoundError")
+
+
+def test_a_torn_row_is_skipped(tmp_path: Path) -> None:
+    logs = run_retry_and_timeout(tmp_path)
+    csv_path = logs / "sys/job_report/processed_mini-batches.csv"
+    lines = csv_path.read_text().splitlines(keepends=True)
+    torn = lines[2][: lines[2].index("0.500000")] + "\n"  # a killed run's half-written row
+    csv_path.write_text("".join([*lines[:2], torn, *lines[2:]]))
+    assert [b.status for b in read_bars(csv_path)] == [
+        "Succeeded", "Failed", "Succeeded", "Timeout"]
+    assert "4 attempts over" in write_task_stream(logs).read_text()
+
+
+def test_a_foreign_csv_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    csv_path = tmp_path / "logs/sys/job_report/processed_mini-batches.csv"
+    csv_path.parent.mkdir(parents=True)
+    csv_path.write_text("a,b\n1,2\n")
+    assert main([str(tmp_path / "logs")]) == 1
+    assert "is not a processed_mini-batches.csv: it has no column 'Mini-batch Id'" \
+        in capsys.readouterr().err

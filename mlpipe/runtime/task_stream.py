@@ -34,25 +34,45 @@ class Bar:
     label: str
 
 
+REQUIRED_COLUMNS = ("Mini-batch Id", "Picked Count", "Process", "Process Start Time", "Total",
+                    "Succeeded", "Elapsed Seconds", "Status", "Error Category", "Error Message")
+
+
 def read_bars(csv_path: Path) -> list[Bar]:
-    """The attempts of ``processed_mini-batches.csv`` as bars, in file order."""
-    rows: list[dict[str, str]] = []
+    """The attempts of ``processed_mini-batches.csv`` as bars, in file order.
+
+    A row that does not parse (torn by a killed run) is skipped; a file without
+    the job report's columns raises :class:`ValueError` naming the file.
+    """
     with open(csv_path, newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
+        reader = csv.DictReader(handle)
+        missing = [name for name in REQUIRED_COLUMNS if name not in (reader.fieldnames or ())]
+        if missing:
+            raise ValueError(f"{csv_path} is not a processed_mini-batches.csv: it has no "
+                             f"column {', '.join(repr(name) for name in missing)}")
+        parsed = [_parse(row) for row in reader]
+    rows = [entry for entry in parsed if entry is not None]
     if not rows:
         return []
-    starts = [datetime.fromisoformat(row["Process Start Time"]) for row in rows]
-    origin = min(starts)
-    bars = []
-    for row, start in zip(rows, starts, strict=True):
+    origin = min(start for start, _ in rows)
+    return [Bar(bar.process, (start - origin).total_seconds(), bar.seconds, bar.status, bar.label)
+            for start, bar in rows]
+
+
+def _parse(row: dict[str, str]) -> tuple[datetime, Bar] | None:
+    """``(start, bar with start 0)`` of one CSV row, or ``None`` when the row is torn."""
+    try:
+        start = datetime.fromisoformat(row["Process Start Time"])
+        seconds = float(row["Elapsed Seconds"])
         label = (f"{row['Mini-batch Id']} attempt {row['Picked Count']} on {row['Process']}: "
-                 f"{row['Status']}, {row['Succeeded']}/{row['Total']} items, "
-                 f"{float(row['Elapsed Seconds']):.3f} s")
-        if row["Error Message"]:
-            label += f" - {row['Error Category']}: {row['Error Message']}"
-        bars.append(Bar(row["Process"], (start - origin).total_seconds(),
-                        float(row["Elapsed Seconds"]), row["Status"], label))
-    return bars
+                 f"{row['Status']}, {row['Succeeded']}/{row['Total']} items, {seconds:.3f} s")
+    except (TypeError, ValueError):
+        return None
+    if None in row:  # more fields than columns: two rows run together
+        return None
+    if row["Error Message"]:
+        label += f" - {row['Error Category']}: {row['Error Message']}"
+    return start, Bar(row["Process"], 0.0, seconds, row["Status"], label)
 
 
 def render_html(bars: list[Bar], title: str) -> str:
@@ -129,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         path = write_task_stream(*args)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     print(path)
