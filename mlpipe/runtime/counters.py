@@ -53,6 +53,16 @@ class StepCounters:
         return self.processed - self.failed
 
     @property
+    def done(self) -> int:
+        """Finished mini-batches, those reused from an earlier run included."""
+        return self.processed + self.reused
+
+    @property
+    def remaining(self) -> int:
+        """Scheduled mini-batches not finished yet (meaningful once the listing is complete)."""
+        return max(self.scheduled - self.done, 0)
+
+    @property
     def total(self) -> int | None:
         """The number of mini-batches once the listing is complete, else ``None``."""
         return self.scheduled if self.listing_done else None
@@ -74,7 +84,7 @@ class StepCounters:
         rate = self.rate(now)
         if not self.listing_done or rate <= 0:
             return None
-        return max(self.scheduled - self.reused - self.processed, 0) / rate
+        return self.remaining / rate
 
 
 def format_seconds(seconds: float | None) -> str:

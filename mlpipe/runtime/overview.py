@@ -53,8 +53,7 @@ class ProgressOverview:
     def render(self, counters: StepCounters, status: str, now: datetime) -> str:
         scheduled = f"{counters.scheduled}" + (
             " (listing complete)" if counters.listing_done else " so far (listing in progress)")
-        remaining = (max(counters.scheduled - counters.reused - counters.processed, 0)
-                     if counters.listing_done else "?")
+        remaining = counters.remaining if counters.listing_done else "?"
         eta = "0s" if status != "Running" else format_seconds(counters.eta())
         return "\n".join([
             f"Step: {self.step_name}",

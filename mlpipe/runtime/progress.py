@@ -181,13 +181,13 @@ class ProgressDisplay:
         if self._progress is None or self._task is None:
             return
         self._progress.update(self._task, total=self.counters.total,
-                              completed=self.counters.processed + self.counters.reused,
+                              completed=self.counters.done,
                               **self._fields())
 
     def _fields(self) -> _Fields:
         c = self.counters
         return {
-            "done": f"{c.processed + c.reused}/{c.total if c.total is not None else '?'}",
+            "done": f"{c.done}/{c.total if c.total is not None else '?'}",
             "failed": str(c.failed),
             "items_rate": f"{c.items_rate():.1f}",
             "eta": format_seconds(c.eta()),
