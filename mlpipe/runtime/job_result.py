@@ -58,10 +58,7 @@ class ErrorLog:
             else record.status)
         header = (f"mini-batch {record.mini_batch_id} attempt {record.picked_count} "
                   f"on {process_label(record.worker)} at {utc_text(record.start_time)}")
-        where = self._write(record.worker, header, category, message, record.traceback)
-        group = self._group(category, message, where, header)
-        group.files.add(where)
-        group.attempts += 1
+        group = self._record(record.worker, header, category, message, record.traceback)
         group.mini_batches.add(record.mini_batch_id)
         if record.final:
             group.failed_for_good += 1
@@ -72,10 +69,7 @@ class ErrorLog:
         now = utc_text(datetime.now(timezone.utc))
         pid = f" (pid {worker.pid})" if worker.pid is not None else ""
         header = f"worker {process_label(worker)}{pid}: init() failed at {now}"
-        where = self._write(worker, header, "InitError", message, None)
-        group = self._group("InitError", message, where, header)
-        group.files.add(where)
-        group.attempts += 1
+        self._record(worker, header, "InitError", message, None)
 
     def close(self) -> None:
         self._closing.close()
@@ -84,12 +78,17 @@ class ErrorLog:
     def top(self, count: int = TOP_ERRORS) -> list[ErrorGroup]:
         return sorted(self.groups.values(), key=lambda g: -g.attempts)[:count]
 
-    def _group(self, category: str, message: str, where: str, first: str) -> ErrorGroup:
+    def _record(self, worker: WorkerInfo, header: str, category: str, message: str,
+                traceback: str | None) -> ErrorGroup:
+        """Write one failure to the worker's error file and count it in its group."""
+        where = self._write(worker, header, category, message, traceback)
         line = _first_line(message)
         key = (category, error_key(line))  # the message itself stays whole in the error file
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = ErrorGroup(category, line, where, first)
+            group = self.groups[key] = ErrorGroup(category, line, where, header)
+        group.files.add(where)
+        group.attempts += 1
         return group
 
     def _write(self, worker: WorkerInfo, header: str, category: str, message: str,
