@@ -42,6 +42,7 @@ from mlpipe.runtime.overview import ProgressOverview
 from mlpipe.runtime.perf import ResourceMonitor
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
 from mlpipe.runtime.task_stream import write_task_stream
+from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 
 TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger steps: run it by hand
@@ -191,7 +192,7 @@ def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
             f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
             f"{step.retry.timeout} s; "
             f"mini_batch_error_threshold {step.mini_batch_error_threshold}; "
-            f"error_threshold {step.error_threshold}; allowed_failed_percent "
+            f"error_threshold {item_error_threshold(step)}; allowed_failed_percent "
             f"{step.prs.allowed_failed_percent}; task_overhead_timeout "
             f"{step.prs.task_overhead_timeout} s; progress_update_timeout {progress_text(step)}; "
             f"resource_monitor_interval "
