@@ -140,6 +140,13 @@ def test_load_yaml_reports_unknown_keys_with_lines(tmp_path: Path) -> None:
     assert problem.location.line == 2 and problem.key_path == "parallel_run_config.entry_scrip"
 
 
+def test_load_yaml_refuses_what_is_not_a_yaml_path(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="expected the path of a YAML file"):
+        ParallelRunConfig.load_yaml(None, 5)  # was a TypeError from os.fspath
+    with pytest.raises(ValidationError, match="file not found"):
+        ParallelRunConfig.load_yaml(tmp_path / "missing.yml")
+
+
 GOOD = dict(environment="env", entry_script="echo.py", error_threshold=10,
             output_action="append_row", compute_target="cpu", node_count=2)
 
