@@ -242,3 +242,9 @@ def test_side_inputs_and_arguments_become_v2_inputs(tmp_path: Path) -> None:
     plan = Pipeline(steps=[step]).to_job().compile(runs_dir=tmp_path / "runs", job_name="side")
     args = plan.step("score").program_arguments
     assert args[1] == str(root / "model") and args[-1] == "two words"
+
+
+def test_experiment_submit_refuses_what_is_not_a_v1_pipeline() -> None:
+    with pytest.raises(ValidationError, match="takes a v1 Pipeline, got str") as err:
+        Experiment(None, "exp").submit("pipeline.yml")  # was an AttributeError
+    assert err.value.diagnostics[0].location.file == __file__

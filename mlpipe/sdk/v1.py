@@ -681,4 +681,10 @@ class Experiment:
         self.name = name
 
     def submit(self, config: Pipeline, **kwargs: Any) -> Any:
+        """Run the v1 ``Pipeline`` locally under this experiment's name."""
+        if not isinstance(config, Pipeline):
+            raise ValidationError([Diagnostic(
+                f"Experiment.submit() takes a v1 Pipeline, got {type(config).__name__}",
+                location=call_site(), code="type",
+                hint="a v2 PipelineJob runs with job.run() or mlpipe.run(job)")])
         return config.run(experiment_name=self.name, **kwargs)
