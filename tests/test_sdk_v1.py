@@ -140,6 +140,13 @@ def test_load_yaml_reports_unknown_keys_with_lines(tmp_path: Path) -> None:
     assert problem.location.line == 2 and problem.key_path == "parallel_run_config.entry_scrip"
 
 
+def test_load_yaml_refuses_what_is_not_a_yaml_path(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="expected the path of a YAML file"):
+        ParallelRunConfig.load_yaml(None, 5)  # was a TypeError from os.fspath
+    with pytest.raises(ValidationError, match="file not found"):
+        ParallelRunConfig.load_yaml(tmp_path / "missing.yml")
+
+
 GOOD = dict(environment="env", entry_script="echo.py", error_threshold=10,
             output_action="append_row", compute_target="cpu", node_count=2)
 
@@ -235,3 +242,9 @@ def test_side_inputs_and_arguments_become_v2_inputs(tmp_path: Path) -> None:
     plan = Pipeline(steps=[step]).to_job().compile(runs_dir=tmp_path / "runs", job_name="side")
     args = plan.step("score").program_arguments
     assert args[1] == str(root / "model") and args[-1] == "two words"
+
+
+def test_experiment_submit_refuses_what_is_not_a_v1_pipeline() -> None:
+    with pytest.raises(ValidationError, match="takes a v1 Pipeline, got str") as err:
+        Experiment(None, "exp").submit("pipeline.yml")  # was an AttributeError
+    assert err.value.diagnostics[0].location.file == __file__

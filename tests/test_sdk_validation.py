@@ -167,3 +167,12 @@ def test_run_refuses_an_invalid_yaml_path_before_running(tmp_path: Path) -> None
         mlpipe.run(bad, runs_dir=tmp_path / "runs")
     assert all(d.location.file == str(bad) for d in err.value.errors)
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_client_refuses_a_non_job_with_a_validation_error(tmp_path: Path) -> None:
+    from mlpipe import MLClient
+
+    client = MLClient(runs_dir=tmp_path / "runs")
+    with pytest.raises(ValidationError, match="takes a PipelineJob") as caught:
+        client.jobs.create_or_update(123, experiment_name="e")  # was an AttributeError
+    assert caught.value.diagnostics[0].location.file == __file__

@@ -6,6 +6,7 @@ YAML line to point at.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ _FRONT_MODULES = {
 _SDK_DIR = str(Path(__file__).resolve().parent)
 
 
+@functools.lru_cache(maxsize=1024)  # called for every frame of every call site: resolve once
 def _is_internal(filename: str) -> bool:
     try:
         resolved = str(Path(filename).resolve())

@@ -38,7 +38,7 @@ class JobOperations:
         """Run ``job`` now (with :func:`mlpipe.run`) and return its result."""
         from mlpipe.sdk.running import run
 
-        if experiment_name and not job.experiment_name:
+        if experiment_name and isinstance(job, PipelineJob) and not job.experiment_name:
             job.experiment_name = experiment_name
         result = run(job, runs_dir=self._client.runs_dir, **kwargs)
         self._results[result.name] = result

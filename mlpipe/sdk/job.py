@@ -17,14 +17,16 @@ from mlpipe.sdk.bindings import value_to_yaml
 from mlpipe.sdk.io import Output
 from mlpipe.sdk.nodes import Node
 from mlpipe.sdk.paths import absolute_paths, rebase_paths
-from mlpipe.sdk.tracking import Emitter, Tracked, drop_none
+from mlpipe.sdk.tracking import Emitter, Record, Tracked, drop_none
 from mlpipe.sdk.yamlio import dump_text
 
 PIPELINE_SCHEMA = "https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json"
 
 
-class PipelineJobSettings(Tracked):
+class PipelineJobSettings(Record):
     """``settings`` of a pipeline job (``default_compute``, ``continue_on_step_failure``, ...)."""
+
+    _keys = ("default_compute", "default_datastore", "continue_on_step_failure", "force_rerun")
 
     def __init__(self, *, default_compute: str | None = None,
                  default_datastore: str | None = None,
@@ -34,15 +36,7 @@ class PipelineJobSettings(Tracked):
         self.default_datastore = default_datastore
         self.continue_on_step_failure = continue_on_step_failure
         self.force_rerun = force_rerun
-        self._extra = dict(kwargs)
-        self._start_tracking()
-
-    def to_dict(self) -> dict[str, Any]:
-        return drop_none({
-            "default_compute": self.default_compute, "default_datastore": self.default_datastore,
-            "continue_on_step_failure": self.continue_on_step_failure,
-            "force_rerun": self.force_rerun, **self._extra,
-        })
+        self._finish(kwargs)
 
 
 class PipelineJob(Tracked):

@@ -37,7 +37,8 @@ def resolve_source(source: str | os.PathLike[str]) -> Path:
     return beside_script.resolve() if beside_script.exists() else path.resolve()
 
 
-def _read(path: Path, what: str) -> tuple[dict[str, Any], Any]:
+def read_yaml(path: Path, what: str) -> tuple[dict[str, Any], Any]:
+    """The mapping in ``path`` and its positions; a :class:`ValidationError` if unreadable."""
     from mlpipe.schema.yamlio import load_yaml_file
 
     doc = load_yaml_file(path)
@@ -70,7 +71,7 @@ def load_job(source: str | os.PathLike[str], *, relative_origin: str | None = No
     ``params_override`` (``[{"settings.default_compute": "x"}]``) changes keys after reading.
     """
     path = resolve_source(source)
-    data, positions = _read(path, "job")
+    data, positions = read_yaml(path, "job")
     _override(data, params_override)
     if data.get("type", "pipeline") != "pipeline":
         raise ValidationError([Diagnostic(
@@ -187,7 +188,7 @@ def load_component(source: str | os.PathLike[str] | None = None, *,
         raise ValidationError([Diagnostic("load_component() needs a source file",
                                           location=call_site(), code="usage")])
     path = resolve_source(source)
-    data, positions = _read(path, "component")
+    data, positions = read_yaml(path, "component")
     _override(data, params_override)
     if data.get("type") == "pipeline" or "jobs" in data:
         raise ValidationError([Diagnostic(

@@ -22,7 +22,7 @@ from mlpipe.sdk.entities import (
     RunFunction,
     environment_value,
 )
-from mlpipe.sdk.io import Input, Output
+from mlpipe.sdk.io import Input, Output, PipelineInput
 from mlpipe.sdk.tracking import Emitter, KeyPath, Tracked
 
 
@@ -332,12 +332,9 @@ def clone_tracked(value: Tracked) -> Any:
 
 def inline_input(decl: Input, value: Any) -> Any:
     """The YAML of an inline step's input: its declaration merged with the bound value."""
-    from mlpipe.sdk.bindings import NodeOutput as _NodeOutput
-    from mlpipe.sdk.io import PipelineInput
-
     if value is None:
         return decl.to_dict()
-    if isinstance(value, (PipelineInput, _NodeOutput)):
+    if isinstance(value, (PipelineInput, NodeOutput)):
         if decl.mode is None:
             return value.binding()
         return {"type": decl.type, "path": value.binding(), "mode": decl.mode}
@@ -363,7 +360,6 @@ class Component:
         outputs = self.data.get("outputs") or {}
         self.input_names = list(inputs) if isinstance(inputs, Mapping) else []
         self.output_names = list(outputs) if isinstance(outputs, Mapping) else []
-        self._outputs_data = outputs if isinstance(outputs, Mapping) else {}
 
     def reference(self, base: Path) -> str:
         """``file:<path>`` relative to ``base`` when possible."""

@@ -248,35 +248,28 @@ class ParallelRunConfig:
 
         Called as ``load_yaml(workspace, path)`` or ``load_yaml(path)``.
         """
-        from mlpipe.schema.yamlio import load_yaml_file
+        from mlpipe.sdk.loading import read_yaml, resolve_source
 
         if path is None:
             workspace, path = None, workspace
-        file = Path(os.fspath(path))
-        if not file.is_absolute():
-            beside = caller_dir() / file
-            file = beside if beside.exists() else file
-        file = file.resolve()
-        doc = load_yaml_file(file)
-        errors = [d for d in doc.diagnostics if d.severity == "error"]
-        if doc.data is None or errors:
-            raise ValidationError(errors)
-        config = doc.data.get("parallel_run_config")
+        file = resolve_source(path).resolve()
+        data, positions = read_yaml(file, "parallel_run_config")
+        config = data.get("parallel_run_config")
         if not isinstance(config, Mapping):
             raise ValidationError([Diagnostic("expected a 'parallel_run_config' mapping at the top "
                                               "of the file", key_path="parallel_run_config",
-                                              location=doc.positions.locate(()), code="required")])
+                                              location=positions.locate(()), code="required")])
         known = set(_PARAMS) | {"compute_target_name"}
         unknown = [Diagnostic(f"unknown key {key!r}", key_path=f"parallel_run_config.{key}",
-                              location=doc.positions.locate(("parallel_run_config", key)),
+                              location=positions.locate(("parallel_run_config", key)),
                               code="unknown-key") for key in config if key not in known]
         if unknown:
             raise ValidationError(unknown)
         size = config.get("mini_batch_size")
         new = ParallelRunConfig.__new__(ParallelRunConfig)
-        new._origin = doc.positions.locate(("parallel_run_config",))
+        new._origin = positions.locate(("parallel_run_config",))
         new._base_path = file.parent
-        new._key_sites = {key: doc.positions.locate(("parallel_run_config", key)) for key in config}
+        new._key_sites = {key: positions.locate(("parallel_run_config", key)) for key in config}
         new._key_sites["compute_target"] = new._key_sites.get("compute_target_name", new._origin)
         new.__init__(  # type: ignore[misc]
             environment=config.get("environment"),
@@ -688,4 +681,10 @@ class Experiment:
         self.name = name
 
     def submit(self, config: Pipeline, **kwargs: Any) -> Any:
+        """Run the v1 ``Pipeline`` locally under this experiment's name."""
+        if not isinstance(config, Pipeline):
+            raise ValidationError([Diagnostic(
+                f"Experiment.submit() takes a v1 Pipeline, got {type(config).__name__}",
+                location=call_site(), code="type",
+                hint="a v2 PipelineJob runs with job.run() or mlpipe.run(job)")])
         return config.run(experiment_name=self.name, **kwargs)
