@@ -142,6 +142,29 @@ def test_convert_column_types_rejects_unknown_type(table_dir: Path) -> None:
                                         "        column_type: flaot"))
 
 
+@pytest.mark.parametrize(("column_type", "message"), [
+    ("{datetime: {formats: 5}}", "'formats' must be a format string or a list"),
+    ("{datetime: 5}", "options of column_type 'datetime' must be a mapping"),
+    ("{int: x}", "options of column_type 'int' must be a mapping"),
+    ("{boolean: {true_values: [{a: 1}]}}", "'true_values' must be a value or a list"),
+])
+def test_convert_column_types_rejects_malformed_options(table_dir: Path, column_type: str,
+                                                        message: str) -> None:
+    path = mltable(table_dir, "convert_column_types:\n      - columns: id\n"
+                              f"        column_type: {column_type}")
+    with pytest.raises(DataError, match=message) as info:
+        read_mltable(path)
+    assert "MLTable:" in str(info.value) and "convert_column_types" in str(info.value)
+
+
+def test_convert_column_types_takes_single_boolean_value(table_dir: Path) -> None:
+    path = mltable(table_dir, "convert_column_types:\n      - columns: flag\n"
+                              "        column_type: {boolean: {true_values: 'yes', "
+                              "false_values: 'no', mismatch_as: 'false'}}")
+    flags = read_mltable(path)["flag"].tolist()
+    assert set(flags) <= {True, False} and True in flags
+
+
 def test_extract_columns_from_partition_format(tmp_path: Path) -> None:
     for store, day in [("s1", "2024/01/02"), ("s2", "2024/03/04")]:
         folder = tmp_path / store / day
