@@ -103,6 +103,13 @@ def test_filter_on_unknown_column_names_columns(table_dir: Path) -> None:
         read_mltable(mltable(table_dir, "filter: 'prce > 3'"))
 
 
+def test_filter_comparing_text_with_a_number_is_a_data_error(table_dir: Path) -> None:
+    path = mltable(table_dir, "filter: 'col(\"name\") > 3'")
+    with pytest.raises(DataError, match="cannot evaluate filter .*convert_column_types") as info:
+        read_mltable(path)
+    assert "MLTable:" in str(info.value) and "transformations.filter" in str(info.value)
+
+
 def test_take_after_filter_cannot_be_divided_but_reads_whole(table_dir: Path) -> None:
     path = mltable(table_dir, "filter: 'id > 100'", "take: 3")
     assert read_mltable(path)["id"].tolist() == [101, 102, 103]
