@@ -77,9 +77,7 @@ class PlanInput:
             return self.path
         if self.value is None:
             return None
-        if isinstance(self.value, bool):
-            return str(self.value)
-        return str(self.value)
+        return str(self.value)  # a boolean reads True / False
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,13 @@ def test_filter_on_unknown_column_names_columns(table_dir: Path) -> None:
         read_mltable(mltable(table_dir, "filter: 'prce > 3'"))
 
 
+def test_filter_comparing_text_with_a_number_is_a_data_error(table_dir: Path) -> None:
+    path = mltable(table_dir, "filter: 'col(\"name\") > 3'")
+    with pytest.raises(DataError, match="cannot evaluate filter .*convert_column_types") as info:
+        read_mltable(path)
+    assert "MLTable:" in str(info.value) and "transformations.filter" in str(info.value)
+
+
 def test_take_after_filter_cannot_be_divided_but_reads_whole(table_dir: Path) -> None:
     path = mltable(table_dir, "filter: 'id > 100'", "take: 3")
     assert read_mltable(path)["id"].tolist() == [101, 102, 103]
@@ -140,6 +147,29 @@ def test_convert_column_types_rejects_unknown_type(table_dir: Path) -> None:
     with pytest.raises(DataError, match="did you mean 'float'"):
         read_mltable(mltable(table_dir, "convert_column_types:\n      - columns: id\n"
                                         "        column_type: flaot"))
+
+
+@pytest.mark.parametrize(("column_type", "message"), [
+    ("{datetime: {formats: 5}}", "'formats' must be a format string or a list"),
+    ("{datetime: 5}", "options of column_type 'datetime' must be a mapping"),
+    ("{int: x}", "options of column_type 'int' must be a mapping"),
+    ("{boolean: {true_values: [{a: 1}]}}", "'true_values' must be a value or a list"),
+])
+def test_convert_column_types_rejects_malformed_options(table_dir: Path, column_type: str,
+                                                        message: str) -> None:
+    path = mltable(table_dir, "convert_column_types:\n      - columns: id\n"
+                              f"        column_type: {column_type}")
+    with pytest.raises(DataError, match=message) as info:
+        read_mltable(path)
+    assert "MLTable:" in str(info.value) and "convert_column_types" in str(info.value)
+
+
+def test_convert_column_types_takes_single_boolean_value(table_dir: Path) -> None:
+    path = mltable(table_dir, "convert_column_types:\n      - columns: flag\n"
+                              "        column_type: {boolean: {true_values: 'yes', "
+                              "false_values: 'no', mismatch_as: 'false'}}")
+    flags = read_mltable(path)["flag"].tolist()
+    assert set(flags) <= {True, False} and True in flags
 
 
 def test_extract_columns_from_partition_format(tmp_path: Path) -> None:

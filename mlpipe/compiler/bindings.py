@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from mlpipe.schema.bindings import BINDING_PATTERN, binding_expression
+from mlpipe.schema.bindings import BINDING_PATTERN, binding_expression, match_expression
 
 Scope = Literal["parent_input", "parent_output", "step_output", "input", "output", "template",
                 "unknown"]
@@ -80,11 +80,8 @@ def references_in(text: object) -> list[Reference]:
     """Every binding inside the string ``text`` (none for other values)."""
     if not isinstance(text, str):
         return []
-    refs = []
-    for match in BINDING_PATTERN.finditer(text):
-        expr = match.group("curly") if match.group("curly") is not None else match.group("angle")
-        refs.append(parse_reference(expr, match.group(0)))
-    return refs
+    matches = BINDING_PATTERN.finditer(text)
+    return [parse_reference(match_expression(m), m.group(0)) for m in matches]
 
 
 def expand_optional(text: str, keep: Callable[[Reference], bool]) -> str:
@@ -101,8 +98,7 @@ def substitute(text: str, render: Callable[[Reference], str]) -> str:
     """``text`` with every binding replaced by ``render(reference)``."""
 
     def replace(match: re.Match[str]) -> str:
-        expr = match.group("curly") if match.group("curly") is not None else match.group("angle")
-        return render(parse_reference(expr, match.group(0)))
+        return render(parse_reference(match_expression(match), match.group(0)))
 
     return BINDING_PATTERN.sub(replace, text)
 

@@ -7,11 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
-from mlpipe.compiler.context import SAFE_LOADER, Doc, Reporter
-from mlpipe.schema import PositionMap, load_component, load_component_data
+from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.schema import PositionMap, load_component, load_component_data, load_yaml_file
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
 
@@ -31,7 +29,7 @@ class ComponentCache:
     def __init__(self, reporter: Reporter, assets: AssetMap):
         self.reporter = reporter
         self.assets = assets
-        self._docs: dict[Path, Doc | None] = {}
+        self._docs: dict[Path, Doc | Literal["flow"] | None] = {}
 
     def resolve(self, value: Any, owner: Doc, path: tuple[str | int, ...]) -> ComponentRef:
         """The component named by ``value`` (found at ``path`` of ``owner``)."""
@@ -61,15 +59,24 @@ class ComponentCache:
                                 f"component file '{reference}' not found (looked for {target})",
                                 code="missing-path")
             return ComponentRef("missing", reference)
-        if target.name in FLOW_FILES or _is_flow_file(target):
+        if target.name in FLOW_FILES:
             return ComponentRef("flow", reference)
         if target not in self._docs:
-            loaded = load_component(target)
-            self.reporter.extend(loaded.diagnostics)
-            data = loaded.data if isinstance(loaded.data, dict) else None
-            self._docs[target] = None if data is None else Doc(data, target, loaded.positions)
+            self._docs[target] = self._load(target)
         doc = self._docs[target]
+        if doc == "flow":
+            return ComponentRef("flow", reference)
         return ComponentRef("local", reference, doc) if doc else ComponentRef("missing", reference)
+
+    def _load(self, target: Path) -> Doc | Literal["flow"] | None:
+        """Parse ``target`` once: a prompt flow, or a component checked and reported."""
+        parsed = load_yaml_file(target)
+        if _is_flow(parsed.data):
+            return "flow"
+        loaded = load_component(parsed)
+        self.reporter.extend(loaded.diagnostics)
+        data = loaded.data if isinstance(loaded.data, dict) else None
+        return None if data is None else Doc(data, target, loaded.positions)
 
 
 def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> PositionMap | None:
@@ -82,12 +89,8 @@ def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> Pos
                        {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix})
 
 
-def _is_flow_file(path: Path) -> bool:
+def _is_flow(data: Any) -> bool:
     """A prompt-flow ``Run``/``Flow`` YAML: promptflow ``$schema``, or ``flow:`` and no ``type``."""
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        return False
     if not isinstance(data, dict):
         return False
     schema = str(data.get("$schema", ""))

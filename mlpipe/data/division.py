@@ -295,7 +295,8 @@ def iter_partitions(spec: MLTableSpec, keys: tuple[str, ...]) -> list[Partition]
                           first_row=next_row if numbered else None, rows=rows)
         next_row += rows or 0
         piece = Piece(segment, size - start)
-        path_values = {k: partition_values(t, path)[k] for k, t in path_keys.items()}
+        parsed = {t: partition_values(t, path) for t in set(path_keys.values())}
+        path_values = {k: parsed[t][k] for k, t in path_keys.items()}
         if len(path_keys) == len(keys):
             groups.setdefault(tuple(path_values[k] for k in keys), []).append(piece)
             continue

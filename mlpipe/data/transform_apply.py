@@ -76,6 +76,10 @@ def apply_transforms(frame: pd.DataFrame, transforms: tuple[Transform, ...], *,
                 mask = evaluate(transform.tree, frame).to_numpy()
             except KeyError as exc:
                 raise _missing_column(transform, str(exc.args[0]), frame) from None
+            except TypeError as exc:  # e.g. a text column compared with a number
+                raise transform.error(
+                    f"cannot evaluate filter {transform.expression!r}: {exc}",
+                    "convert the column first with convert_column_types") from None
             frame = frame.loc[mask].reset_index(drop=True)
             rows.raw = rows.raw[mask] if rows.raw is not None else None
             rows.current = np.arange(len(frame)) if rows.whole_table else None

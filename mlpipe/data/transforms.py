@@ -131,12 +131,10 @@ def parse_transform(name: str, args: Any, *, file: str, line: int | None,
             raise fail(f"seed must be an integer, got {seed!r}")
         return TakeRandomSample(probability=float(probability), seed=seed, **base)
     if name in ("drop_columns", "keep_columns"):
-        columns = args.get("columns") if isinstance(args, dict) else args
-        columns = [columns] if isinstance(columns, str) else columns
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        columns = _strings(args.get("columns") if isinstance(args, dict) else args)
+        if columns is None:
             raise fail("expects a column name or a list of column names")
-        return (DropColumns if name == "drop_columns" else KeepColumns)(
-            columns=tuple(columns), **base)
+        return (DropColumns if name == "drop_columns" else KeepColumns)(columns=columns, **base)
     if name == "filter":
         expression = args.get("expression") if isinstance(args, dict) else args
         if not isinstance(expression, str):
@@ -167,35 +165,52 @@ def _parse_conversions(args: Any, fail: Any) -> tuple[Conversion, ...]:
     for item in items:
         if not isinstance(item, dict) or "columns" not in item or "column_type" not in item:
             raise fail("each entry needs 'columns' and 'column_type'")
-        columns = item["columns"]
-        columns = [columns] if isinstance(columns, str) else columns
-        if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        columns = _strings(item["columns"])
+        if columns is None:
             raise fail("'columns' must be a column name or a list of names")
         spec = item["column_type"]
-        options: dict[str, Any] = {}
+        options: Any = {}
         if isinstance(spec, dict) and len(spec) == 1:
             type_name, options = next(iter(spec.items()))
-            options = dict(options or {})
+            options = {} if options is None else options
         else:
             type_name = spec
         type_name = str(type_name)
         if type_name not in COLUMN_TYPES:
             raise fail(f"unknown column_type {type_name!r}; supported: {', '.join(COLUMN_TYPES)}",
                        did_you_mean(type_name, COLUMN_TYPES))
+        if not isinstance(options, dict):
+            raise fail(f"the options of column_type {type_name!r} must be a mapping, "
+                       f"got {options!r}")
         kwargs: dict[str, Any] = {}
         if type_name == "datetime":
-            formats = options.get("formats", [])
-            kwargs["formats"] = tuple([formats] if isinstance(formats, str) else formats)
+            formats = _strings(options.get("formats", []))
+            if formats is None:
+                raise fail("datetime 'formats' must be a format string or a list of them, "
+                           "e.g. ['%Y-%m-%d']")
+            kwargs["formats"] = formats
         if type_name == "boolean":
             for key in ("true_values", "false_values"):
                 if key in options:
-                    kwargs[key] = tuple(str(v) for v in options[key])
+                    values = options[key]
+                    values = values if isinstance(values, list) else [values]
+                    if not all(isinstance(v, (str, int, float)) for v in values):
+                        raise fail(f"boolean '{key}' must be a value or a list of values")
+                    kwargs[key] = tuple(str(v) for v in values)
             mismatch = str(options.get("mismatch_as", "error"))
             if mismatch not in ("error", "true", "false"):
                 raise fail(f"mismatch_as must be error, true or false, got {mismatch!r}")
             kwargs["mismatch_as"] = mismatch
         conversions.append(Conversion(columns=tuple(columns), type=type_name, **kwargs))
     return tuple(conversions)
+
+
+def _strings(value: Any) -> tuple[str, ...] | None:
+    """A string or a list of strings as a tuple; ``None`` for anything else."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
+        return None
+    return tuple(items)
 
 
 _DT_TOKENS = {"yyyy": r"\d{4}", "MM": r"\d{2}", "dd": r"\d{2}", "HH": r"\d{2}",

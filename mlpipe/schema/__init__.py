@@ -3,7 +3,7 @@
 Public entry points::
 
     load_pipeline(path) -> Loaded[PipelineJob]
-    load_component(path) -> Loaded[ParallelComponent | CommandComponent]
+    load_component(path or YamlDocument) -> Loaded[ParallelComponent | CommandComponent]
     load_pipeline_data(data, source, positions=None) -> Loaded[PipelineJob]
     load_component_data(data, source, positions=None) -> Loaded[...]
 

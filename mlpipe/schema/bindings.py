@@ -19,6 +19,12 @@ WHOLE_BINDING = re.compile(rf"^\s*{BINDING_EXPR}\s*$")
 BINDING_JSON_PATTERN = r"^\s*(\$\{\{[^{}]*\}\}|\$<<[^<>]*>>)\s*$"
 
 
+def match_expression(match: re.Match[str]) -> str:
+    """The expression inside a :data:`BINDING_PATTERN` match, whichever spelling it uses."""
+    curly = match.group("curly")
+    return curly if curly is not None else match.group("angle")
+
+
 def is_binding(value: Any) -> bool:
     """True when ``value`` is a string holding exactly one binding expression."""
     return isinstance(value, str) and WHOLE_BINDING.match(value) is not None
@@ -27,9 +33,7 @@ def is_binding(value: Any) -> bool:
 def binding_expression(value: str) -> str | None:
     """``"${{ parent.inputs.x }}"`` -> ``"parent.inputs.x"``; ``None`` when not a binding."""
     match = WHOLE_BINDING.match(value) if isinstance(value, str) else None
-    if match is None:
-        return None
-    return match.group("curly") if match.group("curly") is not None else match.group("angle")
+    return None if match is None else match_expression(match)
 
 
 def contains_binding(value: Any) -> bool:
@@ -39,8 +43,4 @@ def contains_binding(value: Any) -> bool:
 
 def find_bindings(text: str) -> list[tuple[str, int, int]]:
     """Every binding in ``text`` as ``(expression, start, end)`` offsets."""
-    found = []
-    for match in BINDING_PATTERN.finditer(text):
-        expr = match.group("curly") if match.group("curly") is not None else match.group("angle")
-        found.append((expr, match.start(), match.end()))
-    return found
+    return [(match_expression(m), m.start(), m.end()) for m in BINDING_PATTERN.finditer(text)]

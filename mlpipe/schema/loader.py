@@ -23,7 +23,7 @@ from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.errors import translate_errors
 from mlpipe.schema.parallel import ParallelComponent
 from mlpipe.schema.pipeline import PipelineJob
-from mlpipe.schema.yamlio import PositionMap, describe_value, load_yaml_file
+from mlpipe.schema.yamlio import PositionMap, YamlDocument, describe_value, load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
 Component = ParallelComponent | CommandComponent
@@ -153,8 +153,8 @@ def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diag
                             "typed uri_folder, mltable, ...")]
 
 
-def _load_file(path: str | Path, load_data: Any) -> Loaded[Any]:
-    doc = load_yaml_file(path)
+def _load_file(path: str | Path | YamlDocument, load_data: Any) -> Loaded[Any]:
+    doc = path if isinstance(path, YamlDocument) else load_yaml_file(path)
     if doc.data is None:
         return Loaded(None, doc.diagnostics, doc.positions, doc.source, {})
     loaded = load_data(doc.data, doc.source, doc.positions)
@@ -169,6 +169,7 @@ def load_pipeline(path: str | Path) -> Loaded[PipelineJob]:
     return _load_file(path, load_pipeline_data)
 
 
-def load_component(path: str | Path) -> Loaded[Component]:
-    """Read and validate a parallel or command component YAML file."""
+def load_component(path: str | Path | YamlDocument) -> Loaded[Component]:
+    """Read and validate a parallel or command component YAML file (or one already
+    parsed with :func:`~mlpipe.schema.yamlio.load_yaml_file`)."""
     return _load_file(path, load_component_data)
