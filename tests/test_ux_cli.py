@@ -263,6 +263,32 @@ def test_records_of_the_wrong_shape_are_reported_not_raised(tmp_path: Path) -> N
         no_traceback(proc)
         assert "not a job record: " in proc.stderr
 
+
+def test_stream_and_cancel_of_a_record_damaged_meanwhile_end_with_a_message(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from .conftest import REPO
+
+    runs = tmp_path / "runs"
+    me = psutil.Process()  # this test process stands in for a live runner
+    record = {"status": "running", "steps": {}, "pid": me.pid, "pid_create_time": me.create_time()}
+    for args in (("stream", "live"), ("cancel", "live", "--timeout", "60")):
+        write(runs / "live" / "job.json", json.dumps(record))
+        proc = subprocess.Popen([sys.executable, "-m", "mlpipe", "job", *args, "--runs-dir", str(runs)],
+                                env={**os.environ, "PYTHONPATH": str(REPO)}, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(2.0)  # it has read the record and polls it
+        write(runs / "live" / "job.json", "[1, 2]")
+        _out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 1, err
+        assert "Traceback" not in err
+        assert f"mlpipe: cannot read the record of job 'live' ({runs / 'live' / 'job.json'}): " in err
+
 def test_show_and_list_while_a_job_runs(tmp_path: Path) -> None:
     from .test_jobs_cli import spawn_job, wait_for
 

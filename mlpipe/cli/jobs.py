@@ -340,7 +340,10 @@ def stream_job(args: argparse.Namespace) -> int:
             return 1
         previous = record
         time.sleep(STREAM_POLL_SECONDS)
-        record = store.load(args.name)
+        latest = _load(store, args.name)
+        if latest is None:  # removed or damaged while we followed it: said by _load
+            return 1
+        record = latest
     print_job(record)
     return 0 if record["status"] == "completed" else 1
 
@@ -364,6 +367,9 @@ def cancel_job(args: argparse.Namespace) -> int:
             _err(f"job {args.name} is still {record['status']} after {args.timeout:.0f}s")
             return 1
         time.sleep(0.2)
-        record = store.load(args.name)
+        latest = _load(store, args.name)
+        if latest is None:
+            return 1
+        record = latest
     print(f"job {args.name}: {record['status']}")
     return 0 if record["status"] == "canceled" else 1
