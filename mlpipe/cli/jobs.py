@@ -169,7 +169,7 @@ def create_job(args: argparse.Namespace) -> int:
               f"(attempt {int(previous.get('attempt', 1)) + 1})")
     print(f"run folder: {plan.run_dir}", flush=True)
     cancel = threading.Event()
-    previous = _install_sigterm(cancel)
+    previous_sigterm = _install_sigterm(cancel)
     try:
         result = run_plan(plan, cancel=cancel, progress=args.progress, backend=args.backend,
                           echo=lambda line: print(line, flush=True))
@@ -183,7 +183,7 @@ def create_job(args: argparse.Namespace) -> int:
              f"{exc.strerror or exc}")
         return 1
     finally:
-        _restore_sigterm(previous)
+        _restore_sigterm(previous_sigterm)
     print_job(store.load(name), out)
     return 0 if result.ok else 1
 
