@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
-from mlpipe.cli.validate import file_kind
+from mlpipe.cli.validate import file_kind, file_problem
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.jobs.store import (
     RUNS_DIR_ENV,
@@ -104,10 +104,9 @@ def create_job(args: argparse.Namespace) -> int:
     """``mlpipe job create``: 0 when the job completed; 1 when it failed, was canceled or is
     invalid."""
     source = Path(args.file)
-    if not source.is_file():
-        what = ("is a folder, not a YAML file" if source.is_dir()
-                else "is not a regular file" if source.exists() else "file not found")
-        return _usage(f"{args.file}: {what}")
+    problem = file_problem(args.file)
+    if problem:
+        return _usage(problem)
     store = JobStore(args.runs_dir)
     problem = _runs_dir_problem(store.runs_dir, create=True)
     if problem:
