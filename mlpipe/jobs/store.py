@@ -22,15 +22,12 @@ import secrets
 import socket
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import psutil
-
-JobStatus = Literal["queued", "running", "completed", "failed", "canceled"]
-StepState = Literal["queued", "running", "completed", "failed", "canceled", "skipped"]
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
@@ -307,10 +304,6 @@ class JobRecorder:
     def step(self, step: str) -> dict[str, Any]:
         with self._lock:
             return json.loads(json.dumps(self.record["steps"][step], default=str))
-
-    def steps(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
-        with self._lock:
-            return iter(list(self.record["steps"].items()))
 
 
 def runner_identity() -> dict[str, Any]:
