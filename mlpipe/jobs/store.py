@@ -295,11 +295,10 @@ class JobRecorder:
             self.record.update(fields)
             self.save()
 
-    def update_step(self, step: str, *, save: bool = True, **fields: Any) -> None:
+    def update_step(self, step: str, **fields: Any) -> None:
         with self._lock:
             self.record["steps"][step].update(fields)
-            if save:
-                self.save()
+            self.save()
 
     def step(self, step: str) -> dict[str, Any]:
         with self._lock:
