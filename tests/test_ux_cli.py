@@ -244,6 +244,51 @@ def test_damaged_records_are_reported_not_raised(tmp_path: Path) -> None:
     assert reuse.returncode == 1 and "job 'alist' exists but its record cannot be read" in reuse.stderr
 
 
+
+def test_records_of_the_wrong_shape_are_reported_not_raised(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    write(runs / "fine" / "job.json", '{"status": "completed", "steps": {"a": {"status": "completed"}}, '
+                                      '"created_at": "2026-01-02T03:04:05.000+00:00"}')
+    write(runs / "steplist" / "job.json", '{"status": "running", "steps": []}')
+    write(runs / "stepint" / "job.json", '{"status": "completed", "steps": {"a": 1}}')
+    write(runs / "when" / "job.json", '{"status": "completed", "steps": {}, "created_at": 5}')
+    listed = run_cli("job", "list", "--runs-dir", str(runs))
+    assert listed.returncode == 0 and "fine" in listed.stdout
+    assert listed.stderr.startswith("mlpipe: skipped 3 unreadable record(s): ")
+    assert run_cli("job", "show", "fine", "--runs-dir", str(runs)).returncode == 0
+    for args in (("show", "steplist"), ("stream", "stepint"), ("cancel", "steplist"),
+                 ("show", "when")):
+        proc = run_cli("job", *args, "--runs-dir", str(runs))
+        assert proc.returncode == 1
+        no_traceback(proc)
+        assert "not a job record: " in proc.stderr
+
+
+def test_stream_and_cancel_of_a_record_damaged_meanwhile_end_with_a_message(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    from .conftest import REPO
+
+    runs = tmp_path / "runs"
+    me = psutil.Process()  # this test process stands in for a live runner
+    record = {"status": "running", "steps": {}, "pid": me.pid, "pid_create_time": me.create_time()}
+    for args in (("stream", "live"), ("cancel", "live", "--timeout", "60")):
+        write(runs / "live" / "job.json", json.dumps(record))
+        proc = subprocess.Popen([sys.executable, "-m", "mlpipe", "job", *args, "--runs-dir", str(runs)],
+                                env={**os.environ, "PYTHONPATH": str(REPO)}, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(2.0)  # it has read the record and polls it
+        write(runs / "live" / "job.json", "[1, 2]")
+        _out, err = proc.communicate(timeout=30)
+        assert proc.returncode == 1, err
+        assert "Traceback" not in err
+        assert f"mlpipe: cannot read the record of job 'live' ({runs / 'live' / 'job.json'}): " in err
+
 def test_show_and_list_while_a_job_runs(tmp_path: Path) -> None:
     from .test_jobs_cli import spawn_job, wait_for
 

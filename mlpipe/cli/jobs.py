@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
-from mlpipe.cli.validate import file_kind
+from mlpipe.cli.validate import file_kind, file_problem
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.jobs.store import (
     RUNS_DIR_ENV,
@@ -104,10 +104,9 @@ def create_job(args: argparse.Namespace) -> int:
     """``mlpipe job create``: 0 when the job completed; 1 when it failed, was canceled or is
     invalid."""
     source = Path(args.file)
-    if not source.is_file():
-        what = ("is a folder, not a YAML file" if source.is_dir()
-                else "is not a regular file" if source.exists() else "file not found")
-        return _usage(f"{args.file}: {what}")
+    problem = file_problem(args.file)
+    if problem:
+        return _usage(problem)
     store = JobStore(args.runs_dir)
     problem = _runs_dir_problem(store.runs_dir, create=True)
     if problem:
@@ -169,7 +168,7 @@ def create_job(args: argparse.Namespace) -> int:
               f"(attempt {int(previous.get('attempt', 1)) + 1})")
     print(f"run folder: {plan.run_dir}", flush=True)
     cancel = threading.Event()
-    previous = _install_sigterm(cancel)
+    previous_sigterm = _install_sigterm(cancel)
     try:
         result = run_plan(plan, cancel=cancel, progress=args.progress, backend=args.backend,
                           echo=lambda line: print(line, flush=True))
@@ -183,7 +182,7 @@ def create_job(args: argparse.Namespace) -> int:
              f"{exc.strerror or exc}")
         return 1
     finally:
-        _restore_sigterm(previous)
+        _restore_sigterm(previous_sigterm)
     print_job(store.load(name), out)
     return 0 if result.ok else 1
 
@@ -340,7 +339,10 @@ def stream_job(args: argparse.Namespace) -> int:
             return 1
         previous = record
         time.sleep(STREAM_POLL_SECONDS)
-        record = store.load(args.name)
+        latest = _load(store, args.name)
+        if latest is None:  # removed or damaged while we followed it: said by _load
+            return 1
+        record = latest
     print_job(record)
     return 0 if record["status"] == "completed" else 1
 
@@ -364,6 +366,9 @@ def cancel_job(args: argparse.Namespace) -> int:
             _err(f"job {args.name} is still {record['status']} after {args.timeout:.0f}s")
             return 1
         time.sleep(0.2)
-        record = store.load(args.name)
+        latest = _load(store, args.name)
+        if latest is None:
+            return 1
+        record = latest
     print(f"job {args.name}: {record['status']}")
     return 0 if record["status"] == "canceled" else 1

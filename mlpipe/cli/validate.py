@@ -103,12 +103,9 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     overrides = getattr(args, "overrides", [])
     if not files:
         return _usage("give at least one file: --file FILE or FILE ...")
-    missing = [f for f in files if not Path(f).is_file()]
-    if missing:
-        first = Path(missing[0])
-        what = ("is a folder, not a YAML file" if first.is_dir()
-                else "is not a regular file" if first.exists() else "file not found")
-        return _usage(f"{missing[0]}: {what}")
+    problem = next(filter(None, map(file_problem, files)), None)
+    if problem:
+        return _usage(problem)
     try:
         for item in overrides:
             parse_override(item)
@@ -120,6 +117,16 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     else:
         _print_text(reports)
     return 0 if all(r.valid for r in reports) else 1
+
+
+def file_problem(file: str) -> str | None:
+    """Why ``file`` cannot be read as a YAML file (``None`` when it is a regular file)."""
+    path = Path(file)
+    if path.is_file():
+        return None
+    what = ("is a folder, not a YAML file" if path.is_dir()
+            else "is not a regular file" if path.exists() else "file not found")
+    return f"{file}: {what}"
 
 
 def _usage(message: str) -> int:
@@ -251,4 +258,4 @@ def _json(reports: list[FileReport]) -> dict[str, Any]:
     }
 
 
-__all__ = ["file_kind", "register", "run_component_validate", "run_job_validate"]
+__all__ = ["file_kind", "file_problem", "register", "run_component_validate", "run_job_validate"]

@@ -22,15 +22,12 @@ import secrets
 import socket
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import psutil
-
-JobStatus = Literal["queued", "running", "completed", "failed", "canceled"]
-StepState = Literal["queued", "running", "completed", "failed", "canceled", "skipped"]
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
@@ -177,8 +174,9 @@ class JobStore:
             raise JobNotFound(name) from None
         except UnicodeDecodeError as exc:
             raise ValueError(f"not UTF-8 JSON: {exc.reason}") from None
-        if not isinstance(record, dict) or not isinstance(record.get("status"), str):
-            raise ValueError("not a job record: expected a JSON object with a 'status'")
+        problem = _record_problem(record)
+        if problem:
+            raise ValueError(f"not a job record: {problem}")
         record.setdefault("name", name)
         record.setdefault("steps", {})
         return _with_liveness(record)
@@ -248,6 +246,27 @@ class JobStore:
         return difflib.get_close_matches(name, self.names(), n=3)
 
 
+TIMESTAMP_FIELDS = ("created_at", "started_at", "ended_at")
+
+
+def _record_problem(record: Any) -> str | None:
+    """What makes a parsed ``job.json`` unusable as a record (``None`` when it is fine)."""
+    if not isinstance(record, dict) or not isinstance(record.get("status"), str):
+        return "expected a JSON object with a 'status'"
+    steps = record.get("steps", {})
+    if not isinstance(steps, dict) or not all(isinstance(s, dict) for s in steps.values()):
+        return "'steps' must be a JSON object of step objects"
+    for key in TIMESTAMP_FIELDS:
+        value = record.get(key)
+        if value is None:
+            continue
+        try:
+            parse_iso(value)
+        except (TypeError, ValueError):
+            return f"{key!r} must be an ISO 8601 time or null, got {value!r}"
+    return None
+
+
 def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
     """Mark a record whose runner process is gone while it says queued/running."""
     if record.get("status") in ("queued", "running") and not process_alive(
@@ -276,19 +295,14 @@ class JobRecorder:
             self.record.update(fields)
             self.save()
 
-    def update_step(self, step: str, *, save: bool = True, **fields: Any) -> None:
+    def update_step(self, step: str, **fields: Any) -> None:
         with self._lock:
             self.record["steps"][step].update(fields)
-            if save:
-                self.save()
+            self.save()
 
     def step(self, step: str) -> dict[str, Any]:
         with self._lock:
             return json.loads(json.dumps(self.record["steps"][step], default=str))
-
-    def steps(self) -> Iterator[tuple[str, Mapping[str, Any]]]:
-        with self._lock:
-            return iter(list(self.record["steps"].items()))
 
 
 def runner_identity() -> dict[str, Any]:
