@@ -18,6 +18,8 @@ Run-folder layout (all paths are filled in by the compiler)::
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -25,6 +27,18 @@ from typing import Any, Literal
 
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import FrozenDict, freeze
+
+RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
+DEFAULT_RUNS_DIR = "mlpipe-runs"
+JOB_NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$"  # Azure ML's job-name rule
+JOB_NAME = re.compile(JOB_NAME_PATTERN)
+
+
+def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
+    """``runs_dir`` if given, else ``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs`` (absolute)."""
+    chosen = runs_dir or os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR
+    return Path(chosen).expanduser().resolve()
+
 
 DATA_TYPES = frozenset(
     {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import pytest
 
@@ -44,3 +45,19 @@ def test_cli_usage_error_exits_2() -> None:
     result = run_cli("no-such-group")
     assert result.returncode == 2
     assert "invalid choice" in result.stderr
+
+
+def test_compiler_and_job_store_resolve_the_runs_folder_alike(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlpipe.compiler import compile_pipeline
+    from mlpipe.jobs.store import JobStore
+    from mlpipe.plan import resolve_runs_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    sample = Path(__file__).resolve().parents[1] / "samples" / "file-batch" / "pipeline.yml"
+    plan = compile_pipeline(sample, runs_dir="~/runs", job_name="j1")
+    assert plan.run_dir == str(tmp_path / "runs" / "j1")
+    assert JobStore("~/runs").runs_dir == tmp_path / "runs" == resolve_runs_dir("~/runs")
+    monkeypatch.setenv("MLPIPE_RUNS_DIR", "~/from-env")
+    assert compile_pipeline(sample, job_name="j2").run_dir == str(tmp_path / "from-env" / "j2")
+    assert JobStore().runs_dir == tmp_path / "from-env"

@@ -16,7 +16,6 @@ from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.cli.validate import file_kind, file_problem
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.jobs.store import (
-    RUNS_DIR_ENV,
     TERMINAL,
     JobConflictError,
     JobNotFound,
@@ -24,6 +23,7 @@ from mlpipe.jobs.store import (
     check_job_name,
     generate_job_name,
 )
+from mlpipe.plan import RUNS_DIR_ENV
 from mlpipe.schema import YamlDocument, load_yaml_file
 
 STREAM_POLL_SECONDS = 0.5

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,13 +20,17 @@ from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
 from mlpipe.compiler.values import DEFAULT_DATASTORE
 from mlpipe.diagnostics import Diagnostic, HasDiagnostics, Location, ValidationError
 from mlpipe.frozen import freeze
-from mlpipe.plan import ExecutionPlan, JobSettings, PipelineOutput, RemoteAsset, StepOutputRef
+from mlpipe.plan import (
+    JOB_NAME,
+    ExecutionPlan,
+    JobSettings,
+    PipelineOutput,
+    RemoteAsset,
+    StepOutputRef,
+    resolve_runs_dir,
+)
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 from mlpipe.schema.yamlio import PositionMap
-
-RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
-DEFAULT_RUNS_DIR = "mlpipe-runs"
-JOB_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_\-]{0,254}$")
 
 
 @dataclass
@@ -131,8 +134,8 @@ def _with_warnings(plan: ExecutionPlan, warnings: list[Diagnostic]) -> Execution
 
 
 def default_runs_dir() -> Path:
-    """``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs``."""
-    return Path(os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR)
+    """``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs`` (absolute)."""
+    return resolve_runs_dir()
 
 
 class _Compiler:
@@ -143,7 +146,7 @@ class _Compiler:
         name = doc.get("name")
         self.job_name = job_name or (name if isinstance(name, str) and name.strip()
                                      else doc.file.stem)
-        self.runs_dir = Path(os.path.abspath(runs_dir or default_runs_dir()))
+        self.runs_dir = resolve_runs_dir(runs_dir)
         self.run_dir = self.runs_dir / self.job_name
         settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
         self.settings = settings

@@ -18,7 +18,7 @@ _EXPORTS = {
     "JobNotFound": "mlpipe.jobs.store",
     "JobStore": "mlpipe.jobs.store",
     "generate_job_name": "mlpipe.jobs.store",
-    "resolve_runs_dir": "mlpipe.jobs.store",
+    "resolve_runs_dir": "mlpipe.plan",
 }
 
 

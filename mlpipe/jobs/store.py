@@ -29,12 +29,12 @@ from typing import Any
 
 import psutil
 
+from mlpipe.plan import JOB_NAME, resolve_runs_dir
+
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
 CANCEL_FILE = "cancel-requested"
-DEFAULT_RUNS_DIR = "mlpipe-runs"
-RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
-NAME_PATTERN = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$")
+NAME_PATTERN = JOB_NAME
 
 
 class JobNotFound(LookupError):
@@ -55,12 +55,6 @@ def iso(at: datetime | None) -> str | None:
 
 def parse_iso(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
-
-
-def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
-    """``runs_dir`` if given, else ``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs`` (absolute)."""
-    chosen = runs_dir or os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR
-    return Path(chosen).expanduser().resolve()
 
 
 GENERIC_STEMS = frozenset({"pipeline", "job", "main"})

@@ -24,11 +24,11 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from mlpipe.plan import JOB_NAME_PATTERN
 from mlpipe.schema import ranges
 from mlpipe.schema.bindings import BINDING_JSON_PATTERN, is_binding
 from mlpipe.schema.yamlio import describe_value
 
-JOB_NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$"
 IDENTIFIER_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,254}$"
 _JOB_NAME = re.compile(JOB_NAME_PATTERN)
 _IDENTIFIER = re.compile(IDENTIFIER_PATTERN)
