@@ -21,14 +21,13 @@ from mlpipe.compiler.values import DEFAULT_DATASTORE
 from mlpipe.diagnostics import Diagnostic, HasDiagnostics, Location, ValidationError
 from mlpipe.frozen import freeze
 from mlpipe.plan import (
-    JOB_NAME,
     ExecutionPlan,
     JobSettings,
     PipelineOutput,
     RemoteAsset,
     StepOutputRef,
-    resolve_runs_dir,
 )
+from mlpipe.runs import JOB_NAME, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 from mlpipe.schema.yamlio import PositionMap
 

@@ -42,6 +42,7 @@ from mlpipe.jobs.store import (
 )
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
 from mlpipe.runtime.records import StepSummary
+from mlpipe.runtime.report_files import report_files
 
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
@@ -62,6 +63,7 @@ class StepResult:
     exit_code: int | None = None  # command steps
     summary: StepSummary | None = None  # parallel steps
     error: str | None = None
+    reports: dict[str, str] = field(default_factory=dict)  # path below logs_dir -> file
 
     @property
     def duration_seconds(self) -> float | None:
@@ -116,9 +118,31 @@ def run_plan(
     name belongs to a completed or running job, and :class:`ValueError` for a backend
     that is unknown or not installed.
     """
-    say = echo or (lambda _line: None)
     check_remote_assets(plan)
     check_backend(backend)
+    run_dir = Path(plan.run_dir)
+    previous = JobStore(run_dir.parent).resumable(run_dir.name)
+    return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=backend,
+                        echo=echo, max_workers=max_workers)
+
+
+def execute_plan(
+    plan: ExecutionPlan,
+    previous: dict[str, Any] | None,
+    *,
+    cancel: threading.Event | None = None,
+    progress: bool = False,
+    backend: str = "local",
+    echo: Echo | None = None,
+    max_workers: int | None = None,
+) -> JobResult:
+    """Run ``plan`` once its pre-run checks passed and the resume decision is made.
+
+    ``previous`` is the record of the unfinished job being resumed (``None``: a new
+    job). :func:`run_plan` and :func:`mlpipe.jobs.submit.submit` call this after
+    checking, once, what :func:`run_plan` documents; the options are the same.
+    """
+    say = echo or (lambda _line: None)
     notice = compute_notice(plan, backend)
     if notice:
         say(notice)
@@ -128,7 +152,6 @@ def run_plan(
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    previous = store.resumable(name)
     recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
     store.clear_cancel(name)
     recorder.save()
@@ -421,6 +444,7 @@ def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, Ste
             outputs={n: o["path"] for n, o in rec.get("outputs", {}).items()},
             logs_dir=rec.get("logs_dir", step.logs_dir), exit_code=rec.get("exit_code"),
             summary=summary, error=rec.get("error"),
+            reports=report_files(rec.get("logs_dir", step.logs_dir)),
         )
     return JobResult(
         name=recorder.name, run_dir=plan.run_dir, status=status, started_at=started,
@@ -429,4 +453,5 @@ def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, Ste
     )
 
 
-__all__ = ["JobConflictError", "JobResult", "StepResult", "TERMINAL", "dependencies", "run_plan"]
+__all__ = ["JobConflictError", "JobResult", "StepResult", "TERMINAL", "dependencies",
+           "execute_plan", "run_plan"]

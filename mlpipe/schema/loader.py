@@ -164,8 +164,9 @@ def _load_file(path: str | Path | YamlDocument, load_data: Any) -> Loaded[Any]:
     return loaded
 
 
-def load_pipeline(path: str | Path) -> Loaded[PipelineJob]:
-    """Read and validate a pipeline job YAML file."""
+def load_pipeline(path: str | Path | YamlDocument) -> Loaded[PipelineJob]:
+    """Read and validate a pipeline job YAML file (or one already parsed with
+    :func:`~mlpipe.schema.yamlio.load_yaml_file`)."""
     return _load_file(path, load_pipeline_data)
 
 

@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mlpipe.errors import MlpipeError
 from mlpipe.schema.yamlio import describe_value
 
 INT_MAX = 2**31 - 1  # Azure documents ranges as [x, int.max] (a .NET Int32)
@@ -27,7 +28,7 @@ LOGGING_LEVELS = ("DEBUG", "INFO", "WARNING")
 _INT_TEXT = re.compile(r"^\s*[-+]?\d+\s*$")
 
 
-class SettingError(ValueError):
+class SettingError(MlpipeError, ValueError):
     """A setting's value is wrong; ``message`` is ready to show, ``hint`` optional."""
 
     def __init__(self, message: str, *, code: str = "range", hint: str | None = None):
