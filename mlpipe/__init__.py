@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0.dev0"
+from mlpipe.version import __version__
 
 _SDK_NAMES = {
     "Input", "Output", "load_job", "load_component", "pipeline", "run", "command",

@@ -9,7 +9,6 @@ worker budget allows), and stops cleanly on cancel.
 
 from __future__ import annotations
 
-import os
 import queue
 import signal
 import threading
@@ -20,7 +19,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from mlpipe import __version__
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.preflight import (
     check_backend,
@@ -41,8 +39,10 @@ from mlpipe.jobs.store import (
     runner_identity,
 )
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
+from mlpipe.runtime import default_concurrency
 from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.report_files import report_files
+from mlpipe.version import __version__
 
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
@@ -166,7 +166,7 @@ def execute_plan(
     previous_sigint = _cancel_on_sigint(cancel)
     try:
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
-                               max_workers or available_cores())
+                               max_workers or default_concurrency())
         scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
         recorder.update(status="failed", ended_at=iso(now()), error=f"{type(exc).__name__}: {exc}")
@@ -187,14 +187,6 @@ def execute_plan(
     recorder.update(status=status, ended_at=iso(ended),
                     duration_seconds=round((ended - started).total_seconds(), 3))
     return _result(plan, recorder, scheduler.summaries, status, started, ended)
-
-
-def available_cores() -> int:
-    """Cores this process may use (its CPU affinity where the platform tells it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def _cancel_on_sigint(cancel: threading.Event) -> Any:
@@ -343,7 +335,7 @@ class _Scheduler:
 
     def _cost(self, step: Step) -> int:
         if isinstance(step, ParallelStep):
-            per_node = step.max_concurrency_per_instance or available_cores()
+            per_node = step.max_concurrency_per_instance or default_concurrency()
             return min(self.budget, max(1, step.instance_count * per_node))
         return 1
 

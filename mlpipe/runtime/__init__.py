@@ -99,7 +99,10 @@ def worker_names(step: ParallelStep) -> list[WorkerInfo]:
 
 
 def default_concurrency() -> int:
-    """The number of cores this process may use (affinity and cgroup limits included)."""
+    """The number of cores this process may use (affinity and cgroup limits included).
+
+    The one core count of mlpipe: the runtime's default workers and the job runner's
+    worker budget both come from here."""
     from joblib.externals.loky import cpu_count  # noqa: PLC0415
 
     return max(1, cpu_count())

@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+import mlpipe.schema.checks as checks
 from mlpipe.diagnostics import (
     Diagnostic,
     HasDiagnostics,
@@ -18,7 +19,6 @@ from mlpipe.diagnostics import (
     did_you_mean,
     errors_of,
 )
-from mlpipe.schema import checks
 from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.errors import translate_errors
 from mlpipe.schema.parallel import ParallelComponent

@@ -9,12 +9,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.sdk.callsite import call_site
-from mlpipe.sdk.job import PipelineJob
+
+
+@runtime_checkable
+class PipelineJob(Protocol):
+    """What running needs of a :class:`mlpipe.sdk.job.PipelineJob` (which calls this module):
+    its YAML-equivalent data with positions, and the file it stands for."""
+
+    @property
+    def source(self) -> Path: ...
+
+    def positions(self) -> tuple[dict[str, Any], Any]: ...
 
 
 def _check_job(job: Any, function: str) -> None:
