@@ -17,7 +17,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mlpipe"
 
 LAYERS: list[tuple[str, ...]] = [
     # 0: shared vocabulary, no mlpipe imports but each other
-    ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs"),
+    ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
+     "mlpipe.sizes"),
     # 1: what a pipeline is: the YAML models, the plan, the data readers
     ("mlpipe.schema", "mlpipe.plan", "mlpipe.data"),
     # 2: turning models into a plan, and running a plan's parallel steps
