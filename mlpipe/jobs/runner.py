@@ -1,7 +1,8 @@
 """Run a whole :class:`~mlpipe.plan.ExecutionPlan`: every step, in dependency order.
 
-``run_plan`` is the one entry point (the CLI's ``mlpipe job create`` and the SDK's
-``mlpipe.run`` both call it). It refuses plans with cloud-only references before
+``run_plan`` runs a compiled plan (the front door :func:`mlpipe.jobs.submit.submit`,
+behind ``mlpipe job create`` and ``mlpipe.run``, checks and decides first, then calls
+:func:`execute_plan`). It refuses plans with cloud-only references before
 anything starts, records the job in ``<runs-dir>/<name>/job.json``, starts each step
 once the steps it depends on have completed (independent steps overlap while the
 worker budget allows), and stops cleanly on cancel.
