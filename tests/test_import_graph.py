@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
      "mlpipe.sizes"),
     # 1: what a pipeline is: the YAML models, the plan, the data readers
-    ("mlpipe.schema", "mlpipe.plan", "mlpipe.data"),
+    ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
     # 2: turning models into a plan, and running a plan's parallel steps
     ("mlpipe.compiler", "mlpipe.runtime"),
     # 3: whole jobs: the front door, the runner, the job store
