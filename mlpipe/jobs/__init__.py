@@ -26,6 +26,9 @@ _EXPORTS = {
     "Mode": "mlpipe.jobs.submit",
     "Submission": "mlpipe.jobs.submit",
     "submit": "mlpipe.jobs.submit",
+    "NotAPipelineError": "mlpipe.jobs.submit",
+    "SubmitUsageError": "mlpipe.jobs.submit",
+    "BackendUnavailableError": "mlpipe.jobs.preflight",
 }
 
 
