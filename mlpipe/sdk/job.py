@@ -61,8 +61,8 @@ class PipelineJob(Tracked):
         self.display_name = display_name
         self.description = description
         self.experiment_name = experiment_name
-        self.tags = tags
-        self.properties = properties
+        self.tags = dict(tags or {})  # azure-ai-ml's defaults: {} rather than None
+        self.properties = dict(properties or {})
         self.settings = (settings if isinstance(settings, PipelineJobSettings)
                          else PipelineJobSettings(**dict(settings or {})))
         self.inputs: dict[str, Any] = dict(inputs or {})
@@ -193,6 +193,10 @@ class PipelineJob(Tracked):
         from mlpipe.sdk.running import run
 
         return run(self, **kwargs)
+
+    def __str__(self) -> str:
+        """The job's YAML, as azure-ai-ml prints a job."""
+        return self.to_yaml()
 
     def __repr__(self) -> str:
         return (f"PipelineJob(display_name={self.display_name!r}, jobs={list(self.jobs)}, "

@@ -57,9 +57,9 @@ class RunResult:
     run_dir: str
     outputs: dict[str, str]
     step_outputs: dict[str, dict[str, str]]
-    reports: dict[str, dict[str, str]]  # step -> report file name -> path
-    logs: dict[str, str]  # step -> logs folder
-    plan: ExecutionPlan
+    reports: dict[str, dict[str, str]] = field(repr=False)  # step -> report name -> path
+    logs: dict[str, str] = field(repr=False)  # step -> logs folder
+    plan: ExecutionPlan = field(repr=False)
     job_result: Any = field(repr=False, default=None)
 
     @property

@@ -1,0 +1,212 @@
+"""Running published azure-ai-ml / azureml v1 scripts and notebooks unchanged.
+
+:func:`install_mirrors` puts a meta-path finder first on ``sys.meta_path`` of the
+current process: ``import azure.ai.ml``, ``azure.identity``, ``azureml.core``,
+``azureml.pipeline.core``/``steps``, ``azureml.data`` (and their usual
+submodules) then give mlpipe's mirrors. Only the process that installs it is
+affected (``mlpipe run-script`` and, through ``MLPIPE_IMPORT_MIRRORS``, the
+step workers it starts); the real packages stay untouched for every other one.
+
+:func:`run_path` runs a ``.py`` file or the code cells of an ``.ipynb`` in order.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import json
+import os
+import re
+import runpy
+import sys
+import types
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ENV_FLAG = "MLPIPE_IMPORT_MIRRORS"
+
+_V1 = "mlpipe.sdk.v1_compat"
+# Imported name -> the mlpipe module whose public names it gets.
+MIRRORS: dict[str, str] = {
+    "azure.ai.ml": "mlpipe",
+    "azure.ai.ml.dsl": "mlpipe.dsl",
+    "azure.ai.ml.entities": "mlpipe.entities",
+    "azure.ai.ml.constants": "mlpipe.constants",
+    "azure.ai.ml.parallel": "mlpipe.parallel",
+    "azure.ai.ml.operations": "mlpipe.sdk.operations",
+    "azure.identity": "mlpipe.identity",
+    **{name: _V1 for name in (
+        "azureml.core", "azureml.core.compute", "azureml.core.compute_target",
+        "azureml.core.datastore", "azureml.core.dataset", "azureml.core.model",
+        "azureml.core.runconfig", "azureml.core.environment", "azureml.core.experiment",
+        "azureml.core.workspace", "azureml.core.run", "azureml.core.conda_dependencies",
+        "azureml.core.authentication",
+        "azureml.data", "azureml.data.dataset_consumption_config",
+        "azureml.data.output_dataset_config", "azureml.data.data_reference",
+        "azureml.data.datapath", "azureml.data.file_dataset", "azureml.data.tabular_dataset",
+        "azureml.pipeline.core", "azureml.pipeline.core.graph", "azureml.pipeline.steps",
+        "azureml.widgets",
+    )},
+}
+_PARENTS = {".".join(name.split(".")[:i]) for name in MIRRORS
+            for i in range(1, name.count(".") + 1)} - set(MIRRORS)
+
+
+class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds mirrored names (and empty parent packages such as ``azureml``)."""
+
+    def find_spec(self, fullname: str, path: Any = None,
+                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if fullname in MIRRORS or fullname in _PARENTS:
+            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+        parent = fullname.rpartition(".")[0]
+        if parent in MIRRORS:
+            raise ModuleNotFoundError(
+                f"mlpipe run-script: {fullname} has no local mirror (mirrored: "
+                f"{', '.join(sorted(n for n in MIRRORS if n.startswith(parent)))}); import the "
+                "names from one of those, or run the script with the real package",
+                name=fullname)
+        return None
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__path__ = []
+        target = MIRRORS.get(module.__name__)
+        if target is None:  # a parent such as ``azure``: keep the real namespace's folders
+            real = importlib.machinery.PathFinder.find_spec(module.__name__, _parent_path(module))
+            if real is not None and real.submodule_search_locations is not None:
+                module.__path__ = list(real.submodule_search_locations)
+            return
+        mirror = importlib.import_module(target)
+        names = getattr(mirror, "__all__", None) or [n for n in vars(mirror) if
+                                                     not n.startswith("_")]
+        module.__all__ = list(names)  # type: ignore[attr-defined]
+        module.__doc__ = f"mlpipe's local mirror of {module.__name__} (from {target})"
+        for name, value in vars(mirror).items():
+            if not name.startswith("_"):
+                setattr(module, name, value)
+
+        def __getattr__(name: str) -> Any:
+            try:
+                return getattr(mirror, name)
+            except AttributeError:
+                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r} in "
+                                     f"mlpipe's local mirror ({target})") from None
+
+        module.__getattr__ = __getattr__  # type: ignore[method-assign]
+
+
+def _parent_path(module: types.ModuleType) -> list[str] | None:
+    parent = module.__name__.rpartition(".")[0]
+    return list(getattr(sys.modules.get(parent), "__path__", []) or []) if parent else None
+
+
+def install_mirrors() -> MirrorFinder:
+    """Resolve the mirrored imports to mlpipe in this process (idempotent)."""
+    for finder in sys.meta_path:
+        if isinstance(finder, MirrorFinder):
+            return finder
+    for name in list(sys.modules):
+        if name in MIRRORS or name in _PARENTS or name.partition(".")[0] == "azureml":
+            del sys.modules[name]
+    finder = MirrorFinder()
+    sys.meta_path.insert(0, finder)
+    os.environ[ENV_FLAG] = "1"
+    return finder
+
+
+def install_from_environment() -> None:
+    """Install the mirrors when the parent ``mlpipe run-script`` asked for them."""
+    if os.environ.get(ENV_FLAG) == "1":
+        install_mirrors()
+
+
+# -- notebooks ------------------------------------------------------------------------------------
+
+_WRITEFILE = re.compile(r"^%%writefile(?:\s+(-a|--append))?\s+(\S+)\s*$")
+
+
+def notebook_cells(path: Path) -> list[str]:
+    """The code cells of an ``.ipynb`` file, as source text, in order."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError(f"{path}: not a Jupyter notebook (no 'cells' list)")
+    out = []
+    for cell in cells:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            source = cell.get("source", "")
+            out.append("".join(source) if isinstance(source, list) else str(source))
+    return out
+
+
+def cell_code(source: str, index: int, note: Any = print) -> str:
+    """A cell's Python: ``%%writefile`` writes its file; other magics and ``!`` shell escapes
+    are skipped with a note (their lines become ``pass`` so indentation stays valid)."""
+    lines = source.splitlines()
+    first = lines[0].strip() if lines else ""
+    written = _WRITEFILE.match(first)
+    if written:
+        body = "\n".join(lines[1:]) + "\n"
+        return (f"with open({written.group(2)!r}, {'a' if written.group(1) else 'w'!r}, "
+                f"encoding='utf-8') as _mlpipe_f:\n    _mlpipe_f.write({body!r})\n")
+    if first.startswith("%%"):
+        note(f"mlpipe run-script: cell {index}: skipped cell magic {first.split()[0]}")
+        return ""
+    kept = []
+    for line in lines:
+        stripped = line.lstrip()
+        if stripped.startswith(("%", "!")):
+            note(f"mlpipe run-script: cell {index}: skipped {stripped.split()[0]!r}")
+            kept.append(line[: len(line) - len(stripped)] + "pass")
+        else:
+            kept.append(line)
+    return "\n".join(kept) + "\n"
+
+
+def _display_last_expression(code: str, namespace: dict[str, Any], filename: str) -> None:
+    """Run ``code``; like Jupyter, print the value of a final bare expression."""
+    import ast
+
+    tree = ast.parse(code, filename)
+    last = tree.body[-1] if tree.body else None
+    if isinstance(last, ast.Expr):
+        tree.body.pop()
+        exec(compile(tree, filename, "exec"), namespace)
+        value = eval(compile(ast.Expression(last.value), filename, "eval"), namespace)
+        if value is not None:
+            print(repr(value))
+    else:
+        exec(compile(tree, filename, "exec"), namespace)
+
+
+def run_notebook(path: Path, argv: Sequence[str] = ()) -> None:
+    """Run the code cells of ``path`` in order in one namespace (working folder: its folder)."""
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path)}
+    sys.argv = [str(path), *argv]
+    for index, source in enumerate(notebook_cells(path)):
+        code = cell_code(source, index, note=lambda text: print(text, file=sys.stderr))
+        if code.strip():
+            _display_last_expression(code, namespace, f"{path}#cell{index}")
+
+
+def run_path(path: str | os.PathLike[str], argv: Sequence[str] = ()) -> None:
+    """Run a ``.py`` script (like ``python FILE``) or the cells of an ``.ipynb`` notebook (in
+    its folder, like Jupyter) with the mirrors installed."""
+    script = Path(path).resolve()
+    install_mirrors()
+    sys.path.insert(0, str(script.parent))
+    if script.suffix == ".ipynb":
+        os.chdir(script.parent)  # as Jupyter starts a kernel in the notebook's folder
+        run_notebook(script, argv)
+    else:
+        sys.argv = [str(script), *argv]
+        runpy.run_path(str(script), run_name="__main__")
+
+
+__all__ = ["ENV_FLAG", "MIRRORS", "MirrorFinder", "cell_code", "install_from_environment",
+           "install_mirrors", "notebook_cells", "run_notebook", "run_path"]

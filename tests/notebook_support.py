@@ -1,0 +1,188 @@
+"""Published notebooks (code cells only, in tests/notebooks) and the small stand-in files
+they read: the data, models and entry scripts that sit beside them in their repositories."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+NOTEBOOKS = Path(__file__).resolve().parent / "notebooks"
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def copy_notebook(name: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    return Path(shutil.copy(NOTEBOOKS / name, folder / name))
+
+
+def notebook_code(path: Path) -> str:
+    """The notebook's code cells joined into one script (as ``jupyter nbconvert`` would)."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code") + "\n"
+
+
+# Each published import line, switched to mlpipe (the migration the docs describe).
+SWITCHED_IMPORTS = {
+    r"^from azure\.identity import": "from mlpipe.identity import",
+    r"^from azure\.ai\.ml import": "from mlpipe import",
+    r"^from azure\.ai\.ml\.dsl import": "from mlpipe.dsl import",
+    r"^from azure\.ai\.ml\.entities import": "from mlpipe.entities import",
+    r"^from azure\.ai\.ml\.constants import": "from mlpipe.constants import",
+    r"^from azure\.ai\.ml\.parallel import": "from mlpipe.parallel import",
+}
+
+
+def switch_imports(code: str) -> str:
+    for pattern, replacement in SWITCHED_IMPORTS.items():
+        code = re.sub(pattern, replacement, code, flags=re.M)
+    return code
+
+
+# -- azureml-examples sdk/python/jobs/parallel/2a_iris_batch_prediction -------------------------
+
+IRIS_V2_SCRIPT = """\
+import argparse
+import json
+import os
+
+
+def init():
+    global threshold
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model")
+    args, _ = parser.parse_known_args()
+    with open(os.path.join(args.model, "model.json")) as f:
+        threshold = json.load(f)["petal_length_threshold"]
+
+
+def run(input_data):
+    result = input_data.iloc[:, :4].copy()
+    result["variety"] = ["Setosa" if x < threshold else "Versicolor" for x in input_data.iloc[:, 2]]
+    return result
+"""
+
+IRIS_ROWS = 30
+
+
+def iris_csv(rows: int = IRIS_ROWS, header: bool = True, sep: str = ",") -> str:
+    lines = [sep.join(["sepal.length", "sepal.width", "petal.length", "petal.width"])] if header \
+        else []
+    lines += [sep.join(str(v) for v in (5 + i % 3 * 0.5, 3.0, 1.4 + i % 4, 0.2))
+              for i in range(rows)]
+    return "\n".join(lines) + "\n"
+
+
+def make_iris_v2(folder: Path) -> Path:
+    """The 2a notebook's folder: script/, neural-iris-mltable/, iris-model/, environment/."""
+    notebook = copy_notebook("azureml_examples_2a_iris_batch_prediction.ipynb", folder)
+    write(folder / "script" / "iris_prediction.py", IRIS_V2_SCRIPT)
+    write(folder / "neural-iris-mltable" / "MLTable",
+          "paths:\n  - file: ./iris.csv\ntransformations:\n  - read_delimited:\n"
+          "      delimiter: \",\"\n      encoding: utf8\n      header: all_files_same_headers\n")
+    write(folder / "neural-iris-mltable" / "iris.csv", iris_csv())
+    write(folder / "iris-model" / "model.json", '{"petal_length_threshold": 2.5}\n')
+    write(folder / "environment" / "environment_parallel.yml", "dependencies:\n  - python=3.10\n")
+    return notebook
+
+
+# -- azureml-examples sdk/python/jobs/parallel/1a_oj_sales_prediction ---------------------------
+
+PARTITION_COMPONENT = """\
+$schema: https://azuremlschemas.azureedge.net/latest/commandComponent.schema.json
+type: command
+name: partition_data
+display_name: Partition input data by keys
+version: 1
+inputs:
+  data_source:
+    type: uri_file
+  partition_keys:
+    type: string
+outputs:
+  tabular_output_data:
+    type: mltable
+code: ./
+environment:
+  image: mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu20.04
+  conda_file: ./conda.yaml
+command: >-
+  python partition_data.py
+  --data_source ${{inputs.data_source}}
+  --partition_keys ${{inputs.partition_keys}}
+  --tabular_output_data ${{outputs.tabular_output_data}}
+"""
+
+PARTITION_SCRIPT = """\
+import argparse
+import os
+
+import pandas as pd
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--data_source")
+parser.add_argument("--partition_keys")
+parser.add_argument("--tabular_output_data")
+args, _ = parser.parse_known_args()
+
+keys = args.partition_keys.split(",")
+data = pd.read_csv(args.data_source)
+for values, group in data.groupby(keys):
+    folder = os.path.join(args.tabular_output_data, *[str(v) for v in values])
+    os.makedirs(folder, exist_ok=True)
+    group.drop(columns=keys).to_csv(os.path.join(folder, "partitioned_data.csv"), index=False)
+fmt = "".join("{%s}/" % k for k in keys) + "{file_name}.{extension}"
+with open(os.path.join(args.tabular_output_data, "MLTable"), "w") as f:
+    f.write("type: mltable\\npaths:\\n  - pattern: ./**/*.csv\\ntransformations:\\n"
+            "  - read_delimited:\\n      delimiter: ','\\n      encoding: ascii\\n"
+            "      header: all_files_same_headers\\n"
+            "  - extract_columns_from_partition_format:\\n"
+            f"      partition_format: '{fmt}'\\n")
+"""
+
+TRAIN_SCRIPT = """\
+import argparse
+import os
+
+
+def init():
+    global args
+    parser = argparse.ArgumentParser()
+    for name in ("--drop_cols", "--target_col", "--date_col", "--lagging_orders",
+                 "--model_folder"):
+        parser.add_argument(name)
+    args, _ = parser.parse_known_args()
+
+
+def run(input_data, mini_batch_context):
+    key = mini_batch_context.partition_key_value
+    name = f"{key['Store']}_{key['Brand']}.txt"
+    with open(os.path.join(args.model_folder, name), "w") as f:
+        f.write(f"{input_data[args.target_col].mean()} {len(input_data)}\\n")
+    return [name]
+"""
+
+OJ_STORES = (1000, 1001)
+OJ_BRANDS = ("dominicks", "tropicana")
+OJ_WEEKS = 8
+
+
+def make_oj_sales(folder: Path) -> Path:
+    """The 1a notebook's folder: src/partition_data, src/parallel_train, oj_sales_data/."""
+    notebook = copy_notebook("azureml_examples_1a_oj_sales_prediction.ipynb", folder)
+    write(folder / "src" / "partition_data" / "partition_data.yml", PARTITION_COMPONENT)
+    write(folder / "src" / "partition_data" / "partition_data.py", PARTITION_SCRIPT)
+    write(folder / "src" / "partition_data" / "conda.yaml", "dependencies:\n  - python=3.10\n")
+    write(folder / "src" / "parallel_train" / "parallel_train.py", TRAIN_SCRIPT)
+    write(folder / "src" / "parallel_train" / "conda.yaml", "dependencies:\n  - python=3.10\n")
+    rows = ["WeekStarting,Store,Brand,Quantity,Advert,Price,Revenue"]
+    rows += [f"1990-06-{10 + w},{s},{b},{1000 + w * 10},1,2.5,{2500 + w}"
+             for s in OJ_STORES for b in OJ_BRANDS for w in range(OJ_WEEKS)]
+    write(folder / "oj_sales_data" / "oj_sales_data.csv", "\n".join(rows) + "\n")
+    return notebook

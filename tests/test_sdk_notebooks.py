@@ -1,0 +1,83 @@
+"""Published azure-ai-ml notebooks run unchanged through ``mlpipe run-script`` and, with only
+their imports switched to mlpipe, with ``python`` (azureml-examples, sdk/python/jobs/parallel)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from tests.conftest import REPO, run_cli
+from tests.notebook_support import (
+    IRIS_ROWS,
+    OJ_BRANDS,
+    OJ_STORES,
+    OJ_WEEKS,
+    make_iris_v2,
+    make_oj_sales,
+    notebook_code,
+    switch_imports,
+)
+
+
+def _job_folders(runs: Path) -> list[Path]:
+    return sorted(p.parent for p in runs.glob("*/job.json"))
+
+
+def _check_iris(runs: Path, output: str) -> None:
+    assert "Status: Completed" in output
+    assert "type: parallel" in output  # print(my_job) prints the job's YAML
+    assert "type: amlcompute" in output  # print(ml_client.compute.get("cpu-cluster"))
+    (job,) = _job_folders(runs)
+    result = runs / "datastores" / "workspaceblobstore" / job.name / "aggregated_returns.csv"
+    rows = pd.read_csv(result, sep=" ", header=None)
+    assert len(rows) == IRIS_ROWS
+    assert set(rows[4]) == {"Setosa", "Versicolor"}
+
+
+def _check_oj(runs: Path, output: str) -> None:
+    assert "Status: Completed" in output
+    (job,) = _job_folders(runs)
+    models = sorted(p.name for p in (job / "parallel_train" / "outputs" / "model_folder").iterdir())
+    assert models == sorted(f"{s}_{b}.txt" for s in OJ_STORES for b in OJ_BRANDS)
+    first = (job / "parallel_train" / "outputs" / "model_folder" / models[0]).read_text()
+    assert first.split()[1] == str(OJ_WEEKS)  # one partition = one store/brand's rows
+
+
+def test_iris_batch_prediction_notebook_runs_unchanged(tmp_path: Path) -> None:
+    notebook = make_iris_v2(tmp_path / "2a")
+    runs = tmp_path / "runs"
+    proc = run_cli("run-script", str(notebook), env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _check_iris(runs, proc.stdout)
+
+
+def test_oj_sales_many_models_notebook_runs_unchanged(tmp_path: Path) -> None:
+    notebook = make_oj_sales(tmp_path / "1a")
+    runs = tmp_path / "runs"
+    proc = run_cli("run-script", str(notebook), env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    _check_oj(runs, proc.stdout)
+
+
+def _run_python(script: Path, runs: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
+    return subprocess.run([sys.executable, script.name], cwd=script.parent, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_both_notebooks_run_with_python_once_their_imports_are_switched(tmp_path: Path) -> None:
+    for make, check in ((make_iris_v2, _check_iris), (make_oj_sales, _check_oj)):
+        notebook = make(tmp_path / make.__name__)
+        code = switch_imports(notebook_code(notebook))
+        assert "azure" not in "".join(line for line in code.splitlines()
+                                      if line.startswith(("from ", "import ")))
+        script = notebook.with_suffix(".py")
+        script.write_text(code)
+        runs = tmp_path / f"runs_{make.__name__}"
+        proc = _run_python(script, runs)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        check(runs, proc.stdout)
