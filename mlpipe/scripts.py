@@ -12,6 +12,7 @@ step workers it starts); the real packages stay untouched for every other one.
 
 from __future__ import annotations
 
+import email.message
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -21,9 +22,14 @@ import re
 import runpy
 import sys
 import types
+import urllib.error
+import urllib.request
+import urllib.response
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+from mlpipe.plan import RUNS_DIR_ENV, resolve_runs_dir
 
 ENV_FLAG = "MLPIPE_IMPORT_MIRRORS"
 
@@ -116,7 +122,35 @@ def install_mirrors() -> MirrorFinder:
     finder = MirrorFinder()
     sys.meta_path.insert(0, finder)
     os.environ[ENV_FLAG] = "1"
+    # Step workers resolve the same runs folder (registered models) whatever their folder.
+    os.environ.setdefault(RUNS_DIR_ENV, str(resolve_runs_dir()))
+    urllib.request.install_opener(urllib.request.build_opener(StandInHandler()))
     return finder
+
+
+class StandInHandler(urllib.request.BaseHandler):
+    """``urllib`` downloads of URLs that ``mlpipe.toml`` ``[assets]`` maps (the URL itself or
+    a prefix of it, e.g. a blob container) read the local stand-in instead."""
+
+    handler_order = 100  # before the real HTTP handlers
+
+    def _open(self, request: urllib.request.Request) -> Any:
+        from mlpipe.sdk.v1_data import stand_in
+
+        local = stand_in(request.full_url)
+        if local is None:
+            return None  # not mapped: the real handlers fetch it
+        if not local.is_file():
+            raise urllib.error.URLError(f"{request.full_url} is mapped to {local} in "
+                                        "mlpipe.toml, which is not a file")
+        headers = email.message.Message()
+        headers["Content-Length"] = str(local.stat().st_size)
+        response = urllib.response.addinfourl(local.open("rb"), headers, request.full_url, 200)
+        response.msg = "OK"  # type: ignore[attr-defined]
+        return response
+
+    http_open = _open
+    https_open = _open
 
 
 def install_from_environment() -> None:

@@ -186,3 +186,141 @@ def make_oj_sales(folder: Path) -> Path:
              for s in OJ_STORES for b in OJ_BRANDS for w in range(OJ_WEEKS)]
     write(folder / "oj_sales_data" / "oj_sales_data.csv", "\n".join(rows) + "\n")
     return notebook
+
+
+# -- MachineLearningNotebooks how-to-use-azureml/machine-learning-pipelines/parallel-run --------
+# Both notebooks register blob containers of the account "pipelinedata"; an mlpipe.toml beside
+# the notebook maps the account's URL to a local folder holding the containers.
+
+BLOB_STAND_IN = '[assets]\n"https://pipelinedata.blob.core.windows.net" = "./blob"\n'
+
+MNIST_SCRIPT = """\
+import json
+import os
+
+from azureml.core import Model
+
+
+def init():
+    global digits
+    model_path = Model.get_model_path("mnist-prs")
+    with open(os.path.join(model_path, "model.json")) as f:
+        digits = json.load(f)["digits"]
+
+
+def run(mini_batch):
+    results = []
+    for image in mini_batch:
+        with open(image, "rb") as f:
+            value = f.read()[0]
+        results.append("{}: {}".format(os.path.basename(image), digits[value % 10]))
+    return results
+"""
+
+MNIST_IMAGES = 12
+
+
+def make_mnist_v1(folder: Path) -> Path:
+    """Code/digit_identification.py; blob/sampledata/mnist/*.png; blob/mnist-model/*.tar.gz
+    (the notebook downloads the model with urllib from the mnist-model container)."""
+    import io
+    import tarfile
+
+    notebook = copy_notebook("mlnotebooks_file_dataset_image_inference_mnist.ipynb", folder)
+    write(folder / "mlpipe.toml", BLOB_STAND_IN)
+    write(folder / "Code" / "digit_identification.py", MNIST_SCRIPT)
+    images = folder / "blob" / "sampledata" / "mnist"
+    images.mkdir(parents=True)
+    for i in range(MNIST_IMAGES):
+        (images / f"{i}.png").write_bytes(bytes([i]) * 16)
+    archive = folder / "blob" / "mnist-model" / "mnist-tf.tar.gz"
+    archive.parent.mkdir(parents=True)
+    model = json.dumps({"digits": [9 - d for d in range(10)]}).encode()
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("model.json")
+        info.size = len(model)
+        tar.addfile(info, io.BytesIO(model))
+    return notebook
+
+
+# The published entry script of the tabular notebook (Code/iris_score.py), unchanged: it imports
+# azureml.core.model.Model and azureml_user.parallel_run.EntryScript inside the step's workers.
+IRIS_SCORE_SCRIPT = """\
+import pickle
+import argparse
+
+from azureml.core.model import Model
+
+from azureml_user.parallel_run import EntryScript
+
+
+def init():
+    global iris_model
+
+    logger = EntryScript().logger
+    logger.info("init() is called.")
+
+    parser = argparse.ArgumentParser(description="Iris model serving")
+    parser.add_argument('--model_name', dest="model_name", required=True)
+    args, unknown_args = parser.parse_known_args()
+
+    model_path = Model.get_model_path(args.model_name)
+    with open(model_path, 'rb') as model_file:
+        iris_model = pickle.load(model_file)
+
+
+def run(input_data):
+    logger = EntryScript().logger
+    logger.info("run() is called with: {}.".format(input_data))
+
+    # make inference
+    num_rows, num_cols = input_data.shape
+    pred = iris_model.predict(input_data).reshape((num_rows, 1))
+
+    # cleanup output
+    result = input_data.drop(input_data.columns[4:], axis=1)
+    result['variety'] = pred
+
+    return result
+"""
+
+# A pickled stand-in for the published scikit-learn model: class 1 above a petal length.
+STANDIN_MODEL = """\
+import numpy as np
+
+
+class ThresholdModel:
+    def __init__(self, petal_length):
+        self.petal_length = petal_length
+
+    def predict(self, data):
+        return np.where(data.iloc[:, 2] < self.petal_length, 0, 1)
+"""
+
+PICKLE_MODEL = """\
+import pickle
+import sys
+
+sys.path.insert(0, "Code")
+import standin_model
+
+with open(sys.argv[1], "wb") as f:
+    pickle.dump(standin_model.ThresholdModel(2.5), f)
+"""
+
+
+def make_iris_v1(folder: Path) -> Path:
+    """Code/iris_score.py (+ the model's class); blob/sampledata/iris/iris.csv;
+    blob/iris-model/iris_model.pkl."""
+    import subprocess
+    import sys
+
+    notebook = copy_notebook("mlnotebooks_tabular_dataset_inference_iris.ipynb", folder)
+    write(folder / "mlpipe.toml", BLOB_STAND_IN)
+    write(folder / "Code" / "iris_score.py", IRIS_SCORE_SCRIPT)
+    write(folder / "Code" / "standin_model.py", STANDIN_MODEL)
+    write(folder / "blob" / "sampledata" / "iris" / "iris.csv", iris_csv())
+    model = folder / "blob" / "iris-model" / "iris_model.pkl"
+    model.parent.mkdir(parents=True)
+    subprocess.run([sys.executable, "-c", PICKLE_MODEL, str(model)], cwd=folder, check=True)
+    return notebook

@@ -22,6 +22,7 @@ source_directory            task.code (entry_script stays relative to it)
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -37,6 +38,13 @@ from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.nodes import ParallelNode
 from mlpipe.sdk.paths import relative_to
+from mlpipe.sdk.v1_runs import (
+    PipelineParameter,
+    PipelineRun,
+    parameter_values,
+    resolve,
+    v2_name,
+)
 from mlpipe.sdk.yamlio import dump_text
 
 _MINI_BATCH = re.compile(r"^\d+([kKmMgG][bB])*$")
@@ -97,6 +105,12 @@ class ParallelRunConfig:
         self._origin: Location | None = getattr(self, "_origin", None) or call_site()
         self._base_path: Path = getattr(self, "_base_path", None) or caller_dir()
         self._key_sites: dict[str, Location] = getattr(self, "_key_sites", {})
+        # PipelineParameter settings: checked with their defaults, resolved per submission.
+        self._parameters: dict[str, PipelineParameter] = {
+            key: value for key in _PARAMS
+            if isinstance(value := getattr(self, key), PipelineParameter)}
+        for key, parameter in self._parameters.items():
+            setattr(self, key, parameter.default_value)
         problems = self.problems()
         if problems:
             raise ValidationError(problems)
@@ -104,6 +118,18 @@ class ParallelRunConfig:
             self.mini_batch_size = _mini_batch_to_int(self.mini_batch_size)
         if isinstance(self.partition_keys, str):
             self.partition_keys = json.loads(self.partition_keys)
+
+    def resolved(self) -> ParallelRunConfig:
+        """This config with its ``PipelineParameter`` settings at the values in force."""
+        if not self._parameters:
+            return self
+        copied = copy.copy(self)
+        for key, parameter in self._parameters.items():
+            value = resolve(parameter)
+            if key == "mini_batch_size" and isinstance(value, str):
+                value = _mini_batch_to_int(value)
+            setattr(copied, key, value)
+        return copied
 
     # -- v1 validation ------------------------------------------------------------------------
     def problems(self) -> list[Diagnostic]:
@@ -383,7 +409,7 @@ class DatasetConsumptionConfig:
         return DatasetConsumptionConfig(self.name, self.dataset, "download")
 
     def to_input(self) -> Input:
-        return self.dataset.to_input(self.mode)
+        return resolve(self.dataset).to_input(self.mode)
 
 
 class FileDataset:
@@ -421,14 +447,17 @@ class TabularDataset(FileDataset):
 
 class _FileFactory:
     @staticmethod
-    def from_files(path: str | Sequence[str], validate: bool = True) -> FileDataset:
+    def from_files(path: str | os.PathLike[str] | Sequence[Any], validate: bool = True,
+                   **kwargs: Any) -> FileDataset:
+        if isinstance(path, os.PathLike):
+            path = os.fspath(path)
         if not isinstance(path, str):
             paths = list(path)
             if len(paths) != 1:
                 raise ValidationError([Diagnostic("local FileDataset takes one folder or file path",
                                                   location=call_site(), code="unsupported")])
-            path = paths[0]
-        return FileDataset(path)
+            path = os.fspath(paths[0])
+        return FileDataset(str(path))
 
 
 class _TabularFactory:
@@ -436,7 +465,16 @@ class _TabularFactory:
     def from_mltable(path: str) -> TabularDataset:
         return TabularDataset(path)
 
-    from_delimited_files = from_mltable
+    @staticmethod
+    def from_delimited_files(path: Any, validate: bool = True, include_path: bool = False,
+                             infer_column_types: bool = True, set_column_types: Any = None,
+                             separator: str = ",", header: Any = True,
+                             **kwargs: Any) -> TabularDataset:
+        """CSV files (a file, a folder or a glob; a ``Datastore.path(...)``) as a table: an
+        MLTable for them is written under ``<runs-dir>/datasets``."""
+        from mlpipe.sdk.v1_data import delimited_mltable
+
+        return TabularDataset(str(delimited_mltable(path, caller_dir(), separator, header)))
 
 
 class Dataset:
@@ -479,7 +517,7 @@ class ParallelRunStep:
 
     def to_node(self, producers: Mapping[int, tuple[str, str]], base: Path) -> ParallelNode:
         """The v2 parallel step (``producers`` maps id(PipelineData) to (step, output))."""
-        config = self.parallel_run_config
+        config = self.parallel_run_config.resolved()
         names: dict[int, str] = {}
         inputs: dict[str, Any] = {}
 
@@ -513,7 +551,8 @@ class ParallelRunStep:
         )
         compute = config.compute_target
         node = ParallelNode(
-            name=self.name,
+            name=v2_name(self.name),
+            display_name=self.name if v2_name(self.name) != self.name else None,
             description=config.description,
             compute=compute if isinstance(compute, str) else getattr(compute, "name", None),
             outputs=outputs,
@@ -548,6 +587,10 @@ def _number_text(value: float) -> str:
 
 def _input_of(item: Any, default_name: str, producers: Mapping[int, tuple[str, str]],
               base: Path) -> tuple[str, Any]:
+    if isinstance(item, PipelineParameter):
+        name = item.name
+        value = resolve(item)
+        return name, _input_of(value, name, producers, base)[1]
     if isinstance(item, PipelineData):
         source = producers.get(id(item))
         if source is None:
@@ -636,7 +679,7 @@ class Pipeline:
         producers: dict[int, tuple[str, str]] = {}
         for step in self.steps:
             if isinstance(step.output, PipelineData):
-                producers[id(step.output)] = (step.name, step.output.output_name)
+                producers[id(step.output)] = (v2_name(step.name), step.output.output_name)
         problems = [Diagnostic(f"step {type(step).__name__} is not supported; only "
                                "ParallelRunStep converts to v2 here", location=self._origin,
                                code="unsupported") for step in self.steps if not isinstance(step,
@@ -647,7 +690,8 @@ class Pipeline:
                      for name in sorted(set(names)) if names.count(name) > 1]
         if problems:
             raise ValidationError(problems)
-        jobs = {step.name: step.to_node(producers, self._base_path) for step in self.steps}
+        jobs = {v2_name(step.name): step.to_node(producers, self._base_path)
+                for step in self.steps}
         datastore = self.default_datastore
         settings = {}
         if datastore is not None:
@@ -662,15 +706,23 @@ class Pipeline:
         """Check the converted pipeline; raises one ValidationError listing every problem."""
         return self.to_job().validate()
 
-    def run(self, *, experiment_name: str | None = None, **kwargs: Any) -> Any:
-        """Run locally (see :func:`mlpipe.run`); returns the run result."""
+    def run(self, *, experiment_name: str | None = None,
+            pipeline_parameters: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run locally (see :func:`mlpipe.run`); returns the run result.
+
+        ``pipeline_parameters`` give ``PipelineParameter`` values for this run."""
         from mlpipe.sdk.running import run
 
-        return run(self.to_job(experiment_name=experiment_name), **kwargs)
+        with parameter_values(pipeline_parameters):
+            job = self.to_job(experiment_name=experiment_name)
+        return run(job, **kwargs)
 
-    def submit(self, experiment_name: str | None = None, **kwargs: Any) -> Any:
-        """v1's ``submit``: runs the pipeline locally and returns the run result."""
-        return self.run(experiment_name=experiment_name, **kwargs)
+    def submit(self, experiment_name: str | None = None,
+               pipeline_parameters: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        """v1's ``submit``: runs the pipeline locally; returns a v1 ``PipelineRun``."""
+        return PipelineRun(self.run(experiment_name=experiment_name,
+                                    pipeline_parameters=pipeline_parameters, **kwargs),
+                           experiment_name)
 
 
 class Experiment:
@@ -680,11 +732,13 @@ class Experiment:
         self.workspace = workspace
         self.name = name
 
-    def submit(self, config: Pipeline, **kwargs: Any) -> Any:
-        """Run the v1 ``Pipeline`` locally under this experiment's name."""
+    def submit(self, config: Pipeline, tags: Mapping[str, str] | None = None,
+               **kwargs: Any) -> Any:
+        """Run the v1 ``Pipeline`` locally under this experiment's name; returns a v1
+        ``PipelineRun`` (``pipeline_parameters=`` set ``PipelineParameter`` values)."""
         if not isinstance(config, Pipeline):
             raise ValidationError([Diagnostic(
                 f"Experiment.submit() takes a v1 Pipeline, got {type(config).__name__}",
                 location=call_site(), code="type",
                 hint="a v2 PipelineJob runs with job.run() or mlpipe.run(job)")])
-        return config.run(experiment_name=self.name, **kwargs)
+        return config.submit(experiment_name=self.name, **kwargs)
