@@ -8,6 +8,7 @@ here and nothing else is. Names follow azure-ai-ml (``AssetTypes.URI_FOLDER``).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import Enum
 from typing import Any, get_args
 
 from mlpipe.schema.inputs_outputs import DataType, InputMode, LiteralType, OutputMode
@@ -33,7 +34,7 @@ ParallelTaskType = _constants("ParallelTaskType", "``task.type`` of a parallel s
 JobType = _constants("JobType", "Node and job ``type`` values.", NODE_TYPES)
 
 
-class ListViewType:
+class ListViewType(str, Enum):
     """``list_view_type`` of ``ml_client.<assets>.list`` (local stores have only active assets)."""
 
     ACTIVE_ONLY = "ActiveOnly"

@@ -7,6 +7,7 @@ this machine or are registered in the runs folder (see ``MLClient``).
 from __future__ import annotations
 
 from mlpipe.sdk.assets import Data, Model
+from mlpipe.sdk.components import CommandComponent, ParallelComponent, PipelineComponent
 from mlpipe.sdk.entities import (
     BatchRetrySettings,
     Environment,
@@ -14,7 +15,7 @@ from mlpipe.sdk.entities import (
     RetrySettings,
 )
 from mlpipe.sdk.job import PipelineJob, PipelineJobSettings
-from mlpipe.sdk.nodes import CommandNode, Component, ParallelNode
+from mlpipe.sdk.nodes import CommandNode, ParallelNode
 from mlpipe.sdk.resources import (
     AmlCompute,
     BuildContext,
@@ -26,10 +27,6 @@ from mlpipe.sdk.resources import (
 
 Command = CommandNode
 Parallel = ParallelNode
-# A component read with load_component() (azure-ai-ml gives the subclass of its ``type``).
-CommandComponent = Component
-ParallelComponent = Component
-PipelineComponent = Component
 
 __all__ = ["AmlCompute", "BatchRetrySettings", "BuildContext", "Command", "CommandComponent",
            "Compute", "ComputeInstance", "Data", "Environment", "JobResourceConfiguration",

@@ -133,3 +133,40 @@ def test_run_script_mirrors_only_its_own_process(tmp_path: Path) -> None:
         plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
         assert plain.returncode == 1 and "No module named 'azureml" in plain.stderr
     assert run_cli("run-script", str(tmp_path / "missing.py")).returncode == 2
+
+
+def test_components_made_in_code_run_and_register(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from mlpipe import Output
+    from mlpipe.entities import CommandComponent, ParallelComponent, PipelineComponent
+
+    root = make_file_project(tmp_path / "proj", files=4)
+    write(root / "src" / "copy.py", "import shutil, sys\nshutil.copytree(sys.argv[1], "
+                                    "sys.argv[2], dirs_exist_ok=True)\n")
+    monkeypatch.setenv("MLPIPE_RUNS_DIR", str(tmp_path / "runs"))
+    monkeypatch.chdir(root)
+    copy = CommandComponent(name="copy", version="3", code=str(root / "src"),
+                            command="python copy.py ${{inputs.raw}} ${{outputs.out}}",
+                            inputs={"raw": Input(type="uri_folder")},
+                            outputs={"out": Output(type="uri_folder")}, environment="azureml:e:1")
+    score = ParallelComponent(name="score", inputs={"files": Input(type="uri_folder")},
+                              outputs={"lines": Output(type="uri_file")},
+                              input_data="${{inputs.files}}", mini_batch_size="1",
+                              task=RunFunction(code=str(root / "src"), entry_script="echo.py",
+                                               append_row_to="${{outputs.lines}}"))
+
+    @pipeline()
+    def chain(raw):  # type: ignore[no-untyped-def]
+        copied = copy(raw=raw)
+        scored = score(files=copied.outputs.out)
+        return {"lines": scored.outputs.lines}
+
+    client = MLClient()
+    assert client.components.create_or_update(copy).name == "copy"
+    assert client.components.get("copy", "3").data["command"].startswith("python copy.py")
+    result = client.jobs.create_or_update(chain(raw=Input(type="uri_folder",
+                                                          path=str(root / "data"))))
+    assert result.ok, result
+    assert len(Path(result.outputs["lines"]).read_text().splitlines()) == 4
+    with pytest.raises(TypeError, match="@pipeline function"):
+        PipelineComponent(name="p")

@@ -28,8 +28,8 @@ class PipelineJobSettings(Record):
 
     _keys = ("default_compute", "default_datastore", "continue_on_step_failure", "force_rerun")
 
-    def __init__(self, *, default_compute: str | None = None,
-                 default_datastore: str | None = None,
+    def __init__(self, default_datastore: str | None = None,
+                 default_compute: str | None = None,
                  continue_on_step_failure: bool | None = None,
                  force_rerun: bool | None = None, **kwargs: Any) -> None:
         self.default_compute = default_compute

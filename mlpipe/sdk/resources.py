@@ -42,10 +42,12 @@ class Compute(Resource):
                                           "provisioning_state", "tags")
     _type = "compute"
 
-    def __init__(self, *, name: str, description: str | None = None, size: str | None = None,
-                 tags: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def __init__(self, name: str, location: str | None = None, description: str | None = None,
+                 resource_id: str | None = None, tags: dict[str, Any] | None = None,
+                 *, size: str | None = None, **kwargs: Any) -> None:
+        self.resource_id = resource_id
         self._set(dict(name=name, type=self._type, description=description, size=size,
-                       location=kwargs.pop("location", LOCATION),
+                       location=location or LOCATION,
                        provisioning_state=kwargs.pop("provisioning_state", "Succeeded"),
                        tags=tags), kwargs)
 
