@@ -56,8 +56,31 @@ MIRRORS: dict[str, str] = {
         "azureml.widgets",
     )},
 }
+# azureml's private telemetry and REST-client modules, which published scripts import to tag
+# their runs: every name in them is :class:`Inert` (nothing is sent anywhere).
+INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
+         "azureml._common")
 _PARENTS = {".".join(name.split(".")[:i]) for name in MIRRORS
             for i in range(1, name.count(".") + 1)} - set(MIRRORS)
+
+
+class Inert:
+    """A name of an :data:`INERT` module: takes any call and attribute, does nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Inert()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return Inert()
+
+
+def _inert(fullname: str) -> bool:
+    return any(fullname == p or fullname.startswith(p + ".") for p in INERT)
 
 
 class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -65,7 +88,7 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, fullname: str, path: Any = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if fullname in MIRRORS or fullname in _PARENTS:
+        if fullname in MIRRORS or fullname in _PARENTS or _inert(fullname):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         parent = fullname.rpartition(".")[0]
         if parent in MIRRORS:
@@ -81,6 +104,9 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module: types.ModuleType) -> None:
         module.__path__ = []
+        if _inert(module.__name__):
+            module.__getattr__ = lambda name: Inert  # type: ignore[method-assign]
+            return
         target = MIRRORS.get(module.__name__)
         if target is None:  # a parent such as ``azure``: keep the real namespace's folders
             real = importlib.machinery.PathFinder.find_spec(module.__name__, _parent_path(module))

@@ -324,3 +324,133 @@ def make_iris_v1(folder: Path) -> Path:
     model.parent.mkdir(parents=True)
     subprocess.run([sys.executable, "-c", PICKLE_MODEL, str(model)], cwd=folder, check=True)
     return notebook
+
+
+# -- microsoft/solution-accelerator-many-models, Custom_Script -----------------------------------
+# 02_CustomScript_Training_Pipeline.ipynb's code cells up to its seaborn plots; the dataset it
+# reads is registered the way 01_Data_Preparation.ipynb registers it (REGISTER_DATASET).
+
+MANY_MODELS_STAND_IN = ('[assets]\n"https://automlsamplenotebookdata.blob.core.windows.net" = '
+                        '"./blob"\n')
+
+REGISTER_DATASET = """\
+from azureml.core import Datastore
+from azureml.core.dataset import Dataset
+from azureml.core.workspace import Workspace
+
+ws = Workspace.from_config()
+datastore = Datastore.register_azure_blob_container(
+    workspace=ws, datastore_name="automl_many_models",
+    container_name="automl-sample-notebook-data", account_name="automlsamplenotebookdata",
+    create_if_not_exists=True)
+ds_train = Dataset.File.from_files(path=datastore.path("oj_data_small/"), validate=False)
+ds_train.register(ws, "oj_data_small_train", create_new_version=True)
+"""
+
+# The accelerator's scripts/utilities.py, unchanged: it tags runs through azureml's private REST
+# client, which run-script resolves to inert stand-ins.
+MANY_MODELS_UTILITIES = """\
+from azureml._restclient.models.run_type_v2 import RunTypeV2
+from azureml._restclient.models.create_run_dto import CreateRunDto
+from azureml._restclient.experiment_client import ExperimentClient
+
+
+def set_telemetry_scenario(run, scenario_type):
+    try:
+        # Update step run with the right traits to denote it is training or inference
+        run_id = run.id
+        create_run_dto = CreateRunDto(run_id=run_id, run_type_v2=RunTypeV2(traits=[scenario_type]))
+
+        experiment_client = ExperimentClient(run.experiment.workspace.service_context,
+                                             run.experiment.name,
+                                             experiment_id=run.experiment.id)
+        experiment_client.create_run(run_id=run_id, create_run_dto=create_run_dto)
+
+    except Exception as e:
+        print('exception happened during updating telemetry {}'.format(e))
+        pass
+"""
+
+# A small train.py with the published one's arguments, run context use and result columns
+# (a mean forecast instead of scikit-learn, and no three-minute sleep).
+MANY_MODELS_TRAIN = """\
+import argparse
+import datetime
+import os
+import pickle
+
+import numpy as np
+import pandas as pd
+from azureml.core import Run
+
+from utilities import set_telemetry_scenario
+
+parser = argparse.ArgumentParser("split")
+parser.add_argument("--target_column", type=str, required=True)
+parser.add_argument("--timestamp_column", type=str, required=True)
+parser.add_argument("--timeseries_id_columns", type=str, nargs="*", required=True)
+parser.add_argument("--drop_columns", type=str, nargs="*", default=[])
+parser.add_argument("--model_type", type=str, required=True)
+parser.add_argument("--test_size", type=int, required=True)
+args, _ = parser.parse_known_args()
+
+
+def init():
+    global current_run
+    current_run = Run.get_context()
+    set_telemetry_scenario(current_run, "ManyModelsCustomScriptTrain")
+
+
+def run(input_data):
+    os.makedirs("./outputs", exist_ok=True)
+    result_list = []
+    for idx, csv_file_path in enumerate(input_data):
+        start = datetime.datetime.now()
+        file_name = os.path.basename(csv_file_path)[:-4]
+        model_name = args.model_type + "_" + file_name
+        data = (pd.read_csv(csv_file_path, parse_dates=[args.timestamp_column], header=0)
+                .set_index(args.timestamp_column).sort_index(ascending=True))
+        train, test = data[:-args.test_size], data[-args.test_size:]
+        child_run = current_run.child_run(name=model_name)
+        forecast = train[args.target_column].mean()
+        errors = test[args.target_column] - forecast
+        mse = float((errors ** 2).mean())
+        mae = float(errors.abs().mean())
+        mape = float((errors.abs() / test[args.target_column]).mean() * 100)
+        child_run.log(model_name + "_mse", mse)
+        with open(os.path.join("./outputs/", model_name), "wb") as f:
+            pickle.dump(forecast, f)
+        child_run.upload_file(model_name, os.path.join("./outputs/", model_name))
+        ts_id_dict = {c: str(data[c].iloc[0]) for c in args.timeseries_id_columns}
+        tags = {**ts_id_dict, "ModelType": args.model_type, "RunId": current_run.parent.id}
+        child_run.register_model(model_path=model_name, model_name=model_name,
+                                 model_framework=args.model_type, tags=tags)
+        child_run.complete()
+        end = datetime.datetime.now()
+        result_list.append({**ts_id_dict, "model_type": args.model_type, "file_name": file_name,
+                            "model_name": model_name, "start_date": str(start),
+                            "end_date": str(end), "duration": str(end - start), "mse": mse,
+                            "rmse": np.sqrt(mse), "mae": mae, "mape": mape, "index": idx,
+                            "num_models": len(input_data), "status": child_run.get_status(),
+                            "run_id": str(child_run.id)})
+    return pd.DataFrame(result_list)
+"""
+
+MANY_MODELS_SERIES = (("1000", "dominicks"), ("1000", "tropicana"), ("1001", "minute.maid"))
+MANY_MODELS_WEEKS = 30
+
+
+def make_many_models(folder: Path) -> tuple[Path, Path]:
+    """The Custom_Script folder (scripts/, the training notebook) and the registration script."""
+    notebook = copy_notebook("many_models_02_custom_script_training.ipynb", folder)
+    write(folder / "mlpipe.toml", MANY_MODELS_STAND_IN)
+    write(folder / "scripts" / "train.py", MANY_MODELS_TRAIN)
+    write(folder / "scripts" / "utilities.py", MANY_MODELS_UTILITIES)
+    register = write(folder / "register_data.py", REGISTER_DATASET)
+    for store, brand in MANY_MODELS_SERIES:
+        rows = ["WeekStarting,Store,Brand,Quantity,Advert,Price,Revenue"]
+        rows += [f"1990-{6 + w // 28:02d}-{1 + w % 28:02d},{store},{brand},{10000 + 37 * w},1,"
+                 f"2.5,{25000 + w}" for w in range(MANY_MODELS_WEEKS)]
+        write(folder / "blob" / "automl-sample-notebook-data" / "oj_data_small" /
+              f"Store{store}_{brand}.csv", "\n".join(rows) + "\n")
+    return notebook, register

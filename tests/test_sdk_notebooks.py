@@ -1,6 +1,7 @@
 """Published notebooks run unchanged through ``mlpipe run-script``: azure-ai-ml's
 (azureml-examples, sdk/python/jobs/parallel; also with ``python`` once their imports are
-switched to mlpipe) and azureml v1's (MachineLearningNotebooks, parallel-run)."""
+switched to mlpipe) and azureml v1's (MachineLearningNotebooks, parallel-run; the many-models
+solution accelerator's custom-script training)."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ import pandas as pd
 from tests.conftest import REPO, run_cli
 from tests.notebook_support import (
     IRIS_ROWS,
+    MANY_MODELS_SERIES,
     MNIST_IMAGES,
     OJ_BRANDS,
     OJ_STORES,
     OJ_WEEKS,
     make_iris_v1,
     make_iris_v2,
+    make_many_models,
     make_mnist_v1,
     make_oj_sales,
     notebook_code,
@@ -114,3 +117,21 @@ def test_v1_iris_tabular_dataset_notebook_runs_unchanged(tmp_path: Path) -> None
     rows = pd.read_csv(output, sep=" ", header=None)
     expected = pd.read_csv(tmp_path / "iris" / "blob" / "sampledata" / "iris" / "iris.csv")
     assert sorted(rows[4]) == sorted((expected["petal.length"] >= 2.5).astype(int))
+
+
+def test_many_models_accelerator_training_notebook_runs_unchanged(tmp_path: Path) -> None:
+    from mlpipe.sdk.assets import AssetStore
+
+    notebook, register = make_many_models(tmp_path / "Custom_Script")
+    runs = tmp_path / "runs"
+    env = {"MLPIPE_RUNS_DIR": str(runs)}
+    assert run_cli("run-script", str(register), cwd=register.parent, env=env).returncode == 0
+    proc = run_cli("run-script", str(notebook), env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"Number of Models: {len(MANY_MODELS_SERIES)}" in proc.stdout
+    assert "Average MAPE: " in proc.stdout and "exception happened" not in proc.stdout
+    # Each series' model was registered by the entry script, tagged with its series.
+    models = AssetStore(runs).list("model")
+    assert sorted((m["tags"]["Store"], m["tags"]["Brand"]) for m in models) == \
+        sorted(MANY_MODELS_SERIES)
+    assert all(Path(m["path"]).is_file() for m in models)

@@ -420,6 +420,8 @@ class FileDataset:
     def __init__(self, path: str) -> None:
         self.path = str(path)
         self._base = caller_dir()
+        self.name: str | None = None
+        self.version: int | None = None
 
     def as_named_input(self, name: str) -> DatasetConsumptionConfig:
         return DatasetConsumptionConfig(name, self)
@@ -430,9 +432,27 @@ class FileDataset:
     def as_download(self) -> DatasetConsumptionConfig:
         return DatasetConsumptionConfig("input_data", self, "download")
 
-    def to_input(self, mode: str | None = None) -> Input:
-        path = (self.path if Path(self.path).is_absolute() or "://" in self.path
+    def local_path(self) -> str:
+        """The dataset's path, absolute (relative paths are the creating script's)."""
+        return (self.path if Path(self.path).is_absolute() or "://" in self.path
                 else str((self._base / self.path).resolve()))
+
+    def register(self, workspace: Any, name: str, description: str | None = None,
+                 tags: Mapping[str, str] | None = None, create_new_version: bool = False
+                 ) -> FileDataset:
+        """Register the dataset in the local asset store (``Dataset.get_by_name`` and v2
+        ``azureml:name:version`` inputs then find it)."""
+        from mlpipe.sdk.assets import AssetStore
+
+        path = self.local_path()
+        self.version = int(AssetStore().register("data", {
+            "name": name, "type": self.type, "path": path, "description": description,
+            "tags": dict(tags or {})}, path))
+        self.name = name
+        return self
+
+    def to_input(self, mode: str | None = None) -> Input:
+        path = self.local_path()
         kind = self.type
         if kind == "uri_folder" and Path(path).is_file():
             kind = "uri_file"
@@ -478,10 +498,24 @@ class _TabularFactory:
 
 
 class Dataset:
-    """``Dataset.File.from_files(path)``, ``Dataset.Tabular.from_mltable(path)`` for local data."""
+    """``Dataset.File.from_files(path)``, ``Dataset.Tabular.from_mltable(path)`` for local data;
+    ``Dataset.get_by_name(workspace, name)`` for a registered one."""
 
     File = _FileFactory
     Tabular = _TabularFactory
+
+    @staticmethod
+    def get_by_name(workspace: Any, name: str, version: str | int = "latest") -> FileDataset:
+        """The dataset registered as ``name`` (``dataset.register(...)`` or
+        ``ml_client.data.create_or_update(...)``) from the local asset store."""
+        from mlpipe.sdk.assets import AssetStore
+
+        fields = AssetStore().get("data", name, None if version == "latest" else str(version))
+        kind = TabularDataset if fields.get("type") == "mltable" else FileDataset
+        dataset = kind(str(fields["path"]))
+        dataset.name = name
+        dataset.version = int(fields["version"]) if str(fields["version"]).isdigit() else None
+        return dataset
 
 
 # -- steps and pipelines ---------------------------------------------------------------------------

@@ -172,6 +172,25 @@ class Model:
         return Model(workspace, model_name, version=int(version))
 
     @staticmethod
+    def list(workspace: Any = None, name: str | None = None, tags: Any = None,
+             properties: Any = None, latest: bool = False, **kwargs: Any) -> list[Model]:
+        """Registered models, filtered by ``name`` and ``tags`` (``[[key, value], [key]]`` or
+        ``[key, ...]``); ``latest`` keeps each name's newest version."""
+        from mlpipe.sdk.assets import AssetStore
+
+        store = AssetStore()
+        found = []
+        for fields in (store.list("model", name) if name else _all_versions(store)):
+            if _tags_match(fields.get("tags") or {}, tags):
+                found.append(fields)
+        if latest:
+            newest: dict[str, dict[str, Any]] = {}
+            for fields in found:
+                newest[fields["name"]] = fields  # versions come oldest first
+            found = list(newest.values())
+        return [Model(workspace, f["name"], version=int(f["version"])) for f in found]
+
+    @staticmethod
     def get_model_path(model_name: str, version: int | None = None, _workspace: Any = None
                        ) -> str:
         return str(_model_fields(model_name, version)["path"])
@@ -191,6 +210,19 @@ class Model:
     def __repr__(self) -> str:
         return f"Model(workspace={self.workspace!r}, name={self.name}, id={self.id}, " \
                f"version={self.version}, tags={self.tags}, properties={self.properties})"
+
+
+def _all_versions(store: Any) -> list[dict[str, Any]]:
+    return [version for latest in store.list("model") for version in
+            store.list("model", latest["name"])]
+
+
+def _tags_match(have: Mapping[str, Any], wanted: Any) -> bool:
+    for item in wanted or []:
+        pair = [item] if isinstance(item, str) else list(item)
+        if pair[0] not in have or (len(pair) > 1 and str(have[pair[0]]) != str(pair[1])):
+            return False
+    return True
 
 
 def _model_fields(name: str, version: Any) -> dict[str, Any]:
@@ -304,15 +336,34 @@ class Environment(V2Environment):
         return self
 
 
-class _OfflineRun:
-    """``Run.get_context()`` outside Azure: logs go to stdout, the rest is recorded."""
+class _Experiment:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.id = name
+        self.workspace = Workspace()
 
-    def __init__(self) -> None:
-        self.id = f"OfflineRun_{os.getpid()}"
-        self.parent = self
-        self.experiment = None
+
+class _OfflineRun:
+    """``Run.get_context()`` outside Azure: metrics are printed, files and models stay local
+    (``register_model`` registers in the local asset store)."""
+
+    _count = 0
+
+    def __init__(self, parent: _OfflineRun | None = None, name: str | None = None) -> None:
+        _OfflineRun._count += 1
+        self.id = f"OfflineRun_{os.getpid()}_{_OfflineRun._count}"
+        self.name = name or self.id
+        self.parent = parent or self
+        self.experiment = _Experiment(os.environ.get("MLPIPE_EXPERIMENT") or "local")
         self.tags: dict[str, Any] = {}
+        self.properties: dict[str, Any] = {}
         self.metrics: dict[str, Any] = {}
+        self._files: dict[str, str] = {}
+        self._status = "Running"
+
+    def child_run(self, name: str | None = None, run_id: str | None = None,
+                  outputs: str | None = None) -> _OfflineRun:
+        return _OfflineRun(self, name)
 
     def log(self, name: str, value: Any, description: str = "", step: int | None = None
             ) -> None:
@@ -334,14 +385,32 @@ class _OfflineRun:
     def get_tags(self) -> dict[str, Any]:
         return dict(self.tags)
 
+    def add_properties(self, properties: Mapping[str, Any]) -> None:
+        self.properties.update(properties)
+
     def get_metrics(self, name: str | None = None, **kwargs: Any) -> dict[str, Any]:
         return {name: self.metrics.get(name)} if name else dict(self.metrics)
 
     def upload_file(self, name: str, path_or_stream: str) -> None:
-        """Nothing to upload: the file stays where it is."""
+        """Record the file under ``name`` (it stays where it is)."""
+        self._files[name] = str(Path(path_or_stream).resolve())
+
+    def register_model(self, model_name: str, model_path: str | None = None,
+                       tags: Any = None, properties: Any = None, description: str | None = None,
+                       **kwargs: Any) -> Model:
+        """Register an uploaded file (or a local path) as a model in the local asset store."""
+        path = self._files.get(model_path or model_name) or model_path or model_name
+        return Model.register(None, path, model_name, tags=tags, properties=properties,
+                              description=description)
+
+    def get_status(self) -> str:
+        return self._status
 
     def complete(self) -> None:
-        """An offline run has nothing to complete."""
+        self._status = "Completed"
+
+    def fail(self, error_details: Any = None, **kwargs: Any) -> None:
+        self._status = "Failed"
 
 
 class Run:
