@@ -33,7 +33,7 @@ from mlpipe.plan import RUNS_DIR_ENV, resolve_runs_dir
 
 ENV_FLAG = "MLPIPE_IMPORT_MIRRORS"
 
-_V1 = "mlpipe.sdk.v1_compat"
+_V1 = "mlpipe.v1"
 # Imported name -> the mlpipe module whose public names it gets.
 MIRRORS: dict[str, str] = {
     "azure.ai.ml": "mlpipe",

@@ -9,8 +9,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
+import pytest
 
 from tests.conftest import REPO, run_cli
 from tests.notebook_support import (
@@ -54,51 +56,44 @@ def _check_oj(runs: Path, output: str) -> None:
     assert first.split()[1] == str(OJ_WEEKS)  # one partition = one store/brand's rows
 
 
-def test_iris_batch_prediction_notebook_runs_unchanged(tmp_path: Path) -> None:
-    notebook = make_iris_v2(tmp_path / "2a")
-    runs = tmp_path / "runs"
+def _run_unchanged(notebook: Path, runs: Path) -> str:
+    """``mlpipe run-script NOTEBOOK`` over the runs folder ``runs``; its stdout."""
     proc = run_cli("run-script", str(notebook), env={"MLPIPE_RUNS_DIR": str(runs)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    _check_iris(runs, proc.stdout)
+    return proc.stdout
 
 
-def test_oj_sales_many_models_notebook_runs_unchanged(tmp_path: Path) -> None:
-    notebook = make_oj_sales(tmp_path / "1a")
+V2_NOTEBOOKS = [(make_iris_v2, _check_iris), (make_oj_sales, _check_oj)]
+
+
+@pytest.mark.parametrize(("make", "check"), V2_NOTEBOOKS, ids=["2a_iris", "1a_oj_sales"])
+@pytest.mark.parametrize("how", ["run-script", "python with imports switched"])
+def test_azureml_examples_parallel_notebooks_run(tmp_path: Path, make: Any, check: Any,
+                                                 how: str) -> None:
+    notebook = make(tmp_path / "nb")
     runs = tmp_path / "runs"
-    proc = run_cli("run-script", str(notebook), env={"MLPIPE_RUNS_DIR": str(runs)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    _check_oj(runs, proc.stdout)
-
-
-def _run_python(script: Path, runs: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
-    return subprocess.run([sys.executable, script.name], cwd=script.parent, env=env,
-                          capture_output=True, text=True, timeout=300)
-
-
-def test_both_notebooks_run_with_python_once_their_imports_are_switched(tmp_path: Path) -> None:
-    for make, check in ((make_iris_v2, _check_iris), (make_oj_sales, _check_oj)):
-        notebook = make(tmp_path / make.__name__)
+    if how == "run-script":  # unchanged
+        check(runs, _run_unchanged(notebook, runs))
+    else:
         code = switch_imports(notebook_code(notebook))
         assert "azure" not in "".join(line for line in code.splitlines()
                                       if line.startswith(("from ", "import ")))
         script = notebook.with_suffix(".py")
         script.write_text(code)
-        runs = tmp_path / f"runs_{make.__name__}"
-        proc = _run_python(script, runs)
+        env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
+        proc = subprocess.run([sys.executable, script.name], cwd=script.parent, env=env,
+                              capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         check(runs, proc.stdout)
 
 
 def test_v1_mnist_file_dataset_notebook_runs_unchanged(tmp_path: Path) -> None:
-    notebook = make_mnist_v1(tmp_path / "mnist")
     runs = tmp_path / "runs"
-    proc = run_cli("run-script", str(notebook), env={"MLPIPE_RUNS_DIR": str(runs)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"Prediction has  {MNIST_IMAGES}  rows" in proc.stdout
-    assert proc.stdout.count("PipelineRun Status: Finished") == 2
+    out = _run_unchanged(make_mnist_v1(tmp_path / "mnist"), runs)
+    assert f"Prediction has  {MNIST_IMAGES}  rows" in out
+    assert out.count("PipelineRun Status: Finished") == 2
     # The model came from the mnist-model container (urllib), registered, read in the workers.
-    assert "0.png           9" in proc.stdout
+    assert "0.png           9" in out
     first, second = sorted((runs / "datastores" / "workspaceblobstore").iterdir())
     assert len((first / "inferences" / "mnist_outputs.txt").read_text().splitlines()) == \
         MNIST_IMAGES
@@ -107,11 +102,9 @@ def test_v1_mnist_file_dataset_notebook_runs_unchanged(tmp_path: Path) -> None:
 
 
 def test_v1_iris_tabular_dataset_notebook_runs_unchanged(tmp_path: Path) -> None:
-    notebook = make_iris_v1(tmp_path / "iris")
     runs = tmp_path / "runs"
-    proc = run_cli("run-script", str(notebook), env={"MLPIPE_RUNS_DIR": str(runs)})
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"Prediction has  {IRIS_ROWS}  rows" in proc.stdout
+    out = _run_unchanged(make_iris_v1(tmp_path / "iris"), runs)
+    assert f"Prediction has  {IRIS_ROWS}  rows" in out
     (job,) = _job_folders(runs)
     (output,) = (runs / "datastores" / "workspaceblobstore" / job.name).rglob("iris_outputs.txt")
     rows = pd.read_csv(output, sep=" ", header=None)
@@ -126,10 +119,9 @@ def test_many_models_accelerator_training_notebook_runs_unchanged(tmp_path: Path
     runs = tmp_path / "runs"
     env = {"MLPIPE_RUNS_DIR": str(runs)}
     assert run_cli("run-script", str(register), cwd=register.parent, env=env).returncode == 0
-    proc = run_cli("run-script", str(notebook), env=env)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"Number of Models: {len(MANY_MODELS_SERIES)}" in proc.stdout
-    assert "Average MAPE: " in proc.stdout and "exception happened" not in proc.stdout
+    out = _run_unchanged(notebook, runs)
+    assert f"Number of Models: {len(MANY_MODELS_SERIES)}" in out
+    assert "Average MAPE: " in out and "exception happened" not in out
     # Each series' model was registered by the entry script, tagged with its series.
     models = AssetStore(runs).list("model")
     assert sorted((m["tags"]["Store"], m["tags"]["Brand"]) for m in models) == \

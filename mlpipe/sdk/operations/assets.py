@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mlpipe.sdk.assets import AssetStore, Data, Model, local_path, reference
+from mlpipe.sdk.assets import AssetStore, Data, Model, Resource, local_path, reference
 from mlpipe.sdk.operations.base import Operations
 
 
@@ -19,6 +19,7 @@ class _AssetOperations(Operations):
     """``create_or_update``, ``get`` and ``list`` of one kind of asset."""
 
     _kind: ClassVar[str]
+    _entity: ClassVar[type[Resource]] = Resource
 
     def _assets(self) -> AssetStore:
         return AssetStore(self._runs_dir)
@@ -31,7 +32,11 @@ class _AssetOperations(Operations):
         return local_path(getattr(asset, "path", None), self.base_dir)
 
     def _make(self, fields: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        """The entity for stored ``fields`` (``id`` is ``azureml:name:version``)."""
+        entity: Any = self._entity(**{k: v for k, v in fields.items()
+                                      if k in self._entity._fields and k != "id"})
+        entity.id = reference(fields["name"], fields.get("version"))
+        return entity
 
     def create_or_update(self, asset: Any, **kwargs: Any) -> Any:
         """Register ``asset`` locally; returns it with its ``version`` (and ``id``) set."""
@@ -60,20 +65,12 @@ def _jsonable(value: Any) -> bool:
     return value is None or isinstance(value, (str, int, float, bool, list, dict))
 
 
-def _identified(asset: Any, fields: dict[str, Any]) -> Any:
-    asset.id = reference(fields["name"], fields.get("version"))
-    return asset
-
-
 class DataOperations(_AssetOperations):
     """``ml_client.data``: data assets (``azureml:name:version`` inputs read ``path``)."""
 
     _group = "data"
     _kind = "data"
-
-    def _make(self, fields: dict[str, Any]) -> Data:
-        known = {k: v for k, v in fields.items() if k in Data._fields and k != "id"}
-        return _identified(Data(**known), fields)
+    _entity = Data
 
 
 class ModelOperations(_AssetOperations):
@@ -81,10 +78,7 @@ class ModelOperations(_AssetOperations):
 
     _group = "models"
     _kind = "model"
-
-    def _make(self, fields: dict[str, Any]) -> Model:
-        known = {k: v for k, v in fields.items() if k in Model._fields and k != "id"}
-        return _identified(Model(**known), fields)
+    _entity = Model
 
     def download(self, name: str, version: str, download_path: str | Path = ".") -> None:
         """Copy the model's files to ``<download_path>/<name>``."""
