@@ -43,6 +43,7 @@ MIRRORS: dict[str, str] = {
     "azure.ai.ml.parallel": "mlpipe.parallel",
     "azure.ai.ml.operations": "mlpipe.sdk.operations",
     "azure.identity": "mlpipe.identity",
+    "azure.core.exceptions": "mlpipe.sdk.exceptions",
     **{name: _V1 for name in (
         "azureml.core", "azureml.core.compute", "azureml.core.compute_target",
         "azureml.core.datastore", "azureml.core.dataset", "azureml.core.model",
@@ -60,6 +61,8 @@ MIRRORS: dict[str, str] = {
 # their runs: every name in them is :class:`Inert` (nothing is sent anywhere).
 INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
          "azureml._common")
+# Mirrored only where the real package is not installed (azure-core's own modules use it).
+FALLBACKS = frozenset({"azure.core.exceptions"})
 _PARENTS = {".".join(name.split(".")[:i]) for name in MIRRORS
             for i in range(1, name.count(".") + 1)} - set(MIRRORS)
 
@@ -88,6 +91,9 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, fullname: str, path: Any = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        if (fullname in _PARENTS or fullname in FALLBACKS) \
+                and importlib.machinery.PathFinder.find_spec(fullname, path):
+            return None  # a real package (azure-core's ``azure.core``): load it as is
         if fullname in MIRRORS or fullname in _PARENTS or _inert(fullname):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
         parent = fullname.rpartition(".")[0]
@@ -108,10 +114,7 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             module.__getattr__ = lambda name: Inert  # type: ignore[method-assign]
             return
         target = MIRRORS.get(module.__name__)
-        if target is None:  # a parent such as ``azure``: keep the real namespace's folders
-            real = importlib.machinery.PathFinder.find_spec(module.__name__, _parent_path(module))
-            if real is not None and real.submodule_search_locations is not None:
-                module.__path__ = list(real.submodule_search_locations)
+        if target is None:  # a parent package (``azureml``) that is not installed
             return
         mirror = importlib.import_module(target)
         names = getattr(mirror, "__all__", None) or [n for n in vars(mirror) if
@@ -130,11 +133,6 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                                      f"mlpipe's local mirror ({target})") from None
 
         module.__getattr__ = __getattr__  # type: ignore[method-assign]
-
-
-def _parent_path(module: types.ModuleType) -> list[str] | None:
-    parent = module.__name__.rpartition(".")[0]
-    return list(getattr(sys.modules.get(parent), "__path__", []) or []) if parent else None
 
 
 def install_mirrors() -> MirrorFinder:

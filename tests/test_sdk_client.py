@@ -170,3 +170,29 @@ def test_components_made_in_code_run_and_register(tmp_path: Path,
     assert len(Path(result.outputs["lines"]).read_text().splitlines()) == 4
     with pytest.raises(TypeError, match="@pipeline function"):
         PipelineComponent(name="p")
+
+
+FALLBACK_SCRIPT = """\
+from azure.ai.ml import MLClient
+from azure.ai.ml.entities import Data
+from azure.core.exceptions import ResourceNotFoundError
+from azure.identity import DefaultAzureCredential
+
+ml_client = MLClient.from_config(DefaultAzureCredential())
+try:
+    data = ml_client.data.get("iris", version="1")
+    print("FOUND", data.path)
+except ResourceNotFoundError:
+    data = ml_client.data.create_or_update(Data(name="iris", version="1", path="./data"))
+    print("CREATED", data.id)
+"""
+
+
+def test_the_not_found_fallback_of_azure_scripts_runs(tmp_path: Path) -> None:
+    script = write(tmp_path / "fallback.py", FALLBACK_SCRIPT)
+    (tmp_path / "data").mkdir()
+    env = {"MLPIPE_RUNS_DIR": str(tmp_path / "runs")}
+    first = run_cli("run-script", str(script), cwd=tmp_path, env=env)
+    assert first.stdout.splitlines() == ["CREATED azureml:iris:1"], first.stderr
+    second = run_cli("run-script", str(script), cwd=tmp_path, env=env)
+    assert second.stdout.splitlines()[0] == f"FOUND {tmp_path.resolve() / 'data'}"

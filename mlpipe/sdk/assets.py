@@ -17,10 +17,11 @@ from typing import Any, ClassVar
 
 from mlpipe.compiler.assets import REGISTRY_FILE, is_remote
 from mlpipe.plan import resolve_runs_dir
+from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.yamlio import dump_text
 
 
-class AssetNotFoundError(LookupError):
+class AssetNotFoundError(ResourceNotFoundError):
     """No asset of that kind, name and version is registered locally."""
 
 

@@ -66,6 +66,11 @@ class RunResult:
     def ok(self) -> bool:
         return self.status == "completed"
 
+    @property
+    def studio_url(self) -> str:
+        """azure-ai-ml's link to the job: here the run folder, as a ``file://`` URL."""
+        return Path(self.run_dir).as_uri()
+
 
 def _reports(logs_dir: str) -> dict[str, str]:
     """A step's report files, by path relative to its ``logs`` folder.

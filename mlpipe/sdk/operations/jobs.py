@@ -8,7 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.sdk.assets import Resource
+from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.operations.base import Operations
+
+
+class JobNotFoundError(ResourceNotFoundError):
+    """``ml_client.jobs.get(name)`` of a job the runs folder does not have."""
 
 
 class JobFailedError(RuntimeError):
@@ -111,7 +116,7 @@ class JobOperations(Operations):
         except JobNotFound:
             close = store.close_matches(name)
             hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-            raise JobNotFound(f"no job named {name!r} in {store.runs_dir}{hint}") from None
+            raise JobNotFoundError(f"no job named {name!r} in {store.runs_dir}{hint}") from None
 
     def list(self, *, parent_job_name: str | None = None, **kwargs: Any) -> list[LocalJob]:
         """Every job in the runs folder, newest first; with ``parent_job_name``, its steps."""
@@ -163,4 +168,4 @@ def _copy(source: Path, target: Path) -> None:
         shutil.copy2(source, target / source.name)
 
 
-__all__ = ["JobFailedError", "JobOperations", "LocalJob", "Poller"]
+__all__ = ["JobFailedError", "JobNotFoundError", "JobOperations", "LocalJob", "Poller"]
