@@ -14,6 +14,15 @@ from mlpipe.sdk.entities import (
     JobResourceConfiguration,
     RetrySettings,
 )
+from mlpipe.sdk.identities import (
+    AmlTokenConfiguration,
+    ManagedIdentityConfiguration,
+    MpiDistribution,
+    PyTorchDistribution,
+    RayDistribution,
+    TensorFlowDistribution,
+    UserIdentityConfiguration,
+)
 from mlpipe.sdk.job import PipelineJob, PipelineJobSettings
 from mlpipe.sdk.nodes import CommandNode, ParallelNode
 from mlpipe.sdk.resources import (
@@ -28,7 +37,10 @@ from mlpipe.sdk.resources import (
 Command = CommandNode
 Parallel = ParallelNode
 
-__all__ = ["AmlCompute", "BatchRetrySettings", "BuildContext", "Command", "CommandComponent",
-           "Compute", "ComputeInstance", "Data", "Environment", "JobResourceConfiguration",
-           "Model", "Parallel", "ParallelComponent", "PipelineComponent", "PipelineJob",
-           "PipelineJobSettings", "ResourceConfiguration", "RetrySettings", "Workspace"]
+__all__ = ["AmlCompute", "AmlTokenConfiguration", "BatchRetrySettings", "BuildContext",
+           "Command", "CommandComponent", "Compute", "ComputeInstance", "Data", "Environment",
+           "JobResourceConfiguration", "ManagedIdentityConfiguration", "Model",
+           "MpiDistribution", "Parallel", "ParallelComponent", "PipelineComponent",
+           "PipelineJob", "PipelineJobSettings", "PyTorchDistribution", "RayDistribution",
+           "ResourceConfiguration", "RetrySettings", "TensorFlowDistribution",
+           "UserIdentityConfiguration", "Workspace"]

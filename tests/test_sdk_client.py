@@ -196,3 +196,35 @@ def test_the_not_found_fallback_of_azure_scripts_runs(tmp_path: Path) -> None:
     assert first.stdout.splitlines() == ["CREATED azureml:iris:1"], first.stderr
     second = run_cli("run-script", str(script), cwd=tmp_path, env=env)
     assert second.stdout.splitlines()[0] == f"FOUND {tmp_path.resolve() / 'data'}"
+
+
+SETTINGS_SCRIPT = """\
+from azure.ai.ml import Input, MpiDistribution, command, load_data, load_online_endpoint
+from azure.ai.ml.dsl import pipeline
+from azure.ai.ml.entities import UserIdentityConfiguration
+
+train = command(command="echo ${{inputs.n}}", inputs={"n": 3}, environment="azureml:e:1",
+                distribution=MpiDistribution(process_count_per_instance=2),
+                identity=UserIdentityConfiguration())
+
+
+@pipeline()
+def p():
+    train()
+
+
+print(p().to_yaml())
+print("DATA", load_data("data.yml").path)
+load_online_endpoint("endpoint.yml")
+"""
+
+
+def test_identity_distribution_and_asset_loaders_under_run_script(tmp_path: Path) -> None:
+    script = write(tmp_path / "s.py", SETTINGS_SCRIPT)
+    write(tmp_path / "data.yml", "name: d\nversion: 1\npath: ./folder\ntype: uri_folder\n")
+    proc = run_cli("run-script", str(script), cwd=tmp_path)
+    assert "identity:\n      type: user_identity" in proc.stdout
+    assert "distribution:\n      type: mpi\n      process_count_per_instance: 2" in proc.stdout
+    assert f"DATA {tmp_path.resolve() / 'folder'}" in proc.stdout
+    assert proc.returncode == 1
+    assert "azure.ai.ml.load_online_endpoint() needs an Azure ML workspace" in proc.stderr
