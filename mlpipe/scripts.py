@@ -149,6 +149,7 @@ def install_mirrors() -> MirrorFinder:
     # Step workers resolve the same runs folder (registered models) whatever their folder.
     os.environ.setdefault(RUNS_DIR_ENV, str(resolve_runs_dir()))
     urllib.request.install_opener(urllib.request.build_opener(StandInHandler()))
+    _install_requests_stand_ins()
     return finder
 
 
@@ -175,6 +176,35 @@ class StandInHandler(urllib.request.BaseHandler):
 
     http_open = _open
     https_open = _open
+
+
+def _install_requests_stand_ins() -> None:
+    """``requests`` (when installed) reads mapped URLs from their stand-ins, like urllib."""
+    try:
+        adapters: Any = importlib.import_module("requests.adapters")
+        models: Any = importlib.import_module("requests.models")
+    except ImportError:
+        return
+    original = adapters.HTTPAdapter.send
+    if getattr(original, "mlpipe_stand_ins", False):
+        return
+
+    def send(self: Any, request: Any, **kwargs: Any) -> Any:
+        from mlpipe.sdk.v1_data import stand_in
+
+        local = stand_in(request.url)
+        if local is None:
+            return original(self, request, **kwargs)
+        response = models.Response()
+        found = local.is_file()
+        response.status_code, response.reason = (200, "OK") if found else (404, "Not Found")
+        response._content = local.read_bytes() if found else b""
+        response.headers["Content-Length"] = str(len(response._content))
+        response.url, response.request = request.url, request
+        return response
+
+    send.mlpipe_stand_ins = True  # type: ignore[attr-defined]
+    adapters.HTTPAdapter.send = send
 
 
 def install_from_environment() -> None:

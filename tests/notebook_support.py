@@ -454,3 +454,50 @@ def make_many_models(folder: Path) -> tuple[Path, Path]:
         write(folder / "blob" / "automl-sample-notebook-data" / "oj_data_small" /
               f"Store{store}_{brand}.csv", "\n".join(rows) + "\n")
     return notebook, register
+
+
+# -- MachineLearningNotebooks parallel-run/tabular-dataset-partition-per-column ------------------
+
+OJ_URL = ("https://raw.githubusercontent.com/Azure/azureml-examples/main/sdk/python/jobs/"
+          "automl-standalone-jobs/automl-forecasting-orange-juice-sales/data/dominicks_OJ.csv")
+OJ_COLUMNS = ("WeekStarting,Store,Brand,Quantity,logQuantity,Advert,Price,Age60,COLLEGE,INCOME,"
+              "Hincome150,Large HH,Minorities,WorkingWoman,SSTRDIST,SSTRVOL,CPDIST5,CPWVOL5")
+OJ_PARTITIONS = (("2", "dominicks"), ("2", "tropicana"), ("5", "dominicks"))
+OJ_PARTITION_WEEKS = 4
+
+# The published entry script Code/total_income.py, unchanged.
+TOTAL_INCOME_SCRIPT = """\
+import os
+
+
+def init():
+    print("Init")
+
+
+def run(mini_batch):
+    print(f'run method start: {__file__}, run({mini_batch})')
+    total_income = mini_batch["INCOME"].sum()
+    print(f'total_income = {total_income}')
+    mini_batch["total_income"] = total_income
+
+    return mini_batch
+"""
+
+
+def oj_partition_csv() -> str:
+    rows = [OJ_COLUMNS]
+    for store, brand in OJ_PARTITIONS:
+        rows += [f"1990-06-{10 + w},{store},{brand},{100 + w},4.6,1,2.5,0.2,0.2,{10 + w},0.4,0.1,"
+                 "0.1,0.3,2.1,1.1,1.9,0.3" for w in range(OJ_PARTITION_WEEKS)]
+    return "\n".join(rows) + "\n"
+
+
+def make_oj_partition(folder: Path) -> Path:
+    """Code/total_income.py; the notebook downloads dominicks_OJ.csv with ``requests``: an
+    mlpipe.toml maps the URL to a local file (without requests installed, that cell is replaced
+    by copying the file, see tests/test_sdk_notebooks.py)."""
+    notebook = copy_notebook("mlnotebooks_tabular_dataset_partition_per_column.ipynb", folder)
+    write(folder / "Code" / "total_income.py", TOTAL_INCOME_SCRIPT)
+    write(folder / "stand-ins" / "dominicks_OJ.csv", oj_partition_csv())
+    write(folder / "mlpipe.toml", f'[assets]\n"{OJ_URL}" = "./stand-ins/dominicks_OJ.csv"\n')
+    return notebook

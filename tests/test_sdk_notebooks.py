@@ -5,6 +5,7 @@ solution accelerator's custom-script training)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,12 +21,15 @@ from tests.notebook_support import (
     MANY_MODELS_SERIES,
     MNIST_IMAGES,
     OJ_BRANDS,
+    OJ_PARTITION_WEEKS,
+    OJ_PARTITIONS,
     OJ_STORES,
     OJ_WEEKS,
     make_iris_v1,
     make_iris_v2,
     make_many_models,
     make_mnist_v1,
+    make_oj_partition,
     make_oj_sales,
     notebook_code,
     switch_imports,
@@ -127,3 +131,27 @@ def test_many_models_accelerator_training_notebook_runs_unchanged(tmp_path: Path
     assert sorted((m["tags"]["Store"], m["tags"]["Brand"]) for m in models) == \
         sorted(MANY_MODELS_SERIES)
     assert all(Path(m["path"]).is_file() for m in models)
+
+
+def test_v1_tabular_partition_per_column_notebook_runs(tmp_path: Path) -> None:
+    import importlib.util
+
+    notebook = make_oj_partition(tmp_path / "partition")
+    if importlib.util.find_spec("requests") is None:  # its download cell needs requests
+        data = json.loads(notebook.read_text())
+        (cell,) = [c for c in data["cells"] if "import requests" in "".join(c["source"])]
+        cell["source"] = ['import shutil\n', 'oj_sales_path = "./oj.csv"\n',
+                          'shutil.copy("stand-ins/dominicks_OJ.csv", oj_sales_path)\n']
+        notebook.write_text(json.dumps(data))
+    runs = tmp_path / "runs"
+    out = _run_unchanged(notebook, runs)
+    rows = len(OJ_PARTITIONS) * OJ_PARTITION_WEEKS
+    assert f"Prediction has  {rows}  rows" in out
+    (job,) = _job_folders(runs)
+    (output,) = (runs / "datastores" / "workspaceblobstore" / job.name).rglob(
+        "revenue_outputs.txt")
+    table = pd.read_csv(output, sep=" ", header=None)
+    assert table.shape == (rows, 19)
+    # One mini-batch per (Store, Brand): total_income is that partition's INCOME sum.
+    incomes = {(str(s), b): t for s, b, t in zip(table[16], table[17], table[18], strict=True)}
+    assert incomes == {p: sum(10 + w for w in range(OJ_PARTITION_WEEKS)) for p in OJ_PARTITIONS}

@@ -29,7 +29,7 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.callsite import call_site, caller_dir
@@ -47,6 +47,7 @@ from mlpipe.sdk.v1_runs import (
 )
 from mlpipe.sdk.yamlio import dump_text
 
+D = TypeVar("D", bound="FileDataset")
 _MINI_BATCH = re.compile(r"^\d+([kKmMgG][bB])*$")
 _FILE_NAME_BAD = re.compile(r'[~"#%&*:<>?/\\{|}]+')
 _UNITS = {"kb": 1024, "mb": 1024**2, "gb": 1024**3}
@@ -437,9 +438,9 @@ class FileDataset:
         return (self.path if Path(self.path).is_absolute() or "://" in self.path
                 else str((self._base / self.path).resolve()))
 
-    def register(self, workspace: Any, name: str, description: str | None = None,
+    def register(self: D, workspace: Any, name: str, description: str | None = None,
                  tags: Mapping[str, str] | None = None, create_new_version: bool = False
-                 ) -> FileDataset:
+                 ) -> D:
         """Register the dataset in the local asset store (``Dataset.get_by_name`` and v2
         ``azureml:name:version`` inputs then find it)."""
         from mlpipe.sdk.assets import AssetStore
@@ -463,14 +464,40 @@ class TabularDataset(FileDataset):
     """A local MLTable folder read as a table (the v2 form of a v1 TabularDataset)."""
 
     type = "mltable"
+    partition_keys: list[str] = []
+
+    def to_pandas_dataframe(self, on_error: str = "null",
+                            out_of_range_datetime: str = "null") -> Any:
+        """The whole table (the MLTable's transformations applied)."""
+        from mlpipe.data import read_mltable
+
+        return read_mltable(self.local_path())
+
+    def partition_by(self, partition_keys: list[str], target: Any, name: str | None = None,
+                     show_progress: bool = True, partition_as_file_dataset: bool = False
+                     ) -> TabularDataset:
+        """The table written once per key combination under ``target`` (a folder, a
+        ``DataPath`` or ``(datastore, path)``); the result reads it back with the keys as
+        columns, ready for ``ParallelRunConfig(partition_keys=...)``."""
+        from mlpipe.sdk.v1_data import local_text, partitioned_mltable
+
+        folder = Path(local_text(target))
+        folder = folder if folder.is_absolute() else caller_dir() / folder
+        result = TabularDataset(str(partitioned_mltable(self.to_pandas_dataframe(),
+                                                        list(partition_keys), folder)))
+        result.partition_keys = list(partition_keys)
+        return result.register(None, name) if name else result
 
 
 class _FileFactory:
     @staticmethod
     def from_files(path: str | os.PathLike[str] | Sequence[Any], validate: bool = True,
                    **kwargs: Any) -> FileDataset:
-        if isinstance(path, os.PathLike):
-            path = os.fspath(path)
+        from mlpipe.sdk.v1_data import Datastore, local_text
+
+        if isinstance(path, os.PathLike) or (isinstance(path, tuple) and len(path) == 2
+                                             and isinstance(path[0], Datastore)):
+            path = local_text(path)
         if not isinstance(path, str):
             paths = list(path)
             if len(paths) != 1:

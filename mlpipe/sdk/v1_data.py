@@ -143,13 +143,17 @@ class Datastore:
         shutil.copytree(src_dir, target, dirs_exist_ok=True)
         return DataPath(self, target_path)
 
-    def upload_files(self, files: list[str], target_path: str | None = None,
-                     overwrite: bool = False, show_progress: bool = True,
-                     **kwargs: Any) -> DataPath:
+    def upload_files(self, files: list[str], relative_root: str | None = None,
+                     target_path: str | None = None, overwrite: bool = False,
+                     show_progress: bool = True) -> DataPath:
+        """Copy ``files`` into the datastore's folder under ``target_path`` (keeping their
+        paths relative to ``relative_root``, else their names)."""
         target = self.local_root / (target_path or "")
-        target.mkdir(parents=True, exist_ok=True)
         for file in files:
-            shutil.copy2(file, target / Path(file).name)
+            name = (os.path.relpath(file, relative_root) if relative_root
+                    else Path(file).name)
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(file, target / name)
         return DataPath(self, target_path)
 
     def __repr__(self) -> str:
@@ -162,13 +166,29 @@ _HEADERS = {"true": "all_files_same_headers", "all_files_have_same_headers":
             "from_first_file", "combine_all_files_headers": "all_files_different_headers"}
 
 
+def local_text(item: Any) -> str:
+    """A v1 path argument as text: a ``DataPath``, a ``(datastore, path)`` pair, a path."""
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Datastore):
+        return os.fspath(DataPath(item[0], str(item[1])))
+    return os.fspath(item) if isinstance(item, os.PathLike) else str(item)
+
+
+def write_mltable(text: str, prefix: str) -> Path:
+    """An MLTable folder ``<runs-dir>/datasets/<prefix>_<digest>`` holding ``text``."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    folder = resolve_runs_dir() / "datasets" / f"{prefix}_{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "MLTable").write_text(text, encoding="utf-8")
+    return folder
+
+
 def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any = True) -> Path:
     """An MLTable folder under ``<runs-dir>/datasets`` reading the CSV files at ``path`` (a
     file, a folder, a glob, a ``DataPath`` or a list of them), relative to ``base``."""
-    items = path if isinstance(path, (list, tuple)) else [path]
+    items = path if isinstance(path, list) else [path]
     entries = []
     for item in items:
-        text = os.fspath(item) if isinstance(item, os.PathLike) else str(item)
+        text = local_text(item)
         local = Path(text) if Path(text).is_absolute() else base / text
         kind = ("pattern" if any(c in text for c in "*?[") else
                 "folder" if local.is_dir() or text.endswith("/") else "file")
@@ -177,11 +197,25 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
     header_value = _HEADERS.get(str(name).lower(), "all_files_same_headers")
     text = ("paths:\n" + "".join(entries) + "transformations:\n  - read_delimited:\n"
             f"      delimiter: {separator!r}\n      header: {header_value}\n")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    folder = resolve_runs_dir() / "datasets" / f"delimited_{digest}"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "MLTable").write_text(text, encoding="utf-8")
-    return folder
+    return write_mltable(text, "delimited")
 
 
-__all__ = ["DEFAULT_DATASTORE", "DataPath", "Datastore", "delimited_mltable", "stand_in"]
+def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
+    """v1 ``partition_by``: ``frame`` written as ``target/<key1>/<key2>/part.csv`` files (the key
+    columns in the path) and an MLTable reading them back with the keys as columns."""
+    for values, group in frame.groupby(keys, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        folder = target.joinpath(*[str(v) for v in values])
+        folder.mkdir(parents=True, exist_ok=True)
+        group.drop(columns=keys).to_csv(folder / "part.csv", index=False)
+    fmt = "".join("{%s}/" % k for k in keys) + "part.csv"
+    text = (f"paths:\n  - pattern: {str(target.resolve() / '**' / 'part.csv')!r}\n"
+            "transformations:\n  - read_delimited:\n      delimiter: ','\n"
+            "      header: all_files_same_headers\n"
+            f"  - extract_columns_from_partition_format:\n      partition_format: {fmt!r}\n")
+    (target / "MLTable").write_text(text, encoding="utf-8")
+    return target
+
+
+__all__ = ["DEFAULT_DATASTORE", "DataPath", "Datastore", "delimited_mltable", "local_text",
+           "partitioned_mltable", "stand_in", "write_mltable"]
