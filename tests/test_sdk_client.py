@@ -228,3 +228,21 @@ def test_identity_distribution_and_asset_loaders_under_run_script(tmp_path: Path
     assert f"DATA {tmp_path.resolve() / 'folder'}" in proc.stdout
     assert proc.returncode == 1
     assert "azure.ai.ml.load_online_endpoint() needs an Azure ML workspace" in proc.stderr
+
+
+def _register_model(args: tuple[str, int]) -> None:
+    from mlpipe.sdk.assets import AssetStore
+
+    runs, index = args
+    AssetStore(runs).register("model", {"name": f"m{index}", "tags": {}}, f"/models/{index}")
+
+
+def test_concurrent_registrations_from_worker_processes_are_all_kept(tmp_path: Path) -> None:
+    import multiprocessing
+
+    from mlpipe.sdk.assets import AssetStore
+
+    with multiprocessing.get_context("spawn").Pool(4) as pool:
+        pool.map(_register_model, [(str(tmp_path), i) for i in range(24)])
+    assert sorted(m["name"] for m in AssetStore(tmp_path).list("model")) == \
+        sorted(f"m{i}" for i in range(24))

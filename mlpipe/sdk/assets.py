@@ -9,9 +9,11 @@ same script, or in any later run over the same runs folder, reads the local path
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -134,9 +136,37 @@ class AssetStore:
         temp.write_text(json.dumps(data, indent=2, sort_keys=True), encoding="utf-8")
         os.replace(temp, self.path)
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the store's lock: step workers register models at the same time."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name("registry.lock"), "a+b") as handle:
+            if sys.platform == "win32":
+                import msvcrt
+
+                handle.seek(0)
+                msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
+                try:
+                    yield
+                finally:
+                    handle.seek(0)
+                    msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
+            else:
+                import fcntl
+
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
     def register(self, kind: str, fields: dict[str, Any], local_path: str | None) -> str:
         """Store ``fields`` (``name`` required) under the next version when it has none;
         return the version. ``local_path`` is what ``azureml:`` references resolve to."""
+        with self._locked():
+            return self._register(kind, fields, local_path)
+
+    def _register(self, kind: str, fields: dict[str, Any], local_path: str | None) -> str:
         data = self._read()
         versions = data.setdefault("assets", {}).setdefault(kind, {}).setdefault(
             fields["name"], {})
