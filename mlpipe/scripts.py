@@ -272,9 +272,16 @@ def _display_last_expression(code: str, namespace: dict[str, Any], filename: str
         exec(compile(tree, filename, "exec"), namespace)
 
 
+def _display(*values: Any, **kwargs: Any) -> None:
+    """IPython's ``display(...)`` builtin, as text."""
+    for value in values:
+        print(repr(value))
+
+
 def run_notebook(path: Path, argv: Sequence[str] = ()) -> None:
     """Run the code cells of ``path`` in order in one namespace (working folder: its folder)."""
-    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path)}
+    namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path),
+                                 "display": _display}
     sys.argv = [str(path), *argv]
     for index, source in enumerate(notebook_cells(path)):
         code = cell_code(source, index, note=lambda text: print(text, file=sys.stderr))

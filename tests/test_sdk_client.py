@@ -106,6 +106,7 @@ NOTEBOOK = {"cells": [
     {"cell_type": "code", "source": ["import azure.ai.ml, mlpipe.constants\n",
                                      "print('SAME', AssetTypes is mlpipe.constants.AssetTypes)\n",
                                      "print(open('src/hello.py').read().strip())\n",
+                                     "display('shown')\n",
                                      "AssetTypes.MLTABLE"]},
 ]}
 
@@ -115,7 +116,7 @@ def test_run_script_runs_notebook_cells_in_order(tmp_path: Path) -> None:
     notebook = write(tmp_path / "nb.ipynb", json.dumps(NOTEBOOK))
     proc = run_cli("run-script", str(notebook), cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["SAME True", "print('hi')", "'mltable'"]
+    assert proc.stdout.splitlines() == ["SAME True", "print('hi')", "'shown'", "'mltable'"]
     assert "skipped '%pip'" in proc.stderr and "skipped '!ls'" in proc.stderr
     assert "skipped cell magic %%bash" in proc.stderr
 
