@@ -247,3 +247,15 @@ def test_concurrent_registrations_from_worker_processes_are_all_kept(tmp_path: P
         pool.map(_register_model, [(str(tmp_path), i) for i in range(24)])
     assert sorted(m["name"] for m in AssetStore(tmp_path).list("model")) == \
         sorted(f"m{i}" for i in range(24))
+
+
+def test_a_remote_data_asset_with_a_stand_in_registers_its_local_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = "https://azuremlexamples.blob.core.windows.net/datasets/iris.csv"
+    write(tmp_path / "mlpipe.toml", '[assets]\n"https://azuremlexamples.blob.core.windows.net"'
+                                    ' = "./blob"\n')
+    write(tmp_path / "blob" / "datasets" / "iris.csv", "a,b\n1,2\n")
+    monkeypatch.chdir(tmp_path)
+    client = MLClient(runs_dir=tmp_path / "runs")
+    data = client.data.create_or_update(Data(name="iris", path=url, type="uri_file"))
+    assert data.path == str((tmp_path / "blob" / "datasets" / "iris.csv").resolve())

@@ -29,7 +29,15 @@ class _AssetOperations(Operations):
                 if not key.startswith("_") and _jsonable(value)}
 
     def _local_path(self, asset: Any) -> str | None:
-        return local_path(getattr(asset, "path", None), self.base_dir)
+        """The asset's local path: its own, or the mlpipe.toml stand-in of a remote one."""
+        path = getattr(asset, "path", None)
+        found = local_path(path, self.base_dir)
+        if found is None and isinstance(path, str):
+            from mlpipe.sdk.v1_data import stand_in
+
+            mapped = stand_in(path, self.base_dir)
+            found = None if mapped is None else str(mapped)
+        return found
 
     def _make(self, fields: dict[str, Any]) -> Any:
         """The entity for stored ``fields`` (``id`` is ``azureml:name:version``)."""
