@@ -218,12 +218,19 @@ def install_from_environment() -> None:
 _WRITEFILE = re.compile(r"^%%writefile(?:\s+(-a|--append))?\s+(\S+)\s*$")
 
 
+class NotebookError(ValueError):
+    """An ``.ipynb`` file that is not a readable Jupyter notebook."""
+
+
 def notebook_cells(path: Path) -> list[str]:
     """The code cells of an ``.ipynb`` file, as source text, in order."""
-    data = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise NotebookError(f"{path}: not a Jupyter notebook (not JSON: {error})") from None
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
-        raise ValueError(f"{path}: not a Jupyter notebook (no 'cells' list)")
+        raise NotebookError(f"{path}: not a Jupyter notebook (no 'cells' list)")
     out = []
     for cell in cells:
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
@@ -280,10 +287,11 @@ def _display(*values: Any, **kwargs: Any) -> None:
 
 def run_notebook(path: Path, argv: Sequence[str] = ()) -> None:
     """Run the code cells of ``path`` in order in one namespace (working folder: its folder)."""
+    cells = notebook_cells(path)
     namespace: dict[str, Any] = {"__name__": "__main__", "__file__": str(path),
                                  "display": _display}
     sys.argv = [str(path), *argv]
-    for index, source in enumerate(notebook_cells(path)):
+    for index, source in enumerate(cells):
         code = cell_code(source, index, note=lambda text: print(text, file=sys.stderr))
         if code.strip():
             _display_last_expression(code, namespace, f"{path}#cell{index}")
@@ -303,5 +311,6 @@ def run_path(path: str | os.PathLike[str], argv: Sequence[str] = ()) -> None:
         runpy.run_path(str(script), run_name="__main__")
 
 
-__all__ = ["ENV_FLAG", "MIRRORS", "MirrorFinder", "cell_code", "install_from_environment",
-           "install_mirrors", "notebook_cells", "run_notebook", "run_path"]
+__all__ = ["ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "Inert", "MirrorFinder", "NotebookError",
+           "StandInHandler", "cell_code", "install_from_environment", "install_mirrors",
+           "notebook_cells", "run_notebook", "run_path"]

@@ -134,6 +134,9 @@ def test_run_script_mirrors_only_its_own_process(tmp_path: Path) -> None:
         plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
         assert plain.returncode == 1 and "No module named 'azureml" in plain.stderr
     assert run_cli("run-script", str(tmp_path / "missing.py")).returncode == 2
+    broken = run_cli("run-script", str(write(tmp_path / "b.ipynb", "{not json")))
+    assert broken.returncode == 1 and "Traceback" not in broken.stderr
+    assert "b.ipynb: not a Jupyter notebook (not JSON" in broken.stderr
 
 
 def test_components_made_in_code_run_and_register(tmp_path: Path,

@@ -21,7 +21,7 @@ def register_top(top: argparse._SubParsersAction) -> None:
 
 def run_script(args: argparse.Namespace) -> int:
     from mlpipe.diagnostics import ValidationError
-    from mlpipe.scripts import run_path
+    from mlpipe.scripts import NotebookError, run_path
 
     path = Path(args.file)
     if not path.is_file():
@@ -38,6 +38,9 @@ def run_script(args: argparse.Namespace) -> int:
         return code if isinstance(code, int) else (0 if code is None else 1)
     except ValidationError as error:
         print(f"mlpipe run-script: {path}: {error}", file=sys.stderr)
+        return 1
+    except NotebookError as error:
+        print(f"mlpipe run-script: {error}", file=sys.stderr)
         return 1
     except Exception:  # noqa: BLE001 - the user's code failed: show where, exit 1
         traceback.print_exc()
