@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from mlpipe.runtime.textio import DATA_ERRORS, open_text
+
 APPEND_ROW_FILE = "parallel_run_step.txt"
 JOURNAL = "finished.jsonl"
 
@@ -68,7 +70,7 @@ class PartStore:
         if rows:
             name = hashlib.sha1(entry.id.encode("utf-8")).hexdigest()[:24] + ".part"
             temporary = self.parts / (name + ".tmp")
-            with open(temporary, "w", encoding="utf-8", newline="") as handle:
+            with open_text(temporary, "w", newline="", errors=DATA_ERRORS) as handle:
                 handle.write(rows)
             os.replace(temporary, self.parts / name)
             entry = Finished(entry.id, entry.index, entry.status, entry.total, entry.succeeded,

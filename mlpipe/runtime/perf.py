@@ -21,6 +21,7 @@ from typing import IO, Any
 import psutil
 
 from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.textio import open_text
 
 NODE_COLUMNS = (
     "Utc Time",
@@ -139,7 +140,7 @@ class ResourceMonitor:
     def _open(self, path: Path, header: tuple[str, ...]) -> Any:
         # written by every sample until stop(), which closes it through _closing
         handle = self._closing.enter_context(
-            open(path, "w", newline="", encoding="utf-8"))  # noqa: SIM115
+            open_text(path, "w", newline=""))
         self._files.append(handle)
         writer = csv.writer(handle)
         writer.writerow(header)

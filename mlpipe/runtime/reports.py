@@ -42,6 +42,7 @@ from mlpipe.runtime.overview import ProgressOverview
 from mlpipe.runtime.perf import ResourceMonitor
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
 from mlpipe.runtime.task_stream import write_task_stream
+from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 
@@ -158,12 +159,11 @@ class StepReports:
         self.errors.close()
         if self.errors.groups:
             (self.logs_dir / "user").mkdir(exist_ok=True)
-            (self.logs_dir / "user" / "error.txt").write_text(
-                render_error_summary(self.errors), encoding="utf-8")
+            write_text(self.logs_dir / "user" / "error.txt", render_error_summary(self.errors))
         if self._overview is not None:
             self._overview.write(self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))
-        (self.logs_dir / "job_result.txt").write_text(
-            render_job_result(self.step, summary, self.counters, self.errors), encoding="utf-8")
+        write_text(self.logs_dir / "job_result.txt",
+                   render_job_result(self.step, summary, self.counters, self.errors))
         self.close()
         if 0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS:
             write_task_stream(self.logs_dir)
