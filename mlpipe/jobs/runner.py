@@ -134,6 +134,7 @@ def run_plan(
     recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
     store.clear_cancel(name)
     recorder.save()
+    recorder.reserve()
 
     cancel = cancel or threading.Event()
     stop_watch = threading.Event()
@@ -148,7 +149,10 @@ def run_plan(
                                max_workers or available_cores())
         scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
-        recorder.update(status="failed", ended_at=iso(now()), error=f"{type(exc).__name__}: {exc}")
+        try:
+            recorder.update(status="failed", ended_at=iso(now()), error=describe_fault(exc))
+        finally:
+            recorder.release()
         raise
     finally:
         if previous_sigint is not None:
@@ -166,8 +170,11 @@ def run_plan(
     else:
         status = "failed"
     fields: dict[str, Any] = {"error": scheduler.fault} if scheduler.fault else {}
-    recorder.update(status=status, ended_at=iso(ended),
-                    duration_seconds=round((ended - started).total_seconds(), 3), **fields)
+    try:
+        recorder.update(status=status, ended_at=iso(ended),
+                        duration_seconds=round((ended - started).total_seconds(), 3), **fields)
+    finally:
+        recorder.release()
     return _result(plan, recorder, scheduler.summaries, status, started, ended)
 
 

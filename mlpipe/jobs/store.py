@@ -15,6 +15,7 @@ it, :class:`JobRecorder` is the runner's thread-safe writer for one job.
 from __future__ import annotations
 
 import builtins
+import errno
 import json
 import os
 import re
@@ -30,6 +31,7 @@ from typing import Any
 import psutil
 
 from mlpipe.plan import JOB_NAME, resolve_runs_dir
+from mlpipe.runtime.faults import naming
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
@@ -119,9 +121,10 @@ def error_summary(error: str) -> str:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` so readers never see a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with naming(path):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with naming(path), os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, default=str)
             fh.write("\n")
         os.replace(tmp, path)
@@ -270,8 +273,18 @@ def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+RESERVE_FILE = ".space-reserve"
+RESERVE_BYTES = 256 * 1024
+
+
 class JobRecorder:
-    """Thread-safe writer of one job's record; every change is written atomically."""
+    """Thread-safe writer of one job's record; every change is written atomically.
+
+    While the job runs, :meth:`reserve` keeps a small file of disk space next to the
+    record: when the disk fills up, the record gives that space back to itself, so
+    the job can still be recorded as failed (with the cause) instead of staying
+    ``running``. :meth:`release` removes it when the job ends.
+    """
 
     def __init__(self, store: JobStore, name: str, record: dict[str, Any]):
         self.store = store
@@ -279,10 +292,32 @@ class JobRecorder:
         self.path = store.record_path(name)
         self.record = record
         self._lock = threading.RLock()
+        self._reserve = self.path.with_name(RESERVE_FILE)
 
     def save(self) -> None:
         with self._lock:
-            write_json_atomic(self.path, self.record)
+            try:
+                write_json_atomic(self.path, self.record)
+            except OSError as error:
+                if error.errno != errno.ENOSPC or not self.release():
+                    raise
+                write_json_atomic(self.path, self.record)
+
+    def reserve(self) -> None:
+        """Set :data:`RESERVE_BYTES` of disk aside for the record (best effort)."""
+        try:
+            with open(self._reserve, "wb") as handle:
+                handle.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            self._reserve.unlink(missing_ok=True)
+
+    def release(self) -> bool:
+        """Give the reserved space back; ``True`` when there was some."""
+        try:
+            self._reserve.unlink()
+        except OSError:
+            return False
+        return True
 
     def update(self, **fields: Any) -> None:
         with self._lock:

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 
 def describe_fault(error: BaseException) -> str:
@@ -27,4 +30,16 @@ def describe_fault(error: BaseException) -> str:
     return f"{type(error).__name__}: {first}" if first else type(error).__name__
 
 
-__all__ = ["describe_fault"]
+@contextmanager
+def naming(path: str | Path) -> Iterator[None]:
+    """Give an :class:`OSError` raised inside the block ``path`` as its file name when it has
+    none (``write()`` and ``close()`` errors such as ENOSPC do not say which file)."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None:
+            error.filename = str(path)
+        raise
+
+
+__all__ = ["describe_fault", "naming"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from mlpipe.runtime.counters import attempt_failed
+from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, WorkerInfo
 from mlpipe.runtime.textio import open_text
 
@@ -91,6 +92,11 @@ class ProcessedMiniBatchesCsv:
     def write(self, record: AttemptRecord) -> None:
         if self._file is None:
             return
+        with naming(self.path):
+            self._write(record)
+
+    def _write(self, record: AttemptRecord) -> None:
+        assert self._file is not None
         self._writer.writerow((
             record.mini_batch_id,
             record.picked_count,
@@ -113,8 +119,9 @@ class ProcessedMiniBatchesCsv:
             self._next_flush = now + FLUSH_EVERY_SECONDS
 
     def close(self) -> None:
-        self._closing.close()
         self._file = None
+        with naming(self.path):
+            self._closing.close()
 
 
 def _has_header(path: Path, columns: tuple[str, ...]) -> bool:

@@ -12,6 +12,7 @@ from typing import IO
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
 from mlpipe.runtime.error_keys import error_key
+from mlpipe.runtime.faults import naming
 from mlpipe.runtime.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
 from mlpipe.runtime.textio import open_text
@@ -103,10 +104,11 @@ class ErrorLog:
             # kept open across attempts; close() (through _closing) ends it
             handle = self._closing.enter_context(open_text(path, mode))
             self._files[(worker.node, worker.process)] = handle
-        handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
-        if traceback and traceback.strip() != message.strip():
-            handle.write(traceback.rstrip() + "\n")
-        handle.write("\n")
+        with naming(self.logs_dir / relative):
+            handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
+            if traceback and traceback.strip() != message.strip():
+                handle.write(traceback.rstrip() + "\n")
+            handle.write("\n")
         return relative
 
 
