@@ -30,6 +30,7 @@ from typing import Any
 
 import psutil
 
+from mlpipe.jobs.record import check_record
 from mlpipe.plan import JOB_NAME, resolve_runs_dir
 from mlpipe.runtime.faults import naming
 
@@ -171,7 +172,9 @@ class JobStore:
             raise JobNotFound(name) from None
         except UnicodeDecodeError as exc:
             raise ValueError(f"not UTF-8 JSON: {exc.reason}") from None
-        problem = _record_problem(record)
+        except RecursionError:
+            raise ValueError("not a job record: JSON nested too deeply") from None
+        problem = check_record(record)
         if problem:
             raise ValueError(f"not a job record: {problem}")
         record.setdefault("name", name)
@@ -241,27 +244,6 @@ class JobStore:
         import difflib
 
         return difflib.get_close_matches(name, self.names(), n=3)
-
-
-TIMESTAMP_FIELDS = ("created_at", "started_at", "ended_at")
-
-
-def _record_problem(record: Any) -> str | None:
-    """What makes a parsed ``job.json`` unusable as a record (``None`` when it is fine)."""
-    if not isinstance(record, dict) or not isinstance(record.get("status"), str):
-        return "expected a JSON object with a 'status'"
-    steps = record.get("steps", {})
-    if not isinstance(steps, dict) or not all(isinstance(s, dict) for s in steps.values()):
-        return "'steps' must be a JSON object of step objects"
-    for key in TIMESTAMP_FIELDS:
-        value = record.get(key)
-        if value is None:
-            continue
-        try:
-            parse_iso(value)
-        except (TypeError, ValueError):
-            return f"{key!r} must be an ISO 8601 time or null, got {value!r}"
-    return None
 
 
 def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
