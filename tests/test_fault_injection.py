@@ -330,10 +330,13 @@ def test_a_closed_stdout_neither_hangs_nor_loses_the_job(tmp_path: Path) -> None
          str(runs), "--name", "piped", "--no-progress"], env=_env(),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
-    head = [proc.stdout.readline() for _ in range(3)]  # mlpipe ... | head -3
-    proc.stdout.close()
-    err = proc.stderr.read()
-    proc.wait(timeout=TIMEOUT)
+    try:
+        head = [proc.stdout.readline() for _ in range(3)]  # mlpipe ... | head -3
+        proc.stdout.close()
+        proc.wait(timeout=TIMEOUT)  # a hang fails here
+        err = proc.stderr.read()
+    finally:
+        proc.kill()
     assert head[0].startswith("job: piped")
     assert "Traceback" not in err and "Broken pipe" not in err, err
     record = _record(runs, "piped")
