@@ -74,6 +74,7 @@ class Driver:
         self.cancel = cancel
         self.log = logger or logging.getLogger("mlpipe.runtime")
         self.data_errors = data_errors
+        self.listing_errors: tuple[type[BaseException], ...] = (*data_errors, OSError)
         self.thresholds = Thresholds.of(step)
         self.max_retries = step.retry.max_retries
         self.timeout = float(step.retry.timeout)
@@ -202,7 +203,7 @@ class Driver:
                 self.log.info("All %d mini-batches are scheduled.", len(self.order))
                 self._check_thresholds()
                 return None
-            except (*self.data_errors, OSError) as error:
+            except self.listing_errors as error:
                 # the listing ends here; what it listed still runs and keeps its rows
                 self.all_scheduled = True
                 reason = describe_fault(error) if isinstance(error, OSError) else str(error)
