@@ -104,10 +104,22 @@ def _mlpipe(*args: str, prefix: tuple[str, ...] = ()) -> subprocess.CompletedPro
                           capture_output=True, text=True, timeout=TIMEOUT)
 
 
+def _create_args(yaml: Path, runs: Path, name: str) -> list[str]:
+    return ["job", "create", "-f", str(yaml), "--runs-dir", str(runs), "--name", name,
+            "--no-progress"]
+
+
 def _create(yaml: Path, runs: Path, name: str,
             prefix: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return _mlpipe("job", "create", "-f", str(yaml), "--runs-dir", str(runs), "--name", name,
-                   "--no-progress", prefix=prefix)
+    return _mlpipe(*_create_args(yaml, runs, name), prefix=prefix)
+
+
+def _done(runs: Path, name: str) -> int:
+    """Finished mini-batches of the running job, as its record says."""
+    try:
+        return int(_record(runs, name)["steps"]["score"]["progress"]["mini_batches_done"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
 
 
 def _record(runs: Path, name: str) -> dict[str, Any]:
@@ -155,12 +167,10 @@ def test_driver_killed_with_sigkill_then_resumed_loses_and_repeats_nothing(
     yaml = _pipeline(tmp_path, tmp_path / "data", SLEEP="0.1")
     runs = tmp_path / "runs"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mlpipe", "job", "create", "-f", str(yaml), "--runs-dir",
-         str(runs), "--name", "killd", "--no-progress"], env=_env(),
+        [sys.executable, "-m", "mlpipe", *_create_args(yaml, runs, "killd")], env=_env(),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    parts = runs / "killd" / "score" / ".mlpipe" / "mini_batches" / "parts"
     deadline = time.monotonic() + TIMEOUT
-    while not (parts.is_dir() and len(list(parts.glob("*.part"))) >= 8):
+    while _done(runs, "killd") < 8:
         assert proc.poll() is None and time.monotonic() < deadline, "the job ended too soon"
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGKILL)  # the driver and its workers, mid-step
@@ -306,10 +316,8 @@ def test_a_raising_report_observer_fails_the_job_and_a_resume_completes(
     runs = tmp_path / "runs"
     injector = tmp_path / "inject.py"
     injector.write_text(RAISING_OBSERVER)
-    proc = subprocess.run(
-        [sys.executable, str(injector), "job", "create", "-f", str(yaml), "--runs-dir",
-         str(runs), "--name", "obs", "--no-progress"], env=_env(), capture_output=True,
-        text=True, timeout=TIMEOUT)
+    proc = subprocess.run([sys.executable, str(injector), *_create_args(yaml, runs, "obs")],
+                          env=_env(), capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     _no_traceback(proc)
     reason = "StepReports.attempt_finished failed: /injected/report.csv: Input/output error"
@@ -326,8 +334,7 @@ def test_a_closed_stdout_neither_hangs_nor_loses_the_job(tmp_path: Path) -> None
     yaml = _pipeline(tmp_path, tmp_path / "data", SLEEP="0.02")
     runs = tmp_path / "runs"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mlpipe", "job", "create", "-f", str(yaml), "--runs-dir",
-         str(runs), "--name", "piped", "--no-progress"], env=_env(),
+        [sys.executable, "-m", "mlpipe", *_create_args(yaml, runs, "piped")], env=_env(),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
     try:
