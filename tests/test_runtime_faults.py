@@ -14,6 +14,7 @@ import pytest
 
 from mlpipe.data import DataError
 from mlpipe.data.minibatch import MiniBatch
+from mlpipe.plan import PrsOptions
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.records import AttemptRecord
 
@@ -104,3 +105,31 @@ def test_an_observer_raising_fails_the_step_and_keeps_the_finished_rows(tmp_path
     assert rows == [f"f{i:04d}.txt" for i in range(len(rows))]
     assert (Path(step.logs_dir) / "job_result.txt").read_text().startswith(
         "Failed: Broken.attempt_finished")
+
+
+@pytest.mark.parametrize("report", ["sys/perf/0/node_resource_usage.csv",
+                                    "sys/job_report/processed_mini-batches.csv"])
+def test_a_report_on_a_full_disk_fails_the_step_naming_the_file(tmp_path: Path,
+                                                                 report: str) -> None:
+    """/dev/full behind a report file: every flush fails with ENOSPC, in the driver's thread
+    or in the resource monitor's."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    step = make_step(tmp_path, ECHO + """
+    import time
+    def run(mini_batch):
+        time.sleep(0.05)
+        return [os.path.basename(p) for p in mini_batch]
+    """, workers=1, prs=PrsOptions(resource_monitor_interval=0.05))
+    target = Path(step.logs_dir) / report
+    target.parent.mkdir(parents=True)
+    target.symlink_to("/dev/full")
+    summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "d", 30),
+                                loader=LOADER)
+    assert summary.status == "Failed"
+    assert "No space left on device" in (summary.reason or "")
+    assert str(Path(step.logs_dir) / report.split("/")[0]) in summary.reason
+    rows = Path(summary.append_row_file or "").read_text().splitlines()
+    assert rows == [f"f{i:04d}.txt" for i in range(len(rows))]  # finished ones, in order
+    result = (Path(step.logs_dir) / "job_result.txt").read_text()
+    assert result.startswith("Failed: StepReports.") and "No space left on device" in result

@@ -84,9 +84,10 @@ class ProcessedMiniBatchesCsv:
         self._file: IO[str] | None = self._closing.enter_context(
             open_text(path, "a" if keep else "w", newline="", buffering=1 << 16))
         self._writer = csv.writer(self._file)
-        if not keep:
-            self._writer.writerow(PROCESSED_COLUMNS)
-        self._file.flush()
+        with naming(path):
+            if not keep:
+                self._writer.writerow(PROCESSED_COLUMNS)
+            self._file.flush()
         self._next_flush = time.monotonic() + FLUSH_EVERY_SECONDS
 
     def write(self, record: AttemptRecord) -> None:

@@ -132,6 +132,9 @@ class StepReports:
                               process_label(record.worker), record.total, record.elapsed_seconds)
         if self._overview is not None:
             self._overview.maybe_write(self.counters)
+        if self._monitor is not None and self._monitor.error is not None:
+            error, self._monitor.error = self._monitor.error, None
+            raise error  # the sampling thread could not write: the step fails with it
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         if event == "init_failed":
