@@ -362,3 +362,28 @@ def test_a_closed_stdout_neither_hangs_nor_loses_the_job(tmp_path: Path) -> None
         finally:
             os.close(write_end)
         assert shown.stderr == "" and shown.returncode == 1, (args, shown.stderr)
+
+
+@pytest.mark.timeout(TIMEOUT)
+def test_a_command_whose_log_cannot_be_written_fails_instead_of_blocking(
+        tmp_path: Path) -> None:
+    """/dev/full behind the command's stdout.txt: the copy fails with ENOSPC; the command must
+    not block on its full pipe, and the step fails naming the file."""
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    from mlpipe.jobs import run_plan
+    from mlpipe.plan import CommandStep, ExecutionPlan
+
+    runs = tmp_path / "runs"
+    step = CommandStep(name="talk", step_dir=str(runs / "cmd" / "talk"),
+                       command="head -c 400000 /dev/zero | tr '\\\\0' 'x' | fold -w 100")
+    stdout = Path(step.logs_dir) / "user" / "stdout.txt"
+    stdout.parent.mkdir(parents=True)
+    stdout.symlink_to("/dev/full")
+    (tmp_path / "p.yml").write_text("type: pipeline\n")
+    plan = ExecutionPlan(source=str(tmp_path / "p.yml"), run_dir=str(runs / "cmd"),
+                         steps=(step,))
+    result = run_plan(plan)
+    assert result.status == "failed"
+    error = result.steps["talk"].error or ""
+    assert f"{stdout}: No space left on device" in error, error
