@@ -222,18 +222,25 @@ def _without_read_access() -> tuple[str, ...]:
     return ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
 
 
+def _create_without_access(yaml: Path, runs: Path, name: str, locked: Path) -> None:
+    """Run the job while ``locked`` cannot be read (then readable again); it must fail
+    cleanly."""
+    mode = locked.stat().st_mode
+    locked.chmod(0)
+    try:
+        proc = _create(yaml, runs, name, prefix=_without_read_access())
+    finally:
+        locked.chmod(mode)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    _no_traceback(proc)
+
+
 def test_an_unreadable_folder_in_the_listing_keeps_the_rows_before_it(tmp_path: Path) -> None:
     data = tmp_path / "data"
     names = _data(data, {"a": 15, "m": 1, "z": 15})
-    (data / "m").chmod(0)
     yaml = _pipeline(tmp_path, data)
     runs = tmp_path / "runs"
-    try:
-        proc = _create(yaml, runs, "locked", prefix=_without_read_access())
-    finally:
-        (data / "m").chmod(0o755)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    _no_traceback(proc)
+    _create_without_access(yaml, runs, "locked", data / "m")
     reason = f"{data / 'm'}: cannot read folder: Permission denied"
     assert _job_result(runs, "locked").splitlines()[0] == f"Failed: {reason}"
     record = _record(runs, "locked")
@@ -274,14 +281,8 @@ def test_an_unreadable_file_in_a_tabular_listing_names_the_file(tmp_path: Path) 
               environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu@latest
               append_row_to: ${{{{outputs.rows}}}}
         """))
-    (table / "p2.csv").chmod(0)
     runs = tmp_path / "runs"
-    try:
-        proc = _create(yaml, runs, "lockedfile", prefix=_without_read_access())
-    finally:
-        (table / "p2.csv").chmod(0o644)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    _no_traceback(proc)
+    _create_without_access(yaml, runs, "lockedfile", table / "p2.csv")
     first = _job_result(runs, "lockedfile").splitlines()[0]
     assert first.startswith(f"Failed: {table / 'p2.csv'}: Permission denied"), first
     assert _rows(runs, "lockedfile") == [f"{p}-{r}" for p in range(2) for r in range(20)]
