@@ -190,7 +190,10 @@ class Driver:
             self.inflight[task_id] = (mini_batch, picked)
             tasks.append(Task(task_id, mini_batch, picked))
             free -= 1
-        if tasks:
+        if tasks and self.stopping:  # a threshold stopped the step while these were picked
+            for task in tasks:
+                self.inflight.pop(task.task_id, None)
+        elif tasks:
             self.backend.submit(tasks)
 
     def _next_mini_batch(self) -> MiniBatch | None:
