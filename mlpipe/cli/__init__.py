@@ -9,7 +9,9 @@ handler takes the parsed namespace and returns the exit code:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -61,11 +63,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         (getattr(args, "_group_parser", None) or parser).print_help(sys.stderr)
         return 2
+    _tolerant_streams()
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except KeyboardInterrupt:
         print("mlpipe: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _stdout_closed()
+
+
+def _tolerant_streams() -> None:
+    """Undecodable file names on the console print as ``\\udcXX`` escapes, not tracebacks."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with contextlib.suppress(OSError, ValueError):
+                reconfigure(errors="backslashreplace")
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away (``mlpipe ... | head``): as Python's docs recommend,
+    point stdout at devnull so the exit flush cannot fail again, and exit quietly (1)."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -29,6 +29,7 @@ from typing import IO
 
 from mlpipe.jobs.store import now
 from mlpipe.plan import CommandStep, Step
+from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.snapshot import snapshot_code
 
 KILL_GRACE_SECONDS = 5.0
@@ -108,11 +109,12 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
                                   str(paths["stderr"]), str(paths["std_log"]),
                                   error=f"could not start the shell: {exc}")
         lock = threading.Lock()
+        faults: list[OSError] = []
         pumps = [
-            threading.Thread(target=_pump, args=(proc.stdout, paths["stdout"], combined, lock),
-                             daemon=True),
-            threading.Thread(target=_pump, args=(proc.stderr, paths["stderr"], combined, lock),
-                             daemon=True),
+            threading.Thread(target=_pump, daemon=True,
+                             args=(proc.stdout, paths["stdout"], combined, lock, faults)),
+            threading.Thread(target=_pump, daemon=True,
+                             args=(proc.stderr, paths["stderr"], combined, lock, faults)),
         ]
         for pump in pumps:
             pump.start()
@@ -127,17 +129,28 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
     elif proc.returncode != 0:
         outcome.status = "failed"
         outcome.error = f"command exited with code {proc.returncode}" + _tail(paths["stderr"])
+    elif faults:
+        outcome.status = "failed"
+        outcome.error = f"cannot write the command's output: {describe_fault(faults[0])}"
     return outcome
 
 
-def _pump(stream: IO[bytes], own: Path, combined: IO[bytes], lock: threading.Lock) -> None:
-    with open(own, "wb") as out:
-        for chunk in iter(lambda: stream.readline(), b""):
-            out.write(chunk)
-            out.flush()
-            with lock:
-                combined.write(chunk)
-                combined.flush()
+def _pump(stream: IO[bytes], own: Path, combined: IO[bytes], lock: threading.Lock,
+          faults: list[OSError]) -> None:
+    """Copy ``stream`` to ``own`` and ``combined``; when they cannot be written (a full disk),
+    note it in ``faults`` and keep draining ``stream`` so the command never blocks."""
+    try:
+        with naming(own), open(own, "wb") as out:
+            for chunk in iter(lambda: stream.readline(), b""):
+                out.write(chunk)
+                out.flush()
+                with lock, naming(combined.name):
+                    combined.write(chunk)
+                    combined.flush()
+    except OSError as error:
+        faults.append(error)
+        for _chunk in iter(lambda: stream.read(1 << 16), b""):
+            pass
     stream.close()
 
 

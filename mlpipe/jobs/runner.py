@@ -41,8 +41,10 @@ from mlpipe.jobs.store import (
 )
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
 from mlpipe.runtime import default_concurrency
+from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.report_files import report_files
+from mlpipe.runtime.textio import write_text
 from mlpipe.version import __version__
 
 Echo = Callable[[str], None]
@@ -143,7 +145,7 @@ def execute_plan(
     job). :func:`run_plan` and :func:`mlpipe.jobs.submit.submit` call this after
     checking, once, what :func:`run_plan` documents; the options are the same.
     """
-    say = echo or (lambda _line: None)
+    say = _console(echo)
     notice = compute_notice(plan, backend)
     if notice:
         say(notice)
@@ -156,6 +158,7 @@ def execute_plan(
     recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
     store.clear_cancel(name)
     recorder.save()
+    recorder.reserve()
 
     cancel = cancel or threading.Event()
     stop_watch = threading.Event()
@@ -170,7 +173,10 @@ def execute_plan(
                                max_workers or default_concurrency())
         scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
-        recorder.update(status="failed", ended_at=iso(now()), error=f"{type(exc).__name__}: {exc}")
+        try:
+            recorder.update(status="failed", ended_at=iso(now()), error=describe_fault(exc))
+        finally:
+            recorder.release()
         raise
     finally:
         if previous_sigint is not None:
@@ -179,15 +185,39 @@ def execute_plan(
         watcher.join()
     ended = now()
     steps = recorder.record["steps"]
-    if all(s["status"] == "completed" for s in steps.values()):
+    if scheduler.fault is not None:
+        status = "failed"
+    elif all(s["status"] == "completed" for s in steps.values()):
         status = "completed"
     elif cancel.is_set():
         status = "canceled"
     else:
         status = "failed"
-    recorder.update(status=status, ended_at=iso(ended),
-                    duration_seconds=round((ended - started).total_seconds(), 3))
+    fields: dict[str, Any] = {"error": scheduler.fault} if scheduler.fault else {}
+    try:
+        recorder.update(status=status, ended_at=iso(ended),
+                        duration_seconds=round((ended - started).total_seconds(), 3), **fields)
+    finally:
+        recorder.release()
     return _result(plan, recorder, scheduler.summaries, status, started, ended)
+
+
+def _console(echo: Echo | None) -> Echo:
+    """``echo`` made harmless: a console that cannot be written (a closed pipe, a full disk)
+    is silenced, it never stops a step or the job."""
+    if echo is None:
+        return lambda _line: None
+    broken = threading.Event()
+
+    def say(line: str) -> None:
+        if broken.is_set():
+            return
+        try:
+            echo(line)
+        except (OSError, ValueError):  # BrokenPipeError, ENOSPC, a closed stream
+            broken.set()
+
+    return say
 
 
 def _cancel_on_sigint(cancel: threading.Event) -> Any:
@@ -287,6 +317,7 @@ class _Scheduler:
         self.summaries: dict[str, StepSummary] = {}
         self._display_lock = threading.Lock()
         self._display_owner: str | None = None  # one progress display at a time
+        self.fault: str | None = None  # a fault of the runner itself (the job fails with it)
 
     def run(self) -> None:
         announced = False
@@ -295,7 +326,8 @@ class _Scheduler:
                 if self.cancel.is_set() and self.running and not announced:
                     self.say("canceling: stopping running steps (finished work is kept)")
                     announced = True
-                self._launch_ready()
+                if self.fault is None:
+                    self._launch_ready()
                 if not self.running:
                     break
                 try:
@@ -307,7 +339,20 @@ class _Scheduler:
                     self.failure_seen = True
             except KeyboardInterrupt:
                 self.cancel.set()
-        self._close_unstarted()
+            except Exception as error:  # noqa: BLE001 - e.g. job.json cannot be written
+                self._fault(error)
+        try:
+            self._close_unstarted()
+        except OSError as error:
+            self._fault(error)
+
+    def _fault(self, error: BaseException) -> None:
+        """Stop the job because the runner's own machinery failed (running steps end first,
+        keeping their finished work); the job ends ``failed`` with ``error`` named."""
+        if self.fault is None:
+            self.fault = describe_fault(error)
+            self.say(f"error: {self.fault}; stopping the job (finished work is kept)")
+        self.cancel.set()
 
     def _launch_ready(self) -> None:
         stop_new = self.cancel.is_set() or (
@@ -349,27 +394,31 @@ class _Scheduler:
         thread.start()
 
     def _run_step(self, step: Step) -> None:
+        """Run ``step`` in this thread and record how it ended; whatever fails, the scheduler
+        is told (a step thread that dies silently would leave the job waiting forever)."""
         try:
-            make_output_folders(step)
-            if isinstance(step, CommandStep):
-                fields = self._run_command(step)
-            else:
-                fields = self._run_parallel(step)
-        except BaseException as exc:  # a step's crash must not take the job down
-            detail = traceback.format_exc()
-            state = Path(step.state_dir)
-            state.mkdir(parents=True, exist_ok=True)
-            (state / "runner_error.txt").write_text(detail, encoding="utf-8")
-            fields = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
-        ended = now()
-        started = parse_iso(self.recorder.step(step.name).get("started_at")) or ended
-        fields.update(ended_at=iso(ended),
-                      duration_seconds=round((ended - started).total_seconds(), 3))
-        self._set(step, fields.pop("status"), **fields)
-        seconds = fields["duration_seconds"]
-        tail = f": {error_summary(fields['error'])}" if fields.get("error") else ""
-        self.say(f"step {step.name}: {self.status[step.name]} in {seconds:.1f}s{tail}")
-        self.done.put(step.name)
+            try:
+                make_output_folders(step)
+                if isinstance(step, CommandStep):
+                    fields = self._run_command(step)
+                else:
+                    fields = self._run_parallel(step)
+            except BaseException as exc:  # noqa: BLE001 - a step's crash must not take the job down
+                fields = {"status": "failed", "error": describe_fault(exc)}
+                _save_traceback(Path(step.state_dir), traceback.format_exc())
+            ended = now()
+            started = parse_iso(self.recorder.step(step.name).get("started_at")) or ended
+            fields.update(ended_at=iso(ended),
+                          duration_seconds=round((ended - started).total_seconds(), 3))
+            self._set(step, fields.pop("status"), **fields)
+            seconds = fields["duration_seconds"]
+            tail = f": {error_summary(fields['error'])}" if fields.get("error") else ""
+            self.say(f"step {step.name}: {self.status[step.name]} in {seconds:.1f}s{tail}")
+        except BaseException as exc:  # noqa: BLE001 - recording the end failed (full disk...)
+            self.status[step.name] = "failed"
+            self._fault(exc)
+        finally:
+            self.done.put(step.name)
 
     def _run_command(self, step: CommandStep) -> dict[str, Any]:
         outcome = run_command_step(step, cancel=self.cancel)
@@ -414,6 +463,15 @@ class _Scheduler:
             else:
                 failed = next((n for n, s in self.status.items() if s == "failed"), None)
                 self._set(step, "skipped", error=f"not started: step {failed} failed")
+
+
+def _save_traceback(state: Path, detail: str) -> None:
+    """Keep a step's crash traceback in ``runner_error.txt`` when the disk still allows it."""
+    try:
+        state.mkdir(parents=True, exist_ok=True)
+        write_text(state / "runner_error.txt", detail)
+    except OSError:
+        pass
 
 
 def summary_dict(summary: StepSummary) -> dict[str, Any]:

@@ -15,6 +15,7 @@ it, :class:`JobRecorder` is the runner's thread-safe writer for one job.
 from __future__ import annotations
 
 import builtins
+import errno
 import json
 import os
 import socket
@@ -27,6 +28,7 @@ from typing import Any
 import psutil
 
 from mlpipe.errors import MlpipeError
+from mlpipe.jobs.record import check_record
 from mlpipe.runs import (  # noqa: F401  (re-exported)
     JOB_NAME,
     check_job_name,
@@ -35,6 +37,7 @@ from mlpipe.runs import (  # noqa: F401  (re-exported)
     resolve_runs_dir,
     slugify,
 )
+from mlpipe.runtime.faults import naming
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
@@ -74,9 +77,10 @@ def error_summary(error: str) -> str:
 def write_json_atomic(path: Path, data: Any) -> None:
     """Write ``data`` as JSON to ``path`` so readers never see a half-written file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with naming(path):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with naming(path), os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=2, default=str)
             fh.write("\n")
         os.replace(tmp, path)
@@ -123,7 +127,9 @@ class JobStore:
             raise JobNotFound(name) from None
         except UnicodeDecodeError as exc:
             raise ValueError(f"not UTF-8 JSON: {exc.reason}") from None
-        problem = _record_problem(record)
+        except RecursionError:
+            raise ValueError("not a job record: JSON nested too deeply") from None
+        problem = check_record(record)
         if problem:
             raise ValueError(f"not a job record: {problem}")
         record.setdefault("name", name)
@@ -195,27 +201,6 @@ class JobStore:
         return difflib.get_close_matches(name, self.names(), n=3)
 
 
-TIMESTAMP_FIELDS = ("created_at", "started_at", "ended_at")
-
-
-def _record_problem(record: Any) -> str | None:
-    """What makes a parsed ``job.json`` unusable as a record (``None`` when it is fine)."""
-    if not isinstance(record, dict) or not isinstance(record.get("status"), str):
-        return "expected a JSON object with a 'status'"
-    steps = record.get("steps", {})
-    if not isinstance(steps, dict) or not all(isinstance(s, dict) for s in steps.values()):
-        return "'steps' must be a JSON object of step objects"
-    for key in TIMESTAMP_FIELDS:
-        value = record.get(key)
-        if value is None:
-            continue
-        try:
-            parse_iso(value)
-        except (TypeError, ValueError):
-            return f"{key!r} must be an ISO 8601 time or null, got {value!r}"
-    return None
-
-
 def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
     """Mark a record whose runner process is gone while it says queued/running."""
     if record.get("status") in ("queued", "running") and not process_alive(
@@ -225,8 +210,18 @@ def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
 
+RESERVE_FILE = ".space-reserve"
+RESERVE_BYTES = 256 * 1024
+
+
 class JobRecorder:
-    """Thread-safe writer of one job's record; every change is written atomically."""
+    """Thread-safe writer of one job's record; every change is written atomically.
+
+    While the job runs, :meth:`reserve` keeps a small file of disk space next to the
+    record: when the disk fills up, the record gives that space back to itself, so
+    the job can still be recorded as failed (with the cause) instead of staying
+    ``running``. :meth:`release` removes it when the job ends.
+    """
 
     def __init__(self, store: JobStore, name: str, record: dict[str, Any]):
         self.store = store
@@ -234,10 +229,32 @@ class JobRecorder:
         self.path = store.record_path(name)
         self.record = record
         self._lock = threading.RLock()
+        self._reserve = self.path.with_name(RESERVE_FILE)
 
     def save(self) -> None:
         with self._lock:
-            write_json_atomic(self.path, self.record)
+            try:
+                write_json_atomic(self.path, self.record)
+            except OSError as error:
+                if error.errno != errno.ENOSPC or not self.release():
+                    raise
+                write_json_atomic(self.path, self.record)
+
+    def reserve(self) -> None:
+        """Set :data:`RESERVE_BYTES` of disk aside for the record (best effort)."""
+        try:
+            with open(self._reserve, "wb") as handle:
+                handle.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            self._reserve.unlink(missing_ok=True)
+
+    def release(self) -> bool:
+        """Give the reserved space back; ``True`` when there was some."""
+        try:
+            self._reserve.unlink()
+        except OSError:
+            return False
+        return True
 
     def update(self, **fields: Any) -> None:
         with self._lock:

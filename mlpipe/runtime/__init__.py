@@ -16,6 +16,7 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.appendrow import PartStore, append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
+from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
@@ -79,9 +80,14 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         if step.append_row_to:
             output = step.outputs[step.append_row_to]
             target = append_row_target(output.path, output.is_file)
-            store.write(target, driver.order)
-            summary.append_row_file = str(target)
-            logger.info("append_row: wrote %s", target)
+            try:
+                store.write(target, driver.order)
+            except OSError as error:  # the finished parts stay in the state folder for a resume
+                _failed(summary, f"cannot write the append_row file: {describe_fault(error)}")
+                logger.error("%s", summary.reason)
+            else:
+                summary.append_row_file = str(target)
+                logger.info("append_row: wrote %s", target)
     finally:
         store.close()
     _finish(all_observers, summary, logger)
@@ -160,11 +166,21 @@ def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[
 
 def _finish(observers: Sequence[StepObserver], summary: StepSummary,
             logger: logging.Logger) -> None:
+    """Tell every observer the step ended; one that fails makes the step ``Failed``."""
     for observer in observers:
         try:
             observer.step_finished(summary)
-        except Exception:  # noqa: BLE001
-            logger.exception("Observer %s.step_finished failed", type(observer).__name__)
+        except Exception as error:  # noqa: BLE001 - reported as the step's failure
+            where = f"{type(observer).__name__}.step_finished"
+            logger.exception("Observer %s failed", where)
+            _failed(summary, f"{where} failed: {describe_fault(error)}")
+
+
+def _failed(summary: StepSummary, reason: str) -> None:
+    """Mark ``summary`` failed for ``reason`` (an earlier reason is kept first)."""
+    if summary.status == "Completed" or not summary.reason:
+        summary.reason = reason
+    summary.status = "Failed"
 
 
 __all__ = ["default_concurrency", "output_dir", "run_parallel_step", "worker_names"]

@@ -16,9 +16,13 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
+
+from mlpipe.runtime.faults import naming
+from mlpipe.runtime.textio import DATA_ERRORS, open_text
 
 APPEND_ROW_FILE = "parallel_run_step.txt"
 JOURNAL = "finished.jsonl"
@@ -68,12 +72,14 @@ class PartStore:
         if rows:
             name = hashlib.sha1(entry.id.encode("utf-8")).hexdigest()[:24] + ".part"
             temporary = self.parts / (name + ".tmp")
-            with open(temporary, "w", encoding="utf-8", newline="") as handle:
+            with naming(temporary), _removed_on_error(temporary), \
+                    open_text(temporary, "w", newline="", errors=DATA_ERRORS) as handle:
                 handle.write(rows)
             os.replace(temporary, self.parts / name)
             entry = Finished(entry.id, entry.index, entry.status, entry.total, entry.succeeded,
                              entry.failed, name, entry.header)
-        os.write(self._journal, (json.dumps(entry.__dict__) + "\n").encode("utf-8"))
+        with naming(self.root / JOURNAL):
+            os.write(self._journal, (json.dumps(entry.__dict__) + "\n").encode("utf-8"))
         self.finished[entry.id] = entry
         return entry
 
@@ -83,7 +89,7 @@ class PartStore:
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(target.name + ".mlpipe-tmp")
         size = 0
-        with open(temporary, "wb") as out:
+        with naming(target), _removed_on_error(temporary), open(temporary, "wb") as out:
             header = next((self.finished[i].header for i in order
                            if i in self.finished and self.finished[i].header), None)
             if header:
@@ -123,6 +129,16 @@ class PartStore:
             for entry in self.finished.values():
                 handle.write(json.dumps(entry.__dict__) + "\n")
         os.replace(temporary, self.root / JOURNAL)
+
+
+@contextmanager
+def _removed_on_error(path: Path) -> Iterator[None]:
+    """Delete the half-written ``path`` when the block fails (a full disk gets its space back)."""
+    try:
+        yield
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
 
 
 def _copy(source: BinaryIO, target: BinaryIO) -> int:

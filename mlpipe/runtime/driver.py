@@ -35,6 +35,7 @@ from mlpipe.runtime.backends.base import (
     WorkerStopped,
 )
 from mlpipe.runtime.error_keys import error_key
+from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
@@ -72,6 +73,7 @@ class Driver:
         self.cancel = cancel
         self.log = logger or logging.getLogger("mlpipe.runtime")
         self.data_errors = data_errors
+        self.listing_errors: tuple[type[BaseException], ...] = (*data_errors, OSError)
         self.thresholds = Thresholds.of(step)
         self.max_retries = step.retry.max_retries
         self.timeout = float(step.retry.timeout)
@@ -100,19 +102,24 @@ class Driver:
 
     # -- main loop ---------------------------------------------------------------------
     def run(self) -> StepSummary:
-        """Run every mini-batch (or until a threshold, an error or cancel); never raises for
-        user code."""
+        """Run every mini-batch (or until a threshold, an error or cancel) and never raise:
+        a fault of the driver itself (an I/O error, a broken backend) ends the step
+        ``Failed`` with that fault as its reason; finished mini-batches stay committed."""
         summary = self.summary
         summary.started_at = _now()
-        self.log.info("Starting %d workers (%d nodes x %d processes) on the %s backend.",
-                      len(self.workers), self.step.instance_count,
-                      len(self.workers) // max(1, self.step.instance_count), self.backend.name)
-        self._notify("step_started", self.step, self.workers, summary.started_at)
         try:
-            self.backend.logger = self.log
-            self.backend.start(self.workers, self.config)
-            self._loop()
-            self._finish_workers()
+            self.log.info("Starting %d workers (%d nodes x %d processes) on the %s backend.",
+                          len(self.workers), self.step.instance_count,
+                          len(self.workers) // max(1, self.step.instance_count),
+                          self.backend.name)
+            self._notify("step_started", self.step, self.workers, summary.started_at)
+            if not self.stopping:
+                self.backend.logger = self.log
+                self.backend.start(self.workers, self.config)
+                self._loop()
+                self._finish_workers()
+        except Exception as error:  # noqa: BLE001 - the step ends with the fault as its reason
+            self._fault(error)
         finally:
             self.backend.close()
         summary.ended_at = _now()
@@ -182,7 +189,10 @@ class Driver:
             self.inflight[task_id] = (mini_batch, picked)
             tasks.append(Task(task_id, mini_batch, picked))
             free -= 1
-        if tasks:
+        if tasks and self.stopping:  # a threshold stopped the step while these were picked
+            for task in tasks:
+                self.inflight.pop(task.task_id, None)
+        elif tasks:
             self.backend.submit(tasks)
 
     def _next_mini_batch(self) -> MiniBatch | None:
@@ -195,10 +205,15 @@ class Driver:
                 self.log.info("All %d mini-batches are scheduled.", len(self.order))
                 self._check_thresholds()
                 return None
-            except self.data_errors as error:
+            except self.listing_errors as error:
+                # the listing ends here; what it listed still runs and keeps its rows
                 self.all_scheduled = True
-                self.log.error("The input data cannot be read: %s", error)
-                self._stop("Failed", str(error))
+                reason = describe_fault(error) if isinstance(error, OSError) else str(error)
+                self.log.error("The input data cannot be read: %s", reason)
+                self.log.info("Failing the step once the %d listed mini-batch(es) are done.",
+                              len(self.order))
+                self.summary.status = "Failed"
+                self.summary.reason = reason
                 return None
             self.order.append(mini_batch.id)
             self._notice_scheduled()
@@ -408,6 +423,15 @@ class Driver:
         self.pending.clear()
         self.backend.stop()
 
+    def _fault(self, error: BaseException) -> None:
+        """End the step ``Failed`` because the driver's own machinery raised ``error``."""
+        reason = describe_fault(error)
+        self.summary.status = "Failed"
+        self.summary.reason = reason
+        self.stopping = True
+        self.pending.clear()
+        self.log.exception("The step stopped on a fault of the driver: %s", reason)
+
     def _no_workers_left(self) -> None:
         if self.init_failures:
             first = self.init_failures[-1]
@@ -444,11 +468,15 @@ class Driver:
                              allowance)
 
     def _notify(self, method: str, *args: Any) -> None:
+        """Tell every observer; one that raises fails the step (its reports would be wrong)
+        while the attempts already running end and keep their rows."""
         for observer in self.observers:
             try:
                 getattr(observer, method)(*args)  # StepObserver has every method
-            except Exception:  # noqa: BLE001 - a report writer must not stop the job
-                self.log.exception("Observer %s.%s failed", type(observer).__name__, method)
+            except Exception as error:  # noqa: BLE001 - reported as the step's failure
+                where = f"{type(observer).__name__}.{method}"
+                self.log.exception("Observer %s failed", where)  # logging never raises
+                self._stop("Failed", f"{where} failed: {describe_fault(error)}")
 
 
 def _now() -> datetime:

@@ -7,6 +7,8 @@ import logging
 import time
 from pathlib import Path
 
+from mlpipe.runtime.textio import file_handler
+
 MASTER_ROLE_FORMAT = "%(asctime)s|%(levelname)s|%(process)d|%(thread)d|%(message)s"
 
 
@@ -34,7 +36,7 @@ def master_role_logger(path: Path, level: str | None, name: str = "master_role")
     logger = logging.Logger(name, log_level(level))
     logger.propagate = False
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8", delay=False)
+    handler = file_handler(path)
     handler.setFormatter(_UtcFormatter(MASTER_ROLE_FORMAT))
     logger.addHandler(handler)
     return logger

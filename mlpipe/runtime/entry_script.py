@@ -12,6 +12,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from mlpipe.runtime.textio import file_handler
+
 LOG_FORMAT = "%(asctime)s|%(levelname)s|%(process)d|%(threadName)s|%(message)s"
 
 
@@ -73,7 +75,7 @@ class EntryScript:
         for handler in list(logger.handlers):
             logger.removeHandler(handler)
             handler.close()
-        handler = logging.FileHandler(context.log_file, encoding="utf-8")
+        handler = file_handler(context.log_file)
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
         logger.addHandler(handler)
         self.logger = logger

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from mlpipe.runtime.counters import attempt_failed
+from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, WorkerInfo
+from mlpipe.runtime.textio import open_text
 
 PROCESSED_COLUMNS = (
     "Mini-batch Id",
@@ -80,17 +82,22 @@ class ProcessedMiniBatchesCsv:
         self._closing = ExitStack()  # owns _file
         # The file lives as long as the report; close() (through _closing) ends it.
         self._file: IO[str] | None = self._closing.enter_context(
-            open(path, "a" if keep else "w", newline="", encoding="utf-8",  # noqa: SIM115
-                 buffering=1 << 16))
+            open_text(path, "a" if keep else "w", newline="", buffering=1 << 16))
         self._writer = csv.writer(self._file)
-        if not keep:
-            self._writer.writerow(PROCESSED_COLUMNS)
-        self._file.flush()
+        with naming(path):
+            if not keep:
+                self._writer.writerow(PROCESSED_COLUMNS)
+            self._file.flush()
         self._next_flush = time.monotonic() + FLUSH_EVERY_SECONDS
 
     def write(self, record: AttemptRecord) -> None:
         if self._file is None:
             return
+        with naming(self.path):
+            self._write(record)
+
+    def _write(self, record: AttemptRecord) -> None:
+        assert self._file is not None
         self._writer.writerow((
             record.mini_batch_id,
             record.picked_count,
@@ -113,13 +120,14 @@ class ProcessedMiniBatchesCsv:
             self._next_flush = now + FLUSH_EVERY_SECONDS
 
     def close(self) -> None:
-        self._closing.close()
         self._file = None
+        with naming(self.path):
+            self._closing.close()
 
 
 def _has_header(path: Path, columns: tuple[str, ...]) -> bool:
     try:
-        with open(path, newline="", encoding="utf-8") as handle:
+        with open_text(path, newline="") as handle:
             first = next(csv.reader(handle), None)
     except (OSError, UnicodeDecodeError, csv.Error):
         return False
@@ -211,7 +219,7 @@ def _percent(part: float, whole: float) -> str:
 
 
 def _write_csv(path: Path, header: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with open_text(path, "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         writer.writerows(rows)

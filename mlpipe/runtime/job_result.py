@@ -12,8 +12,10 @@ from typing import IO
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
 from mlpipe.runtime.error_keys import error_key
+from mlpipe.runtime.faults import naming
 from mlpipe.runtime.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
+from mlpipe.runtime.textio import open_text
 from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 
@@ -100,12 +102,13 @@ class ErrorLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             mode = "a" if self.append else "w"
             # kept open across attempts; close() (through _closing) ends it
-            handle = self._closing.enter_context(open(path, mode, encoding="utf-8"))  # noqa: SIM115
+            handle = self._closing.enter_context(open_text(path, mode))
             self._files[(worker.node, worker.process)] = handle
-        handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
-        if traceback and traceback.strip() != message.strip():
-            handle.write(traceback.rstrip() + "\n")
-        handle.write("\n")
+        with naming(self.logs_dir / relative):
+            handle.write(f"===== {header} [{category}]\n{message.rstrip()}\n")
+            if traceback and traceback.strip() != message.strip():
+                handle.write(traceback.rstrip() + "\n")
+            handle.write("\n")
         return relative
 
 

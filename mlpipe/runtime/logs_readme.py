@@ -6,6 +6,8 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+from mlpipe.runtime.textio import write_text
+
 # (pattern relative to logs/, description); the first pattern a file matches describes it.
 DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("readme.txt", "This file: what each file in this folder holds."),
@@ -103,5 +105,5 @@ def render_readme(logs_dir: Path, step_name: str) -> str:
 
 def write_readme(logs_dir: Path, step_name: str) -> Path:
     path = logs_dir / "readme.txt"
-    path.write_text(render_readme(logs_dir, step_name), encoding="utf-8")
+    write_text(path, render_readme(logs_dir, step_name))
     return path

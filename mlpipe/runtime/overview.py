@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mlpipe.runtime.counters import StepCounters, format_seconds
+from mlpipe.runtime.textio import write_text
 
 MIN_REWRITE_SECONDS = 1.0
 
@@ -45,7 +46,7 @@ class ProgressOverview:
         now = datetime.now(timezone.utc)
         self.path = self.logs_dir / overview_name(now)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(self.render(counters, status, now), encoding="utf-8")
+        write_text(tmp, self.render(counters, status, now))
         os.replace(tmp, self.path)
         self._last = time.monotonic()
         return self.path

@@ -20,7 +20,9 @@ from typing import IO, Any
 
 import psutil
 
+from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.textio import open_text
 
 NODE_COLUMNS = (
     "Utc Time",
@@ -80,6 +82,7 @@ class ResourceMonitor:
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self.error: OSError | None = None  # why the sampling thread stopped early
         self._baseline_disk = psutil.disk_io_counters()
         self._baseline_net = psutil.net_io_counters()
         self.samples = 0
@@ -132,27 +135,36 @@ class ResourceMonitor:
         self._stop.set()
         self._thread.join()
         self._thread = None
-        self.sample()
-        self._closing.close()
-        self._files.clear()
+        try:
+            if self.error is None:
+                self.sample()
+        finally:
+            with naming(self.perf_dir):
+                self._closing.close()
+            self._files.clear()
 
     def _open(self, path: Path, header: tuple[str, ...]) -> Any:
         # written by every sample until stop(), which closes it through _closing
         handle = self._closing.enter_context(
-            open(path, "w", newline="", encoding="utf-8"))  # noqa: SIM115
+            open_text(path, "w", newline=""))
         self._files.append(handle)
         writer = csv.writer(handle)
         writer.writerow(header)
         return writer
 
     def _run(self) -> None:
-        self.sample()
-        while not self._stop.wait(self.interval):
+        """Sample until stopped; a file that cannot be written ends the sampling and is kept
+        in :attr:`error` for the reports to raise (a thread must not die with a traceback)."""
+        try:
             self.sample()
+            while not self._stop.wait(self.interval):
+                self.sample()
+        except OSError as error:
+            self.error = error
 
     def sample(self) -> None:
         """Append one row to every perf CSV and flush them."""
-        with self._lock:
+        with self._lock, naming(self.perf_dir):
             now = datetime.now(timezone.utc).replace(tzinfo=None).isoformat(timespec="milliseconds")
             node_row = self._node_row(now)
             for writer in self._node_writers:

@@ -15,6 +15,7 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed, format_seconds
 from mlpipe.runtime.job_report import process_label
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.textio import encodable
 
 PLAIN_INTERVAL_SECONDS = 5.0
 DISTINCT_ERRORS_SHOWN = 5
@@ -59,6 +60,7 @@ class ProgressDisplay(StepObserver):
         self._ticker: threading.Thread | None = None
         self._last_line = 0.0
         self._errors_seen: set[tuple[str, str]] = set()
+        self._muted = False  # the stream failed: print nothing more
 
     @property
     def live(self) -> bool:
@@ -201,9 +203,16 @@ class ProgressDisplay(StepObserver):
                 f"ETA {fields['eta']}, elapsed {format_seconds(self.counters.elapsed())}")
 
     def _print(self, line: str) -> None:
+        """Write one line; a console that cannot be written (closed pipe, full disk) only
+        silences the display, never the step."""
         with self._lock:
-            self.stream.write(line + "\n")
-            self.stream.flush()
+            if self._muted:
+                return
+            try:
+                self.stream.write(encodable(line) + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                self._muted = True
             self._last_line = time.monotonic()
 
 

@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import logging
 import shutil
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed
 from mlpipe.runtime.driver_log import close_logger, master_role_logger
+from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.job_report import ProcessedMiniBatchesCsv, WorkerStats, process_label
 from mlpipe.runtime.job_result import ErrorLog, render_error_summary, render_job_result
 from mlpipe.runtime.logs_readme import write_readme
@@ -42,6 +44,7 @@ from mlpipe.runtime.overview import ProgressOverview
 from mlpipe.runtime.perf import ResourceMonitor
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.task_stream import write_task_stream
+from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 
@@ -129,6 +132,9 @@ class StepReports(StepObserver):
                               process_label(record.worker), record.total, record.elapsed_seconds)
         if self._overview is not None:
             self._overview.maybe_write(self.counters)
+        if self._monitor is not None and self._monitor.error is not None:
+            error, self._monitor.error = self._monitor.error, None
+            raise error  # the sampling thread could not write: the step fails with it
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         if event == "init_failed":
@@ -139,6 +145,9 @@ class StepReports(StepObserver):
             self._monitor.update_worker(worker, alive=event in ("started", "replaced"))
 
     def step_finished(self, summary: StepSummary) -> None:
+        """Write every end-of-step file. A file that cannot be written (a full disk, a
+        removed folder) does not keep the others from being tried; the first such error
+        is raised at the end, naming its file."""
         if self._closed:
             return
         level = logging.INFO if summary.status == "Completed" else logging.ERROR
@@ -147,29 +156,51 @@ class StepReports(StepObserver):
                         f" ({summary.reason})" if summary.reason else "",
                         summary.mini_batches_succeeded, summary.mini_batches_total,
                         summary.mini_batches_failed, summary.items_succeeded, summary.items_total)
+        errors: list[OSError] = []
+        started = summary.started_at or self._started_at
+        ended = summary.ended_at or datetime.now(timezone.utc)
+        wall = _seconds_between(started, ended) if started is not None else self.counters.elapsed()
+        job_report = self.logs_dir / "sys" / "job_report"
+        steps: list[tuple[Path, Callable[[], object]]] = [
+            (self.logs_dir / "job_result.txt", lambda: write_text(
+                self.logs_dir / "job_result.txt",
+                render_job_result(self.step, summary, self.counters, self.errors))),
+            (job_report, self._close_streams),
+            (job_report, lambda: self.workers.write_summaries(job_report, wall)),
+            (self.logs_dir / "user" / "error.txt", self._write_error_summary),
+            (self.logs_dir, lambda: self._overview and self._overview.write(
+                self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
+            (self.logs_dir / "sys", self.close),
+            (self.logs_dir / "sys" / "task_stream.html", lambda: (
+                0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS
+                and write_task_stream(self.logs_dir))),
+            (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
+            (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
+                                                  and copy_logs_to_parent(self.step))),
+        ]
+        for path, write in steps:
+            try:
+                with naming(path):
+                    write()
+            except OSError as error:
+                self.logger.error("Cannot write %s", describe_fault(error))
+                errors.append(error)
+        self.close()
+        if errors:
+            raise errors[0]
+
+    def _close_streams(self) -> None:
+        """Stop the resource monitor and close processed_mini-batches.csv and the error files."""
         if self._monitor is not None:
             self._monitor.stop()
         if self._csv is not None:
             self._csv.close()
-        started = summary.started_at or self._started_at
-        ended = summary.ended_at or datetime.now(timezone.utc)
-        wall = _seconds_between(started, ended) if started is not None else self.counters.elapsed()
-        self.workers.write_summaries(self.logs_dir / "sys" / "job_report", wall)
         self.errors.close()
+
+    def _write_error_summary(self) -> None:
         if self.errors.groups:
             (self.logs_dir / "user").mkdir(exist_ok=True)
-            (self.logs_dir / "user" / "error.txt").write_text(
-                render_error_summary(self.errors), encoding="utf-8")
-        if self._overview is not None:
-            self._overview.write(self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))
-        (self.logs_dir / "job_result.txt").write_text(
-            render_job_result(self.step, summary, self.counters, self.errors), encoding="utf-8")
-        self.close()
-        if 0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS:
-            write_task_stream(self.logs_dir)
-        write_readme(self.logs_dir, self.step.name)
-        if self.step.prs.copy_logs_to_parent:
-            copy_logs_to_parent(self.step)
+            write_text(self.logs_dir / "user" / "error.txt", render_error_summary(self.errors))
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -177,12 +208,10 @@ class StepReports(StepObserver):
         if self._closed:
             return
         self._closed = True
-        if self._monitor is not None:
-            self._monitor.stop()
-        if self._csv is not None:
-            self._csv.close()
-        self.errors.close()
-        close_logger(self.logger)
+        try:
+            self._close_streams()
+        finally:
+            close_logger(self.logger)
 
 
 def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:

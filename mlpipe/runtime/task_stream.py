@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from mlpipe.runtime.textio import open_text, write_text
+
 COLOURS = {"Succeeded": "#4c9a2a", "Failed": "#d62728", "Timeout": "#ff7f0e",
            "ProcessDied": "#7f3f98"}
 LANE_HEIGHT = 22
@@ -44,7 +46,7 @@ def read_bars(csv_path: Path) -> list[Bar]:
     A row that does not parse (torn by a killed run) is skipped; a file without
     the job report's columns raises :class:`ValueError` naming the file.
     """
-    with open(csv_path, newline="", encoding="utf-8") as handle:
+    with open_text(csv_path, newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [name for name in REQUIRED_COLUMNS if name not in (reader.fieldnames or ())]
         if missing:
@@ -137,7 +139,7 @@ def write_task_stream(logs_dir: str | Path, out: str | Path | None = None) -> Pa
     target = Path(out) if out is not None else logs / "sys" / "task_stream.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     title = f"Task stream of {logs.parent.name}"
-    target.write_text(render_html(read_bars(csv_path), title), encoding="utf-8")
+    write_text(target, render_html(read_bars(csv_path), title))
     return target
 
 
