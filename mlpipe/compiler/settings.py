@@ -18,6 +18,7 @@ from mlpipe.compiler.bindings import whole_reference
 from mlpipe.compiler.context import SAFE_LOADER, Reporter
 from mlpipe.compiler.scope import Node, Source
 from mlpipe.diagnostics import did_you_mean
+from mlpipe.limits import InputLimitError, check_file_size, check_yaml_text
 from mlpipe.plan import EnvironmentInfo, PlanInput
 from mlpipe.schema.ranges import SettingError, check_setting
 
@@ -137,8 +138,11 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
 @lru_cache(maxsize=256)
 def _conda_file(path: str) -> tuple[str, ...]:
     try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        check_file_size(path)
+        text = Path(path).read_text(encoding="utf-8")
+        check_yaml_text(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, InputLimitError):
         return ()
     return _dependencies(data) if isinstance(data, dict) else ()
 
