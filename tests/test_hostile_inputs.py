@@ -1,0 +1,323 @@
+"""Hostile input: whatever a user feeds ``mlpipe job validate`` ends in messages, never a
+traceback, a crash, or an unbounded time or memory.
+
+Property tests (hypothesis) mutate the samples' pipelines, a component file, an MLTable
+file and ``--set`` values; regression tests pin each defect of issue 9 (items 4-7).
+Profiles: ``ci`` (default, a few hundred examples in all) and ``long``
+(``HYPOTHESIS_PROFILE=long pytest tests/test_hostile_inputs.py``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mlpipe.cli import main
+from mlpipe.data.errors import DataError
+from mlpipe.data.mltable_spec import load_spec
+from mlpipe.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_INT_DIGITS, MAX_KEYS, MAX_NODES
+
+from .conftest import REPO
+from .hostile_strategies import SET_ARGS, attacked_text, dump, mutated
+
+settings.register_profile("ci", max_examples=60, deadline=None, database=None,
+                          suppress_health_check=[HealthCheck.too_slow,
+                                                 HealthCheck.function_scoped_fixture])
+settings.register_profile("long", max_examples=2_000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow,
+                                                 HealthCheck.function_scoped_fixture])
+PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+SAMPLES = ("tabular-scoring", "file-batch", "many-models", "command-parallel-command")
+MEMORY_LIMIT = 1_500 * 1024 * 1024
+
+COMPONENT = """\
+$schema: https://azuremlschemas.azureedge.net/latest/parallelComponent.schema.json
+type: parallel
+name: score
+version: "1"
+inputs:
+  data:
+    type: uri_folder
+  label:
+    type: string
+    default: x
+outputs:
+  result:
+    type: uri_file
+input_data: ${{inputs.data}}
+mini_batch_size: "2"
+retry_settings:
+  max_retries: 1
+  timeout: 60
+task:
+  type: run_function
+  code: ./src
+  entry_script: score.py
+  program_arguments: --label ${{inputs.label}}
+  append_row_to: ${{outputs.result}}
+"""
+MLTABLE = """\
+type: mltable
+paths:
+  - pattern: ./*.csv
+transformations:
+  - read_delimited:
+      delimiter: ","
+      header: all_files_same_headers
+  - filter: 'price > 10 and col("rooms") in (1, 2)'
+  - keep_columns: [price, rooms]
+  - take: 5
+"""
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A private copy of the samples (mutated files are written next to the originals)."""
+    root = tmp_path_factory.mktemp("hostile")
+    for name in SAMPLES:
+        shutil.copytree(REPO / "samples" / name, root / name)
+    (root / "tabular-scoring" / "score.yml").write_text(COMPONENT)
+    return root
+
+
+def validate(*argv: str) -> tuple[int, str, str]:
+    """``mlpipe ARGV`` in this process: exit code, stdout, stderr. An exception escapes."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = main(list(argv))
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code if isinstance(exc.code, int) else 2
+    return code, out.getvalue(), err.getvalue()
+
+
+def assert_clean(code: int, out: str, err: str) -> None:
+    assert code in (0, 1, 2), (code, out, err)
+    assert "Traceback" not in out + err
+    if code == 1:
+        assert "invalid" in out, out
+    if code == 2:
+        assert err.strip(), "a usage error says why"
+
+
+def sample_data(projects: Path, name: str) -> dict[str, Any]:
+    data = yaml.safe_load((projects / name / "pipeline.yml").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def cli_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI in a real subprocess with its address space capped at 1.5 GB."""
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    return subprocess.run([sys.executable, "-m", "mlpipe", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=120, preexec_fn=cap)
+
+
+# ---------------------------------------------------------------- properties
+
+
+@settings(PROFILE)
+@given(data=st.data(), sample=st.sampled_from(SAMPLES), overrides=SET_ARGS)
+def test_mutated_pipelines_end_in_messages(projects: Path, data: st.DataObject, sample: str,
+                                           overrides: list[str]) -> None:
+    doc = data.draw(mutated(sample_data(projects, sample)))
+    path = projects / sample / "hostile.yml"
+    path.write_text(dump(doc), encoding="utf-8")
+    args = [arg for item in overrides for arg in ("--set", item)]
+    assert_clean(*validate("job", "validate", str(path), *args))
+
+
+@settings(PROFILE)
+@given(data=st.data(), sample=st.sampled_from(SAMPLES))
+def test_attacked_pipeline_text_ends_in_messages(projects: Path, data: st.DataObject,
+                                                 sample: str) -> None:
+    text = (projects / sample / "pipeline.yml").read_text()
+    path = projects / sample / "attacked.yml"
+    path.write_text(data.draw(attacked_text(text)), encoding="utf-8")
+    assert_clean(*validate("job", "validate", str(path)))
+
+
+@settings(PROFILE)
+@given(data=st.data(), as_text=st.booleans())
+def test_mutated_components_end_in_messages(projects: Path, data: st.DataObject,
+                                            as_text: bool) -> None:
+    folder = projects / "tabular-scoring"
+    text = (data.draw(attacked_text(COMPONENT)) if as_text
+            else dump(data.draw(mutated(yaml.safe_load(COMPONENT)))))
+    (folder / "hostile-component.yml").write_text(text, encoding="utf-8")
+    assert_clean(*validate("component", "validate", str(folder / "hostile-component.yml")))
+    pipeline = sample_data(projects, "tabular-scoring")
+    pipeline["jobs"]["score_houses"] = {"type": "parallel", "component": "./hostile-component.yml",
+                                        "inputs": {"data": "${{parent.inputs.houses}}"}}
+    (folder / "uses-component.yml").write_text(dump(pipeline), encoding="utf-8")
+    assert_clean(*validate("job", "validate", str(folder / "uses-component.yml")))
+
+
+@settings(PROFILE)
+@given(data=st.data(), as_text=st.booleans())
+def test_mutated_mltable_files_raise_data_errors_only(projects: Path, data: st.DataObject,
+                                                      as_text: bool) -> None:
+    folder = projects / "tabular-scoring" / "data"
+    text = (data.draw(attacked_text(MLTABLE)) if as_text
+            else dump(data.draw(mutated(yaml.safe_load(MLTABLE)))))
+    (folder / "MLTable").write_text(text, encoding="utf-8")
+    try:
+        load_spec(str(folder))
+    except DataError as exc:
+        assert exc.diagnostic.location is not None
+        assert exc.diagnostic.location.file == str(folder / "MLTable")
+
+
+@settings(PROFILE)
+@given(expression=st.one_of(
+    st.text(max_size=80),
+    st.builds(lambda op, n: "a" + f" {op} a" * n, st.sampled_from(["+", "and", "<", "*", "or"]),
+              st.integers(1, 3_000)),
+    st.integers(1, 3_000).map(lambda n: "(" * n + "a" + ")" * n),
+    st.integers(1, 3_000).map(lambda n: "not " * n + "a"),
+    st.integers(1, 3_000).map(lambda n: "-" * n + "a")))
+def test_filter_expressions_raise_data_errors_only(projects: Path, expression: str) -> None:
+    folder = projects / "tabular-scoring" / "data"
+    (folder / "MLTable").write_text(
+        MLTABLE.replace("'price > 10 and col(\"rooms\") in (1, 2)'", yaml.safe_dump(expression,
+                                                                                    width=10**9)
+                        .removesuffix("\n...\n").strip()), encoding="utf-8")
+    try:
+        load_spec(str(folder))
+    except DataError as exc:
+        assert exc.diagnostic.location is not None
+
+
+# ---------------------------------------------------------------- regressions, item by item
+
+
+def pipeline_with(projects: Path, name: str, text: str) -> Path:
+    path = projects / "tabular-scoring" / name
+    path.write_text("$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json\n"
+                    "type: pipeline\n" + text, encoding="utf-8")
+    return path
+
+
+def billion_laughs(levels: int) -> str:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_is_refused_before_it_expands(projects: Path) -> None:
+    path = pipeline_with(projects, "bomb.yml", billion_laughs(9))
+    proc = cli_run("job", "validate", str(path), cwd=projects)
+    assert proc.returncode == 1, proc.stderr
+    assert f"bomb.yml:8:15: the document expands to more than {MAX_NODES:,} nodes" in proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
+def test_aliases_within_the_budget_still_work(projects: Path) -> None:
+    text = sample_data(projects, "tabular-scoring")
+    path = pipeline_with(projects, "anchors.yml", billion_laughs(3) + dump(
+        {k: v for k, v in text.items() if k not in ("$schema", "type")}))
+    code, out, _ = validate("job", "validate", str(path))
+    assert "expands to more than" not in out
+
+
+def test_deep_flow_nesting_is_an_error_not_a_segfault(projects: Path) -> None:
+    path = pipeline_with(projects, "deep.yml", "jobs: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    proc = cli_run("job", "validate", str(path), cwd=projects)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-500:])
+    assert f"deep.yml:3:{6 + MAX_DEPTH}: nested more than {MAX_DEPTH} levels deep" \
+        in proc.stdout
+
+
+def test_deep_block_nesting_is_an_error_not_a_recursion_error(projects: Path) -> None:
+    body = "jobs:\n" + "".join("  " * (i + 1) + f"k{i}:\n" for i in range(1_200))
+    path = pipeline_with(projects, "deepmap.yml", body + "  " * 1_201 + "x: 1\n")
+    code, out, err = validate("job", "validate", str(path))
+    assert code == 1 and f"nested more than {MAX_DEPTH} levels deep" in out
+    assert "Traceback" not in err
+
+
+def test_file_over_the_size_limit_is_refused_unread(projects: Path) -> None:
+    path = pipeline_with(projects, "huge.yml", "description: " + "x" * MAX_FILE_BYTES + "\n")
+    code, out, _ = validate("job", "validate", str(path))
+    assert code == 1 and "huge.yml: file too large" in out
+
+
+def test_too_many_keys_is_an_error_with_a_line(projects: Path) -> None:
+    path = pipeline_with(projects, "keys.yml", "".join(f"k{i}: 1\n" for i in range(MAX_KEYS + 5)))
+    code, out, _ = validate("job", "validate", str(path))
+    assert code == 1 and f"keys.yml:{MAX_KEYS + 1}:1: more than {MAX_KEYS:,} mapping keys" in out
+
+
+@pytest.mark.parametrize("value", ["1" + "0" * 5_000, '"1' + "0" * 5_000 + '"',
+                                   '"1' + "0" * 200 + 'kb"'])
+def test_huge_integers_are_errors_not_tracebacks(projects: Path, value: str) -> None:
+    text = (projects / "tabular-scoring" / "pipeline.yml").read_text()
+    path = projects / "tabular-scoring" / "bigint.yml"
+    path.write_text(text.replace('mini_batch_size: "1kb"', f"mini_batch_size: {value}"))
+    code, out, err = validate("job", "validate", str(path))
+    assert code == 1, (out, err)
+    assert "Traceback" not in err
+    assert f"than {MAX_INT_DIGITS} digits" in out or f"the limit is {MAX_INT_DIGITS}" in out
+
+
+def test_huge_integer_in_an_int_setting_written_as_a_string(projects: Path) -> None:
+    text = (projects / "tabular-scoring" / "pipeline.yml").read_text()
+    path = projects / "tabular-scoring" / "bigcount.yml"
+    path.write_text(text.replace("instance_count: 1", f'instance_count: "1{"0" * 5_000}"'))
+    code, out, _ = validate("job", "validate", str(path))
+    assert code == 1 and "jobs.score_houses.resources.instance_count" in out
+    assert f"more than {MAX_INT_DIGITS} digits" in out
+
+
+@pytest.mark.parametrize("value", ["[]", "{}", "[pipeline]", "{a: 1}", "1", "null"])
+def test_non_string_type_is_a_message(projects: Path, value: str) -> None:
+    path = projects / "tabular-scoring" / "badtype.yml"
+    path.write_text(f"type: {value}\njobs: {{}}\n")
+    assert_clean(*validate("job", "validate", str(path)))
+    assert_clean(*validate("component", "validate", str(path)))
+
+
+def test_filter_of_5000_terms_is_a_data_error(projects: Path) -> None:
+    folder = projects / "tabular-scoring" / "data"
+    (folder / "MLTable").write_text(MLTABLE.replace("'price > 10 and col(\"rooms\") in (1, 2)'",
+                                                    "'" + " + ".join(["price"] * 5_000) + " > 1'"))
+    with pytest.raises(DataError, match="filter expression too long"):
+        load_spec(str(folder))
+    (folder / "MLTable").write_text(MLTABLE.replace("'price > 10 and col(\"rooms\") in (1, 2)'",
+                                                    "'" + "+".join(["a"] * 1_500) + " > 1'"))
+    with pytest.raises(DataError, match="nested more than"):
+        load_spec(str(folder))
+
+
+def test_alias_bomb_in_an_mltable_file_is_a_data_error(projects: Path) -> None:
+    folder = projects / "tabular-scoring" / "data"
+    (folder / "MLTable").write_text(MLTABLE + billion_laughs(9).replace("a0:", "x0:"))
+    with pytest.raises(DataError, match="expands to more than") as info:
+        load_spec(str(folder))
+    assert info.value.diagnostic.location is not None
+    assert info.value.diagnostic.location.line is not None
+
+
+def test_set_values_go_through_the_limits(projects: Path) -> None:
+    path = projects / "tabular-scoring" / "pipeline.yml"
+    bomb = "{" + billion_laughs(9).replace("\n", ", ").rstrip(", ") + "}"
+    code, out, _ = validate("job", "validate", str(path),
+                            "--set", f"jobs.score_houses.tags={bomb}",
+                            "--set", "jobs.score_houses.retry_settings.max_retries=1" + "0" * 5000,
+                            "--set", "jobs.1" + "0" * 5000 + ".x=1")
+    assert code == 1
+    assert "expands to more than" in out and "integer too long" in out
