@@ -321,3 +321,134 @@ def test_set_values_go_through_the_limits(projects: Path) -> None:
                             "--set", "jobs.1" + "0" * 5000 + ".x=1")
     assert code == 1
     assert "expands to more than" in out and "integer too long" in out
+
+
+# ---------------------------------------------------------------- item 6: paths
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A work tree (a ``.git`` folder is all the check looks for) holding a sample project."""
+    root = tmp_path / "repo"
+    shutil.copytree(REPO / "samples" / "tabular-scoring", root / "pipelines" / "tabular")
+    (root / ".git").mkdir()
+    return root
+
+
+def with_task(project: Path, **task: str) -> Path:
+    text = (project / "pipeline.yml").read_text()
+    for key, value in task.items():
+        old = next(line for line in text.splitlines() if line.strip().startswith(f"{key}:"))
+        text = text.replace(old, old.split(":")[0] + f": {value}")
+    path = project / "paths.yml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("entry", ["/abs/evil.py", "../../x.py", "sub/../../score.py",
+                                   "..\\score.py", "C:/evil.py"])
+def test_entry_script_outside_the_code_folder_is_an_error(repo: Path, entry: str) -> None:
+    project = repo / "pipelines" / "tabular"
+    (project / "evil.py").write_text("def run(b):\n    return b\n")
+    path = with_task(project, entry_script=f"'{entry}'")
+    code, out, _ = validate("job", "validate", str(path))
+    assert code == 1
+    assert f"jobs.score_houses.task.entry_script: entry script '{entry}' must be inside the " \
+           "code folder" in out
+
+
+def test_entry_script_in_a_sub_folder_of_code_is_fine(repo: Path) -> None:
+    project = repo / "pipelines" / "tabular"
+    (project / "src" / "sub").mkdir()
+    (project / "src" / "sub" / "score.py").write_text("def run(b):\n    return b\n")
+    code, out, _ = validate("job", "validate", str(with_task(project,
+                                                           entry_script="./sub/../sub/score.py")))
+    assert code == 0, out
+
+
+def test_code_in_a_parent_folder_of_the_work_tree_is_fine(repo: Path) -> None:
+    project = repo / "pipelines" / "tabular"
+    shutil.move(str(project / "src"), str(repo / "src"))
+    code, out, _ = validate("job", "validate", str(with_task(project, code="../../src")))
+    assert code == 0 and "warning" not in out, out
+
+
+def test_code_outside_the_work_tree_is_a_warning(repo: Path) -> None:
+    project = repo / "pipelines" / "tabular"
+    shutil.move(str(project / "src"), str(repo.parent / "src"))
+    for written in ("../../../src", str(repo.parent / "src")):
+        code, out, _ = validate("job", "validate", str(with_task(project, code=written)))
+        assert code == 0
+        assert f"code folder '{written}' is outside the git work tree ({repo})" in out
+
+
+def test_code_reached_through_a_symlink_out_of_the_tree_is_a_warning(repo: Path) -> None:
+    project = repo / "pipelines" / "tabular"
+    shutil.move(str(project / "src"), str(repo.parent / "elsewhere"))
+    (project / "src").symlink_to(repo.parent / "elsewhere")
+    code, out, _ = validate("job", "validate", str(project / "pipeline.yml"))
+    assert code == 0
+    assert "code folder './src' leaves the git work tree" in out and "symbolic link" in out
+
+
+def test_without_a_work_tree_one_parent_folder_is_allowed(tmp_path: Path) -> None:
+    project = tmp_path / "a" / "b"
+    shutil.copytree(REPO / "samples" / "tabular-scoring", project)
+    shutil.move(str(project / "src"), str(tmp_path / "a" / "src"))
+    code, out, _ = validate("job", "validate", str(with_task(project, code="../src")))
+    assert code == 0 and "warning" not in out, out
+    shutil.move(str(tmp_path / "a" / "src"), str(tmp_path / "src"))
+    code, out, _ = validate("job", "validate", str(with_task(project, code="../../src")))
+    assert "is outside the folder above the YAML file's folder" in out
+
+
+def test_mltable_input_and_component_outside_the_work_tree_are_warnings(repo: Path) -> None:
+    project = repo / "pipelines" / "tabular"
+    shutil.move(str(project / "data"), str(repo.parent / "data"))
+    (repo.parent / "score.yml").write_text(COMPONENT.replace("./src", str(project / "src")))
+    data = sample_data(project.parent, "tabular")
+    data["inputs"]["houses"]["path"] = "../../../data"
+    data["jobs"]["extra"] = {"type": "parallel", "component": "../../../score.yml",
+                             "inputs": {"data": "${{parent.inputs.houses}}"}}
+    path = project / "paths.yml"
+    path.write_text(dump(data))
+    code, out, _ = validate("job", "validate", str(path))
+    assert "mltable input '../../../data' is outside the git work tree" in out
+    assert "component file '../../../score.yml' is outside the git work tree" in out
+
+
+# ---------------------------------------------------------------- item 9: outputs
+
+
+@pytest.mark.parametrize("declared", ["../elsewhere/scores.csv", "ABS/scores.csv",
+                                      "azureml://datastores/ds/paths/../../../../escaped.csv"])
+def test_output_path_outside_the_runs_folder_is_announced(tmp_path: Path, declared: str) -> None:
+    project = tmp_path / "proj"
+    shutil.copytree(REPO / "samples" / "tabular-scoring", project)
+    declared = declared.replace("ABS", str(tmp_path / "abs"))
+    text = (project / "pipeline.yml").read_text().replace(
+        "  scores:\n    type: uri_file\n", f"  scores:\n    type: uri_file\n    path: {declared}\n")
+    (project / "out.yml").write_text(text)
+    runs = tmp_path / "runs"
+    proc = cli_run("job", "validate", "out.yml", cwd=project)
+    assert proc.returncode == 0
+    assert "out.yml:21:5: warning: outputs.scores.path: output 'scored' is written outside " \
+           "the runs folder" in proc.stdout
+    if declared.startswith("azureml:") or declared.startswith("/"):
+        return  # one real run is enough to see the console line
+    proc = subprocess.run([sys.executable, "-m", "mlpipe", "job", "create", "-f", "out.yml",
+                           "--no-progress", "--runs-dir", str(runs)], cwd=project,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert f"output 'scored' is written outside the runs folder {runs}" in proc.stderr
+
+
+def test_output_path_inside_the_runs_folder_is_not_announced(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    shutil.copytree(REPO / "samples" / "tabular-scoring", project)
+    text = (project / "pipeline.yml").read_text().replace(
+        "  scores:\n    type: uri_file\n",
+        "  scores:\n    type: uri_file\n    path: azureml://datastores/ds/paths/${{name}}/s.csv\n")
+    (project / "in.yml").write_text(text)
+    code, out, _ = validate("job", "validate", str(project / "in.yml"))
+    assert code == 0 and "warning" not in out, out

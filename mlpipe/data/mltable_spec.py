@@ -127,6 +127,9 @@ def load_spec(path: str) -> MLTableSpec:
                         code="mltable-syntax") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read MLTable file: {exc}", file=file, code="unreadable") from exc
+    except (ValueError, TypeError, OverflowError) as exc:  # a value its ``!!tag`` cannot read
+        raise DataError(f"malformed MLTable YAML: {exc}", file=file,
+                        code="mltable-syntax") from exc
     if not isinstance(doc, dict):
         raise DataError("an MLTable file must be a mapping with 'paths'", file=file,
                         code="mltable-syntax")

@@ -322,6 +322,11 @@ class _NodeReader:
             self._problem(f"unsupported YAML tag '{node.tag}'", path, _mark(node, self.source),
                           "yaml-tag")
             return node.value
+        except (ValueError, TypeError, OverflowError):  # ``!!int x``, ``!!timestamp 2020-99``
+            tag = node.tag.rsplit(":", 1)[-1]
+            self._problem(f"{describe_value(node.value)} is not a valid !!{tag}", path,
+                          _mark(node, self.source), "yaml-tag", "remove the tag or fix the value")
+            return node.value
         if isinstance(value, (_dt.date, _dt.datetime)):
             return value.isoformat()
         if isinstance(value, bytes):
