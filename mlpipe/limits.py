@@ -46,6 +46,9 @@ MAX_FILTER_CHARS = 4_000
 MAX_FILTER_DEPTH = 100
 """Deepest nesting of an MLTable ``filter`` expression (``a + b + c`` is 3 deep)."""
 
+MAX_SCHEMA_PROBLEMS = 500
+"""Most schema problems reported for one document (the rest are counted, not described)."""
+
 _INT_TAG = "tag:yaml.org,2002:int"
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -104,6 +107,8 @@ class _Scan:
         (``new_nodes`` of them not counted yet: all, unless given)."""
         self.nodes += size if new_nodes is None else new_nodes
         if self.nodes > MAX_NODES:
+            if not self.sizes:
+                raise _at(event, f"more than {MAX_NODES:,} nodes (keys, values and list items)")
             raise _at(event, f"the document expands to more than {MAX_NODES:,} nodes "
                              "(keys, values and list items, aliases counted as expanded)",
                       "an alias that repeats an anchor that repeats aliases grows "
@@ -184,5 +189,6 @@ def _at(event: yaml.Event, message: str, hint: str | None = None) -> InputLimitE
 
 __all__ = [
     "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_FILTER_CHARS", "MAX_FILTER_DEPTH", "MAX_INT_DIGITS",
-    "MAX_KEYS", "MAX_NODES", "InputLimitError", "check_file_size", "check_yaml_text",
+    "MAX_KEYS", "MAX_NODES", "MAX_SCHEMA_PROBLEMS", "InputLimitError", "check_file_size",
+    "check_yaml_text",
 ]

@@ -27,7 +27,14 @@ from hypothesis import strategies as st
 from mlpipe.cli import main
 from mlpipe.data.errors import DataError
 from mlpipe.data.mltable_spec import load_spec
-from mlpipe.limits import MAX_DEPTH, MAX_FILE_BYTES, MAX_INT_DIGITS, MAX_KEYS, MAX_NODES
+from mlpipe.limits import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_INT_DIGITS,
+    MAX_KEYS,
+    MAX_NODES,
+    MAX_SCHEMA_PROBLEMS,
+)
 
 from .conftest import REPO
 from .hostile_strategies import SET_ARGS, attacked_text, dump, mutated
@@ -452,3 +459,20 @@ def test_output_path_inside_the_runs_folder_is_not_announced(tmp_path: Path) -> 
     (project / "in.yml").write_text(text)
     code, out, _ = validate("job", "validate", str(project / "in.yml"))
     assert code == 0 and "warning" not in out, out
+
+
+def test_thousands_of_unknown_keys_are_counted_not_each_described(projects: Path) -> None:
+    path = pipeline_with(projects, "unknown.yml",
+                         "jobs: {}\n" + "".join(f"k{i}: 1\n" for i in range(5_000)))
+    code, out, _ = validate("job", "validate", str(path))
+    assert code == 1 and f"more schema problems not shown (at most {MAX_SCHEMA_PROBLEMS}" in out
+    assert out.count("\n") < MAX_SCHEMA_PROBLEMS + 10
+
+
+def test_a_bad_tagged_value_is_a_message(projects: Path) -> None:
+    path = pipeline_with(projects, "tagged.yml", "jobs: {}\nx: !!int 10 pipeline\n"
+                                                 "y: !!timestamp 2020-99-99\n")
+    code, out, _ = validate("job", "validate", str(path))
+    assert code == 1
+    assert "tagged.yml:4:4: x: string '10 pipeline' is not a valid !!int" in out
+    assert "is not a valid !!timestamp" in out
