@@ -476,3 +476,20 @@ def test_a_bad_tagged_value_is_a_message(projects: Path) -> None:
     assert code == 1
     assert "tagged.yml:4:4: x: string '10 pipeline' is not a valid !!int" in out
     assert "is not a valid !!timestamp" in out
+
+
+def test_deep_mlpipe_toml_is_a_message(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    shutil.copytree(REPO / "samples" / "tabular-scoring", project)
+    (project / "mlpipe.toml").write_text("a = " + "[" * 50_000 + "]" * 50_000 + "\n")
+    code, out, _ = validate("job", "validate", str(project / "pipeline.yml"))
+    assert code == 1 and "cannot read mlpipe.toml: nested too deeply" in out
+
+
+def test_sdk_load_job_of_an_alias_bomb_is_a_validation_error(projects: Path) -> None:
+    from mlpipe import ValidationError
+    from mlpipe.sdk.loading import load_job
+
+    path = pipeline_with(projects, "sdk-bomb.yml", billion_laughs(9))
+    with pytest.raises(ValidationError, match="expands to more than"):
+        load_job(path)

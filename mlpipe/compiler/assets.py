@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.limits import InputLimitError, check_file_size
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -77,8 +78,13 @@ def load_asset_map(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
     if not path.is_file():
         return AssetMap(yaml_dir), []
     try:
+        check_file_size(path)
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except RecursionError:
+        return AssetMap(yaml_dir, file=path), [
+            Diagnostic(f"cannot read {ASSETS_FILE}: nested too deeply",
+                       location=Location(str(path)), code="input-limit")]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, InputLimitError) as exc:
         return AssetMap(yaml_dir, file=path), [
             Diagnostic(f"cannot read {ASSETS_FILE}: {exc}", location=Location(str(path)),
                        code="assets")
