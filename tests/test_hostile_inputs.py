@@ -493,3 +493,16 @@ def test_sdk_load_job_of_an_alias_bomb_is_a_validation_error(projects: Path) -> 
     path = pipeline_with(projects, "sdk-bomb.yml", billion_laughs(9))
     with pytest.raises(ValidationError, match="expands to more than"):
         load_job(path)
+
+
+def test_mltable_paths_leaving_the_work_tree_are_warnings(repo: Path) -> None:
+    project = repo / "pipelines" / "tabular"
+    (repo.parent / "outside").mkdir()
+    (project / "data" / "MLTable").write_text(MLTABLE.replace(
+        "  - pattern: ./*.csv\n", "  - pattern: ./*.csv\n  - folder: ../../../../outside\n"
+                                  "  - pattern: ../../../../outside/*.csv\n  - folder: ../src\n"))
+    code, out, _ = validate("job", "validate", str(project / "pipeline.yml"))
+    assert code == 0, out
+    assert "MLTable path 'folder: ../../../../outside' is outside the git work tree" in out
+    assert "MLTable path 'pattern: ../../../../outside/*.csv' is outside" in out
+    assert "'folder: ../src'" not in out

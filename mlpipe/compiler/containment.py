@@ -51,6 +51,34 @@ def escape_warning(target: Path, yaml_dir: Path, what: str, raw: str) -> str | N
     return None
 
 
+def mltable_path_warnings(folder: Path) -> list[str]:
+    """Escape warnings for the local ``paths`` of the MLTable file in ``folder`` (checked
+    against the MLTable file's own project). An unreadable MLTable file gives none here:
+    reading the data reports it."""
+    from mlpipe.data.errors import DataError
+    from mlpipe.data.mltable_spec import MLTABLE_FILE, REMOTE_PREFIXES, load_spec
+
+    if not (folder / MLTABLE_FILE).is_file():
+        return []
+    try:
+        spec = load_spec(str(folder))
+    except DataError:
+        return []
+    base = Path(spec.file).parent
+    warnings = []
+    for entry in spec.paths:
+        value = entry.value.removeprefix("file://").removeprefix("file:")
+        if value.startswith(REMOTE_PREFIXES) or unusable_path(value):
+            continue
+        fixed = value.split("*")[0].split("?")[0].split("[")[0] if entry.kind == "pattern" \
+            else value
+        warning = escape_warning(Path(fixed or "."), base, "MLTable path",
+                                 f"{entry.kind}: {entry.value}")
+        if warning:
+            warnings.append(f"{warning} (in {spec.file})")
+    return warnings
+
+
 MAX_NAME_BYTES = 255
 MAX_PATH_BYTES = 4096
 
@@ -87,4 +115,5 @@ def entry_script_escape(entry: str) -> str | None:
     return None
 
 
-__all__ = ["entry_script_escape", "escape_warning", "project_root", "unusable_path"]
+__all__ = ["entry_script_escape", "escape_warning", "mltable_path_warnings", "project_root",
+           "unusable_path"]

@@ -8,7 +8,7 @@ from typing import Any
 
 from mlpipe.compiler.assets import AssetMap, is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
-from mlpipe.compiler.containment import escape_warning, unusable_path
+from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.outputs import OutputPlace, output_path, outside_runs, template_problems
 from mlpipe.compiler.scope import Node
@@ -294,8 +294,9 @@ class IOResolver:
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
         if type_ == "mltable" and local is not None and not is_remote(raw) \
                 and Path(local).exists():
-            escape = escape_warning(Path(local), doc.base_dir, "mltable input", raw)
-            if escape:
+            escapes = [escape_warning(Path(local), doc.base_dir, "mltable input", raw),
+                       *mltable_path_warnings(Path(local))]
+            for escape in filter(None, escapes):
                 self.reporter.warn(doc, path, escape, code="path-escape")
         if self.check_paths and local is not None:
             self._check_local(Path(local), raw, type_, doc, path)
