@@ -35,9 +35,9 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 """Largest YAML file read (8 MiB)."""
 MAX_DEPTH = 100
 """Deepest nesting of mappings and lists in a YAML document."""
-MAX_NODES = 250_000
+MAX_NODES = 100_000
 """Most nodes (keys, values, list items) in a document, counting every alias expansion."""
-MAX_KEYS = 100_000
+MAX_KEYS = 40_000
 """Most mapping keys written in a document."""
 MAX_INT_DIGITS = 100
 """Longest integer (in digits) in YAML or in a setting written as a string."""
