@@ -46,6 +46,8 @@ MAX_FILTER_CHARS = 4_000
 MAX_FILTER_DEPTH = 100
 """Deepest nesting of an MLTable ``filter`` expression (``a + b + c`` is 3 deep)."""
 
+MAX_ARGUMENTS_CHARS = 131_072
+"""Longest ``program_arguments`` after substitution (Linux's limit for one argument)."""
 MAX_SCHEMA_PROBLEMS = 500
 """Most schema problems reported for one document (the rest are counted, not described)."""
 
@@ -188,7 +190,7 @@ def _at(event: yaml.Event, message: str, hint: str | None = None) -> InputLimitE
 
 
 __all__ = [
-    "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_FILTER_CHARS", "MAX_FILTER_DEPTH", "MAX_INT_DIGITS",
-    "MAX_KEYS", "MAX_NODES", "MAX_SCHEMA_PROBLEMS", "InputLimitError", "check_file_size",
-    "check_yaml_text",
+    "MAX_ARGUMENTS_CHARS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_FILTER_CHARS", "MAX_FILTER_DEPTH",
+    "MAX_INT_DIGITS", "MAX_KEYS", "MAX_NODES", "MAX_SCHEMA_PROBLEMS", "InputLimitError",
+    "check_file_size", "check_yaml_text",
 ]

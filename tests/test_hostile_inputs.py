@@ -29,6 +29,7 @@ from mlpipe.cli import main
 from mlpipe.data.errors import DataError
 from mlpipe.data.mltable_spec import load_spec
 from mlpipe.limits import (
+    MAX_ARGUMENTS_CHARS,
     MAX_DEPTH,
     MAX_FILE_BYTES,
     MAX_INT_DIGITS,
@@ -132,7 +133,7 @@ def cli_run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.run([sys.executable, "-m", "mlpipe", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120, preexec_fn=cap)
+                          capture_output=True, text=True, timeout=60, preexec_fn=cap)
 
 
 # ---------------------------------------------------------------- properties
@@ -509,3 +510,22 @@ def test_mltable_paths_leaving_the_work_tree_are_warnings(repo: Path) -> None:
     assert "MLTable path 'folder: ../../../../outside' is outside the git work tree" in out
     assert "MLTable path 'pattern: ../../../../outside/*.csv' is outside" in out
     assert "'folder: ../src'" not in out
+
+
+# ---------------------------------------------------------------- bounded time
+
+
+@pytest.mark.parametrize("tail", ["${{" + " " * 200_000, "$[[" * 100_000, "a" * 300_000,
+                                  "$<<" + " " * 200_000])
+def test_pathological_program_arguments_end_quickly_in_a_message(projects: Path,
+                                                                  tail: str) -> None:
+    """``${{`` and many spaces took cubic time in the binding pattern, unclosed ``$[[``
+    quadratic time, and a huge argument text minutes in shlex: now all linear or refused."""
+    text = (projects / "tabular-scoring" / "pipeline.yml").read_text()
+    path = projects / "tabular-scoring" / "args.yml"
+    path.write_text(text.replace("--model ${{inputs.price_model}}",
+                                 "--model ${{inputs.price_model}} " + tail))
+    proc = cli_run("job", "validate", str(path), cwd=projects)  # the timeout bounds it
+    assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr
+    if len(tail) > MAX_ARGUMENTS_CHARS:
+        assert "program_arguments: cannot split program_arguments: it is " in proc.stdout
