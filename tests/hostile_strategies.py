@@ -22,6 +22,9 @@ HOSTILE_SCALARS = st.one_of(
                      "run_function", "append_row", "summary_only", "ro_mount", "direct"]),
     st.integers(min_value=MAX_INT_DIGITS - 2, max_value=MAX_INT_DIGITS + 60).map(
         lambda n: int("1" + "0" * n)),
+    st.builds(lambda piece, n: piece * n,
+              st.sampled_from(["${{", "$[[", "$<<", " ", "}}", "]]", "${{ ", "../", "a"]),
+              st.integers(1, 5_000)),
 )
 HOSTILE_VALUES = st.recursive(
     HOSTILE_SCALARS,

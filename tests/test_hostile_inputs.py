@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,8 @@ from .hostile_strategies import SET_ARGS, attacked_text, dump, mutated
 settings.register_profile("ci", max_examples=60, deadline=None, database=None,
                           suppress_health_check=[HealthCheck.too_slow,
                                                  HealthCheck.function_scoped_fixture])
-settings.register_profile("long", max_examples=2_000, deadline=None,
+# The long profile (run by hand) also bounds each example's time; CI makes no timing claims.
+settings.register_profile("long", max_examples=2_000, deadline=timedelta(seconds=20),
                           suppress_health_check=[HealthCheck.too_slow,
                                                  HealthCheck.function_scoped_fixture])
 PROFILE = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
