@@ -531,3 +531,30 @@ def test_pathological_program_arguments_end_quickly_in_a_message(projects: Path,
     assert proc.returncode in (0, 1) and "Traceback" not in proc.stderr
     if len(tail) > MAX_ARGUMENTS_CHARS:
         assert "program_arguments: cannot split program_arguments: it is " in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "a/" * 3_000])
+def test_unusable_file_arguments_are_usage_errors(name: str) -> None:
+    for argv in (["job", "validate", name], ["component", "validate", name],
+                 ["job", "create", "-f", name]):
+        code, _, err = validate(*argv)
+        assert code == 2 and "not a usable path" in err, (argv, err)
+
+
+@pytest.mark.parametrize("key", ["code", "entry_script", "conda_file", "path", "component"])
+def test_unusable_paths_in_the_yaml_are_errors(projects: Path, key: str) -> None:
+    data = sample_data(projects, "tabular-scoring")
+    job = data["jobs"]["score_houses"]
+    long_name = "x" * 300
+    if key in ("code", "entry_script"):
+        job["task"][key] = long_name + (".py" if key == "entry_script" else "")
+    elif key == "conda_file":
+        job["task"]["environment"]["conda_file"] = long_name
+    elif key == "path":
+        data["inputs"]["houses"]["path"] = long_name
+    else:
+        data["jobs"]["extra"] = {"type": "parallel", "component": long_name}
+    path = projects / "tabular-scoring" / "unusable.yml"
+    path.write_text(dump(data))
+    code, out, _ = validate("job", "validate", str(path))
+    assert code == 1 and "a name in it is longer than 255 bytes" in out, out
