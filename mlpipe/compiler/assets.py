@@ -19,6 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.limits import InputLimitError, check_file_size
 
@@ -97,7 +98,11 @@ def load_asset_map(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
         table = {}
     mapping: dict[str, str] = {}
     for key, value in table.items():
-        if isinstance(value, str):
+        if isinstance(value, str) and unusable_path(value):
+            problems.append(Diagnostic(f"not a usable path: {unusable_path(value)}",
+                                       key_path=f"assets.{key}", location=Location(str(path)),
+                                       code="assets"))
+        elif isinstance(value, str):
             mapping[key] = value
         else:
             problems.append(Diagnostic("must be a local path (a string), got "
