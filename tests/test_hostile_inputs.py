@@ -152,6 +152,24 @@ def test_mutated_pipelines_end_in_messages(projects: Path, data: st.DataObject, 
     assert_clean(*validate("job", "validate", str(path), *args))
 
 
+@settings(PROFILE, max_examples=max(PROFILE.max_examples // 3, 10))
+@given(data=st.data(), sample=st.sampled_from(SAMPLES))
+def test_sdk_load_job_of_mutated_pipelines_raises_validation_errors_only(
+        projects: Path, data: st.DataObject, sample: str) -> None:
+    from mlpipe import ValidationError
+    from mlpipe.sdk import compile_job
+    from mlpipe.sdk.loading import load_job
+
+    path = projects / sample / "sdk-hostile.yml"
+    path.write_text(dump(data.draw(mutated(sample_data(projects, sample)))), encoding="utf-8")
+    try:
+        job = load_job(path)
+        job.to_yaml()
+        compile_job(job, runs_dir=projects / "runs", job_name="j")
+    except ValidationError as exc:
+        assert exc.diagnostics
+
+
 @settings(PROFILE)
 @given(data=st.data(), sample=st.sampled_from(SAMPLES))
 def test_attacked_pipeline_text_ends_in_messages(projects: Path, data: st.DataObject,
