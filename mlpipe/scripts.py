@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlpipe.errors import MlpipeError
 from mlpipe.plan import RUNS_DIR_ENV, resolve_runs_dir
 
 ENV_FLAG = "MLPIPE_IMPORT_MIRRORS"
@@ -218,7 +219,7 @@ def install_from_environment() -> None:
 _WRITEFILE = re.compile(r"^%%writefile(?:\s+(-a|--append))?\s+(\S+)\s*$")
 
 
-class NotebookError(ValueError):
+class NotebookError(MlpipeError, ValueError):
     """An ``.ipynb`` file that is not a readable Jupyter notebook."""
 
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_component
+from mlpipe.compiler.containment import unusable_path
 from mlpipe.compiler.overrides import parse_override
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file
@@ -121,11 +122,18 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
 
 def file_problem(file: str) -> str | None:
     """Why ``file`` cannot be read as a YAML file (``None`` when it is a regular file)."""
+    unusable = unusable_path(file)
+    if unusable:
+        shown = file if len(file) <= 80 else file[:77] + "..."
+        return f"{shown}: not a usable path: {unusable}"
     path = Path(file)
-    if path.is_file():
-        return None
-    what = ("is a folder, not a YAML file" if path.is_dir()
-            else "is not a regular file" if path.exists() else "file not found")
+    try:
+        if path.is_file():
+            return None
+        what = ("is a folder, not a YAML file" if path.is_dir()
+                else "is not a regular file" if path.exists() else "file not found")
+    except OSError as exc:  # a path the OS refuses to look up
+        what = f"cannot be read: {exc.strerror or exc}"
     return f"{file}: {what}"
 
 

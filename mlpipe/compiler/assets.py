@@ -20,7 +20,9 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.limits import InputLimitError, check_file_size
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -102,8 +104,13 @@ def _read_toml(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
     if not path.is_file():
         return AssetMap(yaml_dir), []
     try:
+        check_file_size(path)
         data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except RecursionError:
+        return AssetMap(yaml_dir, file=path), [
+            Diagnostic(f"cannot read {ASSETS_FILE}: nested too deeply",
+                       location=Location(str(path)), code="input-limit")]
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, InputLimitError) as exc:
         return AssetMap(yaml_dir, file=path), [
             Diagnostic(f"cannot read {ASSETS_FILE}: {exc}", location=Location(str(path)),
                        code="assets")
@@ -116,7 +123,11 @@ def _read_toml(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
         table = {}
     mapping: dict[str, str] = {}
     for key, value in table.items():
-        if isinstance(value, str):
+        if isinstance(value, str) and unusable_path(value):
+            problems.append(Diagnostic(f"not a usable path: {unusable_path(value)}",
+                                       key_path=f"assets.{key}", location=Location(str(path)),
+                                       code="assets"))
+        elif isinstance(value, str):
             mapping[key] = value
         else:
             problems.append(Diagnostic("must be a local path (a string), got "

@@ -21,12 +21,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from mlpipe.limits import MAX_ARGUMENTS_CHARS
 from mlpipe.schema.bindings import BINDING_PATTERN, binding_expression, match_expression
 
 Scope = Literal["parent_input", "parent_output", "step_output", "input", "output", "template",
                 "unknown"]
 TEMPLATE_NAMES = frozenset({"name", "output_name", "default_datastore"})
-OPTIONAL_PATTERN = re.compile(r"\$\[\[(.*?)\]\]", re.S)
+# The text of ``$[[ ... ]]`` stops at the next ``$[[`` too, so a text of many unclosed
+# ``$[[`` is scanned once (``.*?`` rescanned the rest of it from each one).
+OPTIONAL_PATTERN = re.compile(r"\$\[\[((?:(?!\$\[\[|\]\]).)*)\]\]", re.S)
 _IDENT = r"[A-Za-z_][A-Za-z0-9_\-]*"
 _FORMS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
     ("parent_input", re.compile(rf"^parent\.inputs\.({_IDENT})$")),
@@ -108,7 +111,8 @@ def split_arguments(text: str, render: Callable[[Reference], tuple[str, bool]]) 
 
     ``render`` returns ``(text, is_path)``. A literal's text is substituted first
     and then split (as Azure does: a literal ``"a b"`` gives two arguments); a
-    path always stays one argument, even when it contains spaces.
+    path always stays one argument, even when it contains spaces. A text over
+    :data:`~mlpipe.limits.MAX_ARGUMENTS_CHARS` is a :class:`ValueError`.
     """
     paths: list[str] = []
 
@@ -120,6 +124,9 @@ def split_arguments(text: str, render: Callable[[Reference], tuple[str, bool]]) 
         return f"\x00{len(paths) - 1}\x00"
 
     substituted = substitute(text, replace)
+    if len(substituted) > MAX_ARGUMENTS_CHARS:
+        raise ValueError(f"it is {len(substituted):,} characters long after substitution, "
+                         f"the limit is {MAX_ARGUMENTS_CHARS:,}")
     tokens = shlex.split(substituted)
     if not paths:
         return tokens

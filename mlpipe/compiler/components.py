@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
+from mlpipe.compiler.containment import escape_warning, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.schema import PositionMap, load_component, load_component_data, load_yaml_file
 
@@ -41,6 +42,11 @@ class ComponentCache:
             return ComponentRef("inline", "<inline>",
                                 Doc(value, owner.file, owner.positions, owner.prefix + tuple(path)))
         reference = str(value).strip()
+        unusable = unusable_path(reference)
+        if unusable:
+            self.reporter.error(owner, path, f"component file '{reference[:80]}' is not a usable "
+                                f"path: {unusable}", code="path")
+            return ComponentRef("missing", reference)
         if is_remote(reference):
             local = self.assets.local(reference)
             if local is None:
@@ -48,6 +54,9 @@ class ComponentCache:
             return self._local(reference, local, owner, path)
         target = Path(strip_file_prefix(reference)).expanduser()
         target = target if target.is_absolute() else (owner.base_dir / target)
+        escape = escape_warning(target, owner.base_dir, "component file", reference)
+        if escape and target.exists():
+            self.reporter.warn(owner, path, escape, code="path-escape")
         return self._local(reference, target.resolve(), owner, path)
 
     def _local(self, reference: str, target: Path, owner: Doc,

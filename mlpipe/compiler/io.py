@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import AssetMap
+from mlpipe.compiler.assets import AssetMap, is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
+from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
-from mlpipe.compiler.outputs import OutputPlace, output_path, template_problems
+from mlpipe.compiler.outputs import OutputPlace, output_path, outside_runs, template_problems
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.values import (
     INPUT_MODE_ALIASES,
@@ -110,8 +111,14 @@ class IOResolver:
         decl = decl if isinstance(decl, dict) else {}
         type_ = type_ or decl.get("type") or pipeline_out.get("type") or "uri_folder"
         mode = mode_of(mode or pipeline_out.get("mode") or decl.get("mode"), OUTPUT_MODE_ALIASES)
+        template_at = path + ("path",) if isinstance(value, dict) and "path" in value else path
         if template is None and isinstance(pipeline_out.get("path"), str):
             template = pipeline_out["path"]
+            template_at = ("outputs", str(bound), "path")
+        if isinstance(template, str) and unusable_path(template):
+            self.reporter.error(self.doc, template_at, f"output path '{template[:80]}' is not a "
+                                f"usable path: {unusable_path(template)}", code="path")
+            template = None
         if isinstance(template, str):
             at = path + ("path",) if isinstance(value, dict) and "path" in value else path
             for bad in template_problems(template):
@@ -129,10 +136,15 @@ class IOResolver:
                                     f"jobs.{other[0]}.outputs.{other[1]}", code="binding")
             else:
                 self.bound_outputs[bound] = (node.name, name)
-        return PlanOutput(name=name, type=str(type_), mode=mode,
-                          path=output_path(self.place, node.name, name, str(type_), template,
-                                           append), declared_path=template,
-                          location=self.doc.locate(path))
+        written = output_path(self.place, node.name, name, str(type_), template, append)
+        if template is not None and outside_runs(self.place, written):
+            self.reporter.warn(self.doc, template_at, f"output '{name}' is written outside the "
+                               f"runs folder {self.place.runs_dir}: to {written}",
+                               code="output-outside-runs",
+                               hint="mlpipe creates and writes it there; leave out 'path' to "
+                                    "write under the run's folder")
+        return PlanOutput(name=name, type=str(type_), mode=mode, path=written,
+                          declared_path=template, location=self.doc.locate(path))
 
     # -- step inputs ----------------------------------------------------------------------
 
@@ -267,14 +279,25 @@ class IOResolver:
 
     def _data(self, name: str, type_: str, mode: Any, raw: str, doc: Doc, path: KeyPath, step: str,
               optional: bool) -> PlanInput:
-        local, remote = resolve_data_path(raw, type_, doc.base_dir, self.assets)
         loc = doc.locate(path)
         mode = mode_of(mode, INPUT_MODE_ALIASES)
+        unusable = unusable_path(raw)
+        if unusable:
+            self.reporter.error(doc, path, f"input path '{raw[:80]}' is not a usable path: "
+                                f"{unusable}", code="path")
+            return PlanInput(name, type_, mode=mode, optional=optional, location=loc)
+        local, remote = resolve_data_path(raw, type_, doc.base_dir, self.assets)
         if remote is not None:
             self.remote.setdefault(step, []).append(
                 RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc)
             )
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
+        if type_ == "mltable" and local is not None and not is_remote(raw) \
+                and Path(local).exists():
+            escapes = [escape_warning(Path(local), doc.base_dir, "mltable input", raw),
+                       *mltable_path_warnings(Path(local))]
+            for escape in filter(None, escapes):
+                self.reporter.warn(doc, path, escape, code="path-escape")
         if self.check_paths and local is not None:
             self._check_local(Path(local), raw, type_, doc, path)
         return PlanInput(name, type_, mode=mode, path=local, optional=optional, location=loc)

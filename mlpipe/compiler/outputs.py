@@ -80,8 +80,18 @@ def _finish(target: Path, type_: str, append_target: bool, name: str, concrete: 
     return _norm(target)
 
 
+def outside_runs(place: OutputPlace, path: str) -> bool:
+    """True when the output ``path`` lies outside the runs folder (also through a symlink)."""
+    runs = Path(_norm(place.runs_dir))
+    for candidate, root in ((Path(path), runs),
+                            (Path(os.path.realpath(path)), Path(os.path.realpath(runs)))):
+        if candidate != root and root not in candidate.parents:
+            return True
+    return False
+
+
 def _norm(path: Path) -> str:
     return os.path.normpath(str(path.absolute()))
 
 
-__all__ = ["APPEND_ROW_FILE", "OutputPlace", "output_path", "template_problems"]
+__all__ = ["APPEND_ROW_FILE", "OutputPlace", "output_path", "outside_runs", "template_problems"]

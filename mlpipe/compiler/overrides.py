@@ -11,6 +11,7 @@ Every mapping on the way must exist; only the last key may be new.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,6 +20,9 @@ import yaml
 from mlpipe.compiler.context import SAFE_LOADER
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 from mlpipe.errors import MlpipeError
+from mlpipe.limits import InputLimitError, check_yaml_text
+
+_INDEX = re.compile(r"-?[0-9]{1,18}")
 
 
 class OverrideSyntaxError(MlpipeError, ValueError):
@@ -35,7 +39,15 @@ def parse_override(text: str) -> tuple[list[str], str]:
     return parts, value
 
 
+def _index(part: str) -> int | None:
+    """``"2"`` / ``"-1"`` -> a list index; anything else -> ``None``."""
+    return int(part) if _INDEX.fullmatch(part) else None
+
+
 def _yaml_value(text: str) -> Any:
+    """The value of ``text`` read as YAML (the text itself when it is not YAML);
+    :class:`InputLimitError` when it is over a limit of :mod:`mlpipe.limits`."""
+    check_yaml_text(text)
     try:
         return yaml.load(text, Loader=SAFE_LOADER) if text.strip() else ""
     except yaml.YAMLError:
@@ -53,7 +65,11 @@ def apply_overrides(data: Any, overrides: Sequence[str]) -> tuple[Any, list[Diag
     data = copy.deepcopy(data)
     problems: list[Diagnostic] = []
     for parts, text in parsed:
-        problem = _apply_one(data, parts, text)
+        try:
+            problem = _apply_one(data, parts, text)
+        except InputLimitError as exc:
+            problem = _problem(parts, f"cannot set: the value is over a limit: {exc.message}",
+                               exc.hint)
         if problem is not None:
             problems.append(problem)
     return data, problems
@@ -76,14 +92,15 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
                 return _problem(parts, f"cannot set: {reason}", hint)
             node = node[part]
         elif isinstance(node, list):
-            if not part.lstrip("-").isdigit() or not -len(node) <= int(part) < len(node):
+            index = _index(part)
+            if index is None or not -len(node) <= index < len(node):
                 return _problem(parts, f"cannot set: {where} is a list of {len(node)} items; "
                                        f"'{part}' is not an index in it")
             if last:
-                old = node[int(part)]
-                node[int(part)] = text if isinstance(old, str) else _yaml_value(text)
+                old = node[index]
+                node[index] = text if isinstance(old, str) else _yaml_value(text)
                 return None
-            node = node[int(part)]
+            node = node[index]
         else:
             return _problem(parts, f"cannot set: {where} is not a mapping")
     return None
@@ -98,8 +115,8 @@ def overridden_paths(data: Any, overrides: Sequence[str]) -> list[tuple[str | in
         node: Any = data
         path: list[str | int] = []
         for part in parts:
-            if isinstance(node, list) and part.lstrip("-").isdigit():
-                index = int(part)
+            index = _index(part) if isinstance(node, list) else None
+            if isinstance(node, list) and index is not None:
                 path.append(index)
                 node = node[index] if -len(node) <= index < len(node) else None
             else:

@@ -13,11 +13,13 @@ from typing import Any
 
 import yaml
 
-from mlpipe.compiler.assets import AssetMap
+from mlpipe.compiler.assets import AssetMap, is_remote
 from mlpipe.compiler.bindings import whole_reference
+from mlpipe.compiler.containment import entry_script_escape, escape_warning, unusable_path
 from mlpipe.compiler.context import SAFE_LOADER, Reporter
 from mlpipe.compiler.scope import Node, Source
 from mlpipe.diagnostics import did_you_mean
+from mlpipe.limits import InputLimitError, check_file_size, check_yaml_text
 from mlpipe.plan import EnvironmentInfo, PlanInput
 from mlpipe.schema.ranges import SettingError, check_setting
 
@@ -78,6 +80,11 @@ def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return None, None
     raw = src.value.strip()
+    unusable = unusable_path(raw)
+    if unusable:
+        reporter.error(src.doc, src.path, f"code folder '{raw[:80]}' is not a usable path: "
+                       f"{unusable}", code="path")
+        return None, None
     folder, remote = assets.locate(raw, src.doc.base_dir)
     if folder is None:
         return None, remote
@@ -85,6 +92,10 @@ def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[
         reporter.error(src.doc, src.path, f"code folder '{raw}' not found (looked for {folder})",
                        code="missing-path")
         return str(folder), None
+    escape = None if is_remote(raw) else escape_warning(folder, src.doc.base_dir, "code folder",
+                                                         raw)
+    if escape:
+        reporter.warn(src.doc, src.path, escape, code="path-escape")
     return str(folder), None
 
 
@@ -93,6 +104,13 @@ def check_entry_script(folder: str | None, src: Source | None, reporter: Reporte
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return ""
     entry = src.value.strip()
+    escape = entry_script_escape(entry) or unusable_path(entry)
+    if escape:
+        reporter.error(src.doc, src.path, f"entry script '{entry}' must be inside the code "
+                       f"folder: {escape}", code="entry-script",
+                       hint="Azure uploads only the code folder: give the script's path "
+                            "relative to it")
+        return entry
     if Path(entry).suffix != ".py":
         reporter.error(src.doc, src.path, f"entry script '{entry}' must be a Python file (.py): "
                        "the parallel runtime imports it and calls its init() and run()",
@@ -121,7 +139,10 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
     conda = value.get("conda_file")
     if isinstance(conda, dict):
         return EnvironmentInfo(image=image, conda_dependencies=_dependencies(conda))
-    if isinstance(conda, str) and conda.strip():
+    if isinstance(conda, str) and conda.strip() and unusable_path(conda):
+        reporter.error(src.doc, src.path + ("conda_file",), f"conda_file '{conda[:80]}' is not "
+                       f"a usable path: {unusable_path(conda)}", code="path")
+    elif isinstance(conda, str) and conda.strip():
         path = Path(conda.strip()).expanduser()
         path = (path if path.is_absolute() else src.doc.base_dir / path).resolve()
         if not path.is_file():
@@ -137,8 +158,11 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
 @lru_cache(maxsize=256)
 def _conda_file(path: str) -> tuple[str, ...]:
     try:
-        data = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        check_file_size(path)
+        text = Path(path).read_text(encoding="utf-8")
+        check_yaml_text(text)
+        data = yaml.load(text, Loader=SAFE_LOADER)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, InputLimitError):
         return ()
     return _dependencies(data) if isinstance(data, dict) else ()
 

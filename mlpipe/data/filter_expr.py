@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlpipe.errors import MlpipeError
+from mlpipe.limits import MAX_FILTER_CHARS, MAX_FILTER_DEPTH
 
 COMPARE_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
@@ -41,12 +42,30 @@ class FilterSyntaxError(MlpipeError, ValueError):
 
 def check_expression(text: str) -> ast.Expression:
     """Parse ``text`` and make sure it only uses the supported subset."""
+    if len(text) > MAX_FILTER_CHARS:
+        raise FilterSyntaxError(f"filter expression too long: {len(text):,} characters, "
+                                f"the limit is {MAX_FILTER_CHARS:,}")
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except SyntaxError as exc:
-        raise FilterSyntaxError(f"invalid filter expression {text!r}: {exc.msg}") from exc
+        raise FilterSyntaxError(f"invalid filter expression {text[:80]!r}: {exc.msg}") from exc
+    except (RecursionError, MemoryError, ValueError) as exc:
+        raise FilterSyntaxError("filter expression too deeply nested") from exc
+    _check_depth(tree.body)
     _check(tree.body)
     return tree
+
+
+def _check_depth(root: ast.AST) -> None:
+    """Reject an expression nested deeper than :data:`MAX_FILTER_DEPTH` (checked without
+    recursion, so checking and evaluating it later cannot exhaust the stack)."""
+    stack = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_FILTER_DEPTH:
+            raise FilterSyntaxError(f"filter expression nested more than {MAX_FILTER_DEPTH} "
+                                    "levels deep (a + b + c counts one level per operator)")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
 
 
 def _check(node: ast.AST) -> None:

@@ -17,6 +17,7 @@ from ruamel.yaml.error import YAMLError
 from mlpipe.data.errors import DataError
 from mlpipe.data.transforms import Transform, parse_transform
 from mlpipe.diagnostics import did_you_mean
+from mlpipe.limits import InputLimitError, check_file_size, check_yaml_text
 
 MLTABLE_FILE = "MLTable"
 REMOTE_PREFIXES = ("http://", "https://", "azureml:", "wasb://", "wasbs://", "abfs://",
@@ -111,8 +112,14 @@ def load_spec(path: str) -> MLTableSpec:
                         hint="an mltable input is a folder with an MLTable file; "
                              "use type uri_folder for a plain folder")
     try:
+        check_file_size(file)
         with open(file, encoding="utf-8") as handle:
-            doc = YAML(typ="rt").load(handle)
+            text = handle.read()
+        check_yaml_text(text)
+        doc = YAML(typ="rt").load(text)
+    except InputLimitError as exc:
+        raise DataError(exc.message, file=file, line=exc.line, column=exc.column,
+                        code="input-limit", hint=exc.hint) from exc
     except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise DataError(f"malformed MLTable YAML: {getattr(exc, 'problem', None) or exc}",
@@ -120,6 +127,9 @@ def load_spec(path: str) -> MLTableSpec:
                         code="mltable-syntax") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read MLTable file: {exc}", file=file, code="unreadable") from exc
+    except (ValueError, TypeError, OverflowError) as exc:  # a value its ``!!tag`` cannot read
+        raise DataError(f"malformed MLTable YAML: {exc}", file=file,
+                        code="mltable-syntax") from exc
     if not isinstance(doc, dict):
         raise DataError("an MLTable file must be a mapping with 'paths'", file=file,
                         code="mltable-syntax")

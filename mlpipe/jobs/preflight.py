@@ -165,8 +165,13 @@ def conda_file_packages(path: Path) -> list[str]:
     """The conda and pip package specs of a conda environment file ([] when unreadable)."""
     from ruamel.yaml import YAML
 
+    from mlpipe.limits import check_file_size, check_yaml_text
+
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        check_file_size(path)
+        text = path.read_text(encoding="utf-8")
+        check_yaml_text(text)
+        data = YAML(typ="safe").load(text)
     except Exception:  # a broken or absent conda file is the compiler's warning, not ours
         return []
     specs: list[str] = []

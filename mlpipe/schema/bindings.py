@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# One expression: ${{ expr }} or $<< expr >>, expr is a dotted name path.
-BINDING_EXPR = r"(?:\$\{\{\s*(?P<curly>[^{}]*?)\s*\}\}|\$<<\s*(?P<angle>[^<>]*?)\s*>>)"
+# One expression: ${{ expr }} or $<< expr >>, expr is a dotted name path. The groups hold
+# the text between the brackets, spaces included (match_expression strips them): lazy
+# groups between optional spaces backtracked in cubic time on "${{" and many spaces.
+BINDING_EXPR = r"(?:\$\{\{(?P<curly>[^{}]*)\}\}|\$<<(?P<angle>[^<>]*)>>)"
 BINDING_PATTERN = re.compile(BINDING_EXPR)
 WHOLE_BINDING = re.compile(rf"^\s*{BINDING_EXPR}\s*$")
 # The JSON-Schema spelling of "a string that is one binding".
@@ -22,7 +24,7 @@ BINDING_JSON_PATTERN = r"^\s*(\$\{\{[^{}]*\}\}|\$<<[^<>]*>>)\s*$"
 def match_expression(match: re.Match[str]) -> str:
     """The expression inside a :data:`BINDING_PATTERN` match, whichever spelling it uses."""
     curly = match.group("curly")
-    return curly if curly is not None else match.group("angle")
+    return (curly if curly is not None else match.group("angle")).strip()
 
 
 def is_binding(value: Any) -> bool:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Discriminator, Tag
 from pydantic_core import ErrorDetails
 
 from mlpipe.diagnostics import Diagnostic, did_you_mean
+from mlpipe.limits import MAX_SCHEMA_PROBLEMS
 from mlpipe.schema.yamlio import KeyPath, PositionMap, describe_value, format_key_path
 
 
@@ -187,7 +188,12 @@ def translate_errors(root: type[BaseModel], errors: Sequence[ErrorDetails], data
     """pydantic errors of ``root.model_validate(data)`` -> diagnostics with positions."""
     out: list[Diagnostic] = []
     seen: set[tuple[str, str]] = set()
-    for err in errors:
+    for index, err in enumerate(errors):
+        if len(out) >= MAX_SCHEMA_PROBLEMS:
+            out.append(Diagnostic(f"... and {len(errors) - index:,} more schema problems not "
+                                  f"shown (at most {MAX_SCHEMA_PROBLEMS} are reported)",
+                                  location=positions.locate(prefix), code="input-limit"))
+            break
         diag = _translate_one(root, err, data, positions, prefix)
         key = (diag.key_path, diag.message)
         if key not in seen:

@@ -31,6 +31,8 @@ def file_kind(data: Any) -> str:
     if not isinstance(data, dict):
         return "unknown"
     kind = data.get("type")
+    if not isinstance(kind, str):  # a list, mapping or number is reported by the schema
+        kind = None
     schema_value = data.get("$schema")
     schema = schema_value.lower() if isinstance(schema_value, str) else ""
     job_schema = _JOB_SCHEMA.search(schema)
@@ -42,7 +44,7 @@ def file_kind(data: Any) -> str:
         return "component"
     if kind == "pipeline":
         return "pipeline"
-    if isinstance(kind, str) and (kind in ("parallel", "command") or kind.endswith("Component")):
+    if kind in ("parallel", "command") or (kind or "").endswith("Component"):
         return "component"
     if kind in OTHER_JOB_TYPES:
         return "job"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.errors import MlpipeError
+from mlpipe.limits import MAX_INT_DIGITS
 from mlpipe.schema.yamlio import describe_value
 from mlpipe.sizes import MINI_BATCH_SIZE_PATTERN
 
@@ -88,6 +89,9 @@ def to_int(value: Any) -> int:
                 hint="a fractional value would be truncated silently by azure-ai-ml")
         return int(value)
     if isinstance(value, str) and _INT_TEXT.match(value):
+        if sum(c.isdigit() for c in value) > MAX_INT_DIGITS:
+            raise SettingError(f"integer too long: more than {MAX_INT_DIGITS} digits",
+                               code="range")
         return int(value)
     raise SettingError(f"must be an integer, got {describe_value(value)}", code="type")
 
@@ -117,7 +121,10 @@ def check_mini_batch_size(value: Any) -> str:
             code="pattern",
             hint=hint,
         )
-    if int(re.match(r"\d+", value).group()) == 0:  # type: ignore[union-attr]
+    digits = re.match(r"\d+", value).group()  # type: ignore[union-attr]
+    if len(digits) > MAX_INT_DIGITS:
+        raise SettingError(f"number too long: more than {MAX_INT_DIGITS} digits", code="range")
+    if int(digits) == 0:
         raise SettingError(f"must be greater than 0, got {value!r}", code="range")
     return value
 

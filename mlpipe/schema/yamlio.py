@@ -6,9 +6,10 @@ loader (libyaml's C parser when available), i.e. **YAML 1.1** rules: ``yes``/``n
 strings. The document is composed into nodes, which carry their line and column, and
 turned into plain data here, so every key and value keeps its position. Whatever can go
 wrong while reading (unreadable file, syntax error, duplicate key, empty document, a
-document that is not a mapping, a boolean key, an unknown ``!tag``, a recursive alias)
-becomes a :class:`~mlpipe.diagnostics.Diagnostic` with a line and column; nothing here
-raises on bad input.
+document that is not a mapping, a boolean key, an unknown ``!tag``, a recursive alias,
+a file over one of the limits of :mod:`mlpipe.limits`) becomes a
+:class:`~mlpipe.diagnostics.Diagnostic` with a line and column; nothing here raises on bad
+input.
 
 (ruamel.yaml's round-trip loader gives the same positions but is pure Python and about
 ten times slower: a 200-step pipeline took over a second just to parse.)
@@ -26,6 +27,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.limits import InputLimitError, check_file_size, check_yaml_text
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MERGE_TAG = "tag:yaml.org,2002:merge"
@@ -108,6 +110,10 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
     source = str(Path(path).resolve())
     positions = PositionMap(source)
     try:
+        check_file_size(path)
+    except InputLimitError as exc:
+        return YamlDocument(source, None, positions, [_limit_diagnostic(exc, source)])
+    try:
         raw = Path(path).read_bytes()
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -131,6 +137,10 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
 def load_yaml_text(text: str, source: str) -> YamlDocument:
     """Parse YAML ``text`` that came from ``source`` (used in messages)."""
     positions = PositionMap(source)
+    try:
+        check_yaml_text(text)
+    except InputLimitError as exc:
+        return YamlDocument(source, None, positions, [_limit_diagnostic(exc, source)])
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -156,6 +166,11 @@ def load_yaml_text(text: str, source: str) -> YamlDocument:
     positions.values[()] = _mark(node, source)
     data = reader.read(node, ())
     return YamlDocument(source, data, positions, reader.diagnostics)
+
+
+def _limit_diagnostic(exc: InputLimitError, source: str) -> Diagnostic:
+    return Diagnostic(exc.message, location=Location(source, exc.line, exc.column),
+                      code="input-limit", hint=exc.hint)
 
 
 def _decode_diagnostic(raw: bytes, exc: UnicodeDecodeError, source: str) -> Diagnostic:
@@ -306,6 +321,11 @@ class _NodeReader:
         except yaml.YAMLError:
             self._problem(f"unsupported YAML tag '{node.tag}'", path, _mark(node, self.source),
                           "yaml-tag")
+            return node.value
+        except (ValueError, TypeError, OverflowError):  # ``!!int x``, ``!!timestamp 2020-99``
+            tag = node.tag.rsplit(":", 1)[-1]
+            self._problem(f"{describe_value(node.value)} is not a valid !!{tag}", path,
+                          _mark(node, self.source), "yaml-tag", "remove the tag or fix the value")
             return node.value
         if isinstance(value, (_dt.date, _dt.datetime)):
             return value.isoformat()

@@ -110,12 +110,17 @@ class PipelineJob(Tracked):
         if self.outputs:
             data["outputs"] = {}
             for key, output in self.outputs.items():
-                data["outputs"][key] = (output.to_dict() or None) if output is not None else None
-                if output is not None:
-                    em.mark_object(("outputs", key), output)
+                if output is None or not hasattr(output, "to_dict"):  # a file's odd value:
+                    data["outputs"][key] = output  # validation says what is wrong with it
+                    continue
+                data["outputs"][key] = output.to_dict() or None
+                em.mark_object(("outputs", key), output)
         if self.jobs:
             data["jobs"] = {}
             for key, node in self.jobs.items():
+                if not hasattr(node, "to_dict"):  # as written in a file: validation says why
+                    data["jobs"][key] = node
+                    continue
                 if node.name != key:
                     object.__setattr__(node, "name", key)
                 data["jobs"][key] = node.to_dict(self._base_path, em, ("jobs", key))

@@ -89,20 +89,24 @@ def job_from_dict(data: Mapping[str, Any], *, base_path: Path, source: Path | No
              "properties", "settings", "inputs", "outputs", "jobs"}
     extra = {key: value for key, value in data.items() if key not in known}
     settings = data.get("settings")
-    outputs = data.get("outputs") or {}
-    jobs = data.get("jobs") or {}
+    # A section of the wrong shape is kept as written, for validation to report.
+    misshapen = {key: data[key] for key in ("inputs", "outputs", "jobs")
+                 if data.get(key) is not None and not isinstance(data[key], Mapping)}
+    outputs = {} if "outputs" in misshapen else data.get("outputs") or {}
+    jobs = {} if "jobs" in misshapen else data.get("jobs") or {}
     job = PipelineJob(
         name=data.get("name"), display_name=data.get("display_name"),
         description=data.get("description"), experiment_name=data.get("experiment_name"),
         tags=data.get("tags"), properties=data.get("properties"),
         settings=PipelineJobSettings(**settings) if isinstance(settings, Mapping) else None,
-        inputs=dict(data.get("inputs") or {}),
+        inputs={} if "inputs" in misshapen else dict(data.get("inputs") or {}),
         outputs={key: (Output(**{"type": None, **value}) if isinstance(value, Mapping)
                        else value) for key, value in outputs.items()},
         jobs={key: node_from_dict(key, value) for key, value in jobs.items()},
         base_path=base_path, source=source, extra=extra, yaml_positions=positions)
     if settings is not None and not isinstance(settings, Mapping):
         job._extra["settings"] = settings
+    job._extra.update(misshapen)
     return job
 
 

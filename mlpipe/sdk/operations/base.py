@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mlpipe.errors import MlpipeError
 
-class NotAvailableLocally(RuntimeError):
+
+class NotAvailableLocally(MlpipeError, RuntimeError):
     """A call that needs an Azure ML workspace; the message names it and what to do."""
 
     def __init__(self, call: str, hint: str | None = None) -> None:
