@@ -180,6 +180,12 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
                              hint="pass --skip-unknown to skip such files")
         return FileReport(shown, kind, _relative([problem]))
+    if component_only and kind == "pipeline" and _JOB_SCHEMA.search(str(doc.data.get("$schema"))):
+        problem = Diagnostic("this is a pipeline job ($schema pipelineJob.schema.json), not a "
+                             "component", key_path="$schema",
+                             location=doc.positions.locate(("$schema",)), code="not-a-component",
+                             hint="use 'mlpipe job validate'")
+        return FileReport(shown, "component", _relative([problem]))
     if component_only or kind == "component":
         component = load_component_data(doc.data, doc.source, doc.positions)
         component.diagnostics = doc.diagnostics + component.diagnostics

@@ -33,6 +33,9 @@ def resolve_setting(node: Node, key: str, pipeline_inputs: dict[str, PlanInput],
     value, origin = _bound_value(node, src, pipeline_inputs, reporter)
     if value is _MISSING:
         return default
+    if origin and key == "mini_batch_size" and isinstance(value, int) \
+            and not isinstance(value, bool):
+        value = str(value)  # an integer input passed on as the setting's text, as Azure does
     try:
         return check_setting(key, value)
     except SettingError as exc:

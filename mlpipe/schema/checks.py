@@ -83,7 +83,9 @@ def check_component(data: dict[str, Any], positions: PositionMap,
     return check(data, prefix, positions, True) if check is not None else []
 
 
-def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
+def check_pipeline(data: dict[str, Any], positions: PositionMap,
+                   prefix: KeyPath = ()) -> list[Diagnostic]:
+    """The steps of a pipeline job or pipeline component, inline pipeline components too."""
     out: list[Diagnostic] = []
     jobs = data.get("jobs")
     if not isinstance(jobs, dict):
@@ -91,7 +93,7 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnos
     for name, node in jobs.items():
         if not isinstance(node, dict):
             continue
-        path: KeyPath = ("jobs", name)
+        path: KeyPath = prefix + ("jobs", name)
         component = node.get("component")
         inline = component is None
         kind = node.get("type")
@@ -100,18 +102,24 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnos
             out.extend(check(node, path, positions, inline))
             if isinstance(component, dict):
                 out.extend(check(component, path + ("component",), positions, True))
+        elif kind == "pipeline" and isinstance(component, dict):
+            out.extend(check_pipeline(component, positions, path + ("component",)))
     return out
 
 
-def _owners(data: dict[str, Any], is_pipeline: bool) -> list[tuple[KeyPath, dict[str, Any]]]:
-    """The mappings that are a job, a step or a component."""
-    owners: list[tuple[KeyPath, dict[str, Any]]] = [((), data)]
+def _owners(data: dict[str, Any], is_pipeline: bool,
+            prefix: KeyPath = ()) -> list[tuple[KeyPath, dict[str, Any]]]:
+    """The mappings that are a job, a step or a component (inline pipeline components too)."""
+    owners: list[tuple[KeyPath, dict[str, Any]]] = [(prefix, data)]
     if is_pipeline and isinstance(data.get("jobs"), dict):
         for name, node in data["jobs"].items():
             if isinstance(node, dict):
-                owners.append((("jobs", name), node))
-                if isinstance(node.get("component"), dict):
-                    owners.append((("jobs", name, "component"), node["component"]))
+                path = prefix + ("jobs", name)
+                owners.append((path, node))
+                component = node.get("component")
+                if isinstance(component, dict):
+                    owners.extend(_owners(component, component.get("type") == "pipeline",
+                                          path + ("component",)))
     return owners
 
 
