@@ -41,7 +41,8 @@ def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
 
 
 DATA_TYPES = frozenset(
-    {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model"}
+    {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model",
+     "path"}  # 'path': azure-ai-ml's legacy port type, read like uri_folder / uri_file
 )
 LITERAL_TYPES = frozenset({"string", "integer", "number", "boolean"})
 Literal_ = str | int | float | bool

@@ -153,7 +153,10 @@ def test_a_good_script_in_a_file_has_no_problem(tmp_path: Path) -> None:
     root = make_file_project(tmp_path / "proj")
     script = write(root / "good.py", BAD_SCRIPT.replace("inputs.file}", "inputs.files}")
                    .replace("-3", "3").replace("ecko", "echo").replace('"lots"', '"2"')
-                   .replace("= 0", "= 1"))
+                   .replace("= 0", "= 1")
+                   .replace('append_row_to="${{outputs.lines}}"',
+                            'append_row_to="${{outputs.lines}}", environment="azureml:env:1"')
+                   .replace("@pipeline()", '@pipeline(default_compute="azureml:cpu")'))
     job = runpy.run_path(str(script))["job"]
     assert job.validate() == ()
     assert textwrap.dedent(job.to_yaml()).startswith("$schema:")

@@ -163,6 +163,18 @@ def file_kind(data: Any) -> str:
     return "unknown"
 
 
+def is_pipeline_job(data: dict[str, Any]) -> bool:
+    """A ``type: pipeline`` file is a job unless its ``$schema`` names a component, or it has
+    a ``name`` and none of the job-only keys (``settings``, ``experiment_name``, ``compute``)."""
+    schema = str(data.get("$schema") or "").lower()
+    if _JOB_SCHEMA.search(schema):
+        return True
+    if "component" in schema:
+        return False
+    return "name" not in data or any(key in data for key in ("settings", "experiment_name",
+                                                               "compute"))
+
+
 def _validate_file(file: str, args: argparse.Namespace, component_only: bool) -> FileReport:
     shown = _display(file)
     doc = load_yaml_file(file)
@@ -180,11 +192,12 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
                              hint="pass --skip-unknown to skip such files")
         return FileReport(shown, kind, _relative([problem]))
-    if component_only and kind == "pipeline" and _JOB_SCHEMA.search(str(doc.data.get("$schema"))):
-        problem = Diagnostic("this is a pipeline job ($schema pipelineJob.schema.json), not a "
-                             "component", key_path="$schema",
-                             location=doc.positions.locate(("$schema",)), code="not-a-component",
-                             hint="use 'mlpipe job validate'")
+    if component_only and kind == "pipeline" and is_pipeline_job(doc.data):
+        key = "$schema" if "$schema" in doc.data else "type"
+        problem = Diagnostic("this is a pipeline job, not a pipeline component (a component has "
+                             "a 'name' or the pipelineComponent.schema.json $schema)",
+                             key_path=key, location=doc.positions.locate((key,)),
+                             code="not-a-component", hint="use 'mlpipe job validate'")
         return FileReport(shown, "component", _relative([problem]))
     if component_only or kind == "component":
         component = load_component_data(doc.data, doc.source, doc.positions)
@@ -194,7 +207,8 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         return FileReport(shown, "component", _relative(diagnostics), label)
     loaded = load_pipeline_data(doc.data, doc.source, doc.positions)
     loaded.diagnostics = doc.diagnostics + loaded.diagnostics
-    result = check_pipeline(loaded, overrides=args.overrides, check_paths=not args.no_path_checks)
+    result = check_pipeline(loaded, overrides=args.overrides, check_paths=not args.no_path_checks,
+                            submission=True)
     report = FileReport(shown, "pipeline", _relative(result.diagnostics), "pipeline job")
     if result.plan is not None:
         steps = len(result.plan.steps)

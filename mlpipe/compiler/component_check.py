@@ -16,12 +16,14 @@ from mlpipe.compiler.values import coerce_literal, is_data_type
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.plan import PlanInput, PlanOutput
 from mlpipe.schema import Loaded, load_component
+from mlpipe.schema.submission import component_rules
 
 
 def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     """Every problem and warning of a parallel or command component file.
 
-    Checks what the schema layer checks, and that every ``${{inputs.x}}`` /
+    Checks what the schema layer checks, what Azure ML rejects when the component is
+    submitted (:mod:`mlpipe.schema.submission`), and that every ``${{inputs.x}}`` /
     ``${{outputs.y}}`` names a declared input or output, that defaults fit their
     declared type, that the code folder and entry script exist, and the
     parallel-run flags in ``program_arguments``.
@@ -31,6 +33,7 @@ def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     reporter.extend(loaded.diagnostics)
     if not isinstance(loaded.data, dict):
         return reporter.items
+    reporter.extend(component_rules(loaded.data, loaded.positions, standalone=True))
     doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
     if doc.get("type") == "pipeline":
         _check_pipeline_component(doc, reporter)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.schema import PositionMap, load_component, load_component_data, load_yaml_file
+from mlpipe.schema.submission import component_rules
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
 
@@ -75,6 +76,7 @@ class ComponentCache:
             return "flow"
         loaded = load_component(parsed)
         self.reporter.extend(loaded.diagnostics)
+        self.reporter.extend(component_rules(loaded.data, loaded.positions, standalone=False))
         data = loaded.data if isinstance(loaded.data, dict) else None
         return None if data is None else Doc(data, target, loaded.positions)
 

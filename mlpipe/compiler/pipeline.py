@@ -19,7 +19,14 @@ from mlpipe.compiler.overrides import apply_overrides, overridden_paths
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
 from mlpipe.compiler.values import DEFAULT_DATASTORE
-from mlpipe.diagnostics import Diagnostic, HasDiagnostics, Location, ValidationError
+from mlpipe.diagnostics import (
+    Diagnostic,
+    HasDiagnostics,
+    Location,
+    ValidationError,
+    errors_of,
+    warnings_of,
+)
 from mlpipe.frozen import freeze
 from mlpipe.plan import (
     JOB_NAME,
@@ -30,6 +37,7 @@ from mlpipe.plan import (
     resolve_runs_dir,
 )
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
+from mlpipe.schema.submission import SERVICE_ONLY, for_local_run, pipeline_rules
 from mlpipe.schema.yamlio import PositionMap
 
 
@@ -60,14 +68,20 @@ def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike
 
 def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] = (),
                       check_paths: bool = True) -> list[Diagnostic]:
-    """Every problem and warning of a pipeline job YAML (empty when it is clean)."""
-    return check_pipeline(source, overrides=overrides, check_paths=check_paths).diagnostics
+    """Every problem and warning of a pipeline job YAML (empty when it is clean), with
+    everything Azure ML rejects at submission as an error (like ``mlpipe job validate``)."""
+    return check_pipeline(source, overrides=overrides, check_paths=check_paths,
+                          submission=True).diagnostics
 
 
 def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
                    job_name: str | None = None, overrides: Sequence[str] = (),
-                   check_paths: bool = True) -> CompileResult:
+                   check_paths: bool = True, submission: bool = False) -> CompileResult:
     """Compile without raising: the plan when valid, and all diagnostics either way.
+
+    With ``submission`` every rule Azure ML applies when the job is submitted is an error
+    (``mlpipe job validate``); without it (a local run) the rules only the service needs
+    (compute, environment, names, ...) are one warning each.
 
     Raises :class:`~mlpipe.compiler.overrides.OverrideSyntaxError` for an override
     that is not ``KEY=VALUE`` and :class:`ValueError` for an invalid ``job_name``.
@@ -81,13 +95,14 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     reporter.extend(loaded.diagnostics)
     if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
+    reporter.extend(pipeline_rules(loaded.data, loaded.positions))
     doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
-    diagnostics = sort_diagnostics(reporter.items)
-    if reporter.errors:
+    diagnostics = sort_diagnostics(reporter.items if submission
+                                   else for_local_run(reporter.items))
+    if errors_of(diagnostics) or plan is None:
         return CompileResult(None, diagnostics)
-    assert plan is not None
-    return CompileResult(_with_warnings(plan, reporter.warnings), diagnostics)
+    return CompileResult(_with_warnings(plan, warnings_of(diagnostics)), diagnostics)
 
 
 def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) -> Loaded:
@@ -196,7 +211,7 @@ class _Compiler:
             ctx.remote = []
             steps.append(build_step(node, ctx))
             remote += self._component_asset(node) + ctx.remote + self.io.remote.get(node.name, [])
-        if self.reporter.errors:
+        if any(d.code not in SERVICE_ONLY for d in self.reporter.errors):
             return None
         return ExecutionPlan(
             source=str(self.doc.file),

@@ -37,12 +37,15 @@ def resolve_setting(node: Node, key: str, pipeline_inputs: dict[str, PlanInput],
             and not isinstance(value, bool):
         value = str(value)  # an integer input passed on as the setting's text, as Azure does
     try:
-        return check_setting(key, value)
+        checked = check_setting(key, value)
     except SettingError as exc:
         if origin or not reporter.has_error_at(src.doc, src.path):
             suffix = f" (from {origin})" if origin else ""
             reporter.error(src.doc, src.path, exc.message + suffix, code=exc.code, hint=exc.hint)
         return default
+    if key == "mini_batch_size" and isinstance(checked, str) and checked.strip() == "0":
+        return default  # "0" is azure-ai-ml's "unset"
+    return checked
 
 
 def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],

@@ -99,7 +99,8 @@ def check_int_setting(name: str, value: Any) -> int:
 
 
 def check_mini_batch_size(value: Any) -> str:
-    """A string like ``"10"`` (files) or ``"10kb"``/``"1MB"`` (bytes), greater than 0."""
+    """A string like ``"10"`` (files) or ``"10kb"``/``"1MB"`` (bytes), greater than 0;
+    ``"0"`` means unset (the default applies), as azure-ai-ml writes it."""
     if isinstance(value, bool) or not isinstance(value, str):
         hint = (f'quote it: "{value}"' if isinstance(value, int) and not isinstance(value, bool)
                 else None)
@@ -118,6 +119,8 @@ def check_mini_batch_size(value: Any) -> str:
             code="pattern",
             hint=hint,
         )
+    if value.strip().isdigit() and int(value) == 0:
+        return value  # "0": unset (what azure-ai-ml sends when no size is given)
     if int(re.match(r"\d+", value).group()) == 0:  # type: ignore[union-attr]
         raise SettingError(f"must be greater than 0, got {value!r}", code="range")
     return value
