@@ -192,8 +192,9 @@ class _Compiler:
         order = self._order(nodes)
         for name in order:
             self.io.resolve_inputs(nodes[name])
-            if nodes[name].is_pipeline:
-                expand_pipeline_node(self, nodes[name], nodes)
+            node = nodes[name]
+            if node.is_pipeline and not self.reporter.has_error_at(self.doc, node.path):
+                expand_pipeline_node(self, node, nodes)
         default_compute = self.settings.get("default_compute") or self.doc.get("compute")
         if self.scope is not None:
             default_compute = self.scope.default_compute

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from mlpipe.compiler.assets import AssetMap
-from mlpipe.compiler.bindings import whole_reference
+from mlpipe.compiler.bindings import Reference, substitute, whole_reference
 from mlpipe.compiler.context import SAFE_LOADER, Reporter
 from mlpipe.compiler.scope import Node, Source
 from mlpipe.diagnostics import did_you_mean
@@ -76,6 +76,29 @@ def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
         reporter.error(src.doc, src.path, f"{ref.text} {what}", code="binding")
         return _MISSING, None
     return found.value, ref.text
+
+
+def parent_literals(text: str, pipeline_inputs: dict[str, PlanInput], src: Source,
+                    reporter: Reporter) -> str:
+    """``text`` with each ``${{parent.inputs.x}}`` replaced by the literal pipeline input ``x``
+    (an error when ``x`` is not a literal, and the binding is dropped)."""
+
+    def render(ref: Reference) -> str:
+        if ref.scope != "parent_input":
+            return ref.text
+        found = pipeline_inputs.get(ref.name)
+        if found is None:
+            reporter.error(src.doc, src.path, f"{ref.text} names no pipeline input (declared "
+                           f"inputs: {', '.join(pipeline_inputs) or 'none'})", code="binding",
+                           hint=did_you_mean(ref.name, list(pipeline_inputs)))
+        elif found.value is None:
+            what = "is not set" if not found.is_set else f"is a {found.type} input, not a literal"
+            reporter.error(src.doc, src.path, f"{ref.text} {what}", code="binding")
+        else:
+            return str(found.as_argument())
+        return ""  # reported once here
+
+    return substitute(text, render) if "parent.inputs" in text else text
 
 
 def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[str | None,
