@@ -64,6 +64,8 @@ class _Rules:
                         f"write 'azureml:{compute}' (or 'serverless')")
         inputs = data.get("inputs")
         for name, value in inputs.items() if isinstance(inputs, dict) else []:
+            if isinstance(value, dict):
+                self.eval_mode(value, ("inputs", name))
             if isinstance(value, dict) and "default" in value:
                 self.reject(("inputs", name, "default"), "azure-input-default",
                             "a pipeline job input takes a value; 'default' is component syntax",
