@@ -240,3 +240,76 @@ def test_a_component_setting_bound_through_levels_is_range_checked(tmp_path: Pat
     else:  # "0" is azure-ai-ml's "unset": the data layer's default applies
         assert result.plan is not None
         assert result.plan.step("top.inner.score").mini_batch_size == (None if batch == "0" else "5")
+
+
+SDK_SCRIPT = """\
+from mlpipe import Input, Output, command, pipeline
+from mlpipe.parallel import RunFunction, parallel_run_function
+
+score = parallel_run_function(
+    name="score",
+    inputs=dict(data=Input(type="uri_folder")),
+    outputs=dict(scored=Output(type="uri_file")),
+    input_data="${{inputs.data}}",
+    mini_batch_size="2",
+    max_concurrency_per_instance=1,
+    task=RunFunction(code="./src", entry_script="score.py", append_row_to="${{outputs.scored}}",
+                     environment="azureml:env:1"),
+)
+report = command(
+    name="report",
+    inputs=dict(rows=Input(type="uri_file")),
+    outputs=dict(copy=Output(type="uri_folder")),
+    command="cp ${{inputs.rows}} ${{outputs.copy}}/rows.txt",
+    environment="azureml:env:1",
+)
+
+
+@pipeline()
+def scoring(data):
+    step = score(data=data)
+    return {"scored": step.outputs.scored}
+
+
+@pipeline()
+def middle(data):
+    inner = scoring(data=data)
+    return {"result": inner.outputs.scored}
+
+
+@pipeline(default_compute="azureml:cpu-cluster")
+def outer(folder):
+    top = middle(data=folder)
+    copy = report(rows=top.outputs.result)
+
+
+job = outer(folder=Input(type="uri_folder", path="./data"))
+"""
+
+
+def test_nested_pipeline_functions_become_pipeline_components(tmp_path: Path) -> None:
+    import runpy
+
+    import mlpipe
+
+    project(tmp_path)
+    script = tmp_path / "nested.py"
+    script.write_text(SDK_SCRIPT)
+    job = runpy.run_path(str(script))["job"]
+    document = job.to_dict()
+    top = document["jobs"]["top"]
+    assert top["type"] == "pipeline" and top["inputs"] == {"data": "${{parent.inputs.folder}}"}
+    assert top["component"]["inputs"] == {"data": {"type": "uri_folder"}}
+    assert top["component"]["outputs"] == {"result": {"type": "uri_file"}}
+    assert top["component"]["jobs"]["inner"]["type"] == "pipeline"
+    assert document["jobs"]["copy"]["inputs"]["rows"] == "${{parent.jobs.top.outputs.result}}"
+    assert job.validate() == ()
+    job.dump(tmp_path / "dumped.yml")
+    again = mlpipe.load_job(tmp_path / "dumped.yml")
+    assert again == job
+    plan = again.compile(runs_dir=tmp_path / "runs")
+    assert [s.name for s in plan.steps] == ["top.inner.step", "copy"]
+    result = mlpipe.run(job, runs_dir=tmp_path / "runs")
+    assert result.status == "completed"
+    rows = Path(result.step_outputs["top.inner.step"]["scored"]).read_text().splitlines()
+    assert rows == [f"f{i}.txt: row {i}" for i in range(5)]

@@ -136,7 +136,7 @@ def test_unknown_input_is_reported_at_the_node_call(tmp_path: Path) -> None:
     assert problem.hint == "did you mean 'files'?"
 
 
-def test_nested_pipelines_are_refused_clearly() -> None:
+def test_a_nested_pipeline_without_steps_is_refused_clearly() -> None:
     @pipeline()
     def inner():
         pass
@@ -145,7 +145,7 @@ def test_nested_pipelines_are_refused_clearly() -> None:
     def outer():
         inner()
 
-    with pytest.raises(ValidationError, match="nested pipeline"):
+    with pytest.raises(ValidationError, match=r"the @pipeline function inner\(\) made no steps"):
         outer()
 
 
