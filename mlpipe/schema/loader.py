@@ -121,8 +121,11 @@ def load_component_data(data: Mapping[str, Any], source: str,
         return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
                       positions, source, plain)
     is_pipeline = kind == "pipeline"
-    extra = ((checks.check_pipeline(plain, positions) + checks.other_node_warnings(plain, positions))
-             if is_pipeline else checks.check_component(plain, positions))
+    if is_pipeline:
+        extra = (checks.check_pipeline(plain, positions)
+                 + checks.other_node_warnings(plain, positions))
+    else:
+        extra = checks.check_component(plain, positions)
     extra += checks.cloud_only_warnings(plain, positions, is_pipeline=is_pipeline)
     return _check(model_cls, plain, source, positions, extra)
 
@@ -130,7 +133,8 @@ def load_component_data(data: Mapping[str, Any], source: str,
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
     if not present:
         return Diagnostic("required key 'type' is missing: a component's type is parallel, "
-                          "command or pipeline", key_path="type", location=positions.locate(()), code="missing")
+                          "command or pipeline", key_path="type", location=positions.locate(()),
+                          code="missing")
     hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
     return Diagnostic(f"must be one of parallel, command, pipeline, got {describe_value(kind)}",
                       key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)

@@ -70,8 +70,8 @@ class _Rules:
                 self.reject(("inputs", name, "default"), "azure-input-default",
                             "a pipeline job input takes a value; 'default' is component syntax",
                             _value_fix(name, value))
-        if not _has_compute(data):
-            self.reject(("jobs",) if "jobs" in data else (), "azure-compute",
+        if isinstance(data.get("jobs"), dict) and data["jobs"] and not _has_compute(data):
+            self.reject(("jobs",), "azure-compute",
                         "no compute: no step sets 'compute' and there is no "
                         "settings.default_compute",
                         "set settings.default_compute: azureml:<cluster> (or 'serverless')")

@@ -20,6 +20,9 @@ class PipelineComponentNode(Node):
     inner function returned."""
 
     kind = "pipeline"
+    _job: PipelineJob
+    _component_name: str
+    _declarations: dict[str, dict[str, Any]]
 
     def __init__(self, job: PipelineJob, component_name: str, values: Mapping[str, Any],
                  **common: Any) -> None:
