@@ -107,17 +107,22 @@ COMPONENT_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", COMPONENT_CASES)
-def test_component_rules(root: Path, case: str) -> None:
-    old, new, needle, key, message, hint = COMPONENT_CASES[case]
-    assert old in COMPONENT
-    path, errors = component_errors(root, COMPONENT.replace(old, new, 1))
+def check_case(path: Path, errors: list, case: tuple) -> None:
+    """The one error of a rule case: its key path, message, line and hint."""
+    _, _, needle, key, message, hint = case
     [error] = errors
     assert error.key_path == key and error.message.startswith(message), error.format()
     assert error.message.endswith(": " + REJECTS)
     assert error.location is not None and error.location.line == line_of(path, needle)
     if hint:
         assert error.hint == hint
+
+
+@pytest.mark.parametrize("case", COMPONENT_CASES)
+def test_component_rules(root: Path, case: str) -> None:
+    old, new = COMPONENT_CASES[case][:2]
+    assert old in COMPONENT
+    check_case(*component_errors(root, COMPONENT.replace(old, new, 1)), COMPONENT_CASES[case])
 
 
 PIPELINE_CASES = {
@@ -161,15 +166,9 @@ PIPELINE_CASES = {
 
 @pytest.mark.parametrize("case", PIPELINE_CASES)
 def test_pipeline_rules(root: Path, case: str) -> None:
-    old, new, needle, key, message, hint = PIPELINE_CASES[case]
+    old, new = PIPELINE_CASES[case][:2]
     assert old in PIPELINE
-    path, errors = job_errors(root, PIPELINE.replace(old, new, 1))
-    [error] = errors
-    assert error.key_path == key and error.message.startswith(message), error.format()
-    assert error.message.endswith(": " + REJECTS)
-    assert error.location is not None and error.location.line == line_of(path, needle)
-    if hint:
-        assert error.hint == hint
+    check_case(*job_errors(root, PIPELINE.replace(old, new, 1)), PIPELINE_CASES[case])
 
 
 def test_an_inline_component_without_environment(root: Path) -> None:
@@ -215,15 +214,18 @@ def test_what_azure_accepts_is_accepted(root: Path, case: str) -> None:
         assert step.environment_variables["LABEL"] == "hello"
 
 
-def test_step_services_get_one_verdict(root: Path) -> None:
-    text = PIPELINE.replace("    input_data:", "    services:\n      my_jupyter: {type: jupyter_lab}\n"
-                                              "    input_data:")
+@pytest.mark.parametrize("key, value", [("services", "{my_jupyter: {type: jupyter_lab}}"),
+                                        ("distribution", "{type: mpi}"),
+                                        ("queue_settings", "{job_tier: spot}")])
+def test_a_cloud_only_key_on_a_parallel_step_gets_one_verdict(root: Path, key: str,
+                                                              value: str) -> None:
     path = root / "pipeline.yml"
-    path.write_text(text)
+    path.write_text(PIPELINE.replace("    input_data:", f"    {key}: {value}\n    input_data:"))
     result = check_pipeline(path, runs_dir=root / "runs", submission=True)
     [warning] = result.diagnostics
-    assert warning.severity == "warning" and warning.key_path == "jobs.score.services"
-    assert warning.message == "'services' is ignored when running locally"
+    assert warning.severity == "warning" and warning.key_path == f"jobs.score.{key}"
+    assert warning.message == f"'{key}' is ignored when running locally"
+    assert warning.location is not None and warning.location.line == line_of(path, key)
 
 
 def test_a_local_run_warns_once_per_service_only_rule(root: Path) -> None:

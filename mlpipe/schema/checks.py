@@ -143,6 +143,20 @@ def cloud_only_warnings(data: dict[str, Any], positions: PositionMap,
     return out
 
 
+def is_cloud_only_key(diagnostic: Diagnostic) -> bool:
+    """An "unknown key" error for a cloud-only key in its place (``distribution`` on a
+    parallel step): the key gets its one "ignored when running locally" warning instead,
+    as Azure ML accepts it there (pipeline nodes keep unknown keys)."""
+    if diagnostic.code != "unknown-key" or not diagnostic.key_path:
+        return False
+    parts = diagnostic.key_path.split(".")
+    key = parts[-1]
+    if key not in CLOUD_ONLY_KEYS:
+        return False
+    parent = CLOUD_ONLY_KEYS[key]
+    return parent is None or (len(parts) > 1 and parts[-2] == parent)
+
+
 def other_node_warnings(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
     """Steps of types mlpipe accepts but does not check or run."""
     from mlpipe.schema.pipeline import OTHER_NODE_TYPES

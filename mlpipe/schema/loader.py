@@ -90,7 +90,7 @@ def _start(data: Any, source: str, positions: PositionMap | None
 def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
            positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
     model, diags = _validate(model_cls, plain, positions)
-    diags = _sorted(diags + extra)
+    diags = _sorted([d for d in diags if not checks.is_cloud_only_key(d)] + extra)
     if errors_of(diags):
         model = None
     return Loaded(model, diags, positions, source, plain)
