@@ -313,3 +313,29 @@ def test_nested_pipeline_functions_become_pipeline_components(tmp_path: Path) ->
     assert result.status == "completed"
     rows = Path(result.step_outputs["top.inner.step"]["scored"]).read_text().splitlines()
     assert rows == [f"f{i}.txt: row {i}" for i in range(5)]
+
+
+def test_load_component_of_a_pipeline_component_file_makes_a_pipeline_step(tmp_path: Path) -> None:
+    import runpy
+
+    project(tmp_path)
+    script = tmp_path / "uses_file.py"
+    script.write_text(textwrap.dedent("""\
+        from mlpipe import Input, load_component, pipeline
+
+        scoring = load_component("./inner.yml")
+
+
+        @pipeline(default_compute="azureml:cpu-cluster")
+        def p(folder):
+            scored = scoring(data=folder, batch=3)
+
+
+        job = p(folder=Input(type="uri_folder", path="./data"))
+        """))
+    job = runpy.run_path(str(script))["job"]
+    node = job.to_dict()["jobs"]["scored"]
+    assert (node["type"], node["component"]) == ("pipeline", "file:./inner.yml")
+    plan = job.compile(runs_dir=tmp_path / "runs")
+    assert [s.name for s in plan.steps] == ["scored.score"]
+    assert plan.step("scored.score").mini_batch_size == "3"
