@@ -339,3 +339,15 @@ def test_load_component_of_a_pipeline_component_file_makes_a_pipeline_step(tmp_p
     plan = job.compile(runs_dir=tmp_path / "runs")
     assert [s.name for s in plan.steps] == ["scored.score"]
     assert plan.step("scored.score").mini_batch_size == "3"
+
+
+def test_a_schema_problem_in_a_component_file_names_the_step_using_it(tmp_path: Path) -> None:
+    source = project(tmp_path, inner=INNER.replace("    max_concurrency_per_instance: 1\n",
+                                                   "    max_concurency_per_instance: 1\n"))
+    inner = tmp_path / "inner.yml"
+    [error] = check_pipeline(source, runs_dir=tmp_path / "runs").errors
+    assert error.location is not None and error.location.file == str(inner.resolve())
+    assert error.location.line == line_of(inner, "max_concurency")
+    assert error.message == ("unknown key 'max_concurency_per_instance' (in component used by "
+                             f"jobs.inner at {tmp_path / 'middle.yml'}:10)")
+    assert error.hint == "did you mean 'max_concurrency_per_instance'?"

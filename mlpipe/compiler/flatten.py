@@ -11,14 +11,13 @@ with the step that uses it.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mlpipe.compiler.bindings import whole_reference
-from mlpipe.compiler.components import ComponentCache
+from mlpipe.compiler.components import ComponentCache, shown_path
 from mlpipe.compiler.context import Reporter
 from mlpipe.compiler.scope import Node
 from mlpipe.diagnostics import Diagnostic
@@ -72,7 +71,7 @@ def expand_pipeline_node(compiler: _Compiler, node: Node, siblings: Mapping[str,
         return
     here = compiler.doc.locate(node.path)
     via = (f"in pipeline component used by {compiler.doc.key_path(node.path)} at "
-           f"{_shown(here.file)}:{here.line}")
+           f"{shown_path(here.file or str(compiler.doc.file))}:{here.line}")
     reporter = _ViaReporter(items=compiler.reporter.items, parent=compiler.reporter,
                             outer_file=str(compiler.doc.file), via=via)
     default = (outer.default_compute if outer is not None
@@ -95,14 +94,6 @@ def expand_pipeline_node(compiler: _Compiler, node: Node, siblings: Mapping[str,
             node.outputs[name] = replace(node.outputs[name], path=out.path, type=out.type)
             if out.source is not None:
                 node.sources[name] = out.source
-
-
-def _shown(file: str | None) -> str:
-    """``file`` relative to the working directory when it is below it."""
-    if not file:
-        return "?"
-    relative = os.path.relpath(file)
-    return file if relative.startswith("..") else relative
 
 
 def plan_dependencies(node: Node, nodes: Mapping[str, Node]) -> list[str]:
