@@ -137,8 +137,18 @@ PIPELINE_CASES = {
                                          "settings.default_compute 'cpu-cluster' is not an "
                                          "azureml: reference",
                                          "write 'azureml:cpu-cluster' (or 'serverless')"),
+    "tag without a value": ("tags: {team: ml}", "tags: {team: ml, owner: null}", "tags:",
+                            "tags.owner", "tag 'owner' has no value; tag values are strings",
+                            "give it a quoted value or remove it"),
+    "default_datastore without azureml:": ("  default_compute: azureml:cpu-cluster\n",
+                                           "  default_compute: azureml:cpu-cluster\n"
+                                           "  default_datastore: workspaceblobstore\n",
+                                           "default_datastore", "settings.default_datastore",
+                                           "settings.default_datastore 'workspaceblobstore' is "
+                                           "not an azureml: reference",
+                                           "write 'azureml:workspaceblobstore'"),
     "tag value not a string": ("tags: {team: ml}", "tags: {team: ml, nightly: true}", "tags:",
-                               "tags.nightly", "tag 'nightly' has a bool value",
+                               "tags.nightly", "tag 'nightly' has a bool value; tag values are strings",
                                "quote it: 'true'"),
     "default under a job input": ("  label: hello\n", "  label: {type: string, default: hello}\n",
                                   "label: {type: string", "inputs.label.default",

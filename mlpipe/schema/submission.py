@@ -5,7 +5,8 @@ The rules follow azure-ai-ml's schemas (``_schema/component``, ``_schema/pipelin
 component names match ``^[a-z][a-z0-9_]*$``, step names ``^[a-z_][a-z0-9_]*$``,
 component input/output ``type`` and ``mode`` are compared case-sensitively, a parallel
 ``task`` needs ``type`` and ``environment``, a command needs an ``environment``,
-``settings.default_compute`` is an ``azureml:`` reference (or ``serverless``), tag values
+``settings.default_compute`` is an ``azureml:`` reference (or ``serverless``), so is
+``settings.default_datastore``, tag values
 are strings, and job inputs take values (``default`` is component syntax).
 
 ``mlpipe job validate`` reports every rule as an error. A local run (``mlpipe job
@@ -34,7 +35,7 @@ REJECTS = "Azure ML rejects this at submission"
 
 # Rules that only the service needs: a local run warns about them (once per rule).
 SERVICE_ONLY = frozenset({"azure-compute", "azure-environment", "azure-name", "azure-task-type",
-                          "azure-tags", "azure-default-compute"})
+                          "azure-tags", "azure-reference"})
 
 
 class _Rules:
@@ -59,9 +60,14 @@ class _Rules:
         compute = settings.get("default_compute")
         if isinstance(compute, str) and compute != "serverless" \
                 and not compute.startswith("azureml:"):
-            self.reject(("settings", "default_compute"), "azure-default-compute",
+            self.reject(("settings", "default_compute"), "azure-reference",
                         f"settings.default_compute '{compute}' is not an azureml: reference",
                         f"write 'azureml:{compute}' (or 'serverless')")
+        datastore = settings.get("default_datastore")
+        if isinstance(datastore, str) and not datastore.startswith("azureml:"):
+            self.reject(("settings", "default_datastore"), "azure-reference",
+                        f"settings.default_datastore '{datastore}' is not an azureml: reference",
+                        f"write 'azureml:{datastore}'")
         inputs = data.get("inputs")
         for name, value in inputs.items() if isinstance(inputs, dict) else []:
             if isinstance(value, dict):
@@ -130,9 +136,11 @@ class _Rules:
         for key, value in tags.items() if isinstance(tags, dict) else []:
             if not isinstance(value, str):
                 shown = ("true" if value else "false") if isinstance(value, bool) else value
+                what = "no value" if value is None else f"a {type(value).__name__} value"
+                fix = ("give it a quoted value or remove it" if value is None
+                       else f"quote it: '{shown}'")
                 self.reject(path + ("tags", key), "azure-tags",
-                            f"tag '{key}' has a {type(value).__name__} value; tag values are "
-                            "strings", f"quote it: '{'' if shown is None else shown}'")
+                            f"tag '{key}' has {what}; tag values are strings", fix)
 
     def jobs(self, data: dict[str, Any], path: KeyPath) -> None:
         jobs = data.get("jobs")
