@@ -351,3 +351,17 @@ def test_a_schema_problem_in_a_component_file_names_the_step_using_it(tmp_path: 
     assert error.message == ("unknown key 'max_concurency_per_instance' (in component used by "
                              f"jobs.inner at {tmp_path / 'middle.yml'}:10)")
     assert error.hint == "did you mean 'max_concurrency_per_instance'?"
+
+
+def test_a_resumed_job_keeps_the_finished_inner_steps(tmp_path: Path) -> None:
+    flag = tmp_path / "ok.flag"
+    source = project(tmp_path, outer=OUTER.replace(
+        "command: cp ", f"command: test -f {flag} && cp "))
+    first = create(source, tmp_path / "runs", "again", cwd=tmp_path)
+    assert first.proc.returncode == 1 and first.step("top.inner.score")["status"] == "completed"
+    flag.write_text("")
+    second = create(source, tmp_path / "runs", "again", cwd=tmp_path)
+    assert second.proc.returncode == 0, second.proc.stdout + second.proc.stderr
+    assert "step top.inner.score: started" not in second.proc.stdout  # kept, not run again
+    assert second.step("report")["status"] == "completed"
+    assert second.append_lines("top.inner.score") == [f"f{i}.txt: row {i}" for i in range(5)]
