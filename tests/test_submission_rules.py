@@ -266,3 +266,20 @@ def test_rules_that_matter_locally_stay_errors_for_a_local_run(root: Path) -> No
     path.write_text(text)
     [error] = check_pipeline(path, runs_dir=root / "runs").errors
     assert error.code == "azure-input-default"
+
+
+def test_eval_mode_on_a_step_input_typed_by_its_component_file(root: Path) -> None:
+    (root / "comp.yml").write_text(COMPONENT)
+    text = PIPELINE.split("    type: parallel\n")[0] + textwrap.indent(textwrap.dedent("""\
+        type: parallel
+        component: ./comp.yml
+        inputs:
+          data:
+            path: ${{parent.inputs.folder}}
+            mode: eval_mount
+        """), "    ")
+    path, errors = job_errors(root, text)
+    [error] = errors
+    assert error.key_path == "jobs.score.inputs.data"
+    assert error.message == f"mode 'eval_mount' applies only to mltable inputs, not uri_folder: {REJECTS}"
+    assert error.location is not None and error.location.line == line_of(path, "data:")

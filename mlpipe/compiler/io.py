@@ -24,6 +24,7 @@ from mlpipe.compiler.values import (
 )
 from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset
+from mlpipe.schema.submission import EVAL_MODES, REJECTS
 from mlpipe.schema.yamlio import KeyPath
 
 
@@ -166,6 +167,15 @@ class IOResolver:
         for name, decl in (decls or {}).items():
             if name not in given:
                 node.inputs[str(name)] = self._default(node, str(name), decl)
+        for name, value in given.items():
+            item = node.inputs.get(str(name))
+            path = node.path + ("inputs", name)
+            if isinstance(value, dict) and value.get("mode") and item is not None \
+                    and item.mode in EVAL_MODES and item.type != "mltable" \
+                    and not self.reporter.has_error_at(self.doc, path):
+                self.reporter.error(self.doc, path, f"mode '{item.mode}' applies only to mltable "
+                                    f"inputs, not {item.type}: {REJECTS}", code="azure-eval-mode",
+                                    hint="use ro_mount or download, or make the input an mltable")
 
     def _default(self, node: Node, name: str, decl: Any) -> PlanInput:
         decl = decl if isinstance(decl, dict) else {}
