@@ -83,10 +83,9 @@ def expand_pipeline_node(compiler: _Compiler, node: Node, siblings: Mapping[str,
     sub = type(compiler)(comp, reporter, compiler.runs_dir, compiler.job_name,
                          compiler.check_paths, scope=scope)
     plan = sub.run()
-    compiler.io.remote.setdefault(node.name, []).extend(
-        sub.io.remote.get("", []) + (list(plan.remote_assets) if plan is not None else []))
     if plan is None:
         return
+    compiler.io.remote.setdefault(node.name, []).extend(plan.remote_assets)
     outer_deps = plan_dependencies(node, siblings)
     node.steps = [_within(step, outer_deps, node.inputs) for step in plan.steps]
     for name, out in plan.outputs.items():
