@@ -13,7 +13,7 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from mlpipe import __version__
+from mlpipe.version import __version__
 
 # Modules that add commands; each defines
 # ``register(groups: dict[str, argparse._SubParsersAction])``.

@@ -29,13 +29,12 @@ from mlpipe.diagnostics import (
 )
 from mlpipe.frozen import freeze
 from mlpipe.plan import (
-    JOB_NAME,
     ExecutionPlan,
     JobSettings,
     PipelineOutput,
     RemoteAsset,
-    resolve_runs_dir,
 )
+from mlpipe.runs import JOB_NAME, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 from mlpipe.schema.submission import SERVICE_ONLY, for_local_run, pipeline_rules
 from mlpipe.schema.yamlio import PositionMap

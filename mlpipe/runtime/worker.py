@@ -22,8 +22,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import mlpipe.runtime.entry_script as entry_script_module
+from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
-from mlpipe.runtime import entry_script as entry_script_module
 from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
@@ -92,7 +93,7 @@ class MiniBatchContext:
                 f"minibatch_index={self.minibatch_index})")
 
 
-class InitError(Exception):
+class InitError(MlpipeError):
     """The entry script could not be loaded or its init() raised; ``traceback`` says why."""
 
     def __init__(self, message: str, traceback_text: str):

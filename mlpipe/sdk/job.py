@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+import mlpipe.sdk.running as running
 from mlpipe.diagnostics import Location
 from mlpipe.sdk.bindings import value_to_yaml
 from mlpipe.sdk.io import Output
@@ -176,9 +177,7 @@ class PipelineJob(Tracked):
     def compile(self, *, runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True) -> Any:
         """Validate, compile to an :class:`~mlpipe.plan.ExecutionPlan`; raises ValidationError."""
-        from mlpipe.sdk.running import compile_job
-
-        return compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
+        return running.compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
                            check_paths=check_paths)
 
     def validate(self) -> Any:
@@ -190,9 +189,7 @@ class PipelineJob(Tracked):
 
     def run(self, **kwargs: Any) -> Any:
         """Run the job locally with the CLI's runtime; see :func:`mlpipe.run`."""
-        from mlpipe.sdk.running import run
-
-        return run(self, **kwargs)
+        return running.run(self, **kwargs)
 
     def __repr__(self) -> str:
         return (f"PipelineJob(display_name={self.display_name!r}, jobs={list(self.jobs)}, "

@@ -15,6 +15,7 @@ from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.sdk.bindings import NodeOutput, Ports, value_to_yaml
+from mlpipe.sdk.building import current_builder
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import (
     JobResourceConfiguration,
@@ -217,7 +218,6 @@ class Node(Tracked, ABC):
 
     def __call__(self, *args: Any, **inputs: Any) -> Node:
         """A new node with ``inputs`` bound; inside ``@pipeline`` it joins the pipeline."""
-        from mlpipe.sdk.builder import current_builder
 
         _keywords_only(self, args)
         self._check_input_names(inputs)
@@ -375,7 +375,6 @@ class Component:
 
     def __call__(self, *args: Any, **inputs: Any) -> Node:
         """A new step using this component with ``inputs`` bound."""
-        from mlpipe.sdk.builder import current_builder
 
         _keywords_only(self, args)
         node_cls = ParallelNode if self.type == "parallel" else CommandNode

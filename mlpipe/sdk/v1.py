@@ -38,10 +38,9 @@ from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.nodes import ParallelNode
 from mlpipe.sdk.paths import relative_to
 from mlpipe.sdk.yamlio import dump_text
+from mlpipe.sizes import MINI_BATCH_SIZE_PATTERN, parse_mini_batch_size
 
-_MINI_BATCH = re.compile(r"^\d+([kKmMgG][bB])*$")
 _FILE_NAME_BAD = re.compile(r'[~"#%&*:<>?/\\{|}]+')
-_UNITS = {"kb": 1024, "mb": 1024**2, "gb": 1024**3}
 _LOGGING_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _PARAMS = ("environment", "entry_script", "error_threshold", "output_action", "compute_target",
            "node_count", "process_count_per_node", "mini_batch_size", "source_directory",
@@ -142,7 +141,7 @@ class ParallelRunConfig:
         if size is not None:
             if not isinstance(size, (int, str)) or isinstance(size, bool):
                 bad("mini_batch_size", "mini_batch_size must be an int or a str", "type")
-            elif isinstance(size, str) and not _MINI_BATCH.match(size):
+            elif isinstance(size, str) and not MINI_BATCH_SIZE_PATTERN.match(size):
                 bad("mini_batch_size", f"mini_batch_size {size!r} must match "
                     r"^\d+([kKmMgG][bB])*$ (for example 10, 1024KB, 10MB, 1GB)", "pattern")
             elif _is_int(size) and size < 1:
@@ -311,9 +310,9 @@ class ParallelRunConfig:
 
 def _mini_batch_to_int(size: str) -> int:
     """v1 turns ``"10KB"`` into bytes (1 KB = 1024 bytes) and ``"5"`` into 5."""
-    if size.isdigit():
-        return int(size)
-    return int(size[:-2]) * _UNITS[size[-2:].lower()]
+    read = parse_mini_batch_size(size)
+    assert read is not None  # checked against MINI_BATCH_SIZE_PATTERN first
+    return read.bytes
 
 
 def environment_reference(env: Any) -> Any:
