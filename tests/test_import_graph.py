@@ -22,14 +22,15 @@ LAYERS: list[tuple[str, ...]] = [
     # 1: what a pipeline is: the YAML models, the plan, the data readers
     ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
     # 2: turning models into a plan, and running a plan's parallel steps
-    ("mlpipe.compiler", "mlpipe.runtime"),
+    # (and the import mirrors a script or a step worker runs under: mlpipe.scripts)
+    ("mlpipe.compiler", "mlpipe.runtime", "mlpipe.scripts"),
     # 3: whole jobs: the front door, the runner, the job store
     ("mlpipe.jobs",),
     # 4: the two faces
     ("mlpipe.sdk", "mlpipe.cli"),
     # 5: azure-ai-ml mirrors at the top level and the package itself
     ("mlpipe", "mlpipe.dsl", "mlpipe.entities", "mlpipe.parallel", "mlpipe.identity",
-     "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__"),
+     "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__", "mlpipe.sdk.azure_ai_ml"),
 ]
 
 

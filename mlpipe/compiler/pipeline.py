@@ -171,7 +171,7 @@ class _Compiler:
             datastore = datastore.split(":", 1)[1]
         self.datastore = (datastore if isinstance(datastore, str) and datastore
                           else DEFAULT_DATASTORE)
-        self.assets, problems = load_asset_map(doc.base_dir)
+        self.assets, problems = load_asset_map(doc.base_dir, self.runs_dir)
         reporter.extend(problems)
         place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
                             doc.base_dir)

@@ -36,6 +36,7 @@ from mlpipe.runtime.results import (
     format_rows,
 )
 from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.scripts import install_from_environment as install_import_mirrors
 
 SHIM_DIR = str(Path(__file__).resolve().parent / "shim")
 DEFAULT_LOADER = "mlpipe.data:load_mini_batch"
@@ -220,6 +221,7 @@ class WorkerRuntime:
         for path in (SHIM_DIR, config.code_dir, script_dir):  # script_dir ends up first
             if path not in sys.path:
                 sys.path.insert(0, path)
+        install_import_mirrors()  # under `mlpipe run-script`: azureml.core is mlpipe's mirror
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
         try:

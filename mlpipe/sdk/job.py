@@ -29,8 +29,8 @@ class PipelineJobSettings(Record):
 
     _keys = ("default_compute", "default_datastore", "continue_on_step_failure", "force_rerun")
 
-    def __init__(self, *, default_compute: str | None = None,
-                 default_datastore: str | None = None,
+    def __init__(self, default_datastore: str | None = None,
+                 default_compute: str | None = None,
                  continue_on_step_failure: bool | None = None,
                  force_rerun: bool | None = None, **kwargs: Any) -> None:
         self.default_compute = default_compute
@@ -62,8 +62,8 @@ class PipelineJob(Tracked):
         self.display_name = display_name
         self.description = description
         self.experiment_name = experiment_name
-        self.tags = tags
-        self.properties = properties
+        self.tags = dict(tags or {})  # azure-ai-ml's defaults: {} rather than None
+        self.properties = dict(properties or {})
         self.settings = (settings if isinstance(settings, PipelineJobSettings)
                          else PipelineJobSettings(**dict(settings or {})))
         self.inputs: dict[str, Any] = dict(inputs or {})
@@ -190,6 +190,10 @@ class PipelineJob(Tracked):
     def run(self, **kwargs: Any) -> Any:
         """Run the job locally with the CLI's runtime; see :func:`mlpipe.run`."""
         return running.run(self, **kwargs)
+
+    def __str__(self) -> str:
+        """The job's YAML, as azure-ai-ml prints a job."""
+        return self.to_yaml()
 
     def __repr__(self) -> str:
         return (f"PipelineJob(display_name={self.display_name!r}, jobs={list(self.jobs)}, "

@@ -46,8 +46,8 @@ class Node(Tracked, ABC):
         self.name = name
         self.display_name = display_name
         self.description = description
-        self.tags = tags
-        self.properties = properties
+        self.tags = dict(tags or {})  # azure-ai-ml's defaults: {} rather than None
+        self.properties = dict(properties or {})
         self.experiment_name = experiment_name
         self.compute = compute
         self.environment_variables = environment_variables
@@ -145,7 +145,8 @@ class Node(Tracked, ABC):
         head = {
             "type": self.kind if self.__dict__.get("_emit_type", True) else None,
             "display_name": self.display_name,
-            "description": self.description, "tags": self.tags, "properties": self.properties,
+            "description": self.description, "tags": self.tags or None,
+            "properties": self.properties or None,
             "experiment_name": self.experiment_name, "compute": self.compute,
             "component": self._component_value(base),
         }

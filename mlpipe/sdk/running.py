@@ -70,14 +70,19 @@ class RunResult:
     run_dir: str
     outputs: dict[str, str]
     step_outputs: dict[str, dict[str, str]]
-    reports: dict[str, dict[str, str]]  # step -> report file name -> path
-    logs: dict[str, str]  # step -> logs folder
-    plan: ExecutionPlan
+    reports: dict[str, dict[str, str]] = field(repr=False)  # step -> report name -> path
+    logs: dict[str, str] = field(repr=False)  # step -> logs folder
+    plan: ExecutionPlan = field(repr=False)
     job_result: Any = field(repr=False, default=None)
 
     @property
     def ok(self) -> bool:
         return self.status == "completed"
+
+    @property
+    def studio_url(self) -> str:
+        """azure-ai-ml's link to the job: here the run folder, as a ``file://`` URL."""
+        return Path(self.run_dir).as_uri()
 
 
 def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | None = None,
