@@ -56,9 +56,11 @@ def generate(root: Path, steps: int) -> Path:
                       "      entry_script: score.py", "      program_arguments: >-",
                       "        --label ${{inputs.label}} --out ${{outputs.out}}",
                       "        --error_threshold 10 --allowed_failed_percent 20",
-                      "      append_row_to: ${{outputs.rows}}"]
+                      "      append_row_to: ${{outputs.rows}}",
+                      "      environment: azureml:parallel-env:1"]
         else:
             lines += [f"  step{i}:", "    type: command", "    code: ./src",
+                      "    environment: azureml:command-env:1",
                       "    command: python prep.py --in ${{inputs.data}} --out ${{outputs.out}}",
                       "    inputs:", f"      data: {source}", "    outputs:", "      out:",
                       "        type: uri_folder"]

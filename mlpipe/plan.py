@@ -34,7 +34,8 @@ from mlpipe.runs import (  # noqa: F401  (re-exported: the rules live in mlpipe.
 )
 
 DATA_TYPES = frozenset(
-    {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model"}
+    {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model",
+     "path"}  # 'path': azure-ai-ml's legacy port type, read like uri_folder / uri_file
 )
 LITERAL_TYPES = frozenset({"string", "integer", "number", "boolean"})
 Literal_ = str | int | float | bool

@@ -28,6 +28,7 @@ PARALLEL_STEP = """\
       entry_script: score.py
       program_arguments: --label ${{inputs.label}} --out ${{outputs.result}}
       append_row_to: ${{outputs.result}}
+      environment: azureml:mlpipe-env:1
 """
 
 
@@ -48,9 +49,15 @@ def write(root: Path, name: str, text: str) -> Path:
 
 
 def pipeline(root: Path, jobs: str, head: str = "", name: str = "pipeline.yml") -> Path:
-    """A pipeline file with ``head`` (top-level keys) and ``jobs`` (already indented by 2)."""
+    """A pipeline file with ``head`` (top-level keys) and ``jobs`` (already indented by 2).
+
+    Like a file Azure ML accepts, it names a compute: ``settings.default_compute`` is added
+    at the end unless ``head`` has ``settings`` or a compute.
+    """
     body = "$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json\ntype: pipeline\n"
     body += textwrap.dedent(head) + "jobs:\n" + jobs
+    if "settings:" not in head and "compute" not in head:
+        body += "settings:\n  default_compute: azureml:cpu-cluster\n"
     path = root / name
     path.write_text(body)
     return path

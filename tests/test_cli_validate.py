@@ -97,11 +97,13 @@ def test_set_show_plan_and_no_path_checks(project: Path) -> None:
 
 def test_component_validate(project: Path) -> None:
     pipeline(project, PARALLEL_STEP)
-    write(project, "comp.yml", "type: command\nname: c\ncode: ./src\ncommand: python prep.py ${{inputs.x}}\n")
+    write(project, "comp.yml", "type: command\nname: c\ncode: ./src\ncommand: python prep.py ${{inputs.x}}\n"
+                               "environment: azureml:env:1\n")
     proc = run_cli("component", "validate", "--file", "comp.yml", cwd=project)
     assert proc.returncode == 1
     assert proc.stdout.startswith("comp.yml:4:1: command: ${{inputs.x}} names no input of this step")
-    write(project, "comp.yml", "type: command\nname: c\ncode: ./src\ncommand: python prep.py\n")
+    write(project, "comp.yml", "type: command\nname: c\ncode: ./src\ncommand: python prep.py\n"
+                               "environment: azureml:env:1\n")
     proc = run_cli("component", "validate", "comp.yml", cwd=project)
     assert (proc.returncode, proc.stdout) == (0, "comp.yml: OK (command component)\n")
     proc = run_cli("component", "validate", "pipeline.yml", cwd=project)
@@ -110,7 +112,7 @@ def test_component_validate(project: Path) -> None:
 
 def test_set_keeps_problems_found_while_reading(project: Path) -> None:
     write(project, "dup.yml", "type: pipeline\njobs:\n  b:\n    type: command\n    command: echo hi\n"
-                              "    command: echo ho\n")
+                              "    command: echo ho\n    compute: azureml:cpu\n    environment: azureml:env:1\n")
     proc = run_cli("job", "validate", "dup.yml", "--set", "jobs.b.command=x", cwd=project)
     assert proc.returncode == 1
     assert proc.stdout.startswith("dup.yml:6:5: jobs.b.command: duplicate key 'command'")

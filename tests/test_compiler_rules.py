@@ -199,7 +199,7 @@ def test_component_file_must_exist(project: Path, tmp_path: Path) -> None:
 
 
 def test_missing_conda_file_is_a_warning(project: Path, tmp_path: Path) -> None:
-    text = PARALLEL_STEP.replace("      entry_script: score.py\n", "      entry_script: score.py\n      environment:\n"
+    text = PARALLEL_STEP.replace("      environment: azureml:mlpipe-env:1\n", "      environment:\n"
                                  "        image: python:3.11\n        conda_file: ./env.yml\n")
     path = pipeline(project, text)
     result = compile_result(path, tmp_path)
@@ -239,6 +239,7 @@ task:
   code: ./src
   entry_script: score.py
   program_arguments: --batch ${{inputs.batch}} --colour ${{inputs.colour}} --out ${{outputs.result}}
+  environment: azureml:mlpipe-env:1
 """
 
 NODE = """\
@@ -455,7 +456,7 @@ def test_set_overrides(project: Path, tmp_path: Path) -> None:
     err = info.value.errors[0]
     assert "no key 'scor' in jobs" in err.message and err.hint == "did you mean 'score'?"
     with pytest.raises(ValidationError) as info:
-        compile_pipeline(path, runs_dir=tmp_path / "r", overrides=["jobs.score.mini_batch_size=0"])
+        compile_pipeline(path, runs_dir=tmp_path / "r", overrides=["jobs.score.mini_batch_size=0kb"])
     assert [d for d in info.value.errors if "must be greater than 0" in d.message
             and d.location.file == "--set" and d.key_path == "jobs.score.mini_batch_size"]
 

@@ -74,8 +74,10 @@ def test_hook_rejects_the_bad_file_and_accepts_the_good_one(tmp_path: Path) -> N
     (user / "src" / "prep.py").write_text("print('hi')\n")
     (user / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {tmp_path / 'hooks'}\n    rev: {sha}\n    hooks:\n      - id: mlpipe-validate\n")
-    (user / "good.yml").write_text("type: command\nname: good\ncode: ./src\ncommand: python prep.py\n")
-    (user / "bad.yml").write_text("type: command\nname: bad\ncode: ./src\ncommand: python prep.py ${{inputs.nope}}\n")
+    (user / "good.yml").write_text("type: command\nname: good\ncode: ./src\ncommand: python prep.py\n"
+                                   "environment: azureml:env:1\n")
+    (user / "bad.yml").write_text("type: command\nname: bad\ncode: ./src\ncommand: python prep.py ${{inputs.nope}}\n"
+                                  "environment: azureml:env:1\n")
     (user / "environment.yml").write_text("name: env\ndependencies:\n  - pandas\n")
     _git(user, "init", "-q")
     _git(user, "add", "-A")

@@ -382,9 +382,9 @@ def test_component_type_dispatch(tmp_path: Path) -> None:
         task: {type: run_function, entry_script: s.py}
         """))).model, ParallelComponent)
     [error] = load_component(write(tmp_path, "type: pipeline\njobs: {}\n")).errors
-    assert error.hint == "this is a pipeline job: use 'mlpipe job validate'"
+    assert (error.key_path, error.message) == ("jobs", "a pipeline must declare at least one step")
     [error] = load_component(write(tmp_path, "type: paralell\n")).errors
-    assert error.message == "must be one of parallel, command, got string 'paralell'"
+    assert error.message == "must be one of parallel, command, pipeline, got string 'paralell'"
     assert error.hint == "did you mean 'parallel'?"
     [error] = load_component(write(tmp_path, "name: x\n")).errors
     assert error.code == "missing"

@@ -136,7 +136,7 @@ def test_unknown_input_is_reported_at_the_node_call(tmp_path: Path) -> None:
     assert problem.hint == "did you mean 'files'?"
 
 
-def test_nested_pipelines_are_refused_clearly() -> None:
+def test_a_nested_pipeline_without_steps_is_refused_clearly() -> None:
     @pipeline()
     def inner():
         pass
@@ -145,7 +145,7 @@ def test_nested_pipelines_are_refused_clearly() -> None:
     def outer():
         inner()
 
-    with pytest.raises(ValidationError, match="nested pipeline"):
+    with pytest.raises(ValidationError, match=r"the @pipeline function inner\(\) made no steps"):
         outer()
 
 
@@ -153,7 +153,10 @@ def test_a_good_script_in_a_file_has_no_problem(tmp_path: Path) -> None:
     root = make_file_project(tmp_path / "proj")
     script = write(root / "good.py", BAD_SCRIPT.replace("inputs.file}", "inputs.files}")
                    .replace("-3", "3").replace("ecko", "echo").replace('"lots"', '"2"')
-                   .replace("= 0", "= 1"))
+                   .replace("= 0", "= 1")
+                   .replace('append_row_to="${{outputs.lines}}"',
+                            'append_row_to="${{outputs.lines}}", environment="azureml:env:1"')
+                   .replace("@pipeline()", '@pipeline(default_compute="azureml:cpu")'))
     job = runpy.run_path(str(script))["job"]
     assert job.validate() == ()
     assert textwrap.dedent(job.to_yaml()).startswith("$schema:")

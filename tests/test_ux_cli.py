@@ -181,8 +181,9 @@ def test_pipeline_given_to_component_validate_says_which_command(tmp_path: Path)
     source = write(tmp_path / "p.yml", COMMAND_PIPELINE.format(display_name="x"))
     proc = run_cli("component", "validate", str(source))
     assert proc.returncode == 1
-    assert "p.yml:1:1: type: must be one of parallel, command, got string 'pipeline' (this is a " \
-           "pipeline job: use 'mlpipe job validate')" in proc.stdout
+    assert "p.yml:1:1: type: this is a pipeline job, not a pipeline component (a component has a " \
+           "'name' or the pipelineComponent.schema.json $schema) (use 'mlpipe job validate')" \
+        in proc.stdout
 
 
 # -- --set: problems point at --set -----------------------------------------------------------------

@@ -141,8 +141,8 @@ def test_load_component_of_a_pipeline_and_load_job_of_a_non_path(tmp_path: Path)
         load_component(job_file)
     error = only_error(info)
     assert str(error) == f"{job_file}:1:1: type: load_component reads component files (type: " \
-                         "parallel or command); this file is a pipeline job (use load_job() for " \
-                         "pipeline jobs)"
+                         "parallel, command, or a pipeline component); this file is a pipeline " \
+                         "job (use load_job() for pipeline jobs)"
     with pytest.raises(ValidationError) as info:
         line = line_here(); load_job(5)  # noqa: E702
     error = only_error(info)

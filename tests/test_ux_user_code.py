@@ -33,6 +33,9 @@ jobs:
       code: ./src
       entry_script: {entry}
       append_row_to: ${{{{outputs.o}}}}
+      environment: azureml:env:1
+settings:
+  default_compute: azureml:cpu
 """
 
 

@@ -11,9 +11,10 @@ from mlpipe.schema.export import SCHEMAS, export_schemas, render_schema
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     parser = groups["schema"].add_parser(
-        "export", help="write the JSON Schemas (pipeline job, parallel and command component)",
-        description="Write pipeline_job, parallel_component and command_component "
-                    ".schema.json files generated from mlpipe's models.")
+        "export", help="write the JSON Schemas (pipeline job; parallel, command and pipeline "
+                          "component)",
+        description="Write pipeline_job, parallel_component, command_component and "
+                    "pipeline_component .schema.json files generated from mlpipe's models.")
     parser.add_argument("--out", default="schemas", metavar="DIR",
                         help="folder to write into (default: schemas/)")
     parser.add_argument("--check", action="store_true",

@@ -142,6 +142,18 @@ def _usage(message: str) -> int:
     return 2
 
 
+def is_pipeline_job(data: dict[str, Any]) -> bool:
+    """A ``type: pipeline`` file is a job unless its ``$schema`` names a component, or it has
+    a ``name`` and none of the job-only keys (``settings``, ``experiment_name``, ``compute``)."""
+    schema = str(data.get("$schema") or "").lower()
+    if "pipelinejob.schema.json" in schema:
+        return True
+    if "component" in schema:
+        return False
+    return "name" not in data or any(key in data for key in ("settings", "experiment_name",
+                                                               "compute"))
+
+
 def _validate_file(file: str, args: argparse.Namespace, component_only: bool) -> FileReport:
     shown = _display(file)
     doc = load_yaml_file(file)
@@ -159,6 +171,13 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
                              hint="pass --skip-unknown to skip such files")
         return FileReport(shown, kind, _relative([problem]))
+    if component_only and kind == "pipeline" and is_pipeline_job(doc.data):
+        key = "$schema" if "$schema" in doc.data else "type"
+        problem = Diagnostic("this is a pipeline job, not a pipeline component (a component has "
+                             "a 'name' or the pipelineComponent.schema.json $schema)",
+                             key_path=key, location=doc.positions.locate((key,)),
+                             code="not-a-component", hint="use 'mlpipe job validate'")
+        return FileReport(shown, "component", _relative([problem]))
     if component_only or kind == "component":
         component = load_component_data(doc.data, doc.source, doc.positions)
         component.diagnostics = doc.diagnostics + component.diagnostics
@@ -167,7 +186,8 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         return FileReport(shown, "component", _relative(diagnostics), label)
     loaded = load_pipeline_data(doc.data, doc.source, doc.positions)
     loaded.diagnostics = doc.diagnostics + loaded.diagnostics
-    result = check_pipeline(loaded, overrides=args.overrides, check_paths=not args.no_path_checks)
+    result = check_pipeline(loaded, overrides=args.overrides, check_paths=not args.no_path_checks,
+                            submission=True)
     report = FileReport(shown, "pipeline", _relative(result.diagnostics), "pipeline job")
     if result.plan is not None:
         steps = len(result.plan.steps)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from mlpipe.compiler.assets import load_asset_map
+from mlpipe.compiler.components import ComponentCache
 from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.flatten import SubScope
 from mlpipe.compiler.pipeline import sort_diagnostics
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, build_step
@@ -13,12 +16,14 @@ from mlpipe.compiler.values import coerce_literal, is_data_type
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.plan import PlanInput, PlanOutput
 from mlpipe.schema import Loaded, load_component
+from mlpipe.schema.submission import component_rules
 
 
 def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     """Every problem and warning of a parallel or command component file.
 
-    Checks what the schema layer checks, and that every ``${{inputs.x}}`` /
+    Checks what the schema layer checks, what Azure ML rejects when the component is
+    submitted (:mod:`mlpipe.schema.submission`), and that every ``${{inputs.x}}`` /
     ``${{outputs.y}}`` names a declared input or output, that defaults fit their
     declared type, that the code folder and entry script exist, and the
     parallel-run flags in ``program_arguments``.
@@ -28,7 +33,11 @@ def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     reporter.extend(loaded.diagnostics)
     if not isinstance(loaded.data, dict):
         return reporter.items
+    reporter.extend(component_rules(loaded.data, loaded.positions, standalone=True))
     doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
+    if doc.get("type") == "pipeline":
+        _check_pipeline_component(doc, reporter)
+        return sort_diagnostics(reporter.items)
     if doc.get("type") not in ("parallel", "command"):
         return reporter.items
     name = doc.get("name")
@@ -41,8 +50,33 @@ def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     return sort_diagnostics(reporter.items)
 
 
-def _placeholder_inputs(doc: Doc, reporter: Reporter) -> dict[str, PlanInput]:
-    """Declared inputs with their defaults, or a ``<name>`` placeholder when required."""
+def _check_pipeline_component(doc: Doc, reporter: Reporter) -> None:
+    """Compile a pipeline component's steps with its declared inputs standing for values."""
+    from mlpipe.compiler.pipeline import _Compiler
+
+    assets, problems = load_asset_map(doc.base_dir)
+    reporter.extend(problems)
+    scope = SubScope(prefix="", inputs=_placeholder_inputs(doc, reporter, literals=True),
+                     outputs={}, components=ComponentCache(reporter, assets), stack=(doc.file,))
+    _Compiler(doc, reporter, doc.base_dir / ".mlpipe-validate", "validate", True,
+              scope=scope).run()
+
+
+def _placeholder(decl: dict[str, Any], name: str, type_: str) -> Any:
+    """A value of the declared type for a required literal input (its first enum value, or
+    its minimum, or 1 / 1.0 / false / "<name>")."""
+    if isinstance(decl.get("enum"), list) and decl["enum"]:
+        return decl["enum"][0]
+    if type_ in ("integer", "number"):
+        low = decl.get("min")
+        return low if isinstance(low, (int, float)) and not isinstance(low, bool) else 1
+    return False if type_ == "boolean" else f"<{name}>"
+
+
+def _placeholder_inputs(doc: Doc, reporter: Reporter,
+                        literals: bool = False) -> dict[str, PlanInput]:
+    """Declared inputs with their defaults, or a ``<name>`` placeholder when required
+    (with ``literals``, a value of the declared type)."""
     decls = doc.get("inputs")
     inputs: dict[str, PlanInput] = {}
     for name, decl in (decls.items() if isinstance(decls, dict) else []):
@@ -58,7 +92,8 @@ def _placeholder_inputs(doc: Doc, reporter: Reporter) -> dict[str, PlanInput]:
         elif is_data_type(type_) and not optional:
             inputs[str(name)] = PlanInput(str(name), type_, path=f"<{name}>")
         elif not optional:
-            inputs[str(name)] = PlanInput(str(name), type_, value=f"<{name}>")
+            value = _placeholder(decl, str(name), type_) if literals else f"<{name}>"
+            inputs[str(name)] = PlanInput(str(name), type_, value=value)
         else:
             inputs[str(name)] = PlanInput(str(name), type_, optional=True)
     return inputs

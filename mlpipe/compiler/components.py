@@ -3,7 +3,8 @@ prompt flow, or a remote (registry / workspace) component."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -11,6 +12,7 @@ from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
 from mlpipe.compiler.containment import escape_warning, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.schema import PositionMap, load_component, load_component_data, load_yaml_file
+from mlpipe.schema.submission import component_rules
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
 
@@ -71,21 +73,38 @@ class ComponentCache:
         if target.name in FLOW_FILES:
             return ComponentRef("flow", reference)
         if target not in self._docs:
-            self._docs[target] = self._load(target)
+            self._docs[target] = self._load(target, _used_by(owner, path))
         doc = self._docs[target]
         if doc == "flow":
             return ComponentRef("flow", reference)
         return ComponentRef("local", reference, doc) if doc else ComponentRef("missing", reference)
 
-    def _load(self, target: Path) -> Doc | Literal["flow"] | None:
-        """Parse ``target`` once: a prompt flow, or a component checked and reported."""
+    def _load(self, target: Path, used_by: str) -> Doc | Literal["flow"] | None:
+        """Parse ``target`` once: a prompt flow, or a component checked and reported (each
+        problem followed by ``used_by``, the step that uses the file first)."""
         parsed = load_yaml_file(target)
         if _is_flow(parsed.data):
             return "flow"
         loaded = load_component(parsed)
-        self.reporter.extend(loaded.diagnostics)
+        found = loaded.diagnostics + component_rules(loaded.data, loaded.positions,
+                                                     standalone=False)
+        self.reporter.extend(replace(d, message=f"{d.message} ({used_by})") for d in found)
         data = loaded.data if isinstance(loaded.data, dict) else None
         return None if data is None else Doc(data, target, loaded.positions)
+
+
+def _used_by(owner: Doc, path: tuple[str | int, ...]) -> str:
+    """``in component used by jobs.score at pipeline.yml:12`` for the step at ``path[:-1]``."""
+    step = tuple(path[:-1])
+    where = owner.locate(step)
+    return (f"in component used by {owner.key_path(step)} at "
+            f"{shown_path(where.file or str(owner.file))}:{where.line}")
+
+
+def shown_path(file: str) -> str:
+    """``file`` relative to the working directory when it is below it."""
+    relative = os.path.relpath(file)
+    return file if relative.startswith("..") else relative
 
 
 def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> PositionMap | None:
@@ -106,4 +125,4 @@ def _is_flow(data: Any) -> bool:
     return "promptflow" in schema.lower() or ("flow" in data and "type" not in data)
 
 
-__all__ = ["ComponentCache", "ComponentRef", "FLOW_FILES"]
+__all__ = ["ComponentCache", "ComponentRef", "FLOW_FILES", "shown_path"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,8 @@ from mlpipe.compiler.values import (
     resolve_data_path,
 )
 from mlpipe.diagnostics import Location, did_you_mean
-from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset, StepOutputRef
+from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset
+from mlpipe.schema.submission import EVAL_MODES, REJECTS
 from mlpipe.schema.yamlio import KeyPath
 
 
@@ -48,6 +49,8 @@ class IOResolver:
     remote: dict[str, list[RemoteAsset]] = field(default_factory=dict)  # "" = pipeline level
     # pipeline output -> (step, output)
     bound_outputs: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # inside a pipeline component: the outputs of the step that uses it (their paths win)
+    parent_outputs: dict[str, PlanOutput] = field(default_factory=dict)
 
     def _names_nothing(self, path: KeyPath, text: str, what: str, label: str, wanted: str,
                        names: list[str]) -> None:
@@ -135,7 +138,11 @@ class IOResolver:
                                     f"pipeline output '{bound}' is already bound to "
                                     f"jobs.{other[0]}.outputs.{other[1]}", code="binding")
             else:
-                self.bound_outputs[bound] = (node.name, name)
+                self.bound_outputs[bound] = (node.local, name)
+        given_out = self.parent_outputs.get(bound) if bound else None
+        if given_out is not None and given_out.declared_path is not None:
+            return replace(given_out, name=name, type=str(type_), mode=mode,
+                           location=self.doc.locate(path))
         written = output_path(self.place, node.name, name, str(type_), template, append)
         if template is not None and outside_runs(self.place, written):
             self.reporter.warn(self.doc, template_at, f"output '{name}' is written outside the "
@@ -172,6 +179,15 @@ class IOResolver:
         for name, decl in (decls or {}).items():
             if name not in given:
                 node.inputs[str(name)] = self._default(node, str(name), decl)
+        for name, value in given.items():
+            item = node.inputs.get(str(name))
+            path = node.path + ("inputs", name)
+            if isinstance(value, dict) and value.get("mode") and item is not None \
+                    and item.mode in EVAL_MODES and item.type != "mltable" \
+                    and not self.reporter.has_error_at(self.doc, path):
+                self.reporter.error(self.doc, path, f"mode '{item.mode}' applies only to mltable "
+                                    f"inputs, not {item.type}: {REJECTS}", code="azure-eval-mode",
+                                    hint="use ro_mount or download, or make the input an mltable")
 
     def _default(self, node: Node, name: str, decl: Any) -> PlanInput:
         decl = decl if isinstance(decl, dict) else {}
@@ -334,8 +350,8 @@ class IOResolver:
                                     f"input '{name}' is declared {decl.get('type')} but {ref.text} "
                                     f"is a {found.type} input", code="type")
             return PlanInput(name, str(type_ or found.type), mode=mode or found.mode,
-                             path=found.path, remote=found.remote, optional=optional
-                             or found.optional, location=loc)
+                             path=found.path, remote=found.remote, source=found.source,
+                             optional=optional or found.optional, location=loc)
         if ref.scope == "step_output":
             return self._upstream(name, ref, type_, mode, optional, path, step)
         if ref.scope in ("input", "output"):
@@ -374,7 +390,7 @@ class IOResolver:
                                 "declared outputs", ref.name, list(producer.outputs))
             return _unresolved(name, type_, optional, loc)
         return PlanInput(name, str(type_ or out.type), mode=mode, path=out.path,
-                         source=StepOutputRef(producer.name, out.name), optional=optional,
+                         source=producer.source_of(out.name), optional=optional,
                          location=loc)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from mlpipe.compiler.assets import load_asset_map
 from mlpipe.compiler.components import ComponentCache, ComponentRef
 from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.flatten import SubScope, expand_pipeline_node, plan_dependencies
 from mlpipe.compiler.graph import order_steps
 from mlpipe.compiler.io import IOResolver
 from mlpipe.compiler.outputs import OutputPlace, output_path
@@ -18,17 +19,24 @@ from mlpipe.compiler.overrides import apply_overrides, overridden_paths
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
 from mlpipe.compiler.values import DEFAULT_DATASTORE
-from mlpipe.diagnostics import Diagnostic, HasDiagnostics, Location, ValidationError
+from mlpipe.diagnostics import (
+    Diagnostic,
+    HasDiagnostics,
+    Location,
+    ValidationError,
+    errors_of,
+    warnings_of,
+)
 from mlpipe.frozen import freeze
 from mlpipe.plan import (
     ExecutionPlan,
     JobSettings,
     PipelineOutput,
     RemoteAsset,
-    StepOutputRef,
 )
 from mlpipe.runs import JOB_NAME, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
+from mlpipe.schema.submission import SERVICE_ONLY, for_local_run, pipeline_rules
 from mlpipe.schema.yamlio import PositionMap
 
 
@@ -59,14 +67,20 @@ def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike
 
 def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] = (),
                       check_paths: bool = True) -> list[Diagnostic]:
-    """Every problem and warning of a pipeline job YAML (empty when it is clean)."""
-    return check_pipeline(source, overrides=overrides, check_paths=check_paths).diagnostics
+    """Every problem and warning of a pipeline job YAML (empty when it is clean), with
+    everything Azure ML rejects at submission as an error (like ``mlpipe job validate``)."""
+    return check_pipeline(source, overrides=overrides, check_paths=check_paths,
+                          submission=True).diagnostics
 
 
 def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
                    job_name: str | None = None, overrides: Sequence[str] = (),
-                   check_paths: bool = True) -> CompileResult:
+                   check_paths: bool = True, submission: bool = False) -> CompileResult:
     """Compile without raising: the plan when valid, and all diagnostics either way.
+
+    With ``submission`` every rule Azure ML applies when the job is submitted is an error
+    (``mlpipe job validate``); without it (a local run) the rules only the service needs
+    (compute, environment, names, ...) are one warning each.
 
     Raises :class:`~mlpipe.compiler.overrides.OverrideSyntaxError` for an override
     that is not ``KEY=VALUE`` and :class:`ValueError` for an invalid ``job_name``.
@@ -80,13 +94,14 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     reporter.extend(loaded.diagnostics)
     if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
+    reporter.extend(pipeline_rules(loaded.data, loaded.positions))
     doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
-    diagnostics = sort_diagnostics(reporter.items)
-    if reporter.errors:
+    diagnostics = sort_diagnostics(reporter.items if submission
+                                   else for_local_run(reporter.items))
+    if errors_of(diagnostics) or plan is None:
         return CompileResult(None, diagnostics)
-    assert plan is not None
-    return CompileResult(_with_warnings(plan, reporter.warnings), diagnostics)
+    return CompileResult(_with_warnings(plan, warnings_of(diagnostics)), diagnostics)
 
 
 def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) -> Loaded:
@@ -139,9 +154,11 @@ def default_runs_dir() -> Path:
 
 class _Compiler:
     def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None,
-                 job_name: str | None, check_paths: bool):
+                 job_name: str | None, check_paths: bool, scope: SubScope | None = None):
         self.doc = doc
         self.reporter = reporter
+        self.scope = scope  # set when ``doc`` is a pipeline component used by a step
+        self.check_paths = check_paths
         name = doc.get("name")
         self.job_name = job_name or (name if isinstance(name, str) and name.strip()
                                      else doc.file.stem)
@@ -160,26 +177,41 @@ class _Compiler:
                             doc.base_dir)
         self.io = IOResolver(doc, reporter, self.assets, place, check_paths)
         self.components = ComponentCache(reporter, self.assets)
+        if scope is not None:
+            self.components = scope.components
+            self.io.pipeline_inputs = scope.inputs
+            self.io.parent_outputs = scope.outputs
 
     def run(self) -> ExecutionPlan | None:
-        inputs = self.io.resolve_pipeline_inputs()
+        inputs = (self.io.resolve_pipeline_inputs() if self.scope is None
+                  else self.io.pipeline_inputs)
         nodes = self._nodes()
         for node in nodes.values():
             self.io.resolve_outputs(node, append_row_target(node))
         order = self._order(nodes)
         for name in order:
             self.io.resolve_inputs(nodes[name])
+            node = nodes[name]
+            if node.is_pipeline and not self.reporter.has_error_at(self.doc, node.path):
+                expand_pipeline_node(self, node, nodes)
         default_compute = self.settings.get("default_compute") or self.doc.get("compute")
+        if self.scope is not None:
+            default_compute = self.scope.default_compute
         ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir, default_compute
                            if isinstance(default_compute, str) else None)
         steps = []
         remote: list[RemoteAsset] = list(self.io.remote.get("", []))
         for name in order:
             node = nodes[name]
+            node.deps = plan_dependencies(node, nodes)
+            if node.is_pipeline:
+                steps.extend(node.steps)
+                remote += self.io.remote.get(node.name, [])
+                continue
             ctx.remote = []
             steps.append(build_step(node, ctx))
-            remote += self._component_asset(node) + ctx.remote + self.io.remote.get(name, [])
-        if self.reporter.errors:
+            remote += self._component_asset(node) + ctx.remote + self.io.remote.get(node.name, [])
+        if any(d.code not in SERVICE_ONLY for d in self.reporter.errors):
             return None
         return ExecutionPlan(
             source=str(self.doc.file),
@@ -211,17 +243,18 @@ class _Compiler:
                                     code="required")
             return {}
         nodes: dict[str, Node] = {}
+        prefix = self.scope.prefix if self.scope is not None else ""
         for name, value in jobs.items():
             if not isinstance(value, dict):
                 continue  # the schema layer reported it
-            node = Node(str(name), self.doc)
+            node = Node(prefix + str(name), self.doc, key=("jobs", str(name)))
             path = ("jobs", name, "component")
             if self.reporter.has_error_at(self.doc, path):
                 node.component = ComponentRef("missing", str(value.get("component")))
             elif value.get("component") is not None:
                 node.component = self.components.resolve(value["component"], self.doc, path)
                 self._check_type(node)
-            nodes[node.name] = node
+            nodes[str(name)] = node
         self.io.nodes = nodes
         return nodes
 
@@ -252,10 +285,10 @@ class _Compiler:
         where: dict[tuple[str, str], tuple[Any, ...]] = {}
         for node in nodes.values():
             for upstream, path in self.io.dependencies(node):
-                if upstream in nodes and upstream != node.name:
+                if upstream in nodes and upstream != node.local:
                     node.deps.append(upstream)
-                    where.setdefault((node.name, upstream), path)
-        order, cycles = order_steps(list(nodes), {n.name: n.deps for n in nodes.values()})
+                    where.setdefault((node.local, upstream), path)
+        order, cycles = order_steps(list(nodes), {k: n.deps for k, n in nodes.items()})
         for cycle in cycles:
             consumer, producer = cycle[1], cycle[0]
             path = where.get((consumer, producer), ("jobs", consumer))
@@ -274,7 +307,8 @@ class _Compiler:
             bound = self.io.bound_outputs.get(name)
             if bound is not None:
                 out = nodes[bound[0]].outputs[bound[1]]
-                result[name] = PipelineOutput(name, out.path, out.type, StepOutputRef(*bound))
+                result[name] = PipelineOutput(name, out.path, out.type,
+                                              nodes[bound[0]].source_of(bound[1]))
                 continue
             value = value if isinstance(value, dict) else {}
             type_ = str(value.get("type") or "uri_folder")

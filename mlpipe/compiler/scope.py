@@ -19,7 +19,7 @@ from mlpipe.compiler.bindings import (
 from mlpipe.compiler.components import ComponentRef
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.diagnostics import did_you_mean
-from mlpipe.plan import PlanInput, PlanOutput
+from mlpipe.plan import PlanInput, PlanOutput, Step, StepOutputRef
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,29 @@ class Node:
     inputs: dict[str, PlanInput] = field(default_factory=dict)
     deps: list[str] = field(default_factory=list)
     key: tuple[str, ...] | None = None
+    # a pipeline component step: its flattened steps, and the step output behind each output
+    steps: list[Step] = field(default_factory=list)
+    sources: dict[str, StepOutputRef] = field(default_factory=dict)
 
     @property
     def path(self) -> tuple[str, ...]:
         return self.key if self.key is not None else ("jobs", self.name)
+
+    @property
+    def local(self) -> str:
+        """The step's name in its own ``jobs:`` (``name`` is qualified: ``inner.score``)."""
+        return self.path[-1] if self.path else self.name
+
+    def source_of(self, output: str) -> StepOutputRef:
+        """The plan step output behind ``output`` (inside a pipeline component for those)."""
+        return self.sources.get(output) or StepOutputRef(self.name, output)
+
+    @property
+    def is_pipeline(self) -> bool:
+        """A ``type: pipeline`` step whose pipeline component mlpipe can read."""
+        comp = self.comp_doc
+        return (self.data.get("type") == "pipeline" and comp is not None
+                and comp.get("type") == "pipeline")
 
     @property
     def data(self) -> dict[str, Any]:
@@ -70,9 +89,10 @@ class Node:
 
     @property
     def other_type(self) -> str | None:
-        """The step's ``type`` when it is neither parallel nor command."""
+        """The step's ``type`` when it is neither parallel, command nor pipeline."""
         kind = self.data.get("type")
-        return kind if isinstance(kind, str) and kind not in ("parallel", "command") else None
+        return (kind if isinstance(kind, str) and kind not in ("parallel", "command", "pipeline")
+                else None)
 
     @property
     def kind(self) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from mlpipe.compiler.assets import AssetMap, is_remote
-from mlpipe.compiler.bindings import whole_reference
+from mlpipe.compiler.bindings import Reference, substitute, whole_reference
 from mlpipe.compiler.containment import entry_script_escape, escape_warning, unusable_path
 from mlpipe.compiler.context import SAFE_LOADER, Reporter
 from mlpipe.compiler.scope import Node, Source
@@ -35,13 +35,19 @@ def resolve_setting(node: Node, key: str, pipeline_inputs: dict[str, PlanInput],
     value, origin = _bound_value(node, src, pipeline_inputs, reporter)
     if value is _MISSING:
         return default
+    if origin and key == "mini_batch_size" and isinstance(value, int) \
+            and not isinstance(value, bool):
+        value = str(value)  # an integer input passed on as the setting's text, as Azure does
     try:
-        return check_setting(key, value)
+        checked = check_setting(key, value)
     except SettingError as exc:
         if origin or not reporter.has_error_at(src.doc, src.path):
             suffix = f" (from {origin})" if origin else ""
             reporter.error(src.doc, src.path, exc.message + suffix, code=exc.code, hint=exc.hint)
         return default
+    if key == "mini_batch_size" and isinstance(checked, str) and checked.strip() == "0":
+        return default  # "0" is azure-ai-ml's "unset"
+    return checked
 
 
 def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
@@ -72,6 +78,29 @@ def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
         reporter.error(src.doc, src.path, f"{ref.text} {what}", code="binding")
         return _MISSING, None
     return found.value, ref.text
+
+
+def parent_literals(text: str, pipeline_inputs: dict[str, PlanInput], src: Source,
+                    reporter: Reporter) -> str:
+    """``text`` with each ``${{parent.inputs.x}}`` replaced by the literal pipeline input ``x``
+    (an error when ``x`` is not a literal, and the binding is dropped)."""
+
+    def render(ref: Reference) -> str:
+        if ref.scope != "parent_input":
+            return ref.text
+        found = pipeline_inputs.get(ref.name)
+        if found is None:
+            reporter.error(src.doc, src.path, f"{ref.text} names no pipeline input (declared "
+                           f"inputs: {', '.join(pipeline_inputs) or 'none'})", code="binding",
+                           hint=did_you_mean(ref.name, list(pipeline_inputs)))
+        elif found.value is None:
+            what = "is not set" if not found.is_set else f"is a {found.type} input, not a literal"
+            reporter.error(src.doc, src.path, f"{ref.text} {what}", code="binding")
+        else:
+            return str(found.as_argument())
+        return ""  # reported once here
+
+    return substitute(text, render) if "parent.inputs" in text else text
 
 
 def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[str | None,

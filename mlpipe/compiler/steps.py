@@ -15,7 +15,13 @@ from mlpipe.compiler.bindings import whole_reference
 from mlpipe.compiler.context import Reporter
 from mlpipe.compiler.prs_args import parse_prs_arguments
 from mlpipe.compiler.scope import Node, Source, StepValues, check_own_bindings
-from mlpipe.compiler.settings import check_entry_script, code_dir, environment_info, resolve_setting
+from mlpipe.compiler.settings import (
+    check_entry_script,
+    code_dir,
+    environment_info,
+    parent_literals,
+    resolve_setting,
+)
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.frozen import freeze
 from mlpipe.plan import CommandStep, ParallelStep, PlanInput, PrsOptions, RemoteAsset, RetrySettings
@@ -68,7 +74,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         depends_on=tuple(dict.fromkeys(node.deps)),
         inputs=freeze(node.inputs),
         outputs=freeze(node.outputs),
-        environment_variables=freeze(_environment_variables(node, values, ctx.reporter)),
+        environment_variables=freeze(_environment_variables(node, values, ctx)),
         environment=environment_info(None if node.is_opaque else env_src, ctx.reporter),
         code_dir=folder,
         compute=compute.value
@@ -78,8 +84,11 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
     )
 
 
-def _environment_variables(node: Node, values: StepValues, reporter: Reporter) -> dict[str, str]:
-    """Component variables overridden by the node's, with bindings substituted."""
+def _environment_variables(node: Node, values: StepValues,
+                           ctx: BuildContext) -> dict[str, str]:
+    """Component variables overridden by the node's, with bindings substituted (the node's
+    may also bind pipeline literals: ``${{parent.inputs.x}}``)."""
+    reporter = ctx.reporter
     sources: dict[str, Source] = {}
     places = ((node.comp_doc, ("environment_variables",)),
               (node.doc, node.path + ("environment_variables",)))
@@ -92,6 +101,8 @@ def _environment_variables(node: Node, values: StepValues, reporter: Reporter) -
         if src.value is None:
             continue
         text = ("True" if src.value else "False") if isinstance(src.value, bool) else str(src.value)
+        if src.doc is node.doc:
+            text = parent_literals(text, ctx.pipeline_inputs, src, reporter)
         check_own_bindings(text, node.inputs, node.outputs, src, reporter, "environment_variables")
         out[key] = values.text(text)
     return out

@@ -3,7 +3,8 @@
 Public entry points::
 
     load_pipeline(path) -> Loaded[PipelineJob]
-    load_component(path or YamlDocument) -> Loaded[ParallelComponent | CommandComponent]
+    load_component(path or YamlDocument) -> Loaded[ParallelComponent | CommandComponent |
+                                                   PipelineComponent]
     load_pipeline_data(data, source, positions=None) -> Loaded[PipelineJob]
     load_component_data(data, source, positions=None) -> Loaded[...]
 
@@ -37,7 +38,13 @@ from mlpipe.schema.parallel import (
     ParallelTask,
     RetrySettings,
 )
-from mlpipe.schema.pipeline import OtherNode, PipelineJob, PipelineSettings
+from mlpipe.schema.pipeline import (
+    OtherNode,
+    PipelineComponent,
+    PipelineJob,
+    PipelineNode,
+    PipelineSettings,
+)
 from mlpipe.schema.ranges import SettingError, check_setting
 from mlpipe.schema.references import Reference, classify_reference
 from mlpipe.schema.yamlio import (
@@ -54,7 +61,8 @@ __all__ = [
     "CommandComponent", "CommandLimits", "CommandNode", "Component", "ComponentInput",
     "ComponentOutput", "DataInput", "DockerBuild", "Identity", "InlineEnvironment", "JobOutput",
     "KeyPath", "LiteralInput", "LiteralValueInput", "Loaded", "OtherNode", "ParallelComponent",
-    "ParallelNode", "ParallelSettings", "ParallelTask", "PipelineJob", "PipelineSettings",
+    "ParallelNode", "ParallelSettings", "ParallelTask", "PipelineComponent", "PipelineJob",
+    "PipelineNode", "PipelineSettings",
     "PositionMap", "Reference", "Resources", "RetrySettings", "SettingError", "YamlDocument",
     "binding_expression", "check_setting", "classify_reference", "contains_binding",
     "describe_value", "find_bindings", "format_key_path", "is_binding", "literal_type_problem",

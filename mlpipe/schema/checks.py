@@ -83,7 +83,9 @@ def check_component(data: dict[str, Any], positions: PositionMap,
     return check(data, prefix, positions, True) if check is not None else []
 
 
-def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
+def check_pipeline(data: dict[str, Any], positions: PositionMap,
+                   prefix: KeyPath = ()) -> list[Diagnostic]:
+    """The steps of a pipeline job or pipeline component, inline pipeline components too."""
     out: list[Diagnostic] = []
     jobs = data.get("jobs")
     if not isinstance(jobs, dict):
@@ -91,7 +93,7 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnos
     for name, node in jobs.items():
         if not isinstance(node, dict):
             continue
-        path: KeyPath = ("jobs", name)
+        path: KeyPath = prefix + ("jobs", name)
         component = node.get("component")
         inline = component is None
         kind = node.get("type")
@@ -100,18 +102,24 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap) -> list[Diagnos
             out.extend(check(node, path, positions, inline))
             if isinstance(component, dict):
                 out.extend(check(component, path + ("component",), positions, True))
+        elif kind == "pipeline" and isinstance(component, dict):
+            out.extend(check_pipeline(component, positions, path + ("component",)))
     return out
 
 
-def _owners(data: dict[str, Any], is_pipeline: bool) -> list[tuple[KeyPath, dict[str, Any]]]:
-    """The mappings that are a job, a step or a component."""
-    owners: list[tuple[KeyPath, dict[str, Any]]] = [((), data)]
+def _owners(data: dict[str, Any], is_pipeline: bool,
+            prefix: KeyPath = ()) -> list[tuple[KeyPath, dict[str, Any]]]:
+    """The mappings that are a job, a step or a component (inline pipeline components too)."""
+    owners: list[tuple[KeyPath, dict[str, Any]]] = [(prefix, data)]
     if is_pipeline and isinstance(data.get("jobs"), dict):
         for name, node in data["jobs"].items():
             if isinstance(node, dict):
-                owners.append((("jobs", name), node))
-                if isinstance(node.get("component"), dict):
-                    owners.append((("jobs", name, "component"), node["component"]))
+                path = prefix + ("jobs", name)
+                owners.append((path, node))
+                component = node.get("component")
+                if isinstance(component, dict):
+                    owners.extend(_owners(component, component.get("type") == "pipeline",
+                                          path + ("component",)))
     return owners
 
 
@@ -133,6 +141,20 @@ def cloud_only_warnings(data: dict[str, Any], positions: PositionMap,
                               location=positions.locate(paths[0]), severity="warning",
                               code="cloud-only"))
     return out
+
+
+def is_cloud_only_key(diagnostic: Diagnostic) -> bool:
+    """An "unknown key" error for a cloud-only key in its place (``distribution`` on a
+    parallel step): the key gets its one "ignored when running locally" warning instead,
+    as Azure ML accepts it there (pipeline nodes keep unknown keys)."""
+    if diagnostic.code != "unknown-key" or not diagnostic.key_path:
+        return False
+    parts = diagnostic.key_path.split(".")
+    key = parts[-1]
+    if key not in CLOUD_ONLY_KEYS:
+        return False
+    parent = CLOUD_ONLY_KEYS[key]
+    return parent is None or (len(parts) > 1 and parts[-2] == parent)
 
 
 def other_node_warnings(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:

@@ -49,6 +49,5 @@ class CommandNode(NodeBase):
     limits: CommandLimits | None = None
     distribution: dict[str, Any] | None = Field(None,
                                                 description="Cloud only: distributed training.")
-    services: dict[str, Any] | None = Field(None, description="Cloud only: interactive services.")
     queue_settings: dict[str, Any] | None = Field(None,
                                                   description="Cloud only: job tier/priority.")

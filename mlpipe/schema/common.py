@@ -45,6 +45,7 @@ class NodeBase(StrictModel):
         None, description="Environment variables of the step's processes.")
     identity: Identity | None = None
     is_deterministic: bool | None = None
+    services: dict[str, Any] | None = Field(None, description="Cloud only: interactive services.")
 
 
 COMPONENT_DESCRIPTION = ("./file.yml, file:./file.yml, azureml:name:version, azureml:name@latest, "

@@ -10,13 +10,14 @@ from pydantic import BaseModel
 
 from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.parallel import ParallelComponent
-from mlpipe.schema.pipeline import PipelineJob
+from mlpipe.schema.pipeline import PipelineComponent, PipelineJob
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "pipeline_job": (PipelineJob, "mlpipe pipeline job (Azure ML v2 pipeline YAML)"),
     "parallel_component": (ParallelComponent, "mlpipe parallel component (Azure ML v2)"),
     "command_component": (CommandComponent, "mlpipe command component (Azure ML v2)"),
+    "pipeline_component": (PipelineComponent, "mlpipe pipeline component (Azure ML v2)"),
 }
 
 

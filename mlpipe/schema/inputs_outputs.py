@@ -26,6 +26,8 @@ OutputType = Literal["uri_file", "uri_folder", "mltable", "mlflow_model", "custo
 InputMode = Literal["ro_mount", "download", "direct", "eval_mount", "eval_download"]
 OutputMode = Literal["rw_mount", "upload", "mount", "direct"]
 InputType = Literal[DataType, LiteralType]
+PortType = Literal[OutputType, "path"]  # 'path': azure-ai-ml's legacy port type (any data)
+ComponentInputType = Literal[InputType, "path"]
 DATA_TYPES: tuple[str, ...] = get_args(DataType)
 LITERAL_TYPES: tuple[str, ...] = get_args(LiteralType)
 
@@ -152,8 +154,9 @@ StepOutput = Annotated[
 class ComponentInput(StrictModel):
     """An input a component declares."""
 
-    type: Annotated[InputType, CaseInsensitive] = Field(
-        description="Data type (uri_folder, mltable, ...) or literal type (string, integer, ...)."
+    type: Annotated[ComponentInputType, CaseInsensitive] = Field(
+        description="Data type (uri_folder, mltable, ...; legacy: path) or literal type (string, "
+                    "integer, ...)."
     )
     description: Text | None = None
     optional: bool | None = Field(None, description="May the input be left unset? (false)")
@@ -184,7 +187,8 @@ class ComponentInput(StrictModel):
 class ComponentOutput(StrictModel):
     """An output a component declares."""
 
-    type: Annotated[OutputType, CaseInsensitive] = Field(description="Output data type.")
+    type: Annotated[PortType, CaseInsensitive] = Field(
+        description="Output data type (legacy: path).")
     description: Text | None = None
     mode: Annotated[OutputMode | None, CaseInsensitive] = None
     path: Text | None = None

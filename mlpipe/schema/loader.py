@@ -22,13 +22,13 @@ from mlpipe.diagnostics import (
 from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.errors import translate_errors
 from mlpipe.schema.parallel import ParallelComponent
-from mlpipe.schema.pipeline import PipelineJob
+from mlpipe.schema.pipeline import PipelineComponent, PipelineJob
 from mlpipe.schema.yamlio import PositionMap, YamlDocument, describe_value, load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
-Component = ParallelComponent | CommandComponent
+Component = ParallelComponent | CommandComponent | PipelineComponent
 COMPONENT_MODELS: dict[str, type[BaseModel]] = {
-    "parallel": ParallelComponent, "command": CommandComponent}
+    "parallel": ParallelComponent, "command": CommandComponent, "pipeline": PipelineComponent}
 
 
 @dataclass
@@ -90,7 +90,7 @@ def _start(data: Any, source: str, positions: PositionMap | None
 def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
            positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
     model, diags = _validate(model_cls, plain, positions)
-    diags = _sorted(diags + extra)
+    diags = _sorted([d for d in diags if not checks.is_cloud_only_key(d)] + extra)
     if errors_of(diags):
         model = None
     return Loaded(model, diags, positions, source, plain)
@@ -110,7 +110,8 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
 
 def load_component_data(data: Mapping[str, Any], source: str,
                         positions: PositionMap | None = None) -> Loaded[Component]:
-    """Validate an already-parsed component; dispatches on ``type`` (parallel | command)."""
+    """Validate an already-parsed component; dispatches on ``type`` (parallel | command |
+    pipeline)."""
     plain, positions, done = _start(data, source, positions)
     if done is not None:
         return done
@@ -119,19 +120,23 @@ def load_component_data(data: Mapping[str, Any], source: str,
     if model_cls is None:
         return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
                       positions, source, plain)
-    extra = (checks.check_component(plain, positions)
-             + checks.cloud_only_warnings(plain, positions, is_pipeline=False))
+    is_pipeline = kind == "pipeline"
+    if is_pipeline:
+        extra = (checks.check_pipeline(plain, positions)
+                 + checks.other_node_warnings(plain, positions))
+    else:
+        extra = checks.check_component(plain, positions)
+    extra += checks.cloud_only_warnings(plain, positions, is_pipeline=is_pipeline)
     return _check(model_cls, plain, source, positions, extra)
 
 
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
     if not present:
-        return Diagnostic("required key 'type' is missing: a component's type is parallel or "
-                          "command", key_path="type", location=positions.locate(()), code="missing")
+        return Diagnostic("required key 'type' is missing: a component's type is parallel, "
+                          "command or pipeline", key_path="type", location=positions.locate(()),
+                          code="missing")
     hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
-    if kind == "pipeline":
-        hint = "this is a pipeline job: use 'mlpipe job validate'"
-    return Diagnostic(f"must be one of parallel, command, got {describe_value(kind)}",
+    return Diagnostic(f"must be one of parallel, command, pipeline, got {describe_value(kind)}",
                       key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)
 
 

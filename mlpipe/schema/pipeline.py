@@ -7,16 +7,17 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import ConfigDict, Discriminator, Field, Tag
 
 from mlpipe.schema.command import CommandNode
+from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
 from mlpipe.schema.environment import Identity
 from mlpipe.schema.fields import Flag, Identifier, JobName, Scalar, StrictModel, Text
 from mlpipe.schema.inputs_outputs import JobInput, JobOutput
 from mlpipe.schema.parallel import ParallelNode
 
 # Step types Azure ML knows that mlpipe accepts in a pipeline but does not check further.
-OtherNodeType = Literal["sweep", "spark", "pipeline", "data_transfer", "import", "automl",
+OtherNodeType = Literal["sweep", "spark", "data_transfer", "import", "automl",
                         "classification", "regression", "forecasting", "flow"]
 OTHER_NODE_TYPES: tuple[str, ...] = get_args(OtherNodeType)
-NODE_TYPES = ("parallel", "command") + OTHER_NODE_TYPES
+NODE_TYPES = ("parallel", "command", "pipeline") + OTHER_NODE_TYPES
 
 
 class PipelineSettings(StrictModel):
@@ -44,11 +45,11 @@ class OtherNode(StrictModel):
 
 
 def _node_tag(value: Any) -> str | None:
-    if isinstance(value, (ParallelNode, CommandNode, OtherNode)):
+    if isinstance(value, (ParallelNode, CommandNode, PipelineNode, OtherNode)):
         return "other" if isinstance(value, OtherNode) else value.type
     if isinstance(value, dict):
         kind = value.get("type")
-        if kind in ("parallel", "command"):
+        if kind in ("parallel", "command", "pipeline"):
             return kind
         if kind in OTHER_NODE_TYPES:
             return "other"
@@ -58,11 +59,33 @@ def _node_tag(value: Any) -> str | None:
 Node = Annotated[
     Annotated[ParallelNode, Tag("parallel")]
     | Annotated[CommandNode, Tag("command")]
+    | Annotated["PipelineNode", Tag("pipeline")]
     | Annotated[OtherNode, Tag("other")],
     Discriminator(_node_tag, custom_error_type="node_type",
                   custom_error_message="a step needs a 'type'"),
 ]
 """One step of ``jobs:``, chosen by its ``type``."""
+
+
+class PipelineComponent(ComponentBase):
+    """A pipeline component file (``type: pipeline`` with the ``pipelineComponent`` schema):
+    declared inputs and outputs, and steps that bind them as ``${{parent.inputs.x}}`` /
+    ``${{parent.outputs.y}}``."""
+
+    type: Literal["pipeline"] = Field(description="Always 'pipeline'.")
+    jobs: Annotated[dict[Identifier, Node],
+                    Field(min_length=1, description="The steps, by name; at least one.")]
+
+
+class PipelineNode(NodeBase):
+    """A ``type: pipeline`` step: a pipeline component (file or inline) run as a sub-graph."""
+
+    type: Literal["pipeline"]
+    component: Annotated[Annotated[Text, Tag("reference")]
+                         | Annotated[PipelineComponent, Tag("inline")],
+                         component_kind(PipelineComponent)] = Field(
+        description=COMPONENT_DESCRIPTION)
+    settings: dict[str, Any] | None = Field(None, description="Cloud only: sub-pipeline settings.")
 
 
 class PipelineJob(StrictModel):
@@ -89,3 +112,8 @@ class PipelineJob(StrictModel):
     )
     jobs: Annotated[dict[Identifier, Node],
                     Field(min_length=1, description="The steps, by name; at least one.")]
+
+
+PipelineComponent.model_rebuild()
+PipelineNode.model_rebuild()
+PipelineJob.model_rebuild()

@@ -102,7 +102,8 @@ def check_int_setting(name: str, value: Any) -> int:
 
 
 def check_mini_batch_size(value: Any) -> str:
-    """A string like ``"10"`` (files) or ``"10kb"``/``"1MB"`` (bytes), greater than 0."""
+    """A string like ``"10"`` (files) or ``"10kb"``/``"1MB"`` (bytes), greater than 0;
+    ``"0"`` means unset (the default applies), as azure-ai-ml writes it."""
     if isinstance(value, bool) or not isinstance(value, str):
         hint = (f'quote it: "{value}"' if isinstance(value, int) and not isinstance(value, bool)
                 else None)
@@ -124,6 +125,8 @@ def check_mini_batch_size(value: Any) -> str:
     digits = re.match(r"\d+", value).group()  # type: ignore[union-attr]
     if len(digits) > MAX_INT_DIGITS:
         raise SettingError(f"number too long: more than {MAX_INT_DIGITS} digits", code="range")
+    if value.strip().isdigit() and int(digits) == 0:
+        return value  # "0": unset (what azure-ai-ml sends when no size is given)
     if int(digits) == 0:
         raise SettingError(f"must be greater than 0, got {value!r}", code="range")
     return value

@@ -17,7 +17,7 @@ from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
 from mlpipe.sdk.bindings import NodeOutput
-from mlpipe.sdk.building import building, current_builder
+from mlpipe.sdk.building import Builder, building, current_builder
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.io import Output, PipelineInput
 from mlpipe.sdk.job import PipelineJob
@@ -118,12 +118,7 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
 
         @functools.wraps(f)
         def build(*args: Any, **call_kwargs: Any) -> Any:
-
-            if current_builder() is not None:
-                raise ValidationError([Diagnostic(
-                    message="a @pipeline function called inside another @pipeline (nested "
-                            "pipeline components) is not supported; call its steps directly",
-                    location=call_site(), code="unsupported")])
+            outer = current_builder()  # called inside another @pipeline: a pipeline component
             _check_keywords(f, signature, call_kwargs)
             try:
                 bound = signature.bind(*args, **call_kwargs)
@@ -167,12 +162,30 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
                 source=script, extra=extra, origin=origin)
             if version is not None:
                 job._extra["version"] = version
+            if outer is not None:
+                return _component_node(outer, job, name or f.__name__, values)
             return job
 
         build._mlpipe_pipeline = True  # type: ignore[attr-defined]
         return build
 
     return decorate(func) if func is not None else decorate
+
+
+def _component_node(outer: Builder, job: Any, name: str, values: dict[str, Any]) -> Node:
+    """The ``type: pipeline`` step a nested ``@pipeline`` call adds to the outer pipeline."""
+    from mlpipe.sdk.pipeline_node import PipelineComponentNode
+
+    component_name = name.lower().replace("-", "_")
+    node = PipelineComponentNode(job, component_name, values)
+    site = call_site()
+    object.__setattr__(node, "_origin", site)
+    object.__setattr__(node, "_call_site", site)
+    object.__setattr__(node, "_template_name", component_name)
+    for port in node.outputs.values():
+        object.__setattr__(port, "_origin", site)
+    outer.add(node)
+    return node
 
 
 def _check_keywords(f: Callable[..., Any], signature: inspect.Signature,

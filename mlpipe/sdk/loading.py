@@ -181,6 +181,16 @@ class RawNode:
         return isinstance(other, RawNode) and other.data == self.data
 
 
+def _is_pipeline_component(data: Mapping[str, Any]) -> bool:
+    """A ``type: pipeline`` file that is a component: the pipelineComponent ``$schema``, or
+    a ``name`` without the job-only keys."""
+    schema = str(data.get("$schema") or "").lower()
+    if "pipelinecomponent" in schema:
+        return True
+    return ("pipelinejob" not in schema and "name" in data
+            and not any(key in data for key in ("settings", "experiment_name", "compute")))
+
+
 def load_component(source: str | os.PathLike[str] | None = None, *,
                    relative_origin: str | None = None,
                    params_override: list[Mapping[str, Any]] | None = None,
@@ -194,10 +204,11 @@ def load_component(source: str | os.PathLike[str] | None = None, *,
     path = resolve_source(source)
     data, positions = read_yaml(path, "component")
     _override(data, params_override)
-    if data.get("type") == "pipeline" or "jobs" in data:
+    if (data.get("type") == "pipeline" or "jobs" in data) and not _is_pipeline_component(data):
         raise ValidationError([Diagnostic(
-            "load_component reads component files (type: parallel or command); this file is a "
-            "pipeline job", key_path="type", location=positions.locate(("type",)),
-            code="unsupported", hint="use load_job() for pipeline jobs")])
+            "load_component reads component files (type: parallel, command, or a pipeline "
+            "component); this file is a pipeline job", key_path="type",
+            location=positions.locate(("type",)), code="unsupported",
+            hint="use load_job() for pipeline jobs")])
     return Component(path, data)
 
