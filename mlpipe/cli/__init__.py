@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from mlpipe import __version__
+from mlpipe.cli.arguments import CommandParser
 
 # Modules that add commands; each defines
 # ``register(groups: dict[str, argparse._SubParsersAction])``.
@@ -33,7 +34,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="mlpipe",
         description="Validate and run Azure ML v2 pipelines with parallel steps locally.",
     )

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mlpipe.cli.arguments import add_output_format, print_structured
 from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_component
 from mlpipe.compiler.overrides import parse_override
 from mlpipe.diagnostics import Diagnostic, Location
@@ -83,8 +84,7 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="FILE", help="YAML files to validate")
     parser.add_argument("--file", "-f", dest="files", action="append", default=[], metavar="FILE",
                         help="a YAML file to validate (repeatable)")
-    parser.add_argument("--output", "-o", choices=("text", "json"), default="text",
-                        help="output format")
+    add_output_format(parser, ("text", "json", "yaml"), default="text")
     parser.add_argument("--skip-unknown", action="store_true",
                         help="skip YAML files that are not Azure ML jobs or components "
                              "(for pre-commit)")
@@ -112,8 +112,8 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     except OverrideSyntaxError as exc:
         return _usage(str(exc))
     reports = [_validate_file(f, args, component_only) for f in files]
-    if args.output == "json":
-        print(json.dumps(_json(reports), indent=2, default=str))
+    if args.output != "text":
+        print_structured(_json(reports), args.output)
     else:
         _print_text(reports)
     return 0 if all(r.valid for r in reports) else 1
