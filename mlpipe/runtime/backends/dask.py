@@ -64,7 +64,7 @@ from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 
 SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
-INSTALL_HINT = "pip install 'mlpipe[dask]'"
+INSTALL_HINT = "pip install 'mlpipe-azure[dask]'"
 CONNECT_TIMEOUT_SECONDS = 10.0
 WAIT_FOR_WORKERS_SECONDS = 10.0  # an external cluster may still be starting workers
 REPLACEMENT_TIMEOUT_SECONDS = 60.0  # a lost worker's Nanny must bring a new process by then
