@@ -25,6 +25,7 @@ from mlpipe.jobs.store import (
 )
 from mlpipe.plan import RUNS_DIR_ENV
 from mlpipe.schema import YamlDocument, load_yaml_file
+from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
 
@@ -328,7 +329,7 @@ def list_jobs(args: argparse.Namespace) -> int:
     else:
         console().print(jobs_table(records))
     if store.unreadable:
-        _err(f"skipped {len(store.unreadable)} unreadable record(s): "
+        _err(f"skipped {plural(len(store.unreadable), 'unreadable record')}: "
              + ", ".join(str(store.record_path(name)) for name in sorted(store.unreadable)))
     return 0
 

@@ -62,6 +62,7 @@ from mlpipe.runtime.phases import PhaseWriter, phase_file
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
+from mlpipe.wording import plural
 
 SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
 INSTALL_HINT = "pip install 'mlpipe-azure[dask]'"
@@ -282,10 +283,12 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._spares = [address for address, _ in available if address not in self._by_address]
         missing = self._slots[len(claimed):]
         if missing:
-            message = (f"the Dask cluster has {len(claimed)} free worker process(es) and each "
+            free = plural(len(claimed), "free worker process")
+            message = (f"the Dask cluster has {free} and each "
                        f"mlpipe worker needs its own ({len(self._slots)} wanted: instance_count x "
                        f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
-            self.logger.warning("%s; %d mlpipe worker(s) will not start.", message, len(missing))
+            self.logger.warning("%s; %s will not start.", message,
+                                plural(len(missing), "mlpipe worker"))
             for slot in missing:
                 self._fail_later(slot, message)
 
