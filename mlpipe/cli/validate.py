@@ -88,6 +88,10 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-unknown", action="store_true",
                         help="skip YAML files that are not Azure ML jobs or components "
                              "(for pre-commit)")
+    parser.add_argument("--only-show-errors", "--quiet", "-q", dest="quiet",
+                        action="store_true",
+                        help="print only the errors, each invalid file's status and one total "
+                             "(no OK or skipped lines, no warnings; for pre-commit)")
 
 
 def run_job_validate(args: argparse.Namespace) -> int:
@@ -115,7 +119,7 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     if args.output != "text":
         print_structured(_json(reports), args.output)
     else:
-        _print_text(reports)
+        _print_text(reports, quiet=args.quiet)
     return 0 if all(r.valid for r in reports) else 1
 
 
@@ -227,14 +231,19 @@ def _status(report: FileReport) -> str:
     return f"{report.file}: invalid: {_plural(report.errors, 'error')}{warn}"
 
 
-def _print_text(reports: list[FileReport]) -> None:
+def _print_text(reports: list[FileReport], *, quiet: bool = False) -> None:
+    """Each file's problems and status, then a total when there are several files; with
+    ``quiet`` only the errors and invalid files' statuses, then the total always."""
     for report in reports:
+        if quiet and report.valid:
+            continue
         for d in report.diagnostics:
-            print(d.format())
+            if not quiet or d.severity == "error":
+                print(d.format())
         print(_status(report))
         if report.plan is not None:
             print(json.dumps(report.plan, indent=2, default=str))
-    if len(reports) > 1:
+    if len(reports) > 1 or quiet:
         checked = [r for r in reports if r.kind != "skipped"]
         bad = [r for r in checked if not r.valid]
         skipped = len(reports) - len(checked)
