@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import re
 import shlex
-import tomllib
+import sys
 from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10: the tomli backport, a dependency there
+    import tomli as tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
