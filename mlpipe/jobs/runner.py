@@ -41,6 +41,7 @@ from mlpipe.jobs.store import (
     runner_identity,
 )
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
+from mlpipe.runtime.backends.dask_cluster import job_cluster
 from mlpipe.runtime.records import StepSummary
 
 Echo = Callable[[str], None]
@@ -144,7 +145,8 @@ def run_plan(
     try:
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
                                max_workers or available_cores())
-        scheduler.run()
+        with job_cluster(plan, backend, say, max_workers or available_cores()):
+            scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
         recorder.update(status="failed", ended_at=iso(now()), error=f"{type(exc).__name__}: {exc}")
         raise
