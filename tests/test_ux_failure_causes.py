@@ -56,3 +56,4 @@ def test_plural() -> None:
         ["0 mini-batches", "1 mini-batch", "2 mini-batches"]
     assert plural(1, "item") == "1 item" and plural(3, "process") == "3 processes"
     assert plural(2, "kind of error", "kinds of error") == "2 kinds of error"
+    assert plural(1234567, "item") == "1234567 items" and plural(2.5, "second") == "2.5 seconds"

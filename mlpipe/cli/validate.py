@@ -29,6 +29,7 @@ from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_compon
 from mlpipe.compiler.overrides import parse_override
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file
+from mlpipe.wording import plural
 
 
 @dataclass
@@ -218,17 +219,13 @@ def _relative(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
-
-
 def _status(report: FileReport) -> str:
     if report.kind == "skipped":
         return f"{report.file}: {report.summary}"
-    warn = f", {_plural(report.warnings, 'warning')}" if report.warnings else ""
+    warn = f", {plural(report.warnings, 'warning')}" if report.warnings else ""
     if report.valid:
         return f"{report.file}: OK ({report.summary}{warn})"
-    return f"{report.file}: invalid: {_plural(report.errors, 'error')}{warn}"
+    return f"{report.file}: invalid: {plural(report.errors, 'error')}{warn}"
 
 
 def _print_text(reports: list[FileReport], *, quiet: bool = False) -> None:
@@ -248,10 +245,10 @@ def _print_text(reports: list[FileReport], *, quiet: bool = False) -> None:
         bad = [r for r in checked if not r.valid]
         skipped = len(reports) - len(checked)
         tail = f", {skipped} skipped" if skipped else ""
-        print(f"{_plural(len(checked), 'file')} checked: {len(checked) - len(bad)} valid, "
+        print(f"{plural(len(checked), 'file')} checked: {len(checked) - len(bad)} valid, "
               f"{len(bad)} invalid"
-              f"{tail} ({_plural(sum(r.errors for r in reports), 'error')}, "
-              f"{_plural(sum(r.warnings for r in reports), 'warning')})")
+              f"{tail} ({plural(sum(r.errors for r in reports), 'error')}, "
+              f"{plural(sum(r.warnings for r in reports), 'warning')})")
 
 
 def _json(reports: list[FileReport]) -> dict[str, Any]:
