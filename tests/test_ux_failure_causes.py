@@ -57,3 +57,25 @@ def test_plural() -> None:
     assert plural(1, "item") == "1 item" and plural(3, "process") == "3 processes"
     assert plural(2, "kind of error", "kinds of error") == "2 kinds of error"
     assert plural(1234567, "item") == "1234567 items" and plural(2.5, "second") == "2.5 seconds"
+
+
+COMMAND = """\
+type: pipeline
+jobs:
+  prep:
+    type: command
+    code: ./src
+    command: python prep.py
+"""
+
+
+def test_command_step_traceback_names_the_users_file(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "prep.py").write_text("def main():\n    raise KeyError('column')\n\n\nmain()\n")
+    source = tmp_path / "pipeline.yml"
+    source.write_text(COMMAND, encoding="utf-8")
+    proc = run_cli("job", "create", "--file", str(source), "--runs-dir", str(tmp_path / "runs"),
+                   "-n", "cmd", "--no-progress")
+    assert proc.returncode == 1
+    assert f'File "{tmp_path / "src" / "prep.py"}", line 2, in main' in proc.stdout, proc.stdout
+    assert "/prep/code/prep.py" not in proc.stdout

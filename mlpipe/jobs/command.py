@@ -30,6 +30,7 @@ from typing import IO
 from mlpipe.jobs.store import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.snapshot import snapshot_code
+from mlpipe.runtime.source_paths import to_user_paths
 
 KILL_GRACE_SECONDS = 5.0
 POLL_SECONDS = 0.1
@@ -126,7 +127,8 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         outcome.status, outcome.error = "canceled", "canceled while running"
     elif proc.returncode != 0:
         outcome.status = "failed"
-        outcome.error = f"command exited with code {proc.returncode}" + _tail(paths["stderr"])
+        outcome.error = f"command exited with code {proc.returncode}" + to_user_paths(
+            _tail(paths["stderr"]), step.snapshot_dir, step.code_dir)  # the user's files
     return outcome
 
 
