@@ -106,3 +106,31 @@ def test_dashboard_on_console_and_a_dead_worker_without_noise(tmp_path: Path) ->
     assert "died or left the Dask cluster" in master and "|Dask distributed." in master
     rows = (tmp_path / "runs" / "on-dask" / "score" / "outputs" / "rows" / "parallel_run_step.txt")
     assert sorted(rows.read_text(encoding="utf-8").split()) == [f"f{i:02d}.txt" for i in range(12)]
+
+
+def test_dask_log_route_keeps_dasks_lines_off_the_console(capfd: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
+
+    class Keep(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lines: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.lines.append(record.getMessage())
+
+    keep = Keep()
+    console_before = [list(logging.getLogger(n).handlers) for n in ("distributed", "distributed.client")]
+    with DaskLogRoute((Tagged(keep),)), DaskLogRoute():  # nested: a step inside the job's route
+        logging.getLogger("distributed.scheduler").error("Couldn't gather keys: {'k': 'no-worker'}")
+        logging.getLogger("distributed.client").warning("Couldn't gather 1 keys, rescheduling")
+        logging.getLogger("asyncio").error("Task exception was never retrieved")
+    logging.getLogger("distributed.core").info("after the route")  # back to Dask's own handlers
+    assert keep.lines == ["Dask distributed.scheduler: Couldn't gather keys: {'k': 'no-worker'}",
+                          "Dask distributed.client: Couldn't gather 1 keys, rescheduling",
+                          "Dask asyncio: Task exception was never retrieved"]
+    assert "Couldn't gather" not in capfd.readouterr().err
+    assert [list(logging.getLogger(n).handlers) for n in ("distributed", "distributed.client")] \
+        == console_before

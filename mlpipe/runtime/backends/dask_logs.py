@@ -10,13 +10,15 @@ each running step's ``logs/sys/master_role.txt`` instead.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import threading
 from types import TracebackType
 
-# distributed's loggers, and asyncio's (its loop reports a task's unretrieved exception)
-DASK_LOGGERS: tuple[str, ...] = ("distributed", "asyncio", "tornado")
+# distributed's loggers (and its dashboard's), and asyncio's (its loop reports a task's
+# unretrieved exception)
+DASK_LOGGERS: tuple[str, ...] = ("distributed", "asyncio", "tornado", "bokeh")
 
 _lock = threading.Lock()
 _open = 0
@@ -29,6 +31,27 @@ def _is_console(handler: logging.Handler) -> bool:
     return (isinstance(handler, logging.StreamHandler)
             and not isinstance(handler, logging.FileHandler)
             and handler.stream in (sys.stderr, sys.stdout, sys.__stderr__, sys.__stdout__))
+
+
+def _take_off_the_console() -> None:
+    """Remove the console handlers of Dask's loggers and of their children (Dask's
+    logging set-up, done when ``distributed`` is imported, gives some children their own
+    handler and ``propagate = False``): children pass their records up to the top-level
+    loggers, which keep them from the root logger's handlers."""
+    with contextlib.suppress(ImportError):
+        import distributed  # noqa: F401, PLC0415 - its logging set-up first, then ours
+    names = [name for name in list(logging.root.manager.loggerDict)
+             if any(name == top or name.startswith(top + ".") for top in DASK_LOGGERS)]
+    for name in sorted(set(names) | set(DASK_LOGGERS)):
+        logger = logging.getLogger(name)
+        for handler in [h for h in logger.handlers if _is_console(h)]:
+            logger.removeHandler(handler)
+            _saved.append((logger, handler))
+        _saved_propagate[name] = logger.propagate
+        top = name in DASK_LOGGERS
+        logger.propagate = not top
+        if top:
+            logger.addHandler(_null)
 
 
 class Tagged(logging.Handler):
@@ -63,14 +86,7 @@ class DaskLogRoute:
                 return self
             self._is_open = True
             if _open == 0:
-                for name in DASK_LOGGERS:
-                    logger = logging.getLogger(name)
-                    for handler in [h for h in logger.handlers if _is_console(h)]:
-                        logger.removeHandler(handler)
-                        _saved.append((logger, handler))
-                    _saved_propagate[name] = logger.propagate
-                    logger.propagate = False
-                    logger.addHandler(_null)
+                _take_off_the_console()
             _open += 1
             for name in DASK_LOGGERS:
                 for handler in self.handlers:
