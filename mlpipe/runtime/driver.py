@@ -183,6 +183,10 @@ class Driver:
             self.inflight[task_id] = (mini_batch, picked)
             tasks.append(Task(task_id, mini_batch, picked))
             free -= 1
+        if tasks and self.stopping:  # the input's end crossed a threshold (or failed) meanwhile
+            for task in tasks:
+                self.inflight.pop(task.task_id, None)
+            return
         if tasks:
             self.backend.submit(tasks)
 
