@@ -99,3 +99,5 @@ def test_validate_prints_yaml(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert yaml.safe_load(proc.stdout) == json.loads(
         run_cli("job", "validate", "-o", "json", str(source)).stdout)
+    table = run_cli("job", "validate", "-o", "table", str(source))  # az's default name: the text
+    assert table.returncode == 0 and table.stdout == run_cli("job", "validate", str(source)).stdout

@@ -85,7 +85,7 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="FILE", help="YAML files to validate")
     parser.add_argument("--file", "-f", dest="files", action="append", default=[], metavar="FILE",
                         help="a YAML file to validate (repeatable)")
-    add_output_format(parser, ("text", "json", "yaml"), default="text")
+    add_output_format(parser, ("text", "table", "json", "yaml"), default="text")  # table = text
     parser.add_argument("--skip-unknown", action="store_true",
                         help="skip YAML files that are not Azure ML jobs or components "
                              "(for pre-commit)")
@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     except OverrideSyntaxError as exc:
         return _usage(str(exc))
     reports = [_validate_file(f, args, component_only) for f in files]
-    if args.output != "text":
+    if args.output in ("json", "yaml"):
         print_structured(_json(reports), args.output)
     else:
         _print_text(reports, quiet=args.quiet)
