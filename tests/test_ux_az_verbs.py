@@ -101,3 +101,26 @@ def test_validate_prints_yaml(tmp_path: Path) -> None:
         run_cli("job", "validate", "-o", "json", str(source)).stdout)
     table = run_cli("job", "validate", "-o", "table", str(source))  # az's default name: the text
     assert table.returncode == 0 and table.stdout == run_cli("job", "validate", str(source)).stdout
+
+
+def test_only_show_errors_prints_errors_and_one_total(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "prep.py").write_text("print('hi')\n")
+    good = tmp_path / "good.yml"
+    good.write_text("type: pipeline\njobs:\n  hello:\n    type: command\n    command: echo hi\n"
+                    "    resources:\n      instance_type: Standard_D2\n")  # valid, one warning
+    bad = tmp_path / "bad.yml"
+    bad.write_text("type: command\nname: bad\ncode: ./src\ncommand: python prep.py ${{inputs.nope}}\n")
+    other = tmp_path / "environment.yml"
+    other.write_text("name: env\ndependencies:\n  - pandas\n")
+    proc = run_cli("job", "validate", "--skip-unknown", "--only-show-errors", "good.yml", "bad.yml",
+                   "environment.yml", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [
+        "bad.yml:4:1: command: ${{inputs.nope}} names no input of this step (declared inputs: none)",
+        "bad.yml: invalid: 1 error",
+        "2 files checked: 1 valid, 1 invalid, 1 skipped (1 error, 1 warning)",
+    ]
+    single = run_cli("job", "validate", "-q", "good.yml", cwd=tmp_path)
+    assert single.returncode == 0
+    assert single.stdout.splitlines() == ["1 file checked: 1 valid, 0 invalid (0 errors, 1 warning)"]
