@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0.dev0"
+from mlpipe.version import __version__
 
 _SDK_NAMES = {
     "Input", "Output", "load_job", "load_component", "pipeline", "run", "command",
@@ -17,7 +17,7 @@ _SDK_NAMES = {
     "PipelineJob", "parallel_run_function", "MLClient",
 }
 
-__all__ = ["__version__", "ValidationError", "dsl", *sorted(_SDK_NAMES)]
+__all__ = ["__version__", "MlpipeError", "ValidationError", "dsl", *sorted(_SDK_NAMES)]
 
 
 def __getattr__(name: str) -> Any:
@@ -29,6 +29,10 @@ def __getattr__(name: str) -> Any:
         from mlpipe.diagnostics import ValidationError
 
         return ValidationError
+    if name == "MlpipeError":
+        from mlpipe.errors import MlpipeError
+
+        return MlpipeError
     if name == "dsl":
         import importlib
 

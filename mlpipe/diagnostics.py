@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from mlpipe.errors import MlpipeError
+
 Severity = Literal["error", "warning", "info"]
 
 
@@ -90,7 +92,7 @@ class HasDiagnostics:
         return warnings_of(self.diagnostics)
 
 
-class ValidationError(Exception):
+class ValidationError(MlpipeError):
     """Raised with every problem found, not just the first."""
 
     def __init__(self, diagnostics: Sequence[Diagnostic]):

@@ -1,14 +1,47 @@
-"""``mlpipe.entities``: the ``azure.ai.ml.entities`` names the SDK supports."""
+"""``mlpipe.entities``: mirror of ``azure.ai.ml.entities``, the names a pipeline script touches.
+
+Steps and settings run locally; compute, workspace and asset entities describe
+this machine or are registered in the runs folder (see ``MLClient``). It only re-exports:
+the code lives under ``mlpipe.sdk``; see docs/architecture.md.
+"""
 
 from __future__ import annotations
 
+from mlpipe.sdk.assets import Data, Model
+from mlpipe.sdk.components import CommandComponent, ParallelComponent, PipelineComponent
 from mlpipe.sdk.entities import (
     BatchRetrySettings,
     Environment,
     JobResourceConfiguration,
     RetrySettings,
 )
+from mlpipe.sdk.identities import (
+    AmlTokenConfiguration,
+    ManagedIdentityConfiguration,
+    MpiDistribution,
+    PyTorchDistribution,
+    RayDistribution,
+    TensorFlowDistribution,
+    UserIdentityConfiguration,
+)
 from mlpipe.sdk.job import PipelineJob, PipelineJobSettings
+from mlpipe.sdk.nodes import CommandNode, ParallelNode
+from mlpipe.sdk.resources import (
+    AmlCompute,
+    BuildContext,
+    Compute,
+    ComputeInstance,
+    ResourceConfiguration,
+    Workspace,
+)
 
-__all__ = ["BatchRetrySettings", "Environment", "JobResourceConfiguration", "PipelineJob",
-           "PipelineJobSettings", "RetrySettings"]
+Command = CommandNode
+Parallel = ParallelNode
+
+__all__ = ["AmlCompute", "AmlTokenConfiguration", "BatchRetrySettings", "BuildContext",
+           "Command", "CommandComponent", "Compute", "ComputeInstance", "Data", "Environment",
+           "JobResourceConfiguration", "ManagedIdentityConfiguration", "Model",
+           "MpiDistribution", "Parallel", "ParallelComponent", "PipelineComponent",
+           "PipelineJob", "PipelineJobSettings", "PyTorchDistribution", "RayDistribution",
+           "ResourceConfiguration", "RetrySettings", "TensorFlowDistribution",
+           "UserIdentityConfiguration", "Workspace"]

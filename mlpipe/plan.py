@@ -18,8 +18,6 @@ Run-folder layout (all paths are filled in by the compiler)::
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -27,18 +25,13 @@ from typing import Any, Literal
 
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import FrozenDict, freeze
-
-RUNS_DIR_ENV = "MLPIPE_RUNS_DIR"
-DEFAULT_RUNS_DIR = "mlpipe-runs"
-JOB_NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$"  # Azure ML's job-name rule
-JOB_NAME = re.compile(JOB_NAME_PATTERN)
-
-
-def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
-    """``runs_dir`` if given, else ``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs`` (absolute)."""
-    chosen = runs_dir or os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR
-    return Path(chosen).expanduser().resolve()
-
+from mlpipe.runs import (  # noqa: F401  (re-exported: the rules live in mlpipe.runs)
+    DEFAULT_RUNS_DIR,
+    JOB_NAME,
+    JOB_NAME_PATTERN,
+    RUNS_DIR_ENV,
+    resolve_runs_dir,
+)
 
 DATA_TYPES = frozenset(
     {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model"}

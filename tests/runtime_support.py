@@ -14,7 +14,7 @@ from typing import Any
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.frozen import freeze
 from mlpipe.plan import ParallelStep, PlanOutput, PrsOptions, RetrySettings
-from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 
 LOADER = "tests.runtime_support:load_payload"
 
@@ -85,7 +85,7 @@ def make_step(tmp_path: Path, script: str, *, name: str = "step", append_row: bo
     )
 
 
-class Recorder:
+class Recorder(StepObserver):
     """A StepObserver keeping everything it is told."""
 
     def __init__(self) -> None:

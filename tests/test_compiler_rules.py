@@ -485,3 +485,25 @@ def test_other_step_types_are_accepted_but_listed(project: Path, tmp_path: Path)
     [asset] = result.plan.remote_assets
     assert (asset.key_path, asset.reference) == ("jobs.tune.type", "type: sweep (not run locally)")
     assert asset.location is not None and asset.location.line == line_of(path, "type: sweep")
+
+
+@pytest.mark.parametrize(("content", "says"), [
+    ("{oops", "parallel_run_step.settings.json: not valid JSON"),
+    ('{"append_row": {"pandas.DataFrame.to_csv": "sep=;"}}',
+     "append_row.pandas.DataFrame.to_csv must be an object"),
+])
+def test_a_broken_settings_file_in_the_code_folder_is_a_compile_error(
+        tmp_path: Path, content: str, says: str) -> None:
+    root = make_project(tmp_path / "proj")
+    (root / "src" / "parallel_run_step.settings.json").write_text(content)
+    path = pipeline(root, PARALLEL_STEP)
+    found = only_error(compile_result(path, tmp_path), says)
+    assert found.location is not None and found.location.line == line_of(path, "code: ./src")
+    assert found.code == "settings-file"
+
+
+def test_a_valid_settings_file_compiles(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "proj")
+    (root / "src" / "parallel_run_step.settings.json").write_text(
+        '{"append_row": {"pandas.DataFrame.to_csv": {"sep": ";"}}}')
+    assert compile_result(pipeline(root, PARALLEL_STEP), tmp_path).errors == []

@@ -90,20 +90,28 @@ def test_exit_code_decides_status(tmp_path: Path) -> None:
 
 def test_steps_run_in_dependency_order_and_independent_ones_overlap(tmp_path: Path) -> None:
     run_dir = tmp_path / "runs" / "job1"
-    log = tmp_path / "times.txt"
-    stamp = "python -c 'import time,sys; print(sys.argv[1], time.time())' {} >> " + str(log)
-    slow = lambda n: f"{stamp.format(n + '-start')}; sleep 1; {stamp.format(n + '-end')}"  # noqa: E731
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # each step writes its own marker files (no shared file, no clock): a and b each wait
+    # for the other to have started, which only ends if they run at the same time
+    meet = ("python -c 'import pathlib,sys,time; m=pathlib.Path(sys.argv[1]); "
+            "(m/(sys.argv[2]+\"-started\")).touch(); t=time.monotonic()+120\n"
+            "while not (m/(sys.argv[3]+\"-started\")).exists():\n"
+            "    assert time.monotonic()<t, \"never overlapped\"; time.sleep(0.05)\n"
+            "(m/(sys.argv[2]+\"-done\")).touch()' " + str(marks) + " {} {}")
+    after_both = ("python -c 'import pathlib,sys; m=pathlib.Path(sys.argv[1]); "
+                  "(m/\"c-saw\").write_text(\" \".join(sorted(p.name for p in m.iterdir())))' "
+                  + str(marks))
     plan = plan_of(
         tmp_path,
-        command(run_dir, "a", slow("a")),
-        command(run_dir, "b", slow("b")),
-        command(run_dir, "c", slow("c"), depends_on=("a", "b")),
+        command(run_dir, "a", meet.format("a", "b")),
+        command(run_dir, "b", meet.format("b", "a")),
+        command(run_dir, "c", after_both, depends_on=("a", "b")),
     )
     result = run_plan(plan, max_workers=2)
-    assert result.ok
-    t = {k: float(v) for k, v in (line.split() for line in log.read_text().splitlines())}
-    assert t["a-start"] < t["b-end"] and t["b-start"] < t["a-end"]  # a and b overlapped
-    assert t["c-start"] >= max(t["a-end"], t["b-end"])  # c waited for both
+    assert result.ok, {n: s.error for n, s in result.steps.items()}  # a and b overlapped
+    seen = (marks / "c-saw").read_text().split()
+    assert {"a-done", "b-done"} <= set(seen)  # c waited for both
 
 
 @pytest.mark.parametrize("keep_going", [True, False])

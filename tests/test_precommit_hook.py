@@ -3,8 +3,9 @@
 The hook repository is a copy of this checkout (package, pyproject, hook file) committed
 to a temporary git repository and tagged ``v0.1.0``; the user's configuration is README.md's
 snippet as written (only the URL is replaced). So that installing the hook environment
-works offline and fast, the hook's virtualenv sees this test's site-packages (where
-mlpipe's dependencies are installed) and pip neither uses an index nor builds in isolation.
+works offline and fast, pip neither uses an index nor builds in isolation, and mlpipe's
+dependencies are imported from the interpreter running the tests (``PYTHONPATH``, build
+tools left out), so a venv works too.
 """
 
 from __future__ import annotations
@@ -66,11 +67,30 @@ def _user_repo(root: Path, config: str, *, good: int = 1) -> Path:
     return root
 
 
+BUILD_TOOLS = ("setuptools", "pkg_resources", "_distutils_hack", "pip", "wheel", "distutils-precedence")
+
+
+def _dependencies_view(folder: Path) -> Path:
+    """A folder of links to the packages of the interpreter running the tests, build tools
+    left out (the hook environment builds mlpipe with its own setuptools)."""
+    folder.mkdir()
+    for site_dir in map(Path, site.getsitepackages()):
+        for entry in site_dir.iterdir() if site_dir.is_dir() else ():
+            if entry.name.startswith(BUILD_TOOLS) or entry.suffix == ".pth" or \
+                    entry.name.startswith(("mlpipe", "__editable__")):
+                continue
+            if not (folder / entry.name).exists():
+                (folder / entry.name).symlink_to(entry)
+    return folder
+
+
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "VIRTUALENV_SYSTEM_SITE_PACKAGES": "1",
            "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0"}
-    # the hook environment finds mlpipe's dependencies where this test's Python has them
-    env["PYTHONPATH"] = os.pathsep.join(site.getsitepackages())
+    # mlpipe's dependencies come from the interpreter running the tests (a venv's packages
+    # are not the system's): the hook environment installs mlpipe alone and imports them here
+    env["PIP_NO_DEPS"] = "1"
+    env["PYTHONPATH"] = str(_dependencies_view(tmp_path / "deps"))
     return env
 
 

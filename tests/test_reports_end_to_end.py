@@ -18,6 +18,7 @@ from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.job_report import PROCESSED_COLUMNS
 from mlpipe.runtime.perf import NODE_COLUMNS
 from mlpipe.runtime.progress import ProgressDisplay
+from mlpipe.runtime.records import StepObserver
 
 from .runtime_support import LOADER, file_mini_batches, make_step
 
@@ -163,7 +164,7 @@ def test_threshold_stops_a_real_step_and_job_result_says_why(tmp_path: Path) -> 
     assert "user/error.txt" in readme and "perf" not in readme
 
 
-class CancelAfterFirst:
+class CancelAfterFirst(StepObserver):
     """An observer that cancels the step when the first attempt finishes (like Ctrl+C)."""
 
     def __init__(self, event: threading.Event) -> None:

@@ -13,8 +13,8 @@ import importlib
 import sys
 from collections.abc import Callable, Sequence
 
-from mlpipe import __version__
 from mlpipe.cli.arguments import CommandParser
+from mlpipe.version import __version__
 
 # Modules that add commands; each defines
 # ``register(groups: dict[str, argparse._SubParsersAction])``.
@@ -23,6 +23,9 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.validate",
     "mlpipe.cli.jobs",
 )
+
+# Modules that add top-level commands; each defines ``register_top(subparsers)``.
+TOP_COMMAND_MODULES: tuple[str, ...] = ("mlpipe.cli.run_script",)
 
 GROUPS = {
     "job": "validate, run and inspect pipeline jobs",
@@ -39,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Validate and run Azure ML v2 pipelines with parallel steps locally.",
     )
     parser.add_argument("--version", action="version", version=f"mlpipe {__version__}")
-    top = parser.add_subparsers(dest="group", metavar="{" + ",".join(GROUPS) + "}")
+    top = parser.add_subparsers(dest="group", metavar="{" + ",".join([*GROUPS, "run-script"]) + "}")
     groups: dict[str, argparse._SubParsersAction] = {}
     for name, help_text in GROUPS.items():
         group_parser = top.add_parser(name, help=help_text, description=help_text)
@@ -47,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
         group_parser.set_defaults(_group_parser=group_parser)
     for module_name in COMMAND_MODULES:
         importlib.import_module(module_name).register(groups)
+    for module_name in TOP_COMMAND_MODULES:
+        importlib.import_module(module_name).register_top(top)
     return parser
 
 

@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.arguments import add_job_name, add_output_format, print_structured
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
-from mlpipe.cli.validate import file_kind, file_problem
-from mlpipe.diagnostics import Diagnostic, Location, ValidationError
-from mlpipe.jobs.store import (
-    TERMINAL,
-    JobConflictError,
-    JobNotFound,
-    JobStore,
-    check_job_name,
-    generate_job_name,
-)
-from mlpipe.plan import RUNS_DIR_ENV
-from mlpipe.schema import YamlDocument, load_yaml_file
+from mlpipe.cli.validate import file_problem
+from mlpipe.diagnostics import ValidationError
+from mlpipe.errors import MlpipeError
+from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
+from mlpipe.plan import ExecutionPlan
+from mlpipe.runs import check_job_name, runs_dir_problem
 from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
@@ -116,45 +108,46 @@ def _err(message: str) -> None:
 def create_job(args: argparse.Namespace) -> int:
     """``mlpipe job create``: 0 when the job completed; 1 when it failed, was canceled or is
     invalid."""
-    source = Path(args.file)
     problem = file_problem(args.file)
     if problem:
         return _usage(problem)
-    store = JobStore(args.runs_dir)
-    problem = _runs_dir_problem(store.runs_dir, create=True)
-    if problem:
-        return _usage(problem)
-    doc = load_yaml_file(source)
-    refusal = _not_a_pipeline(doc)
-    if refusal is not None:
-        print(refusal.format(), file=sys.stderr)
+    from mlpipe.compiler import OverrideSyntaxError
+    from mlpipe.jobs.preflight import RemoteAssetsError
+    from mlpipe.jobs.submit import NotAPipelineError, Submission, SubmitUsageError, submit
+
+    started: list[Submission] = []
+    out = console()
+
+    def on_start(submission: Submission) -> None:
+        started.append(submission)
+        decision = submission.decision
+        print(f"job: {decision.name}")
+        if decision.resuming:
+            status = (decision.previous or {})["status"]
+            print(f"resuming the {status} job {decision.name}: completed steps are kept "
+                  f"(attempt {decision.attempt})")
+        print(f"run folder: {submission.plan.run_dir}", flush=True)
+
+    def warn(plan: ExecutionPlan) -> None:
+        for warning in plan.warnings:
+            print(warning.format(), file=sys.stderr)
+
+    cancel = threading.Event()
+    previous_sigterm = _install_sigterm(cancel)
+    try:
+        submission = submit(args.file, runs_dir=args.runs_dir, name=args.name,
+                            overrides=tuple(args.overrides), backend=args.backend,
+                            progress=args.progress, cancel=cancel, on_start=on_start,
+                            echo=lambda line: print(line, flush=True), on_compiled=warn)
+    except SubmitUsageError as exc:
+        return _usage(str(exc))
+    except NotAPipelineError as exc:
+        for diagnostic in exc.diagnostics:
+            print(diagnostic.format(), file=sys.stderr)
         _err(f"{args.file}: nothing was run")
         return 1
-    data = doc.data or {}
-    fields = {key: data.get(key) for key in ("display_name", "experiment_name")}
-    for item in args.overrides:  # --set display_name=... names the job too
-        key, _, value = item.partition("=")
-        if key.strip() in fields:
-            fields[key.strip()] = value
-    name = args.name or generate_job_name(source, taken=store.exists, **fields)
-    problem = check_job_name(name)
-    if problem:
-        return _usage(problem)
-    try:
-        previous = store.resumable(name)
-    except JobConflictError as exc:
-        _err(str(exc))
-        return 1
-    except (OSError, ValueError) as exc:
-        _err(f"job {name!r} exists but its record cannot be read ({store.record_path(name)}: "
-             f"{exc}); choose another name")
-        return 1
-    from mlpipe.compiler import OverrideSyntaxError, compile_pipeline
-    from mlpipe.jobs.preflight import RemoteAssetsError, check_backend, check_remote_assets
-    from mlpipe.jobs.runner import run_plan
-    try:
-        plan = compile_pipeline(str(source), runs_dir=str(store.runs_dir), job_name=name,
-                                overrides=tuple(args.overrides))
+    except RemoteAssetsError as exc:
+        return _refused(exc)
     except ValidationError as exc:
         for diagnostic in exc.diagnostics:
             print(diagnostic.format(), file=sys.stderr)
@@ -163,88 +156,25 @@ def create_job(args: argparse.Namespace) -> int:
         return 1
     except OverrideSyntaxError as exc:
         return _usage(str(exc))
-    for warning in plan.warnings:
-        print(warning.format(), file=sys.stderr)
-    try:
-        check_remote_assets(plan)
-        check_backend(args.backend)
-    except RemoteAssetsError as exc:
-        return _refused(exc)
-    except ValueError as exc:
-        _err(str(exc))
-        return 1
-
-    out = console()
-    print(f"job: {name}")
-    if previous is not None:
-        print(f"resuming the {previous['status']} job {name}: completed steps are kept "
-              f"(attempt {int(previous.get('attempt', 1)) + 1})")
-    print(f"run folder: {plan.run_dir}", flush=True)
-    cancel = threading.Event()
-    previous_sigterm = _install_sigterm(cancel)
-    try:
-        result = run_plan(plan, cancel=cancel, progress=args.progress, backend=args.backend,
-                          echo=lambda line: print(line, flush=True))
-    except RemoteAssetsError as exc:
-        return _refused(exc)
-    except (JobConflictError, ValueError) as exc:
-        _err(str(exc))
-        return 1
     except OSError as exc:
-        _err(f"job {name} stopped: cannot write {exc.filename or plan.run_dir}: "
-             f"{exc.strerror or exc}")
+        if not started:
+            raise
+        _err(f"job {started[0].name} stopped: cannot write "
+             f"{exc.filename or started[0].plan.run_dir}: {exc.strerror or exc}")
+        return 1
+    except MlpipeError as exc:
+        _err(str(exc))
         return 1
     finally:
         _restore_sigterm(previous_sigterm)
-    print_job(store.load(name), out)
-    return 0 if result.ok else 1
+    assert submission.result is not None
+    print_job(JobStore(args.runs_dir).load(submission.name), out)
+    return 0 if submission.result.ok else 1
 
 
 def _usage(message: str) -> int:
     print(f"mlpipe: error: {message}", file=sys.stderr)
     return 2
-
-
-def _runs_dir_problem(runs_dir: Path, *, create: bool = False) -> str | None:
-    """What is wrong with the runs folder (``None`` when usable); ``create`` makes it."""
-    if runs_dir.exists() and not runs_dir.is_dir():
-        return f"the runs folder {runs_dir} is a file, not a folder (--runs-dir or ${RUNS_DIR_ENV})"
-    if not create:
-        return None
-    try:
-        runs_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        return (f"cannot create the runs folder {runs_dir}: {exc.strerror or exc} "
-                f"(choose another with --runs-dir or ${RUNS_DIR_ENV})")
-    if not os.access(runs_dir, os.W_OK | os.X_OK):
-        return (f"cannot write to the runs folder {runs_dir}: permission denied "
-                f"(choose another with --runs-dir or ${RUNS_DIR_ENV})")
-    return None
-
-
-def _not_a_pipeline(doc: YamlDocument) -> Diagnostic | None:
-    """Why a readable YAML is not a pipeline job ``job create`` can run, or ``None``."""
-    if not isinstance(doc.data, dict):
-        return None  # unreadable or not a mapping: the compiler reports it
-    kind = file_kind(doc.data)
-    where = (doc.positions.locate_value(("type",)) if "type" in doc.data
-             else Location(doc.source, 1, 1))
-    if kind == "component":
-        what = doc.data.get("type")
-        return Diagnostic(
-            f"this is a {what} component, not a pipeline job", location=where,
-            code="not-a-pipeline",
-            hint="to run it, name it in a pipeline step as 'component: ./file.yml'; "
-                 "to check it: mlpipe component validate FILE")
-    if kind == "job":
-        return Diagnostic(
-            f"this is a standalone {doc.data.get('type') or 'Azure ML'} job: mlpipe runs "
-            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline")
-    if kind == "unknown" and "jobs" not in doc.data:
-        return Diagnostic(
-            "not an Azure ML pipeline job: expected 'type: pipeline' and a 'jobs' mapping",
-            location=where, code="not-a-pipeline")
-    return None
 
 
 def _refused(exc: ValidationError) -> int:
@@ -283,7 +213,7 @@ def _load(store: JobStore, name: str) -> dict[str, Any] | None:
 def _store_for(args: argparse.Namespace) -> tuple[JobStore | None, int]:
     """The job store of ``args`` and 0, or ``None`` and the exit code after a usage error."""
     store = JobStore(args.runs_dir)
-    problem = _runs_dir_problem(store.runs_dir)
+    problem = runs_dir_problem(store.runs_dir)
     name = getattr(args, "name", None)
     if problem is None and name is not None:
         problem = check_job_name(name)

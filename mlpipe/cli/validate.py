@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_compon
 from mlpipe.compiler.overrides import parse_override
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file
+from mlpipe.schema.kinds import file_kind
 from mlpipe.wording import plural
 
 
@@ -137,35 +137,6 @@ def file_problem(file: str) -> str | None:
 def _usage(message: str) -> int:
     print(f"mlpipe: error: {message}", file=sys.stderr)
     return 2
-
-
-OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer"})
-_JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
-
-
-def file_kind(data: Any) -> str:
-    """``pipeline``, ``component``, ``job`` (a standalone non-pipeline job) or ``unknown``."""
-    if not isinstance(data, dict):
-        return "unknown"
-    kind = data.get("type")
-    schema_value = data.get("$schema")
-    schema = schema_value.lower() if isinstance(schema_value, str) else ""
-    job_schema = _JOB_SCHEMA.search(schema)
-    if "promptflow" in schema:
-        return "unknown"
-    if job_schema:
-        return "pipeline" if job_schema.group(1) == "pipeline" else "job"
-    if "component" in schema:
-        return "component"
-    if kind == "pipeline":
-        return "pipeline"
-    if isinstance(kind, str) and (kind in ("parallel", "command") or kind.endswith("Component")):
-        return "component"
-    if kind in OTHER_JOB_TYPES:
-        return "job"
-    if "azureml" in schema:
-        return "pipeline"
-    return "unknown"
 
 
 def _validate_file(file: str, args: argparse.Namespace, component_only: bool) -> FileReport:

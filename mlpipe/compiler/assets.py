@@ -13,6 +13,7 @@ local paths (relative to the toml file)::
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
@@ -27,6 +28,8 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ASSETS_FILE = "mlpipe.toml"
+# Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
+REGISTRY_FILE = Path("assets") / "registry.json"
 _REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)
 
 
@@ -71,8 +74,30 @@ class AssetMap:
         return Path(os.path.normpath(path.absolute())), None
 
 
-def load_asset_map(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
-    """Read ``<yaml_dir>/mlpipe.toml``; problems with it are diagnostics."""
+def registered_references(runs_dir: Path | None) -> dict[str, str]:
+    """``{"azureml:name:version": absolute path}`` of the assets registered under ``runs_dir``."""
+    if runs_dir is None:
+        return {}
+    try:
+        data = json.loads((runs_dir / REGISTRY_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    references = data.get("references") if isinstance(data, dict) else None
+    if not isinstance(references, dict):
+        return {}
+    return {k: v for k, v in references.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def load_asset_map(yaml_dir: Path, runs_dir: Path | None = None
+                   ) -> tuple[AssetMap, list[Diagnostic]]:
+    """Read ``<yaml_dir>/mlpipe.toml`` over the assets registered under ``runs_dir``;
+    problems with the toml are diagnostics."""
+    asset_map, problems = _read_toml(yaml_dir)
+    asset_map.mapping = {**registered_references(runs_dir), **asset_map.mapping}
+    return asset_map, problems
+
+
+def _read_toml(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
     path = yaml_dir / ASSETS_FILE
     if not path.is_file():
         return AssetMap(yaml_dir), []
@@ -100,4 +125,31 @@ def load_asset_map(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
     return AssetMap(yaml_dir, mapping, path), problems
 
 
-__all__ = ["ASSETS_FILE", "AssetMap", "is_remote", "load_asset_map", "strip_file_prefix"]
+def stand_in(reference: str, *folders: Path) -> Path | None:
+    """The local path ``mlpipe.toml`` maps ``reference`` (or a URL prefix of it) to, looking
+    in ``folders`` then the working folder."""
+    for folder in (*folders, Path.cwd()):
+        if not (folder / ASSETS_FILE).is_file():
+            continue
+        asset_map, _ = load_asset_map(folder)
+        found = _under(asset_map, reference)
+        if found is not None:
+            return found
+    return None
+
+
+def _under(asset_map: AssetMap, reference: str) -> Path | None:
+    exact = asset_map.local(reference)
+    if exact is not None:
+        return exact
+    for key in sorted(asset_map.mapping, key=len, reverse=True):
+        prefix = key.rstrip("/") + "/"
+        if reference.startswith(prefix):
+            root = asset_map.local(key)
+            if root is not None:
+                return root / reference[len(prefix):]
+    return None
+
+
+__all__ = ["ASSETS_FILE", "REGISTRY_FILE", "AssetMap", "is_remote", "load_asset_map",
+           "registered_references", "stand_in", "strip_file_prefix"]

@@ -18,9 +18,10 @@ import yaml
 
 from mlpipe.compiler.context import SAFE_LOADER
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
+from mlpipe.errors import MlpipeError
 
 
-class OverrideSyntaxError(ValueError):
+class OverrideSyntaxError(MlpipeError, ValueError):
     """An override is not written ``key.path=value`` (a usage error)."""
 
 

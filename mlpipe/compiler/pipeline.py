@@ -21,14 +21,13 @@ from mlpipe.compiler.values import DEFAULT_DATASTORE
 from mlpipe.diagnostics import Diagnostic, HasDiagnostics, Location, ValidationError
 from mlpipe.frozen import freeze
 from mlpipe.plan import (
-    JOB_NAME,
     ExecutionPlan,
     JobSettings,
     PipelineOutput,
     RemoteAsset,
     StepOutputRef,
-    resolve_runs_dir,
 )
+from mlpipe.runs import JOB_NAME, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 from mlpipe.schema.yamlio import PositionMap
 
@@ -155,7 +154,7 @@ class _Compiler:
             datastore = datastore.split(":", 1)[1]
         self.datastore = (datastore if isinstance(datastore, str) and datastore
                           else DEFAULT_DATASTORE)
-        self.assets, problems = load_asset_map(doc.base_dir)
+        self.assets, problems = load_asset_map(doc.base_dir, self.runs_dir)
         reporter.extend(problems)
         place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
                             doc.base_dir)

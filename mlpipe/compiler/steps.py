@@ -19,6 +19,7 @@ from mlpipe.compiler.settings import check_entry_script, code_dir, environment_i
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.frozen import freeze
 from mlpipe.plan import CommandStep, ParallelStep, PlanInput, PrsOptions, RemoteAsset, RetrySettings
+from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
 
 
 @dataclass
@@ -144,6 +145,8 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
             rep.error(node.doc, node.path, "a parallel step needs a task with an entry_script",
                       code="required")
         append_row_to = _append_row_to(node, rep)
+        if append_row_to is not None:
+            _check_settings_file(common["code_dir"], node, rep)
     input_data = _input_data(node, rep)
     partition_keys = resolve_setting(node, "partition_keys", ctx.pipeline_inputs, rep)
     mini_batch_size = resolve_setting(node, "mini_batch_size", ctx.pipeline_inputs, rep)
@@ -180,6 +183,20 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
         append_row_to=append_row_to,
         prs=PrsOptions(**prs),
     )
+
+
+def _check_settings_file(folder: str | None, node: Node, rep: Reporter) -> None:
+    """The runtime reads ``parallel_run_step.settings.json`` from the code folder: a
+    broken one is an error now rather than when the step starts."""
+    if folder is None or not Path(folder).is_dir():
+        return
+    try:
+        append_row_csv_options(folder)
+    except SettingsFileError as exc:
+        src = node.lookup("task", "code") or node.lookup("task") or node.lookup("code")
+        doc, path = (src.doc, src.path) if src is not None else (node.doc, node.path)
+        rep.error(doc, path, str(exc), code="settings-file",
+                  hint=f"fix {SETTINGS_FILE} in the code folder, or remove it")
 
 
 def append_row_target(node: Node) -> str | None:

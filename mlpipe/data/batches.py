@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
-from mlpipe.data import sizes
+import mlpipe.data.sizes as sizes
 from mlpipe.data.errors import DataError, warning
 from mlpipe.data.listing import iter_files
 from mlpipe.data.minibatch import MiniBatch

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.errors import MlpipeError
 
 
-class DataError(Exception):
+class DataError(MlpipeError):
     """Bad input data: a missing path, a malformed MLTable, a bad CSV row, ...
 
     ``diagnostic`` names the file (and the line where there is one) and says

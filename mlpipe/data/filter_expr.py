@@ -23,6 +23,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
+from mlpipe.errors import MlpipeError
+
 COMPARE_OPS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
     ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
@@ -33,7 +35,7 @@ BINARY_OPS: dict[type, Callable[[Any, Any], Any]] = {
 }
 
 
-class FilterSyntaxError(ValueError):
+class FilterSyntaxError(MlpipeError, ValueError):
     """The expression uses something outside the supported subset."""
 
 

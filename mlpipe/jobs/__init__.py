@@ -1,5 +1,8 @@
 """Running whole pipelines locally and keeping their records (``mlpipe job ...``).
 
+:func:`submit` is the front door (``mlpipe job create`` and ``mlpipe.run``);
+:func:`run_plan` runs an already compiled plan.
+
 Names are imported on first use, so ``mlpipe job list/show/cancel`` stay quick
 (the runner pulls in the runtime and pandas).
 """
@@ -18,7 +21,14 @@ _EXPORTS = {
     "JobNotFound": "mlpipe.jobs.store",
     "JobStore": "mlpipe.jobs.store",
     "generate_job_name": "mlpipe.jobs.store",
-    "resolve_runs_dir": "mlpipe.plan",
+    "resolve_runs_dir": "mlpipe.runs",
+    "Decision": "mlpipe.jobs.submit",
+    "Mode": "mlpipe.jobs.submit",
+    "Submission": "mlpipe.jobs.submit",
+    "submit": "mlpipe.jobs.submit",
+    "NotAPipelineError": "mlpipe.jobs.submit",
+    "SubmitUsageError": "mlpipe.jobs.submit",
+    "BackendUnavailableError": "mlpipe.jobs.preflight",
 }
 
 

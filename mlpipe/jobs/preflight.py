@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.errors import MlpipeError
 from mlpipe.plan import EnvironmentInfo, ExecutionPlan
 
 REMOTE_MESSAGE = "remote asset not available offline"
@@ -74,21 +75,28 @@ def check_remote_assets(plan: ExecutionPlan) -> None:
     raise RemoteAssetsError(diagnostics, advice)
 
 
+class BackendUnavailableError(MlpipeError, ValueError):
+    """The backend asked for is unknown or not installed; nothing was started."""
+
+
 def check_backend(backend: str) -> None:
-    """Raise :class:`ValueError` when ``backend`` is unknown or not available in this install."""
+    """Raise :class:`BackendUnavailableError` when ``backend`` is unknown or not available in
+    this install."""
     from mlpipe.runtime.backends import BACKENDS
 
     reference = BACKENDS.get(backend)
     if reference is None:
-        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
+        raise BackendUnavailableError(
+            f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
     module = reference.partition(":")[0]
     try:
         found = importlib.util.find_spec(module) is not None
     except ImportError:
         found = False
     if not found:
-        raise ValueError(f"the {backend!r} backend is not available in this installation "
-                         f"({module} is missing)")
+        raise BackendUnavailableError(
+            f"the {backend!r} backend is not available in this installation "
+            f"({module} is missing)")
 
 
 def compute_notice(plan: ExecutionPlan, backend: str = "local") -> str | None:

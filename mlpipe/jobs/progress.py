@@ -8,12 +8,12 @@ from typing import Any
 
 from mlpipe.jobs.store import JobRecorder, iso
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 
 SAVE_INTERVAL_SECONDS = 0.5
 
 
-class RecordObserver:
+class RecordObserver(StepObserver):
     """A :class:`~mlpipe.runtime.records.StepObserver` writing counts to ``job.json``.
 
     The step record gets ``progress`` (mini-batches known/finished/failed, items

@@ -1,7 +1,8 @@
 """Run a whole :class:`~mlpipe.plan.ExecutionPlan`: every step, in dependency order.
 
-``run_plan`` is the one entry point (the CLI's ``mlpipe job create`` and the SDK's
-``mlpipe.run`` both call it). It refuses plans with cloud-only references before
+``run_plan`` runs a compiled plan (the front door :func:`mlpipe.jobs.submit.submit`,
+behind ``mlpipe job create`` and ``mlpipe.run``, checks and decides first, then calls
+:func:`execute_plan`). It refuses plans with cloud-only references before
 anything starts, records the job in ``<runs-dir>/<name>/job.json``, starts each step
 once the steps it depends on have completed (independent steps overlap while the
 worker budget allows), and stops cleanly on cancel.
@@ -9,7 +10,6 @@ worker budget allows), and stops cleanly on cancel.
 
 from __future__ import annotations
 
-import os
 import queue
 import signal
 import threading
@@ -20,7 +20,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from mlpipe import __version__
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.preflight import (
     check_backend,
@@ -41,8 +40,11 @@ from mlpipe.jobs.store import (
     runner_identity,
 )
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
+from mlpipe.runtime import default_concurrency
 from mlpipe.runtime.backends.dask_cluster import job_cluster
 from mlpipe.runtime.records import StepSummary
+from mlpipe.runtime.report_files import report_files
+from mlpipe.version import __version__
 
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
@@ -63,6 +65,7 @@ class StepResult:
     exit_code: int | None = None  # command steps
     summary: StepSummary | None = None  # parallel steps
     error: str | None = None
+    reports: dict[str, str] = field(default_factory=dict)  # path below logs_dir -> file
 
     @property
     def duration_seconds(self) -> float | None:
@@ -117,9 +120,31 @@ def run_plan(
     name belongs to a completed or running job, and :class:`ValueError` for a backend
     that is unknown or not installed.
     """
-    say = echo or (lambda _line: None)
     check_remote_assets(plan)
     check_backend(backend)
+    run_dir = Path(plan.run_dir)
+    previous = JobStore(run_dir.parent).resumable(run_dir.name)
+    return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=backend,
+                        echo=echo, max_workers=max_workers)
+
+
+def execute_plan(
+    plan: ExecutionPlan,
+    previous: dict[str, Any] | None,
+    *,
+    cancel: threading.Event | None = None,
+    progress: bool = False,
+    backend: str = "local",
+    echo: Echo | None = None,
+    max_workers: int | None = None,
+) -> JobResult:
+    """Run ``plan`` once its pre-run checks passed and the resume decision is made.
+
+    ``previous`` is the record of the unfinished job being resumed (``None``: a new
+    job). :func:`run_plan` and :func:`mlpipe.jobs.submit.submit` call this after
+    checking, once, what :func:`run_plan` documents; the options are the same.
+    """
+    say = echo or (lambda _line: None)
     notice = compute_notice(plan, backend)
     if notice:
         say(notice)
@@ -129,7 +154,6 @@ def run_plan(
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    previous = store.resumable(name)
     recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
     store.clear_cancel(name)
     recorder.save()
@@ -144,8 +168,8 @@ def run_plan(
     previous_sigint = _cancel_on_sigint(cancel)
     try:
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
-                               max_workers or available_cores())
-        with job_cluster(plan, backend, say, max_workers or available_cores()):
+                               max_workers or default_concurrency())
+        with job_cluster(plan, backend, say, max_workers or default_concurrency()):
             scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
         recorder.update(status="failed", ended_at=iso(now()), error=f"{type(exc).__name__}: {exc}")
@@ -166,14 +190,6 @@ def run_plan(
     recorder.update(status=status, ended_at=iso(ended),
                     duration_seconds=round((ended - started).total_seconds(), 3))
     return _result(plan, recorder, scheduler.summaries, status, started, ended)
-
-
-def available_cores() -> int:
-    """Cores this process may use (its CPU affinity where the platform tells it)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 def _cancel_on_sigint(cancel: threading.Event) -> Any:
@@ -322,7 +338,7 @@ class _Scheduler:
 
     def _cost(self, step: Step) -> int:
         if isinstance(step, ParallelStep):
-            per_node = step.max_concurrency_per_instance or available_cores()
+            per_node = step.max_concurrency_per_instance or default_concurrency()
             return min(self.budget, max(1, step.instance_count * per_node))
         return 1
 
@@ -423,6 +439,7 @@ def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, Ste
             outputs={n: o["path"] for n, o in rec.get("outputs", {}).items()},
             logs_dir=rec.get("logs_dir", step.logs_dir), exit_code=rec.get("exit_code"),
             summary=summary, error=rec.get("error"),
+            reports=report_files(rec.get("logs_dir", step.logs_dir)),
         )
     return JobResult(
         name=recorder.name, run_dir=plan.run_dir, status=status, started_at=started,
@@ -431,4 +448,5 @@ def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, Ste
     )
 
 
-__all__ = ["JobConflictError", "JobResult", "StepResult", "TERMINAL", "dependencies", "run_plan"]
+__all__ = ["JobConflictError", "JobResult", "StepResult", "TERMINAL", "dependencies",
+           "execute_plan", "run_plan"]

@@ -17,19 +17,24 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import re
-import secrets
 import socket
 import tempfile
 import threading
-from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from mlpipe.plan import JOB_NAME, resolve_runs_dir
+from mlpipe.errors import MlpipeError
+from mlpipe.runs import (  # noqa: F401  (re-exported)
+    JOB_NAME,
+    check_job_name,
+    generate_job_name,
+    job_name_base,
+    resolve_runs_dir,
+    slugify,
+)
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
@@ -37,11 +42,11 @@ CANCEL_FILE = "cancel-requested"
 NAME_PATTERN = JOB_NAME
 
 
-class JobNotFound(LookupError):
+class JobNotFound(MlpipeError, LookupError):
     """No record for the job name in the runs folder."""
 
 
-class JobConflictError(RuntimeError):
+class JobConflictError(MlpipeError, RuntimeError):
     """The job name is taken by a completed or still-running job."""
 
 
@@ -55,56 +60,6 @@ def iso(at: datetime | None) -> str | None:
 
 def parse_iso(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
-
-
-GENERIC_STEMS = frozenset({"pipeline", "job", "main"})
-NAME_BASE_LIMIT = 200
-
-
-def job_name_base(source: str | os.PathLike[str], display_name: Any = None,
-                  experiment_name: Any = None) -> str:
-    """What a generated job name starts with: the YAML's ``display_name``, else its
-    ``experiment_name``, else the file's folder when its stem is generic
-    (``pipeline``, ``job``, ``main``), else the file's stem; slugified to Azure's pattern."""
-    path = Path(source)
-    folder = path.resolve().parent.name
-    generic = path.stem.lower() in GENERIC_STEMS
-    candidates = [display_name, experiment_name, folder if generic else path.stem, folder,
-                  path.stem]
-    for candidate in candidates:
-        slug = slugify(candidate) if isinstance(candidate, str) else ""
-        if slug:
-            return slug
-    return "job"
-
-
-def slugify(text: str) -> str:
-    """``"Word Count (v2)"`` -> ``"word_count_v2"``: lower case, runs of anything but
-    letters, digits, ``_`` and ``-`` become one ``_``, trimmed to start with a letter or digit."""
-    slug = re.sub(r"[^a-z0-9_-]+", "_", text.lower())
-    slug = re.sub(r"^[^a-z0-9]+", "", slug)[:NAME_BASE_LIMIT]
-    return slug.rstrip("_-")
-
-
-def generate_job_name(source: str | os.PathLike[str], at: datetime | None = None, *,
-                      display_name: Any = None, experiment_name: Any = None,
-                      taken: Callable[[str], bool] | None = None) -> str:
-    """A unique Azure-like name: ``<base>_<yyyymmdd_hhmmss>_<4 hex>``, ``<base>`` from
-    :func:`job_name_base`; ``taken(name)`` (e.g. ``JobStore.exists``) rejects names in use."""
-    base = job_name_base(source, display_name, experiment_name)
-    stamp = (at or now()).astimezone().strftime("%Y%m%d_%H%M%S")
-    while True:
-        name = f"{base}_{stamp}_{secrets.token_hex(2)}"
-        if taken is None or not taken(name):
-            return name
-
-
-def check_job_name(name: str) -> str | None:
-    """``None`` when ``name`` is a valid Azure ML job name, else what is wrong with it."""
-    if NAME_PATTERN.match(name):
-        return None
-    return (f"invalid job name {name!r}: use letters, digits, '_' and '-', starting with a "
-            "letter or digit, at most 255 characters")
 
 
 def error_summary(error: str) -> str:

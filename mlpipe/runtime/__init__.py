@@ -5,14 +5,12 @@ Public entry: :func:`run_parallel_step`. See docs/runtime.md.
 
 from __future__ import annotations
 
-import json
 import logging
 import shutil
 import threading
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.plan import ParallelStep
@@ -22,8 +20,7 @@ from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
 from mlpipe.runtime.worker import DEFAULT_LOADER, WorkerConfig
-
-SETTINGS_FILE = "parallel_run_step.settings.json"
+from mlpipe.settings_file import SETTINGS_FILE, append_row_csv_options  # noqa: F401
 
 
 def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
@@ -100,7 +97,10 @@ def worker_names(step: ParallelStep) -> list[WorkerInfo]:
 
 
 def default_concurrency() -> int:
-    """The number of cores this process may use (affinity and cgroup limits included)."""
+    """The number of cores this process may use (affinity and cgroup limits included).
+
+    The one core count of mlpipe: the runtime's default workers and the job runner's
+    worker budget both come from here."""
     from joblib.externals.loky import cpu_count  # noqa: PLC0415
 
     return max(1, cpu_count())
@@ -122,19 +122,7 @@ def _row_format(step: ParallelStep) -> RowFormat | None:
     parallel_run_step.settings.json."""
     if not step.append_row_to:
         return None
-    settings_path = Path(step.snapshot_dir) / SETTINGS_FILE
-    to_csv: dict[str, Any] | None = None
-    if settings_path.is_file():
-        try:
-            settings = json.loads(settings_path.read_text(encoding="utf-8"))
-        except ValueError as error:
-            raise ValueError(f"{settings_path}: not valid JSON: {error}") from None
-        append_row = settings.get("append_row") if isinstance(settings, dict) else None
-        to_csv = append_row.get("pandas.DataFrame.to_csv") if isinstance(append_row, dict) else None
-        if to_csv is not None and not isinstance(to_csv, dict):
-            raise ValueError(f"{settings_path}: append_row.pandas.DataFrame.to_csv must be an "
-                             f"object of pandas.DataFrame.to_csv options, got "
-                             f"{type(to_csv).__name__}")
+    to_csv = append_row_csv_options(step.snapshot_dir)
     return RowFormat(header=step.prs.append_row_dataframe_header, to_csv=to_csv)
 
 

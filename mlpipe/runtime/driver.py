@@ -51,7 +51,6 @@ TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
 SHUTDOWN_GRACE_SECONDS = 5.0
 SCHEDULED_NOTICE_SECONDS = 0.5
-OPTIONAL_OBSERVER_METHODS = frozenset({"mini_batches_reused"})  # see StepObserver
 START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
 
 
@@ -218,7 +217,7 @@ class Driver:
         if force or now - self._last_notice >= SCHEDULED_NOTICE_SECONDS:
             self._last_notice = now
             self._notify("mini_batches_scheduled", len(self.order), self.all_scheduled)
-            if self.summary.mini_batches_reused:  # optional observer method (resume)
+            if self.summary.mini_batches_reused:  # resume
                 self._notify("mini_batches_reused", self.summary.mini_batches_reused)
 
     # -- events ------------------------------------------------------------------------
@@ -451,12 +450,7 @@ class Driver:
     def _notify(self, method: str, *args: Any) -> None:
         for observer in self.observers:
             try:
-                handler = getattr(observer, method, None)
-                if handler is None:
-                    if method in OPTIONAL_OBSERVER_METHODS:
-                        continue
-                    raise AttributeError(f"{type(observer).__name__} has no {method}()")
-                handler(*args)
+                getattr(observer, method)(*args)  # StepObserver has every method
             except Exception:  # noqa: BLE001 - a report writer must not stop the job
                 self.log.exception("Observer %s.%s failed", type(observer).__name__, method)
 

@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed, format_seconds
 from mlpipe.runtime.job_report import process_label
-from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 
 PLAIN_INTERVAL_SECONDS = 5.0
 DISTINCT_ERRORS_SHOWN = 5
@@ -30,7 +30,7 @@ class _Fields(TypedDict):
     eta: str
 
 
-class ProgressDisplay:
+class ProgressDisplay(StepObserver):
     """A :class:`~mlpipe.runtime.records.StepObserver` showing processed / failed / total
     mini-batches, items per second and ETA.
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from mlpipe.plan import ParallelStep
 
@@ -85,22 +85,28 @@ class StepSummary:
     top_errors: list[tuple[str, int, str]] = field(default_factory=list)  # (message, count, where)
 
 
-class StepObserver(Protocol):
-    """Receives the driver's events for one parallel step, in order."""
+class StepObserver:
+    """Receives the driver's events for one parallel step, in order.
 
-    def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None: ...
+    Every method does nothing here: an observer subclasses this and overrides the
+    events it cares about (the driver calls them all).
+    """
+
+    def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
+        """The workers are starting."""
 
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
-        """``count`` mini-batches are known so far; ``done`` once the listing is complete.
+        """``count`` mini-batches are known so far; ``done`` once the listing is complete."""
 
-        An observer may also define ``mini_batches_reused(count: int)``: on a resumed
-        step, ``count`` of the scheduled mini-batches succeeded in an earlier run and
-        will not run again (optional; called right after this method).
-        """
+    def mini_batches_reused(self, count: int) -> None:
+        """On a resumed step, ``count`` of the scheduled mini-batches succeeded in an
+        earlier run and will not run again (called right after mini_batches_scheduled)."""
 
-    def attempt_finished(self, record: AttemptRecord) -> None: ...
+    def attempt_finished(self, record: AttemptRecord) -> None:
+        """One attempt at a mini-batch ended (succeeded, failed or timed out)."""
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         """``event`` is "started", "init_failed", "died", "replaced", "stopped"."""
 
-    def step_finished(self, summary: StepSummary) -> None: ...
+    def step_finished(self, summary: StepSummary) -> None:
+        """The step ended; ``summary`` has its totals."""

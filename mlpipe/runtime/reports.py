@@ -40,7 +40,7 @@ from mlpipe.runtime.job_result import ErrorLog, render_error_summary, render_job
 from mlpipe.runtime.logs_readme import write_readme
 from mlpipe.runtime.overview import ProgressOverview
 from mlpipe.runtime.perf import ResourceMonitor
-from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.task_stream import write_task_stream
 from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
@@ -50,7 +50,7 @@ TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger step
 OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
 
 
-class StepReports:
+class StepReports(StepObserver):
     """Writes every driver-side log and report of one parallel step (see the module docstring).
 
     Into ``logger`` it writes the step's settings, the scheduling milestones, each

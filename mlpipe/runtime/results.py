@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mlpipe.errors import MlpipeError
+
 RETURN_TYPE_MESSAGE = (
     "The run() method in the entry script accepts and should return a list or a pandas "
     "DataFrame. The actual type of output {value} is {type_name}."
@@ -25,7 +27,7 @@ FEWER_RESULTS_MESSAGE = (
 )
 
 
-class ReturnValueError(ValueError):
+class ReturnValueError(MlpipeError, ValueError):
     """run() returned something that is neither a list, a tuple nor a DataFrame."""
 
 

@@ -22,8 +22,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import mlpipe.runtime.entry_script as entry_script_module
+from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
-from mlpipe.runtime import entry_script as entry_script_module
 from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
@@ -36,6 +37,7 @@ from mlpipe.runtime.results import (
 )
 from mlpipe.runtime.source_paths import to_user_paths
 from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.scripts import install_from_environment as install_import_mirrors
 
 SHIM_DIR = str(Path(__file__).resolve().parent / "shim")
 DEFAULT_LOADER = "mlpipe.data:load_mini_batch"
@@ -94,7 +96,7 @@ class MiniBatchContext:
                 f"minibatch_index={self.minibatch_index})")
 
 
-class InitError(Exception):
+class InitError(MlpipeError):
     """The entry script could not be loaded or its init() raised; ``traceback`` says why."""
 
     def __init__(self, message: str, traceback_text: str):
@@ -221,6 +223,7 @@ class WorkerRuntime:
         for path in (SHIM_DIR, config.code_dir, script_dir):  # script_dir ends up first
             if path not in sys.path:
                 sys.path.insert(0, path)
+        install_import_mirrors()  # under `mlpipe run-script`: azureml.core is mlpipe's mirror
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
         try:

@@ -24,8 +24,8 @@ from pydantic import (
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from mlpipe.plan import JOB_NAME_PATTERN
-from mlpipe.schema import ranges
+import mlpipe.schema.ranges as ranges
+from mlpipe.runs import JOB_NAME_PATTERN
 from mlpipe.schema.bindings import BINDING_JSON_PATTERN, is_binding
 from mlpipe.schema.yamlio import describe_value
 

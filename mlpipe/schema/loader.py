@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+import mlpipe.schema.checks as checks
 from mlpipe.diagnostics import (
     Diagnostic,
     HasDiagnostics,
@@ -18,7 +19,6 @@ from mlpipe.diagnostics import (
     did_you_mean,
     errors_of,
 )
-from mlpipe.schema import checks
 from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.errors import translate_errors
 from mlpipe.schema.parallel import ParallelComponent
@@ -164,8 +164,9 @@ def _load_file(path: str | Path | YamlDocument, load_data: Any) -> Loaded[Any]:
     return loaded
 
 
-def load_pipeline(path: str | Path) -> Loaded[PipelineJob]:
-    """Read and validate a pipeline job YAML file."""
+def load_pipeline(path: str | Path | YamlDocument) -> Loaded[PipelineJob]:
+    """Read and validate a pipeline job YAML file (or one already parsed with
+    :func:`~mlpipe.schema.yamlio.load_yaml_file`)."""
     return _load_file(path, load_pipeline_data)
 
 

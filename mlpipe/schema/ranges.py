@@ -17,17 +17,16 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mlpipe.errors import MlpipeError
 from mlpipe.schema.yamlio import describe_value
+from mlpipe.sizes import MINI_BATCH_SIZE_PATTERN
 
 INT_MAX = 2**31 - 1  # Azure documents ranges as [x, int.max] (a .NET Int32)
-# Azure documents ^\d+([kKmMgG][bB])*$, but azure-ai-ml then reads only one unit, so a
-# repeated unit ("10kbkb") can never work: mlpipe allows at most one.
-MINI_BATCH_SIZE_PATTERN = re.compile(r"^\d+([kKmMgG][bB])?$")
 LOGGING_LEVELS = ("DEBUG", "INFO", "WARNING")
 _INT_TEXT = re.compile(r"^\s*[-+]?\d+\s*$")
 
 
-class SettingError(ValueError):
+class SettingError(MlpipeError, ValueError):
     """A setting's value is wrong; ``message`` is ready to show, ``hint`` optional."""
 
     def __init__(self, message: str, *, code: str = "range", hint: str | None = None):

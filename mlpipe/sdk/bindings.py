@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.sdk.io import Input, Output, PipelineInput
-from mlpipe.sdk.tracking import Tracked, drop_none
+from mlpipe.sdk.tracking import Record, Tracked, drop_none
 
 if TYPE_CHECKING:
     from mlpipe.sdk.nodes import Node
@@ -106,6 +106,6 @@ def value_to_yaml(value: Any) -> Any:
         return value.binding()
     if isinstance(value, Input):
         return value.to_dict()
-    if isinstance(value, Output):
+    if isinstance(value, (Output, Record)):  # settings objects: identity, distribution, ...
         return value.to_dict()
     return value

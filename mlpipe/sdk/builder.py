@@ -11,39 +11,20 @@ from __future__ import annotations
 import functools
 import inspect
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
 from mlpipe.sdk.bindings import NodeOutput
+from mlpipe.sdk.building import building, current_builder
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.io import Output, PipelineInput
+from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.nodes import Node
-
-_local = threading.local()
 
 _SETTINGS_KEYS = ("default_compute", "default_datastore", "continue_on_step_failure",
                   "force_rerun", "default_compute_target", "on_init", "on_finalize")
-
-
-class Builder:
-    """Collects the nodes made while a pipeline function runs."""
-
-    def __init__(self) -> None:
-        self.nodes: list[Node] = []
-
-    def add(self, node: Node) -> None:
-        self.nodes.append(node)
-
-    def discard(self, node: Node) -> None:
-        self.nodes = [n for n in self.nodes if n is not node]
-
-
-def current_builder() -> Builder | None:
-    stack: list[Builder] = getattr(_local, "stack", [])
-    return stack[-1] if stack else None
 
 
 def _call_with_locals(func: Callable[..., Any], kwargs: dict[str, Any]
@@ -137,7 +118,6 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
 
         @functools.wraps(f)
         def build(*args: Any, **call_kwargs: Any) -> Any:
-            from mlpipe.sdk.job import PipelineJob
 
             if current_builder() is not None:
                 raise ValidationError([Diagnostic(
@@ -163,15 +143,8 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
                     value = None
                 values[param_name] = value
                 placeholders[param_name] = PipelineInput(param_name, value)
-            builder = Builder()
-            stack = getattr(_local, "stack", None)
-            if stack is None:
-                stack = _local.stack = []
-            stack.append(builder)
-            try:
+            with building() as builder:
                 result, local_vars = _call_with_locals(f, placeholders)
-            finally:
-                stack.pop()
             if not builder.nodes:
                 raise ValidationError([Diagnostic(
                     message=f"the @pipeline function {f.__name__}() made no steps: call a "

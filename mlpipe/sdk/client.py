@@ -1,7 +1,10 @@
 """A local ``MLClient``: ``ml_client.jobs.create_or_update(job)`` runs the job on this machine.
 
 It lets azure-ai-ml scripts run unchanged but for their imports. Workspace
-arguments and credentials are accepted and ignored; nothing leaves the machine.
+arguments and credentials are accepted and kept; nothing leaves the machine.
+The operation groups (``jobs``, ``compute``, ``data``, ``models``,
+``environments``, ``components``, ``workspaces``) answer locally; any other
+group or call raises :class:`mlpipe.sdk.operations.NotAvailableLocally`.
 """
 
 from __future__ import annotations
@@ -9,72 +12,105 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mlpipe.sdk.job import PipelineJob
-from mlpipe.sdk.nodes import Component
+from mlpipe.sdk.operations import (
+    ComponentOperations,
+    ComputeOperations,
+    DataOperations,
+    EnvironmentOperations,
+    JobOperations,
+    ModelOperations,
+    Unavailable,
+    WorkspaceOperations,
+)
+from mlpipe.sdk.resources import Workspace
+
+LOCAL_WORKSPACE = "local"
+
+
+class AccessToken(tuple[str, int]):
+    """``azure.core.credentials.AccessToken``: ``(token, expires_on)``."""
+
+    @property
+    def token(self) -> str:
+        return str(self[0])
+
+    @property
+    def expires_on(self) -> int:
+        return int(self[1])
 
 
 class DefaultAzureCredential:
-    """Stands in for ``azure.identity.DefaultAzureCredential``; holds nothing."""
+    """Stands in for ``azure.identity`` credentials: a local run needs no token, so
+    ``get_token`` gives a placeholder that nothing checks."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         pass
 
-    def get_token(self, *scopes: str, **kwargs: Any) -> Any:
-        raise RuntimeError("mlpipe runs locally: no Azure token is available or needed")
+    def get_token(self, *scopes: str, **kwargs: Any) -> AccessToken:
+        return AccessToken(("mlpipe-local", 2**31 - 1))
+
+    def close(self) -> None:
+        pass
 
 
 InteractiveBrowserCredential = DefaultAzureCredential
-
-
-class JobOperations:
-    """``ml_client.jobs``: validate and run pipeline jobs locally."""
-
-    def __init__(self, client: MLClient) -> None:
-        self._client = client
-        self._results: dict[str, Any] = {}
-
-    def create_or_update(self, job: PipelineJob, *, experiment_name: str | None = None,
-                         **kwargs: Any) -> Any:
-        """Run ``job`` now (with :func:`mlpipe.run`) and return its result."""
-        from mlpipe.sdk.running import run
-
-        if experiment_name and isinstance(job, PipelineJob) and not job.experiment_name:
-            job.experiment_name = experiment_name
-        result = run(job, runs_dir=self._client.runs_dir, **kwargs)
-        self._results[result.name] = result
-        return result
-
-    def validate(self, job: PipelineJob, **kwargs: Any) -> Any:
-        """Raise :class:`mlpipe.ValidationError` for an invalid job; return the warnings."""
-        return job.validate()
-
-    def get(self, name: str) -> Any:
-        return self._results[name]
-
-    def stream(self, name: str) -> None:
-        """The run already finished when ``create_or_update`` returned: nothing to wait for."""
-
-
-class ComponentOperations:
-    """``ml_client.components``: components stay local files."""
-
-    def create_or_update(self, component: Component, **kwargs: Any) -> Component:
-        return component
+AzureCliCredential = DefaultAzureCredential
+ManagedIdentityCredential = DefaultAzureCredential
+ClientSecretCredential = DefaultAzureCredential
+ChainedTokenCredential = DefaultAzureCredential
 
 
 class MLClient:
-    """A local stand-in for ``azure.ai.ml.MLClient`` (runs go to ``runs_dir``)."""
+    """A local stand-in for ``azure.ai.ml.MLClient`` (runs and assets go to ``runs_dir``)."""
 
     def __init__(self, credential: Any = None, subscription_id: str | None = None,
                  resource_group_name: str | None = None, workspace_name: str | None = None,
-                 *, runs_dir: str | Path | None = None, **kwargs: Any) -> None:
+                 registry_name: str | None = None, *, runs_dir: str | Path | None = None,
+                 **kwargs: Any) -> None:
         self.subscription_id = subscription_id
         self.resource_group_name = resource_group_name
-        self.workspace_name = workspace_name
+        self.workspace_name = workspace_name or LOCAL_WORKSPACE
         self.runs_dir = runs_dir
-        self.jobs = JobOperations(self)
-        self.components = ComponentOperations()
+        self.jobs = JobOperations(runs_dir)
+        self.compute = ComputeOperations(runs_dir)
+        self.data = DataOperations(runs_dir)
+        self.models = ModelOperations(runs_dir)
+        self.environments = EnvironmentOperations(runs_dir)
+        self.components = ComponentOperations(runs_dir)
+        self.workspaces = WorkspaceOperations(
+            Workspace(name=self.workspace_name, resource_group=resource_group_name), runs_dir)
 
     @classmethod
-    def from_config(cls, credential: Any = None, *args: Any, **kwargs: Any) -> MLClient:
-        return cls(credential, **{k: v for k, v in kwargs.items() if k == "runs_dir"})
+    def from_config(cls, credential: Any = None, *, path: str | Path | None = None,
+                    file_name: str | None = None, **kwargs: Any) -> MLClient:
+        """A client for the local workspace; a ``config.json`` is read when there is one
+        (for its names) and not needed otherwise."""
+        config = _read_config(path, file_name)
+        return cls(credential, config.get("subscription_id"), config.get("resource_group"),
+                   config.get("workspace_name"),
+                   **{k: v for k, v in kwargs.items() if k == "runs_dir"})
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return Unavailable(f"ml_client.{name}")
+
+    def __repr__(self) -> str:
+        return f"MLClient(workspace_name={self.workspace_name!r}, runs_dir={self.runs_dir!r})"
+
+
+def _read_config(path: str | Path | None, file_name: str | None) -> dict[str, Any]:
+    """The workspace ``config.json`` azure-ai-ml would read (``{}`` when there is none)."""
+    import json
+
+    start = Path(path) if path else Path.cwd()
+    name = file_name or "config.json"
+    candidates = [start] if start.is_file() else [
+        folder / sub / name for folder in (start, *start.parents) for sub in ("", ".azureml")]
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        return data if isinstance(data, dict) else {}
+    return {}

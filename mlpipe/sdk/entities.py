@@ -56,22 +56,34 @@ class Environment(Tracked):
     """An environment as azure-ai-ml writes it; mlpipe records it and never builds it."""
 
     def __init__(self, *, name: str | None = None, version: str | None = None,
-                 image: str | None = None, conda_file: str | Mapping[str, Any] | None = None,
-                 description: str | None = None, **kwargs: Any) -> None:
+                 description: str | None = None, image: str | None = None, build: Any = None,
+                 conda_file: str | Mapping[str, Any] | None = None,
+                 tags: dict[str, Any] | None = None, properties: dict[str, Any] | None = None,
+                 datastore: str | None = None, **kwargs: Any) -> None:
         self.name = name
         self.version = version
         self.image = image
+        self.build = build
         self.conda_file = conda_file
         self.description = description
+        self.tags = dict(tags or {})  # azure-ai-ml's defaults: {} rather than None
+        self.properties = dict(properties or {})
+        self.datastore = datastore
         self._extra = dict(kwargs)
         self._start_tracking()
 
     def to_yaml_value(self) -> str | dict[str, Any]:
-        if self.name and self.version and not (self.image or self.conda_file):
+        if self.name and self.version and not (self.image or self.conda_file or self.build):
             return f"azureml:{self.name}:{self.version}"
+        build = self.build
+        if build is not None and not isinstance(build, Mapping):
+            build = drop_none({"path": getattr(build, "path", None),
+                               "dockerfile_path": getattr(build, "dockerfile_path", None)})
         return drop_none({"name": self.name, "version": self.version,
                           "description": self.description, "image": self.image,
-                          "conda_file": self.conda_file, **self._extra})
+                          "build": build, "conda_file": self.conda_file,
+                          "tags": self.tags or None, "properties": self.properties or None,
+                          "datastore": self.datastore, **self._extra})
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Environment) and self.to_yaml_value() == other.to_yaml_value()

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from mlpipe.diagnostics import Diagnostic, ValidationError
-from mlpipe.sdk.builder import current_builder
+from mlpipe.sdk.building import current_builder
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import JobResourceConfiguration, RunFunction
 from mlpipe.sdk.io import Input, Output

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
+import mlpipe.sdk.running as running
 from mlpipe.diagnostics import Location
 from mlpipe.sdk.bindings import value_to_yaml
 from mlpipe.sdk.io import Output
@@ -28,8 +29,8 @@ class PipelineJobSettings(Record):
 
     _keys = ("default_compute", "default_datastore", "continue_on_step_failure", "force_rerun")
 
-    def __init__(self, *, default_compute: str | None = None,
-                 default_datastore: str | None = None,
+    def __init__(self, default_datastore: str | None = None,
+                 default_compute: str | None = None,
                  continue_on_step_failure: bool | None = None,
                  force_rerun: bool | None = None, **kwargs: Any) -> None:
         self.default_compute = default_compute
@@ -61,8 +62,8 @@ class PipelineJob(Tracked):
         self.display_name = display_name
         self.description = description
         self.experiment_name = experiment_name
-        self.tags = tags
-        self.properties = properties
+        self.tags = dict(tags or {})  # azure-ai-ml's defaults: {} rather than None
+        self.properties = dict(properties or {})
         self.settings = (settings if isinstance(settings, PipelineJobSettings)
                          else PipelineJobSettings(**dict(settings or {})))
         self.inputs: dict[str, Any] = dict(inputs or {})
@@ -176,9 +177,7 @@ class PipelineJob(Tracked):
     def compile(self, *, runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True) -> Any:
         """Validate, compile to an :class:`~mlpipe.plan.ExecutionPlan`; raises ValidationError."""
-        from mlpipe.sdk.running import compile_job
-
-        return compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
+        return running.compile_job(self, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
                            check_paths=check_paths)
 
     def validate(self) -> Any:
@@ -190,9 +189,11 @@ class PipelineJob(Tracked):
 
     def run(self, **kwargs: Any) -> Any:
         """Run the job locally with the CLI's runtime; see :func:`mlpipe.run`."""
-        from mlpipe.sdk.running import run
+        return running.run(self, **kwargs)
 
-        return run(self, **kwargs)
+    def __str__(self) -> str:
+        """The job's YAML, as azure-ai-ml prints a job."""
+        return self.to_yaml()
 
     def __repr__(self) -> str:
         return (f"PipelineJob(display_name={self.display_name!r}, jobs={list(self.jobs)}, "

@@ -15,6 +15,7 @@ from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.sdk.bindings import NodeOutput, Ports, value_to_yaml
+from mlpipe.sdk.building import current_builder
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import (
     JobResourceConfiguration,
@@ -45,8 +46,8 @@ class Node(Tracked, ABC):
         self.name = name
         self.display_name = display_name
         self.description = description
-        self.tags = tags
-        self.properties = properties
+        self.tags = dict(tags or {})  # azure-ai-ml's defaults: {} rather than None
+        self.properties = dict(properties or {})
         self.experiment_name = experiment_name
         self.compute = compute
         self.environment_variables = environment_variables
@@ -144,7 +145,8 @@ class Node(Tracked, ABC):
         head = {
             "type": self.kind if self.__dict__.get("_emit_type", True) else None,
             "display_name": self.display_name,
-            "description": self.description, "tags": self.tags, "properties": self.properties,
+            "description": self.description, "tags": self.tags or None,
+            "properties": self.properties or None,
             "experiment_name": self.experiment_name, "compute": self.compute,
             "component": self._component_value(base),
         }
@@ -217,7 +219,6 @@ class Node(Tracked, ABC):
 
     def __call__(self, *args: Any, **inputs: Any) -> Node:
         """A new node with ``inputs`` bound; inside ``@pipeline`` it joins the pipeline."""
-        from mlpipe.sdk.builder import current_builder
 
         _keywords_only(self, args)
         self._check_input_names(inputs)
@@ -375,7 +376,6 @@ class Component:
 
     def __call__(self, *args: Any, **inputs: Any) -> Node:
         """A new step using this component with ``inputs`` bound."""
-        from mlpipe.sdk.builder import current_builder
 
         _keywords_only(self, args)
         node_cls = ParallelNode if self.type == "parallel" else CommandNode

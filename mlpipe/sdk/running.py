@@ -1,7 +1,7 @@
 """Validating and running SDK jobs through the same layers as the CLI.
 
 job -> YAML-equivalent dict + positions -> ``mlpipe.schema.load_pipeline_data``
--> ``mlpipe.compiler.compile_pipeline`` -> ExecutionPlan -> ``mlpipe.jobs.run_plan``.
+-> ``mlpipe.jobs.submit.submit`` (compile, check, run) -> :class:`RunResult`.
 """
 
 from __future__ import annotations
@@ -9,12 +9,22 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.sdk.callsite import call_site
-from mlpipe.sdk.job import PipelineJob
+
+
+@runtime_checkable
+class PipelineJob(Protocol):
+    """What running needs of a :class:`mlpipe.sdk.job.PipelineJob` (which calls this module):
+    its YAML-equivalent data with positions, and the file it stands for."""
+
+    @property
+    def source(self) -> Path: ...
+
+    def positions(self) -> tuple[dict[str, Any], Any]: ...
 
 
 def _check_job(job: Any, function: str) -> None:
@@ -30,6 +40,16 @@ def _check_job(job: Any, function: str) -> None:
         hint=hint)])
 
 
+def _source(job: PipelineJob | str | os.PathLike[str]) -> Any:
+    """What the compiler reads for ``job``: its pipeline data loaded, or its YAML path."""
+    if isinstance(job, PipelineJob):
+        from mlpipe.schema import load_pipeline_data
+
+        data, positions = job.positions()
+        return load_pipeline_data(data, str(job.source), positions=positions)
+    return Path(os.fspath(job)).resolve()
+
+
 def compile_job(job: PipelineJob | str | os.PathLike[str], *,
                 runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True) -> ExecutionPlan:
@@ -37,14 +57,7 @@ def compile_job(job: PipelineJob | str | os.PathLike[str], *,
     from mlpipe.compiler import compile_pipeline
 
     _check_job(job, "compile")
-    if isinstance(job, PipelineJob):
-        from mlpipe.schema import load_pipeline_data
-
-        data, positions = job.positions()
-        source: Any = load_pipeline_data(data, str(job.source), positions=positions)
-    else:
-        source = Path(os.fspath(job)).resolve()
-    return compile_pipeline(source, runs_dir=runs_dir, job_name=job_name,
+    return compile_pipeline(_source(job), runs_dir=runs_dir, job_name=job_name,
                             overrides=tuple(overrides), check_paths=check_paths)
 
 
@@ -57,38 +70,19 @@ class RunResult:
     run_dir: str
     outputs: dict[str, str]
     step_outputs: dict[str, dict[str, str]]
-    reports: dict[str, dict[str, str]]  # step -> report file name -> path
-    logs: dict[str, str]  # step -> logs folder
-    plan: ExecutionPlan
+    reports: dict[str, dict[str, str]] = field(repr=False)  # step -> report name -> path
+    logs: dict[str, str] = field(repr=False)  # step -> logs folder
+    plan: ExecutionPlan = field(repr=False)
     job_result: Any = field(repr=False, default=None)
 
     @property
     def ok(self) -> bool:
         return self.status == "completed"
 
-
-def _reports(logs_dir: str) -> dict[str, str]:
-    """A step's report files, by path relative to its ``logs`` folder.
-
-    The files at the top of ``logs`` (``job_result.txt``, ``readme.txt``,
-    ``job_progress_overview.*.txt``), ``sys/job_report/*`` and ``sys/*.html``.
-    """
-    root = Path(logs_dir)
-    if not root.is_dir():
-        return {}
-    found = [p for p in root.iterdir() if p.is_file()]
-    found += [p for p in (root / "sys" / "job_report").glob("*") if p.is_file()]
-    found += [p for p in (root / "sys").glob("*.html") if p.is_file()]
-    return {p.relative_to(root).as_posix(): str(p) for p in sorted(found)}
-
-
-def _name_fields(job: PipelineJob | str | os.PathLike[str]) -> dict[str, Any]:
-    """``display_name`` and ``experiment_name`` of a job, or of a YAML file (best effort)."""
-    if isinstance(job, PipelineJob):
-        return {"display_name": job.display_name, "experiment_name": job.experiment_name}
-    from mlpipe.schema import load_yaml_file
-
-    return load_yaml_file(os.fspath(job)).data or {}
+    @property
+    def studio_url(self) -> str:
+        """azure-ai-ml's link to the job: here the run folder, as a ``file://`` URL."""
+        return Path(self.run_dir).as_uri()
 
 
 def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | None = None,
@@ -96,22 +90,18 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
         **runner_options: Any) -> RunResult:
     """Run a job (or a pipeline YAML path) locally with the same runtime as ``mlpipe job create``.
 
-    ``runner_options`` go to :func:`mlpipe.jobs.run_plan` (``backend``, ``max_workers``,
-    ``progress``, ``cancel``). Raises :class:`mlpipe.ValidationError` before anything
+    This is :func:`mlpipe.jobs.submit.submit`, the front door ``mlpipe job create`` uses too;
+    ``runner_options`` go to it (``backend``, ``max_workers``, ``progress``, ``cancel``).
+    Raises :class:`mlpipe.ValidationError` before anything
     runs when the job is invalid.
     """
-    from mlpipe.jobs import JobStore, generate_job_name, run_plan
+    from mlpipe.jobs.submit import submit
 
     _check_job(job, "run")
-    store = JobStore(runs_dir)
-    if job_name is None:
-        source = job.source if isinstance(job, PipelineJob) else Path(os.fspath(job))
-        names = _name_fields(job)
-        job_name = generate_job_name(source, display_name=names.get("display_name"),
-                                     experiment_name=names.get("experiment_name"),
-                                     taken=store.exists)
-    plan = compile_job(job, runs_dir=store.runs_dir, job_name=job_name, overrides=overrides)
-    result = run_plan(plan, echo=echo, **runner_options)
+    submission = submit(_source(job), runs_dir=runs_dir, name=job_name,
+                        overrides=tuple(overrides), echo=echo, **runner_options)
+    result = submission.result
+    assert result is not None
     steps = result.steps
     return RunResult(
         name=result.name,
@@ -119,8 +109,8 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
         run_dir=result.run_dir,
         outputs=dict(result.outputs),
         step_outputs={name: dict(step.outputs) for name, step in steps.items()},
-        reports={name: _reports(step.logs_dir) for name, step in steps.items()},
+        reports={name: dict(step.reports) for name, step in steps.items()},
         logs={name: step.logs_dir for name, step in steps.items()},
-        plan=plan,
+        plan=submission.plan,
         job_result=result,
     )

@@ -22,13 +22,14 @@ source_directory            task.code (entry_script stays relative to it)
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, TypeGuard, TypeVar
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.callsite import call_site, caller_dir
@@ -37,11 +38,18 @@ from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.nodes import ParallelNode
 from mlpipe.sdk.paths import relative_to
+from mlpipe.sdk.v1_runs import (
+    PipelineParameter,
+    PipelineRun,
+    parameter_values,
+    resolve,
+    v2_name,
+)
 from mlpipe.sdk.yamlio import dump_text
+from mlpipe.sizes import MINI_BATCH_SIZE_PATTERN, parse_mini_batch_size
 
-_MINI_BATCH = re.compile(r"^\d+([kKmMgG][bB])*$")
+D = TypeVar("D", bound="FileDataset")
 _FILE_NAME_BAD = re.compile(r'[~"#%&*:<>?/\\{|}]+')
-_UNITS = {"kb": 1024, "mb": 1024**2, "gb": 1024**3}
 _LOGGING_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _PARAMS = ("environment", "entry_script", "error_threshold", "output_action", "compute_target",
            "node_count", "process_count_per_node", "mini_batch_size", "source_directory",
@@ -97,6 +105,12 @@ class ParallelRunConfig:
         self._origin: Location | None = getattr(self, "_origin", None) or call_site()
         self._base_path: Path = getattr(self, "_base_path", None) or caller_dir()
         self._key_sites: dict[str, Location] = getattr(self, "_key_sites", {})
+        # PipelineParameter settings: checked with their defaults, resolved per submission.
+        self._parameters: dict[str, PipelineParameter] = {
+            key: value for key in _PARAMS
+            if isinstance(value := getattr(self, key), PipelineParameter)}
+        for key, parameter in self._parameters.items():
+            setattr(self, key, parameter.default_value)
         problems = self.problems()
         if problems:
             raise ValidationError(problems)
@@ -104,6 +118,18 @@ class ParallelRunConfig:
             self.mini_batch_size = _mini_batch_to_int(self.mini_batch_size)
         if isinstance(self.partition_keys, str):
             self.partition_keys = json.loads(self.partition_keys)
+
+    def resolved(self) -> ParallelRunConfig:
+        """This config with its ``PipelineParameter`` settings at the values in force."""
+        if not self._parameters:
+            return self
+        copied = copy.copy(self)
+        for key, parameter in self._parameters.items():
+            value = resolve(parameter)
+            if key == "mini_batch_size" and isinstance(value, str):
+                value = _mini_batch_to_int(value)
+            setattr(copied, key, value)
+        return copied
 
     # -- v1 validation ------------------------------------------------------------------------
     def problems(self) -> list[Diagnostic]:
@@ -142,7 +168,7 @@ class ParallelRunConfig:
         if size is not None:
             if not isinstance(size, (int, str)) or isinstance(size, bool):
                 bad("mini_batch_size", "mini_batch_size must be an int or a str", "type")
-            elif isinstance(size, str) and not _MINI_BATCH.match(size):
+            elif isinstance(size, str) and not MINI_BATCH_SIZE_PATTERN.match(size):
                 bad("mini_batch_size", f"mini_batch_size {size!r} must match "
                     r"^\d+([kKmMgG][bB])*$ (for example 10, 1024KB, 10MB, 1GB)", "pattern")
             elif _is_int(size) and size < 1:
@@ -311,9 +337,9 @@ class ParallelRunConfig:
 
 def _mini_batch_to_int(size: str) -> int:
     """v1 turns ``"10KB"`` into bytes (1 KB = 1024 bytes) and ``"5"`` into 5."""
-    if size.isdigit():
-        return int(size)
-    return int(size[:-2]) * _UNITS[size[-2:].lower()]
+    read = parse_mini_batch_size(size)
+    assert read is not None  # checked against MINI_BATCH_SIZE_PATTERN first
+    return read.bytes
 
 
 def environment_reference(env: Any) -> Any:
@@ -383,7 +409,7 @@ class DatasetConsumptionConfig:
         return DatasetConsumptionConfig(self.name, self.dataset, "download")
 
     def to_input(self) -> Input:
-        return self.dataset.to_input(self.mode)
+        return resolve(self.dataset).to_input(self.mode)
 
 
 class FileDataset:
@@ -394,6 +420,8 @@ class FileDataset:
     def __init__(self, path: str) -> None:
         self.path = str(path)
         self._base = caller_dir()
+        self.name: str | None = None
+        self.version: int | None = None
 
     def as_named_input(self, name: str) -> DatasetConsumptionConfig:
         return DatasetConsumptionConfig(name, self)
@@ -404,9 +432,27 @@ class FileDataset:
     def as_download(self) -> DatasetConsumptionConfig:
         return DatasetConsumptionConfig("input_data", self, "download")
 
-    def to_input(self, mode: str | None = None) -> Input:
-        path = (self.path if Path(self.path).is_absolute() or "://" in self.path
+    def local_path(self) -> str:
+        """The dataset's path, absolute (relative paths are the creating script's)."""
+        return (self.path if Path(self.path).is_absolute() or "://" in self.path
                 else str((self._base / self.path).resolve()))
+
+    def register(self: D, workspace: Any, name: str, description: str | None = None,
+                 tags: Mapping[str, str] | None = None, create_new_version: bool = False
+                 ) -> D:
+        """Register the dataset in the local asset store (``Dataset.get_by_name`` and v2
+        ``azureml:name:version`` inputs then find it)."""
+        from mlpipe.sdk.assets import AssetStore
+
+        path = self.local_path()
+        self.version = int(AssetStore().register("data", {
+            "name": name, "type": self.type, "path": path, "description": description,
+            "tags": dict(tags or {})}, path))
+        self.name = name
+        return self
+
+    def to_input(self, mode: str | None = None) -> Input:
+        path = self.local_path()
         kind = self.type
         if kind == "uri_folder" and Path(path).is_file():
             kind = "uri_file"
@@ -417,18 +463,47 @@ class TabularDataset(FileDataset):
     """A local MLTable folder read as a table (the v2 form of a v1 TabularDataset)."""
 
     type = "mltable"
+    partition_keys: list[str] = []
+
+    def to_pandas_dataframe(self, on_error: str = "null",
+                            out_of_range_datetime: str = "null") -> Any:
+        """The whole table (the MLTable's transformations applied)."""
+        from mlpipe.data import read_mltable
+
+        return read_mltable(self.local_path())
+
+    def partition_by(self, partition_keys: list[str], target: Any, name: str | None = None,
+                     show_progress: bool = True, partition_as_file_dataset: bool = False
+                     ) -> TabularDataset:
+        """The table written once per key combination under ``target`` (a folder, a
+        ``DataPath`` or ``(datastore, path)``); the result reads it back with the keys as
+        columns, ready for ``ParallelRunConfig(partition_keys=...)``."""
+        from mlpipe.sdk.v1_data import local_text, partitioned_mltable
+
+        folder = Path(local_text(target))
+        folder = folder if folder.is_absolute() else caller_dir() / folder
+        result = TabularDataset(str(partitioned_mltable(self.to_pandas_dataframe(),
+                                                        list(partition_keys), folder)))
+        result.partition_keys = list(partition_keys)
+        return result.register(None, name) if name else result
 
 
 class _FileFactory:
     @staticmethod
-    def from_files(path: str | Sequence[str], validate: bool = True) -> FileDataset:
+    def from_files(path: str | os.PathLike[str] | Sequence[Any], validate: bool = True,
+                   **kwargs: Any) -> FileDataset:
+        from mlpipe.sdk.v1_data import Datastore, local_text
+
+        if isinstance(path, os.PathLike) or (isinstance(path, tuple) and len(path) == 2
+                                             and isinstance(path[0], Datastore)):
+            path = local_text(path)
         if not isinstance(path, str):
             paths = list(path)
             if len(paths) != 1:
                 raise ValidationError([Diagnostic("local FileDataset takes one folder or file path",
                                                   location=call_site(), code="unsupported")])
-            path = paths[0]
-        return FileDataset(path)
+            path = os.fspath(paths[0])
+        return FileDataset(str(path))
 
 
 class _TabularFactory:
@@ -436,14 +511,37 @@ class _TabularFactory:
     def from_mltable(path: str) -> TabularDataset:
         return TabularDataset(path)
 
-    from_delimited_files = from_mltable
+    @staticmethod
+    def from_delimited_files(path: Any, validate: bool = True, include_path: bool = False,
+                             infer_column_types: bool = True, set_column_types: Any = None,
+                             separator: str = ",", header: Any = True,
+                             **kwargs: Any) -> TabularDataset:
+        """CSV files (a file, a folder or a glob; a ``Datastore.path(...)``) as a table: an
+        MLTable for them is written under ``<runs-dir>/datasets``."""
+        from mlpipe.sdk.v1_data import delimited_mltable
+
+        return TabularDataset(str(delimited_mltable(path, caller_dir(), separator, header)))
 
 
 class Dataset:
-    """``Dataset.File.from_files(path)``, ``Dataset.Tabular.from_mltable(path)`` for local data."""
+    """``Dataset.File.from_files(path)``, ``Dataset.Tabular.from_mltable(path)`` for local data;
+    ``Dataset.get_by_name(workspace, name)`` for a registered one."""
 
     File = _FileFactory
     Tabular = _TabularFactory
+
+    @staticmethod
+    def get_by_name(workspace: Any, name: str, version: str | int = "latest") -> FileDataset:
+        """The dataset registered as ``name`` (``dataset.register(...)`` or
+        ``ml_client.data.create_or_update(...)``) from the local asset store."""
+        from mlpipe.sdk.assets import AssetStore
+
+        fields = AssetStore().get("data", name, None if version == "latest" else str(version))
+        kind = TabularDataset if fields.get("type") == "mltable" else FileDataset
+        dataset = kind(str(fields["path"]))
+        dataset.name = name
+        dataset.version = int(fields["version"]) if str(fields["version"]).isdigit() else None
+        return dataset
 
 
 # -- steps and pipelines ---------------------------------------------------------------------------
@@ -479,7 +577,7 @@ class ParallelRunStep:
 
     def to_node(self, producers: Mapping[int, tuple[str, str]], base: Path) -> ParallelNode:
         """The v2 parallel step (``producers`` maps id(PipelineData) to (step, output))."""
-        config = self.parallel_run_config
+        config = self.parallel_run_config.resolved()
         names: dict[int, str] = {}
         inputs: dict[str, Any] = {}
 
@@ -513,7 +611,8 @@ class ParallelRunStep:
         )
         compute = config.compute_target
         node = ParallelNode(
-            name=self.name,
+            name=v2_name(self.name),
+            display_name=self.name if v2_name(self.name) != self.name else None,
             description=config.description,
             compute=compute if isinstance(compute, str) else getattr(compute, "name", None),
             outputs=outputs,
@@ -548,6 +647,10 @@ def _number_text(value: float) -> str:
 
 def _input_of(item: Any, default_name: str, producers: Mapping[int, tuple[str, str]],
               base: Path) -> tuple[str, Any]:
+    if isinstance(item, PipelineParameter):
+        name = item.name
+        value = resolve(item)
+        return name, _input_of(value, name, producers, base)[1]
     if isinstance(item, PipelineData):
         source = producers.get(id(item))
         if source is None:
@@ -636,7 +739,7 @@ class Pipeline:
         producers: dict[int, tuple[str, str]] = {}
         for step in self.steps:
             if isinstance(step.output, PipelineData):
-                producers[id(step.output)] = (step.name, step.output.output_name)
+                producers[id(step.output)] = (v2_name(step.name), step.output.output_name)
         problems = [Diagnostic(f"step {type(step).__name__} is not supported; only "
                                "ParallelRunStep converts to v2 here", location=self._origin,
                                code="unsupported") for step in self.steps if not isinstance(step,
@@ -647,7 +750,8 @@ class Pipeline:
                      for name in sorted(set(names)) if names.count(name) > 1]
         if problems:
             raise ValidationError(problems)
-        jobs = {step.name: step.to_node(producers, self._base_path) for step in self.steps}
+        jobs = {v2_name(step.name): step.to_node(producers, self._base_path)
+                for step in self.steps}
         datastore = self.default_datastore
         settings = {}
         if datastore is not None:
@@ -662,15 +766,23 @@ class Pipeline:
         """Check the converted pipeline; raises one ValidationError listing every problem."""
         return self.to_job().validate()
 
-    def run(self, *, experiment_name: str | None = None, **kwargs: Any) -> Any:
-        """Run locally (see :func:`mlpipe.run`); returns the run result."""
+    def run(self, *, experiment_name: str | None = None,
+            pipeline_parameters: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        """Run locally (see :func:`mlpipe.run`); returns the run result.
+
+        ``pipeline_parameters`` give ``PipelineParameter`` values for this run."""
         from mlpipe.sdk.running import run
 
-        return run(self.to_job(experiment_name=experiment_name), **kwargs)
+        with parameter_values(pipeline_parameters):
+            job = self.to_job(experiment_name=experiment_name)
+        return run(job, **kwargs)
 
-    def submit(self, experiment_name: str | None = None, **kwargs: Any) -> Any:
-        """v1's ``submit``: runs the pipeline locally and returns the run result."""
-        return self.run(experiment_name=experiment_name, **kwargs)
+    def submit(self, experiment_name: str | None = None,
+               pipeline_parameters: Mapping[str, Any] | None = None, **kwargs: Any) -> Any:
+        """v1's ``submit``: runs the pipeline locally; returns a v1 ``PipelineRun``."""
+        return PipelineRun(self.run(experiment_name=experiment_name,
+                                    pipeline_parameters=pipeline_parameters, **kwargs),
+                           experiment_name)
 
 
 class Experiment:
@@ -680,11 +792,13 @@ class Experiment:
         self.workspace = workspace
         self.name = name
 
-    def submit(self, config: Pipeline, **kwargs: Any) -> Any:
-        """Run the v1 ``Pipeline`` locally under this experiment's name."""
+    def submit(self, config: Pipeline, tags: Mapping[str, str] | None = None,
+               **kwargs: Any) -> Any:
+        """Run the v1 ``Pipeline`` locally under this experiment's name; returns a v1
+        ``PipelineRun`` (``pipeline_parameters=`` set ``PipelineParameter`` values)."""
         if not isinstance(config, Pipeline):
             raise ValidationError([Diagnostic(
                 f"Experiment.submit() takes a v1 Pipeline, got {type(config).__name__}",
                 location=call_site(), code="type",
                 hint="a v2 PipelineJob runs with job.run() or mlpipe.run(job)")])
-        return config.run(experiment_name=self.name, **kwargs)
+        return config.submit(experiment_name=self.name, **kwargs)

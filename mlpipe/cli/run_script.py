@@ -1,0 +1,51 @@
+"""``mlpipe run-script FILE.py|FILE.ipynb [ARGS...]``: run a published azure-ai-ml (v2) or
+azureml v1 script or notebook unchanged, its Azure imports resolved to mlpipe's mirrors."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from pathlib import Path
+
+HELP = "run an azure-ai-ml or azureml v1 script/notebook unchanged, locally"
+
+
+def register_top(top: argparse._SubParsersAction) -> None:
+    parser = top.add_parser("run-script", help=HELP, description=HELP)
+    parser.add_argument("file", metavar="FILE", help="a .py script or an .ipynb notebook")
+    parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
+                        help="arguments for the script (its sys.argv[1:])")
+    parser.set_defaults(handler=run_script)
+
+
+def run_script(args: argparse.Namespace) -> int:
+    from mlpipe.diagnostics import ValidationError
+    from mlpipe.scripts import NotebookError, run_path
+
+    path = Path(args.file)
+    if not path.is_file():
+        print(f"mlpipe run-script: {path}: no such file", file=sys.stderr)
+        return 2
+    if path.suffix not in (".py", ".ipynb"):
+        print(f"mlpipe run-script: {path}: expected a .py script or an .ipynb notebook",
+              file=sys.stderr)
+        return 2
+    try:
+        run_path(path, args.args)
+    except SystemExit as exit_:
+        code = exit_.code
+        return code if isinstance(code, int) else (0 if code is None else 1)
+    except ValidationError as error:
+        print(f"mlpipe run-script: {path}: {error}", file=sys.stderr)
+        return 1
+    except NotebookError as error:
+        print(f"mlpipe run-script: {error}", file=sys.stderr)
+        return 1
+    except Exception:  # noqa: BLE001 - the user's code failed: show where, exit 1
+        traceback.print_exc()
+        print(f"mlpipe run-script: {path} failed", file=sys.stderr)
+        return 1
+    finally:
+        sys.stdout.flush()
+    return 0

@@ -1,0 +1,33 @@
+"""The base of every error mlpipe raises on purpose, and where each one lives.
+
+Catch :class:`MlpipeError` to handle any of them (the CLI does: each becomes a message
+and an exit code, never a traceback). Each class also keeps the built-in base it always
+had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps working::
+
+    MlpipeError
+    ├── ValidationError            mlpipe.diagnostics   invalid YAML / SDK job, with diagnostics
+    │   ├── RemoteAssetsError      mlpipe.jobs.preflight  cloud-only references, nothing started
+    │   └── NotAPipelineError      mlpipe.jobs.submit   a component or another job type
+    ├── SettingError (ValueError)  mlpipe.schema.ranges  a PRS setting out of its range
+    ├── DataError                  mlpipe.data.errors   an input that cannot become mini-batches
+    ├── FilterSyntaxError (ValueError)  mlpipe.data.filter_expr  a bad MLTable filter
+    ├── OverrideSyntaxError (ValueError)  mlpipe.compiler.overrides  a --set that is not KEY=VALUE
+    ├── InitError                  mlpipe.runtime.worker  the entry script's init() failed
+    ├── ReturnValueError (ValueError)  mlpipe.runtime.results  run() returned the wrong shape
+    ├── BackendError (RuntimeError)  mlpipe.runtime.backends.base  a backend cannot run workers
+    ├── BackendUnavailableError (ValueError)  mlpipe.jobs.preflight  unknown / not installed
+    ├── JobNotFound (LookupError)  mlpipe.jobs.store    no job of that name
+    ├── JobConflictError (RuntimeError)  mlpipe.jobs.store  the name completed or still runs
+    └── SubmitUsageError (ValueError)  mlpipe.jobs.submit  runs folder or job name unusable
+
+Those lower in the layers (docs/architecture.md) import this module; it imports nothing.
+"""
+
+from __future__ import annotations
+
+
+class MlpipeError(Exception):
+    """Something mlpipe refused or could not do; the message says what and why."""
+
+
+__all__ = ["MlpipeError"]

@@ -1,0 +1,176 @@
+"""The front door: run a pipeline job from a YAML file or loaded pipeline data.
+
+:func:`submit` is the one use case behind ``mlpipe job create`` and ``mlpipe.run``::
+
+    source -> parse once -> name the job -> decide (new or resume) -> compile
+           -> pre-run checks (remote assets, backend) -> on_start -> run -> JobResult
+
+Each step runs once. The caller only turns arguments into a call and the
+:class:`Submission` (or the exception) into output. How an existing job of the same
+name is treated is a :class:`Mode`, decided into a :class:`Decision` before anything
+runs, so new ways to start a job (e.g. a rerun) add a mode, not a flag.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mlpipe.compiler import compile_pipeline
+from mlpipe.diagnostics import ValidationError
+from mlpipe.errors import MlpipeError
+from mlpipe.jobs.preflight import check_backend, check_remote_assets
+from mlpipe.jobs.runner import Echo, JobResult, execute_plan
+from mlpipe.jobs.store import JobConflictError, JobStore
+from mlpipe.plan import ExecutionPlan
+from mlpipe.runs import check_job_name, generate_job_name, runs_dir_problem
+from mlpipe.schema import Loaded, load_pipeline, load_yaml_file
+from mlpipe.schema.kinds import not_a_pipeline
+
+NAME_FIELDS = ("display_name", "experiment_name")
+
+
+class SubmitUsageError(MlpipeError, ValueError):
+    """The request cannot be carried out as asked (runs folder, job name): a usage error."""
+
+
+class NotAPipelineError(ValidationError):
+    """The YAML is readable but is not a pipeline job (a component, another job type)."""
+
+
+class Mode(enum.Enum):
+    """What to do when the job name is already in the runs folder."""
+
+    AUTO = "auto"  # a new job; an unfinished job of that name is resumed
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How the job starts: its ``name``, the ``action`` taken and the earlier record."""
+
+    name: str
+    action: str  # "new" or "resume"
+    previous: Mapping[str, Any] | None = None  # the record of the job resumed
+
+    @property
+    def resuming(self) -> bool:
+        return self.action == "resume"
+
+    @property
+    def attempt(self) -> int:
+        """The attempt this run is (1 for a new job)."""
+        return int((self.previous or {}).get("attempt", 0)) + 1
+
+
+@dataclass
+class Submission:
+    """One submitted job: the decision, the compiled plan and (once run) its result."""
+
+    decision: Decision
+    plan: ExecutionPlan
+    result: JobResult | None = None
+
+    @property
+    def name(self) -> str:
+        return self.decision.name
+
+
+def submit(
+    source: str | os.PathLike[str] | Loaded[Any],
+    *,
+    runs_dir: str | os.PathLike[str] | None = None,
+    name: str | None = None,
+    overrides: Sequence[str] = (),
+    mode: Mode = Mode.AUTO,
+    backend: str = "local",
+    progress: bool = False,
+    cancel: threading.Event | None = None,
+    echo: Echo | None = None,
+    max_workers: int | None = None,
+    on_compiled: Callable[[ExecutionPlan], None] | None = None,
+    on_start: Callable[[Submission], None] | None = None,
+) -> Submission:
+    """Name, decide, compile, check and run one pipeline job; the result is on the
+    returned :class:`Submission`.
+
+    ``source`` is a pipeline YAML path or pipeline data already loaded (the SDK's).
+    ``on_compiled(plan)`` is called as soon as the pipeline compiled (to show its
+    warnings), ``on_start(submission)`` once everything is checked, just before the
+    first step starts. Raises before anything runs: :class:`SubmitUsageError` (runs
+    folder, job name), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
+    pipeline), :class:`~mlpipe.compiler.OverrideSyntaxError`,
+    :class:`~mlpipe.jobs.preflight.RemoteAssetsError`, :class:`JobConflictError`
+    (name taken by a completed or running job, or its record unreadable) and
+    :class:`~mlpipe.jobs.preflight.BackendUnavailableError`.
+    """
+    store = JobStore(runs_dir)
+    problem = runs_dir_problem(store.runs_dir, create=True)
+    if problem:
+        raise SubmitUsageError(problem)
+    loaded = _load(source)
+    name = name or _generate_name(loaded, overrides, store)
+    problem = check_job_name(name)
+    if problem:
+        raise SubmitUsageError(problem)
+    decision = decide(store, name, mode)
+    plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
+                            overrides=tuple(overrides))
+    if on_compiled is not None:
+        on_compiled(plan)
+    check_remote_assets(plan)
+    check_backend(backend)
+    submission = Submission(decision, plan)
+    if on_start is not None:
+        on_start(submission)
+    submission.result = execute_plan(
+        plan, dict(decision.previous) if decision.previous is not None else None,
+        cancel=cancel, progress=progress, backend=backend, echo=echo, max_workers=max_workers)
+    return submission
+
+
+def decide(store: JobStore, name: str, mode: Mode = Mode.AUTO) -> Decision:
+    """How job ``name`` starts in ``store`` under ``mode``; :class:`JobConflictError` when
+    it cannot (the name completed, still runs, or its record cannot be read)."""
+    try:
+        previous = store.resumable(name)
+    except JobConflictError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise JobConflictError(
+            f"job {name!r} exists but its record cannot be read ({store.record_path(name)}: "
+            f"{exc}); choose another name") from exc
+    if previous is None:
+        return Decision(name, "new")
+    return Decision(name, "resume", previous)
+
+
+def _load(source: str | os.PathLike[str] | Loaded[Any]) -> Loaded[Any]:
+    """The pipeline, parsed once; :class:`NotAPipelineError` for another kind of YAML."""
+    if isinstance(source, Loaded):
+        return source
+    doc = load_yaml_file(Path(os.fspath(source)))
+    refusal = not_a_pipeline(doc)
+    if refusal is not None:
+        raise NotAPipelineError([refusal])
+    return load_pipeline(doc)
+
+
+def _generate_name(loaded: Loaded[Any], overrides: Sequence[str], store: JobStore) -> str:
+    """A fresh name from ``display_name`` / ``experiment_name`` (``--set`` ones win) or
+    the file name."""
+    data = loaded.data if isinstance(loaded.data, dict) else {}
+    fields = {key: data.get(key) for key in NAME_FIELDS}
+    for item in overrides:  # --set display_name=... names the job too
+        key, _, value = item.partition("=")
+        if key.strip() in fields:
+            fields[key.strip()] = value
+    return generate_job_name(loaded.source, taken=store.exists, **fields)
+
+
+__all__ = ["Decision", "Mode", "NotAPipelineError", "Submission", "SubmitUsageError", "decide",
+           "submit"]

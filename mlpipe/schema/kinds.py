@@ -1,0 +1,76 @@
+"""What kind of Azure ML document a YAML is: pipeline job, component, other job, unknown.
+
+``mlpipe job validate`` uses :func:`file_kind` to pick the validator (or skip a file);
+the front door (:func:`mlpipe.jobs.submit`) uses :func:`not_a_pipeline` to refuse
+anything but a pipeline job before it compiles.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Protocol
+
+from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.schema.yamlio import PositionMap
+
+OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer"})
+_JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
+
+
+class _Document(Protocol):
+    @property
+    def data(self) -> Any: ...
+    @property
+    def positions(self) -> PositionMap: ...
+    @property
+    def source(self) -> str: ...
+
+
+def file_kind(data: Any) -> str:
+    """``pipeline``, ``component``, ``job`` (a standalone non-pipeline job) or ``unknown``."""
+    if not isinstance(data, dict):
+        return "unknown"
+    kind = data.get("type")
+    schema_value = data.get("$schema")
+    schema = schema_value.lower() if isinstance(schema_value, str) else ""
+    job_schema = _JOB_SCHEMA.search(schema)
+    if "promptflow" in schema:
+        return "unknown"
+    if job_schema:
+        return "pipeline" if job_schema.group(1) == "pipeline" else "job"
+    if "component" in schema:
+        return "component"
+    if kind == "pipeline":
+        return "pipeline"
+    if isinstance(kind, str) and (kind in ("parallel", "command") or kind.endswith("Component")):
+        return "component"
+    if kind in OTHER_JOB_TYPES:
+        return "job"
+    if "azureml" in schema:
+        return "pipeline"
+    return "unknown"
+
+
+def not_a_pipeline(doc: _Document) -> Diagnostic | None:
+    """Why a readable YAML is not a pipeline job that can run, or ``None``."""
+    if not isinstance(doc.data, dict):
+        return None  # unreadable or not a mapping: the compiler reports it
+    kind = file_kind(doc.data)
+    where = (doc.positions.locate_value(("type",)) if "type" in doc.data
+             else Location(doc.source, 1, 1))
+    if kind == "component":
+        what = doc.data.get("type")
+        return Diagnostic(
+            f"this is a {what} component, not a pipeline job", location=where,
+            code="not-a-pipeline",
+            hint="to run it, name it in a pipeline step as 'component: ./file.yml'; "
+                 "to check it: mlpipe component validate FILE")
+    if kind == "job":
+        return Diagnostic(
+            f"this is a standalone {doc.data.get('type') or 'Azure ML'} job: mlpipe runs "
+            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline")
+    if kind == "unknown" and "jobs" not in doc.data:
+        return Diagnostic(
+            "not an Azure ML pipeline job: expected 'type: pipeline' and a 'jobs' mapping",
+            location=where, code="not-a-pipeline")
+    return None

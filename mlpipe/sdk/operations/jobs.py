@@ -1,0 +1,171 @@
+"""``ml_client.jobs``: run, look up, stream, download and cancel jobs in the local runs folder."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from mlpipe.sdk.assets import Resource
+from mlpipe.sdk.exceptions import ResourceNotFoundError
+from mlpipe.sdk.operations.base import Operations
+
+
+class JobNotFoundError(ResourceNotFoundError):
+    """``ml_client.jobs.get(name)`` of a job the runs folder does not have."""
+
+
+class JobFailedError(RuntimeError):
+    """``ml_client.jobs.stream(name)`` of a job that did not complete (as azure-ai-ml raises)."""
+
+
+class LocalJob(Resource):
+    """A job as the runs folder records it: ``name``, ``status``, ``outputs`` (name -> path)."""
+
+    _fields = ("name", "display_name", "experiment_name", "description", "status", "type",
+               "tags", "properties", "outputs", "run_dir", "studio_url")
+
+    def __init__(self, record: dict[str, Any], parent: str | None = None) -> None:
+        outputs = {name: out.get("path") for name, out in (record.get("outputs") or {}).items()}
+        self._set(dict(name=record.get("name"), display_name=record.get("display_name"),
+                       experiment_name=record.get("experiment_name"),
+                       description=record.get("description"), status=_status(record),
+                       type=record.get("kind") or "pipeline", tags=record.get("tags"),
+                       properties=None, outputs=outputs,
+                       run_dir=record.get("run_dir") or record.get("step_dir"),
+                       studio_url=None), {})
+        self.studio_url = Path(self.run_dir).as_uri() if self.run_dir else None
+        self.error = record.get("error")
+        self.parent_job_name = parent
+
+
+def _status(record: dict[str, Any]) -> str:
+    """azure-ai-ml's spelling of a status: ``Completed``, ``Failed``, ``Canceled``, ..."""
+    status = str(record.get("status") or "unknown")
+    return {"running": "Running", "queued": "Queued", "completed": "Completed",
+            "failed": "Failed", "canceled": "Canceled"}.get(status, status.capitalize())
+
+
+class Poller:
+    """The ``LROPoller`` azure-ai-ml's ``begin_*`` calls return; the work is already done."""
+
+    def __init__(self, value: Any = None) -> None:
+        self._value = value
+
+    def result(self, timeout: float | None = None) -> Any:
+        return self._value
+
+    def wait(self, timeout: float | None = None) -> None:
+        return None
+
+    def done(self) -> bool:
+        return True
+
+    def status(self) -> str:
+        return "Succeeded"
+
+
+class JobOperations(Operations):
+    """``ml_client.jobs``: validate and run pipeline jobs locally; read them back from the
+    runs folder (``mlpipe job list`` shows the same jobs)."""
+
+    _group = "jobs"
+
+    def __init__(self, runs_dir: str | Path | None = None, base_dir: Path | None = None) -> None:
+        super().__init__(runs_dir, base_dir)
+        self._results: dict[str, Any] = {}
+
+    def _store(self) -> Any:
+        from mlpipe.jobs import JobStore
+
+        return JobStore(self._runs_dir)
+
+    def create_or_update(self, job: Any, *, description: str | None = None,
+                         compute: str | None = None, tags: dict[str, str] | None = None,
+                         experiment_name: str | None = None, skip_validation: bool = False,
+                         **kwargs: Any) -> Any:
+        """Run ``job`` now (with :func:`mlpipe.run`) and return its result when it ends."""
+        from mlpipe.sdk.job import PipelineJob
+        from mlpipe.sdk.running import run
+
+        if isinstance(job, PipelineJob):
+            if experiment_name and not job.experiment_name:
+                job.experiment_name = experiment_name
+            if description:
+                job.description = description
+            if tags:
+                job.tags = {**(job.tags or {}), **tags}
+            if compute:
+                job.settings.default_compute = compute
+        result = run(job, runs_dir=self._runs_dir, **kwargs)
+        self._results[result.name] = result
+        return result
+
+    def validate(self, job: Any, *, raise_on_failure: bool = True, **kwargs: Any) -> Any:
+        """Raise :class:`mlpipe.ValidationError` for an invalid job; return the warnings."""
+        return job.validate()
+
+    def get(self, name: str) -> LocalJob:
+        """The job ``name`` from the runs folder (any job run here, in this script or not)."""
+        store = self._store()
+        from mlpipe.jobs import JobNotFound
+
+        try:
+            return LocalJob(store.load(name))
+        except JobNotFound:
+            close = store.close_matches(name)
+            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
+            raise JobNotFoundError(f"no job named {name!r} in {store.runs_dir}{hint}") from None
+
+    def list(self, *, parent_job_name: str | None = None, **kwargs: Any) -> list[LocalJob]:
+        """Every job in the runs folder, newest first; with ``parent_job_name``, its steps."""
+        store = self._store()
+        if parent_job_name is None:
+            return [LocalJob(record) for record in store.list()]
+        record = store.load(parent_job_name)
+        return [LocalJob({"name": step, **fields}, parent=parent_job_name)
+                for step, fields in record.get("steps", {}).items()]
+
+    def stream(self, name: str, **kwargs: Any) -> None:
+        """Print how job ``name`` ended (it ended when ``create_or_update`` returned); raise
+        :class:`JobFailedError` when it did not complete, as azure-ai-ml does."""
+        job = self.get(name)
+        print(f"RunId: {job.name}\nStatus: {job.status}\nRun folder: {job.run_dir}")
+        for step in self.list(parent_job_name=name):
+            print(f"  step {step.name}: {step.status}  logs: {step.run_dir}")
+        sys.stdout.flush()
+        if job.status != "Completed":
+            raise JobFailedError(f"job {name!r} ended {job.status}: "
+                                 f"{job.error or 'see the step logs above'}")
+
+    def download(self, name: str, *, download_path: str | Path = ".",
+                 output_name: str | None = None, all: bool = False) -> None:
+        """Copy the job's outputs to ``<download_path>/named-outputs/<output>`` (as azure-ai-ml
+        lays them out); ``all=True`` also copies the run folder to ``artifacts``."""
+        job = self.get(name)
+        target = Path(download_path)
+        names = [output_name] if output_name else list(job.outputs)
+        for output in names:
+            if output not in job.outputs:
+                raise KeyError(f"job {name!r} has no output {output!r} "
+                               f"(outputs: {', '.join(job.outputs) or 'none'})")
+            _copy(Path(job.outputs[output]), target / "named-outputs" / output)
+        if all and job.run_dir:
+            _copy(Path(job.run_dir), target / "artifacts")
+
+    def begin_cancel(self, name: str, **kwargs: Any) -> Poller:
+        """Ask job ``name`` to stop, like ``mlpipe job cancel``."""
+        self._store().request_cancel(name)
+        return Poller()
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, dirs_exist_ok=True)
+    elif source.is_file():
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target / source.name)
+
+
+__all__ = ["JobFailedError", "JobNotFoundError", "JobOperations", "LocalJob", "Poller"]

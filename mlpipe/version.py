@@ -1,0 +1,3 @@
+"""The installed mlpipe version (kept equal to ``version`` in pyproject.toml)."""
+
+__version__ = "0.1.0.dev0"

@@ -1,0 +1,153 @@
+"""The module graph of ``mlpipe`` has no cycle and no import of a higher layer.
+
+Every import counts, at module level or inside a function (only ``if TYPE_CHECKING:``
+blocks are left out), as ``/work/shared/tools/import_graph.py`` counts them. The
+layers (docs/architecture.md draws them), lowest first: a module may import its own
+layer and the ones below.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "mlpipe"
+
+LAYERS: list[tuple[str, ...]] = [
+    # 0: shared vocabulary, no mlpipe imports but each other
+    ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
+     "mlpipe.sizes"),
+    # 1: what a pipeline is: the YAML models, the plan, the data readers
+    ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
+    # 2: turning models into a plan, and running a plan's parallel steps
+    # (and the import mirrors a script or a step worker runs under: mlpipe.scripts)
+    ("mlpipe.compiler", "mlpipe.runtime", "mlpipe.scripts"),
+    # 3: whole jobs: the front door, the runner, the job store
+    ("mlpipe.jobs",),
+    # 4: the two faces
+    ("mlpipe.sdk", "mlpipe.cli"),
+    # 5: azure-ai-ml mirrors at the top level and the package itself
+    ("mlpipe", "mlpipe.dsl", "mlpipe.entities", "mlpipe.parallel", "mlpipe.identity",
+     "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__", "mlpipe.sdk.azure_ai_ml"),
+]
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def imported(path: Path, module: str, known: set[str]) -> set[str]:
+    """The ``mlpipe`` modules ``path`` imports anywhere but under ``if TYPE_CHECKING``."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".") if is_package else module.split(".")[:-1]
+                parts = parts[: len(parts) - (node.level - 1)]
+                base = ".".join(parts + ([base] if base else []))
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return (found & known) - {module}
+
+
+def module_graph() -> dict[str, set[str]]:
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    known = set(files)
+    return {name: imported(path, name, known) for name, path in files.items()}
+
+
+def layer_of(module: str) -> int:
+    """The layer of the longest prefix of ``module`` named in :data:`LAYERS`."""
+    best, depth = -1, -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and prefix.count(".") > depth:
+                best, depth = index, prefix.count(".")
+    if best < 0 or (depth == 0 and module != "mlpipe"):
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+    return best
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def strong(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                strong(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            strong(node)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    return module_graph()
+
+
+def test_the_graph_sees_the_package(graph: dict[str, set[str]]) -> None:
+    assert "mlpipe.jobs.submit" in graph
+    assert "mlpipe.compiler" in graph["mlpipe.jobs.submit"]
+
+
+def test_no_module_sits_in_an_import_cycle(graph: dict[str, set[str]]) -> None:
+    assert cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_imports_a_higher_layer(graph: dict[str, set[str]]) -> None:
+    upward = sorted(f"{module} (layer {layer_of(module)}) imports {target} "
+                    f"(layer {layer_of(target)})"
+                    for module, targets in graph.items() for target in targets
+                    if layer_of(target) > layer_of(module))
+    assert upward == []
+
+
+def test_layers_order_the_floors() -> None:
+    assert layer_of("mlpipe.errors") < layer_of("mlpipe.plan") < layer_of("mlpipe.compiler.steps")
+    assert layer_of("mlpipe.runtime.driver") < layer_of("mlpipe.jobs.submit")
+    assert layer_of("mlpipe.jobs.submit") < layer_of("mlpipe.sdk.running") < layer_of("mlpipe.v1")
