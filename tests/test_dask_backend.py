@@ -139,5 +139,5 @@ def test_missing_distributed_gives_the_install_hint() -> None:
             "except BackendError as error:\n    print(error)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60, check=True)
-    assert "pip install 'mlpipe[dask]'" in done.stdout
+    assert "pip install 'mlpipe-azure[dask]'" in done.stdout
     assert "Traceback" not in done.stdout + done.stderr

@@ -155,8 +155,9 @@ def test_cancel_kills_the_command_and_marks_the_job_canceled(tmp_path: Path) -> 
 
 
 def _wait_for(path: Path, timeout: float = 20) -> None:
+    """Until ``path`` has content (it exists, empty, between its open() and write())."""
     deadline = time.monotonic() + timeout
-    while not path.exists() and time.monotonic() < deadline:
+    while not (path.exists() and path.stat().st_size) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

@@ -152,7 +152,7 @@ def test_threshold_stops_a_real_step_and_job_result_says_why(tmp_path: Path) -> 
     assert summary.status == "Failed"
     logs = Path(step.logs_dir)
     result = (logs / "job_result.txt").read_text().splitlines()
-    assert result[0] == "Failed: 1 mini-batches failed, more than mini_batch_error_threshold = 0"
+    assert result[0] == "Failed: 1 mini-batch failed, more than mini_batch_error_threshold = 0"
     assert ("Threshold exceeded: The number of failed mini-batches (1) exceeded "
             "mini_batch_error_threshold (0).") in result
     assert "  mini_batch_error_threshold: 0; failed mini-batches: 1" in result

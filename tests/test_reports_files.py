@@ -199,9 +199,9 @@ def test_master_role_format_and_level(tmp_path: Path) -> None:
     assert lines[0].split("|")[4] == "Start scheduling."
     assert all(LINE.match(line) for line in lines), lines
     assert not any("|DEBUG|" in line for line in lines)
-    assert "Scheduling finished: 3 mini-batch(es)." in [line.split("|")[4] for line in lines]
-    assert lines[-1].split("|")[4] == ("Step score Completed: 2/3 mini-batch(es) succeeded, "
-                                       "1 failed; 4/6 item(s) succeeded.")
+    assert "Scheduling finished: 3 mini-batches." in [line.split("|")[4] for line in lines]
+    assert lines[-1].split("|")[4] == ("Step score Completed: 2/3 mini-batches succeeded, "
+                                       "1 failed; 4/6 items succeeded.")
 
     debug = (run_retry_and_timeout(tmp_path / "debug", logging_level="debug")
              / "sys/master_role.txt").read_text()

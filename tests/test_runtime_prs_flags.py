@@ -293,7 +293,7 @@ def test_resumed_step_appends_processed_csv_and_reports_the_whole_step(tmp_path:
     result = (Path(step.logs_dir) / "job_result.txt").read_text().splitlines()
     assert result[0] == "Succeeded"
     assert "Mini-batches: 6 total, 6 succeeded, 0 failed, 0 not processed" in result
-    assert any(line.startswith("Resumed: 3 mini-batch(es) reused from an earlier run")
+    assert any(line.startswith("Resumed: 3 mini-batches reused from an earlier run")
                for line in result)
     overview = max(Path(step.logs_dir).glob("job_progress_overview.*.txt")).read_text()
     assert "Mini-batches reused from an earlier run: 3 (resume)" in overview

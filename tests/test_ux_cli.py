@@ -232,7 +232,7 @@ def test_damaged_records_are_reported_not_raised(tmp_path: Path) -> None:
     write(runs / "alist" / "job.json", "[1, 2]")
     listed = run_cli("job", "list", "--runs-dir", str(runs))
     assert listed.returncode == 0
-    assert listed.stderr.strip() == (f"mlpipe: skipped 2 unreadable record(s): {runs / 'alist' / 'job.json'}, "
+    assert listed.stderr.strip() == (f"mlpipe: skipped 2 unreadable records: {runs / 'alist' / 'job.json'}, "
                                      f"{runs / 'cut' / 'job.json'}")
     for args in (("show", "alist"), ("cancel", "alist"), ("stream", "cut")):
         proc = run_cli("job", *args, "--runs-dir", str(runs))
@@ -255,7 +255,7 @@ def test_records_of_the_wrong_shape_are_reported_not_raised(tmp_path: Path) -> N
     write(runs / "when" / "job.json", '{"status": "completed", "steps": {}, "created_at": 5}')
     listed = run_cli("job", "list", "--runs-dir", str(runs))
     assert listed.returncode == 0 and "fine" in listed.stdout
-    assert listed.stderr.startswith("mlpipe: skipped 3 unreadable record(s): ")
+    assert listed.stderr.startswith("mlpipe: skipped 3 unreadable records: ")
     assert run_cli("job", "show", "fine", "--runs-dir", str(runs)).returncode == 0
     for args in (("show", "steplist"), ("stream", "stepint"), ("cancel", "steplist"),
                  ("show", "when")):

@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from mlpipe.cli.arguments import CommandParser
 from mlpipe.version import __version__
 
 # Modules that add commands; each defines
@@ -38,7 +39,7 @@ Handler = Callable[[argparse.Namespace], int]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="mlpipe",
         description="Validate and run Azure ML v2 pipelines with parallel steps locally.",
     )

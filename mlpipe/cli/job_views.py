@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mlpipe.jobs.store import error_summary, parse_iso
+from mlpipe.wording import plural
 
 STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
                  "skipped": "dim", "running": "cyan", "queued": "dim"}
@@ -109,32 +110,46 @@ def print_job(record: dict[str, Any], out: Console | None = None) -> None:
         for line in lines:
             out.print(line, soft_wrap=True, markup=False)
     for step_name, step in record.get("steps", {}).items():
-        for line in tolerated_failures(step_name, step):
+        for line in failure_lines(step_name, step):
             out.print(line, soft_wrap=True, markup=False)
-    for step_name, step in record.get("steps", {}).items():
-        if step.get("status") == "failed" and step.get("error"):
-            out.print(f"step {step_name} failed: {brief_error(step['error'])}", soft_wrap=True,
-                      markup=False)
-            out.print(f"  logs: {step.get('logs_dir')}", soft_wrap=True, markup=False)
     if record.get("error"):
         out.print(f"error: {record['error']}", soft_wrap=True, markup=False)
 
 
 TOP_ERRORS_SHOWN = 3
+INIT_FAILED = "init() failed: "  # how the driver counts a worker that could not start
 
 
-def tolerated_failures(step_name: str, step: dict[str, Any]) -> list[str]:
-    """For a parallel step that completed although items failed (within its error
-    thresholds): how many failed, its most frequent errors and where the details are."""
+def failure_lines(step_name: str, step: dict[str, Any]) -> list[str]:
+    """Why a step failed, or that a parallel step completed although items failed (within
+    its error thresholds): the reason, its most frequent errors with their counts, and
+    where the details are."""
+    status = step.get("status")
+    if status == "failed" and step.get("error"):
+        lines = [f"step {step_name} failed: {brief_error(step['error'])}"]
+        lines += top_error_lines(step, skip=step["error"])
+        lines.append(f"  logs: {step.get('logs_dir')}")
+        return lines
     summary = step.get("summary") or {}
     failed = summary.get("items_failed", 0) or summary.get("mini_batches_failed", 0)
-    if step.get("status") != "completed" or not failed:
+    if status != "completed" or not failed:
         return []
-    lines = [f"step {step_name}: completed, but {summary.get('items_failed', 0)} item(s) in "
-             f"{summary.get('mini_batches_failed', 0)} mini-batch(es) failed (within its "
-             "error thresholds):"]
-    for message, count, _where in (summary.get("top_errors") or [])[:TOP_ERRORS_SHOWN]:
-        lines.append(f"  {count} x {message}")
+    items = plural(summary.get("items_failed", 0), "item")
+    batches = plural(summary.get("mini_batches_failed", 0), "mini-batch")
+    return [f"step {step_name}: completed, but {items} in {batches} failed "
+            "(within its error thresholds):", *top_error_lines(step)]
+
+
+def top_error_lines(step: dict[str, Any], skip: str = "") -> list[str]:
+    """A parallel step's most frequent errors (``count x message``) and the path of its
+    ``user/error.txt``; nothing when it recorded no errors or ``skip`` already says it all."""
+    top = (step.get("summary") or {}).get("top_errors") or []
+    if all(message.removeprefix(INIT_FAILED) in skip for message, _count, _where in top):
+        return []  # nothing to add (an init() failure's reason already has its traceback)
+    lines = [f"  {count} x {message}" for message, count, _where in top[:TOP_ERRORS_SHOWN]]
+    more = len(top) - TOP_ERRORS_SHOWN
+    if more > 0:
+        lines.append(f"  ... and {plural(more, 'other kind of error', 'other kinds of error')}")
     lines.append(f"  details: {Path(step.get('logs_dir') or '.') / 'user' / 'error.txt'}")
     return lines
 

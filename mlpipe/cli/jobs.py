@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import signal
 import sys
 import threading
 import time
 from typing import Any
 
+from mlpipe.cli.arguments import add_job_name, add_output_format, print_structured
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.cli.validate import file_problem
 from mlpipe.diagnostics import ValidationError
@@ -17,6 +17,7 @@ from mlpipe.errors import MlpipeError
 from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
+from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
 
@@ -41,23 +42,25 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     create.set_defaults(handler=create_job)
 
     show = job.add_parser("show", help="show a job's record")
-    show.add_argument("name")
+    add_job_name(show)
     _runs_dir_option(show)
-    show.add_argument("--output", "-o", choices=("table", "json"), default="table")
+    add_output_format(show)
     show.set_defaults(handler=show_job)
 
     listing = job.add_parser("list", help="list jobs, newest first")
     _runs_dir_option(listing)
-    listing.add_argument("--output", "-o", choices=("table", "json"), default="table")
+    listing.add_argument("--max-results", "-r", type=_count, metavar="N",
+                         help="list at most N jobs (the newest)")
+    add_output_format(listing)
     listing.set_defaults(handler=list_jobs)
 
     stream = job.add_parser("stream", help="follow a running job until it ends")
-    stream.add_argument("name")
+    add_job_name(stream)
     _runs_dir_option(stream)
     stream.set_defaults(handler=stream_job)
 
     cancel = job.add_parser("cancel", help="stop a running job (finished work is kept)")
-    cancel.add_argument("name")
+    add_job_name(cancel)
     _runs_dir_option(cancel)
     cancel.add_argument("--no-wait", dest="wait", action="store_false",
                         help="return at once instead of waiting for the job to stop")
@@ -78,6 +81,16 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
     return value
 
 
@@ -225,8 +238,8 @@ def show_job(args: argparse.Namespace) -> int:
     if isinstance(found, int):
         return found
     _, record = found
-    if args.output == "json":
-        print(json.dumps(record, indent=2, default=str))
+    if args.output != "table":
+        print_structured(record, args.output)
     else:
         print_job(record)
     return 0
@@ -236,17 +249,17 @@ def list_jobs(args: argparse.Namespace) -> int:
     store, code = _store_for(args)
     if store is None:
         return code
-    records = store.list()
-    if args.output == "json":
+    records = store.list()[:args.max_results]
+    if args.output != "table":
         brief = [{k: r.get(k) for k in ("name", "status", "created_at", "started_at", "ended_at",
                                         "duration_seconds", "source", "run_dir")} for r in records]
-        print(json.dumps(brief, indent=2))
+        print_structured(brief, args.output)
     elif not records:
         print(f"no jobs in {store.runs_dir}")
     else:
         console().print(jobs_table(records))
     if store.unreadable:
-        _err(f"skipped {len(store.unreadable)} unreadable record(s): "
+        _err(f"skipped {plural(len(store.unreadable), 'unreadable record')}: "
              + ", ".join(str(store.record_path(name)) for name in sorted(store.unreadable)))
     return 0
 

@@ -23,12 +23,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from mlpipe.cli.arguments import add_output_format, print_structured
 from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_component
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.compiler.overrides import parse_override
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file
 from mlpipe.schema.kinds import file_kind
+from mlpipe.wording import plural
 
 
 @dataclass
@@ -84,11 +86,14 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="FILE", help="YAML files to validate")
     parser.add_argument("--file", "-f", dest="files", action="append", default=[], metavar="FILE",
                         help="a YAML file to validate (repeatable)")
-    parser.add_argument("--output", "-o", choices=("text", "json"), default="text",
-                        help="output format")
+    add_output_format(parser, ("text", "table", "json", "yaml"), default="text")  # table = text
     parser.add_argument("--skip-unknown", action="store_true",
                         help="skip YAML files that are not Azure ML jobs or components "
                              "(for pre-commit)")
+    parser.add_argument("--only-show-errors", "--quiet", "-q", dest="quiet",
+                        action="store_true",
+                        help="print only the errors, each invalid file's status and one total "
+                             "(no OK or skipped lines, no warnings; for pre-commit)")
 
 
 def run_job_validate(args: argparse.Namespace) -> int:
@@ -113,10 +118,10 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     except OverrideSyntaxError as exc:
         return _usage(str(exc))
     reports = [_validate_file(f, args, component_only) for f in files]
-    if args.output == "json":
-        print(json.dumps(_json(reports), indent=2, default=str))
+    if args.output in ("json", "yaml"):
+        print_structured(_json(reports), args.output)
     else:
-        _print_text(reports)
+        _print_text(reports, quiet=args.quiet)
     return 0 if all(r.valid for r in reports) else 1
 
 
@@ -213,35 +218,36 @@ def _relative(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
     return out
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
-
-
 def _status(report: FileReport) -> str:
     if report.kind == "skipped":
         return f"{report.file}: {report.summary}"
-    warn = f", {_plural(report.warnings, 'warning')}" if report.warnings else ""
+    warn = f", {plural(report.warnings, 'warning')}" if report.warnings else ""
     if report.valid:
         return f"{report.file}: OK ({report.summary}{warn})"
-    return f"{report.file}: invalid: {_plural(report.errors, 'error')}{warn}"
+    return f"{report.file}: invalid: {plural(report.errors, 'error')}{warn}"
 
 
-def _print_text(reports: list[FileReport]) -> None:
+def _print_text(reports: list[FileReport], *, quiet: bool = False) -> None:
+    """Each file's problems and status, then a total when there are several files; with
+    ``quiet`` only the errors and invalid files' statuses, then the total always."""
     for report in reports:
+        if quiet and report.valid:
+            continue
         for d in report.diagnostics:
-            print(d.format())
+            if not quiet or d.severity == "error":
+                print(d.format())
         print(_status(report))
         if report.plan is not None:
             print(json.dumps(report.plan, indent=2, default=str))
-    if len(reports) > 1:
+    if len(reports) > 1 or quiet:
         checked = [r for r in reports if r.kind != "skipped"]
         bad = [r for r in checked if not r.valid]
         skipped = len(reports) - len(checked)
         tail = f", {skipped} skipped" if skipped else ""
-        print(f"{_plural(len(checked), 'file')} checked: {len(checked) - len(bad)} valid, "
+        print(f"{plural(len(checked), 'file')} checked: {len(checked) - len(bad)} valid, "
               f"{len(bad)} invalid"
-              f"{tail} ({_plural(sum(r.errors for r in reports), 'error')}, "
-              f"{_plural(sum(r.warnings for r in reports), 'warning')})")
+              f"{tail} ({plural(sum(r.errors for r in reports), 'error')}, "
+              f"{plural(sum(r.warnings for r in reports), 'warning')})")
 
 
 def _json(reports: list[FileReport]) -> dict[str, Any]:

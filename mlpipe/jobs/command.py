@@ -31,6 +31,7 @@ from mlpipe.jobs.store import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.snapshot import snapshot_code
+from mlpipe.runtime.source_paths import to_user_paths
 
 KILL_GRACE_SECONDS = 5.0
 POLL_SECONDS = 0.1
@@ -128,7 +129,8 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         outcome.status, outcome.error = "canceled", "canceled while running"
     elif proc.returncode != 0:
         outcome.status = "failed"
-        outcome.error = f"command exited with code {proc.returncode}" + _tail(paths["stderr"])
+        outcome.error = f"command exited with code {proc.returncode}" + to_user_paths(
+            _tail(paths["stderr"]), step.snapshot_dir, step.code_dir)  # the user's files
     elif faults:
         outcome.status = "failed"
         outcome.error = f"cannot write the command's output: {describe_fault(faults[0])}"

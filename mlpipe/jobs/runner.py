@@ -41,6 +41,7 @@ from mlpipe.jobs.store import (
 )
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
 from mlpipe.runtime import default_concurrency
+from mlpipe.runtime.backends.dask_cluster import job_cluster
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.report_files import report_files
@@ -171,7 +172,8 @@ def execute_plan(
     try:
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
                                max_workers or default_concurrency())
-        scheduler.run()
+        with job_cluster(plan, backend, say, max_workers or default_concurrency()):
+            scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
         try:
             recorder.update(status="failed", ended_at=iso(now()), error=describe_fault(exc))

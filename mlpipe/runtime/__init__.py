@@ -71,6 +71,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         program_arguments=tuple(step.program_arguments),
         environment_variables=step.environment_variables, logging_level=step.logging_level,
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
+        source_dir=step.code_dir,
     )
     store = PartStore(step.state_dir, resume=resume)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,

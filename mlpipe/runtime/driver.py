@@ -189,10 +189,11 @@ class Driver:
             self.inflight[task_id] = (mini_batch, picked)
             tasks.append(Task(task_id, mini_batch, picked))
             free -= 1
-        if tasks and self.stopping:  # a threshold stopped the step while these were picked
+        if tasks and self.stopping:  # the input's end crossed a threshold (or failed) meanwhile
             for task in tasks:
                 self.inflight.pop(task.task_id, None)
-        elif tasks:
+            return
+        if tasks:
             self.backend.submit(tasks)
 
     def _next_mini_batch(self) -> MiniBatch | None:

@@ -18,6 +18,7 @@ from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, 
 from mlpipe.runtime.textio import open_text
 from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
+from mlpipe.wording import plural
 
 TOP_ERRORS = 5
 MESSAGE_WIDTH = 300
@@ -188,7 +189,7 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
     ]
     if summary.mini_batches_reused:
         lines.insert(lines.index(next(x for x in lines if x.startswith("Attempts:"))),
-                     f"Resumed: {summary.mini_batches_reused} mini-batch(es) reused from an "
+                     f"Resumed: {plural(summary.mini_batches_reused, 'mini-batch')} reused from an "
                      "earlier run (counted as succeeded above; their attempts are the earlier "
                      "rows of sys/job_report/processed_mini-batches.csv)")
     if summary.breach is not None:
@@ -218,7 +219,7 @@ def render_error_summary(errors: ErrorLog) -> str:
     """The text of ``user/error.txt``: every error group, most frequent first."""
     groups = errors.top(len(errors.groups))
     attempts = sum(g.attempts for g in groups)
-    lines = [f"{attempts} failure(s) in {len(groups)} distinct error(s).", ""]
+    lines = [f"{plural(attempts, 'failure')} in {plural(len(groups), 'distinct error')}.", ""]
     for group in groups:
         lines += [
             f"[{group.category}] {group.message}",

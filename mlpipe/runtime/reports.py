@@ -47,6 +47,7 @@ from mlpipe.runtime.task_stream import write_task_stream
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
+from mlpipe.wording import plural
 
 TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger steps: run it by hand
 OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
@@ -109,7 +110,7 @@ class StepReports(StepObserver):
         if first:
             self.logger.info("The first mini-batch is scheduled.")
         if finished:
-            self.logger.info("Scheduling finished: %d mini-batch(es).", count)
+            self.logger.info("Scheduling finished: %s.", plural(count, "mini-batch"))
             if self._overview is not None:
                 self._overview.write(self.counters)
         elif self._overview is not None:
@@ -127,9 +128,10 @@ class StepReports(StepObserver):
         if attempt_failed(record):
             self.errors.add_attempt(record)  # the driver logs the failure itself
         elif self.logger.isEnabledFor(logging.DEBUG):
-            self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %d item(s) in %.3f s.",
+            self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %s in %.3f s.",
                               record.mini_batch_id, record.picked_count,
-                              process_label(record.worker), record.total, record.elapsed_seconds)
+                              process_label(record.worker), plural(record.total, "item"),
+                              record.elapsed_seconds)
         if self._overview is not None:
             self._overview.maybe_write(self.counters)
         if self._monitor is not None and self._monitor.error is not None:
@@ -151,11 +153,17 @@ class StepReports(StepObserver):
         if self._closed:
             return
         level = logging.INFO if summary.status == "Completed" else logging.ERROR
-        self.logger.log(level, "Step %s %s%s: %d/%d mini-batch(es) succeeded, %d failed; "
-                        "%d/%d item(s) succeeded.", self.step.name, summary.status,
+        self.logger.log(level, "Step %s %s%s: %d/%s succeeded, %d failed; %d/%s succeeded.",
+                        self.step.name, summary.status,
                         f" ({summary.reason})" if summary.reason else "",
-                        summary.mini_batches_succeeded, summary.mini_batches_total,
-                        summary.mini_batches_failed, summary.items_succeeded, summary.items_total)
+                        summary.mini_batches_succeeded,
+                        plural(summary.mini_batches_total, "mini-batch"),
+                        summary.mini_batches_failed, summary.items_succeeded,
+                        plural(summary.items_total, "item"))
+        if summary.status != "Completed" and self.errors.groups:
+            self.logger.error("Top errors (summary in logs/user/error.txt):%s", "".join(
+                f"\n  {group.attempts} x [{group.category}] {group.message}"
+                for group in self.errors.top()))
         errors: list[OSError] = []
         started = summary.started_at or self._started_at
         ended = summary.ended_at or datetime.now(timezone.utc)
@@ -217,7 +225,8 @@ class StepReports(StepObserver):
 def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
     division = (f"partition_keys {list(step.partition_keys)}" if step.partition_keys
                 else f"mini_batch_size {step.mini_batch_size or 'default'}")
-    return (f"Step {step.name}: {nodes} node(s) x {max(workers // max(nodes, 1), 1)} process(es); "
+    processes = plural(max(workers // max(nodes, 1), 1), "process")
+    return (f"Step {step.name}: {plural(nodes, 'node')} x {processes}; "
             f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
             f"{step.retry.timeout} s; "
             f"mini_batch_error_threshold {step.mini_batch_error_threshold}; "

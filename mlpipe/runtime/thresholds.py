@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import ThresholdBreach
+from mlpipe.wording import plural
 
 
 def item_error_threshold(step: ParallelStep) -> int:
@@ -50,9 +51,9 @@ class Thresholds:
 def describe(breach: ThresholdBreach) -> str:
     """The failure reason job_result.txt starts with."""
     if breach.name == "mini_batch_error_threshold":
-        what = f"{int(breach.actual)} mini-batches failed"
+        what = f"{plural(int(breach.actual), 'mini-batch')} failed"
     elif breach.name == "error_threshold":
-        what = f"{int(breach.actual)} items failed"
+        what = f"{plural(int(breach.actual), 'item')} failed"
     else:
         what = f"{breach.actual:g}% of the mini-batches failed"
     return f"{what}, more than {breach.name} = {breach.limit}"

@@ -35,6 +35,7 @@ from mlpipe.runtime.results import (
     count_results,
     format_rows,
 )
+from mlpipe.runtime.source_paths import to_user_paths
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.scripts import install_from_environment as install_import_mirrors
 
@@ -66,6 +67,7 @@ class WorkerConfig:
     loader: str = DEFAULT_LOADER
     capture_output: bool = True
     profiling_module: str | None = None  # "cProfile" or "profile": profile run() calls
+    source_dir: str | None = None  # the folder code_dir is a snapshot of: tracebacks name it
 
     @property
     def entry_script_path(self) -> str:
@@ -229,7 +231,7 @@ class WorkerRuntime:
             self.module = _import_script(config.entry_script_path)
         except BaseException as error:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, ...
             raise InitError(f"{LOAD_FAILED} {config.entry_script}: {_describe(error)}",
-                            _user_traceback(error)) from None
+                            self._traceback(error)) from None
         finally:
             _flush_std()
         run = getattr(self.module, "run", None)
@@ -246,7 +248,7 @@ class WorkerRuntime:
             if callable(init):
                 init()
         except BaseException as error:  # noqa: BLE001 - SystemExit from argparse included
-            raise InitError(_describe(error), _user_traceback(error)) from None
+            raise InitError(_describe(error), self._traceback(error)) from None
         finally:
             _flush_std()
 
@@ -278,7 +280,7 @@ class WorkerRuntime:
                 data = self._load(mini_batch)
             except Exception as error:  # noqa: BLE001
                 return self._failed(task, total, start_wall, start, cpu, 0.0, "DataError",
-                                    _describe(error), _user_traceback(error))
+                                    _describe(error), self._traceback(error))
             if mini_batch.items is None:
                 total = len(data)
             args: tuple[Any, ...] = (data,) if not self._pass_context else (data, MiniBatchContext(
@@ -296,7 +298,7 @@ class WorkerRuntime:
                 if phases is not None:
                     phases.note(task.task_id, RESULT, run_start - start, run_seconds)
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
-                                    _describe(error), _user_traceback(error))
+                                    _describe(error), self._traceback(error))
             run_seconds = time.perf_counter() - run_start
             if phases is not None:
                 phases.note(task.task_id, RESULT, run_start - start, run_seconds)
@@ -316,7 +318,8 @@ class WorkerRuntime:
                 except Exception as error:  # noqa: BLE001
                     return self._failed(task, total, start_wall, start, cpu, run_seconds,
                                         "ReturnValue", f"append_row could not write the results: "
-                                        f"{_describe(error)}", traceback.format_exc())
+                                        f"{_describe(error)}",
+                                        self._user_paths(traceback.format_exc()))
             message = category = None
             if failed:
                 category = "ReturnValue"
@@ -338,6 +341,12 @@ class WorkerRuntime:
             time.process_time() - cpu, run_seconds, category, message, traceback_text,
         )
 
+    def _traceback(self, error: BaseException) -> str:
+        return self._user_paths(_user_traceback(error))
+
+    def _user_paths(self, text: str) -> str:
+        return to_user_paths(text, self.config.code_dir, self.config.source_dir)
+
     # -- stop --------------------------------------------------------------------------
     def stop(self) -> str | None:
         """Call shutdown() when the script defines it; return its traceback if it raised."""
@@ -347,7 +356,7 @@ class WorkerRuntime:
                 shutdown()
             return None
         except BaseException:  # noqa: BLE001
-            return traceback.format_exc()
+            return self._user_paths(traceback.format_exc())
         finally:
             _flush_std()
             if self.profiler is not None:

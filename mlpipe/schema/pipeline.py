@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, get_args
 
-from pydantic import ConfigDict, Discriminator, Field, Tag
+from pydantic import ConfigDict, Discriminator, Field, GetJsonSchemaHandler, Tag
 
 from mlpipe.schema.command import CommandNode
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
@@ -56,6 +56,24 @@ def _node_tag(value: Any) -> str | None:
     return None
 
 
+class _ChosenByType:
+    """The JSON Schema of the step union: ``if``/``then`` on ``type``, so an editor or a
+    JSON validator checks a step against its own type's schema and reports a wrong value
+    at its key (an ``anyOf`` reported every key as unexpected by the other members)."""
+
+    TYPES: tuple[tuple[str, ...], ...] = (("parallel",), ("command",), ("pipeline",),
+                                          OTHER_NODE_TYPES)
+
+    def __get_pydantic_json_schema__(self, core: Any, handler: GetJsonSchemaHandler) -> Any:
+        members = handler(core)["oneOf"]  # one $ref per Tag, in the union's order
+        choices = [{"if": {"properties": {"type": {"enum": list(types)}}, "required": ["type"]},
+                    "then": member} for types, member in zip(self.TYPES, members, strict=True)]
+        return {"type": "object", "required": ["type"],
+                "properties": {"type": {"enum": list(NODE_TYPES),
+                                        "description": "The step's type."}},
+                "allOf": choices}
+
+
 Node = Annotated[
     Annotated[ParallelNode, Tag("parallel")]
     | Annotated[CommandNode, Tag("command")]
@@ -63,6 +81,7 @@ Node = Annotated[
     | Annotated[OtherNode, Tag("other")],
     Discriminator(_node_tag, custom_error_type="node_type",
                   custom_error_message="a step needs a 'type'"),
+    _ChosenByType(),
 ]
 """One step of ``jobs:``, chosen by its ``type``."""
 

@@ -32,6 +32,7 @@ shared by all hosts (as Azure mounts them).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -57,14 +58,16 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
+from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
 from mlpipe.runtime.backends.queueing import QueueingBackend
 from mlpipe.runtime.phases import PhaseWriter, phase_file
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
+from mlpipe.wording import plural
 
 SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
-INSTALL_HINT = "pip install 'mlpipe[dask]'"
+INSTALL_HINT = "pip install 'mlpipe-azure[dask]'"
 CONNECT_TIMEOUT_SECONDS = 10.0
 WAIT_FOR_WORKERS_SECONDS = 10.0  # an external cluster may still be starting workers
 REPLACEMENT_TIMEOUT_SECONDS = 60.0  # a lost worker's Nanny must bring a new process by then
@@ -249,16 +252,20 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._spares: list[str] = []  # Dask workers no mlpipe worker uses
         self._inbox: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._completed: set[str] = set()  # keys whose task ended (callback thread adds)
+        self._fetching: set[str] = set()  # keys whose result is being fetched
+        self._fetched: dict[str, Any] = {}  # key -> result fetched, not yet handled
         self._ready_events: list[BackendEvent] = []
         self._restarts: list[threading.Thread] = []
         self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
         self._claims: dict[str, Any] = {}  # Dask worker address -> the Lock that holds it
         self._taken_elsewhere: set[str] = set()
         self._closed = False
+        self._log_route = DaskLogRoute()  # Dask's logs to master_role.txt while the step runs
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
         self._config = config
+        self._log_route = DaskLogRoute(tuple(Tagged(h) for h in self.logger.handlers)).open()
         self._slots = [_Slot(info, f"{self._run_id}/{info.node_name}/{info.process}")
                        for info in workers]
         try:
@@ -282,10 +289,12 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._spares = [address for address, _ in available if address not in self._by_address]
         missing = self._slots[len(claimed):]
         if missing:
-            message = (f"the Dask cluster has {len(claimed)} free worker process(es) and each "
+            free = plural(len(claimed), "free worker process")
+            message = (f"the Dask cluster has {free} and each "
                        f"mlpipe worker needs its own ({len(self._slots)} wanted: instance_count x "
                        f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
-            self.logger.warning("%s; %d mlpipe worker(s) will not start.", message, len(missing))
+            self.logger.warning("%s; %s will not start.", message,
+                                plural(len(missing), "mlpipe worker"))
             for slot in missing:
                 self._fail_later(slot, message)
 
@@ -304,14 +313,14 @@ class DaskBackend(QueueingBackend[_Slot]):
             with contextlib.suppress(TimeoutError):  # use the workers there are
                 self._client.wait_for_workers(wanted, timeout=self.wait_for_workers)
             self.logger.info("Dask: connected to the scheduler at %s; dashboard: %s", address,
-                             _dashboard(self._client.dashboard_link))
+                             dashboard_text(self._client.dashboard_link))
         else:
             self._cluster = LocalCluster(n_workers=wanted, threads_per_worker=1, processes=True,
                                          dashboard_address=":0", silence_logs=logging.ERROR)
             self._client = Client(self._cluster, set_as_default=False)
             self.logger.info("Dask: started a LocalCluster of %d worker processes at %s; "
                              "dashboard: %s", wanted, self._cluster.scheduler_address,
-                             _dashboard(self._cluster.dashboard_link))
+                             dashboard_text(self._cluster.dashboard_link))
         self._client.subscribe_topic("all", self._on_cluster_event)
         info = self._client.scheduler_info(n_workers=-1)["workers"]
         ordered = sorted(info.items(), key=lambda item: (_host(item[0]),
@@ -433,6 +442,7 @@ class DaskBackend(QueueingBackend[_Slot]):
             client.close()
         if cluster is not None:
             cluster.close()
+        self._log_route.close()
         self._by_key.clear()
         for slot in self._slots:
             slot.futures.clear()
@@ -522,6 +532,9 @@ class DaskBackend(QueueingBackend[_Slot]):
         removed = {message["worker"] for kind, message in items
                    if kind == "cluster" and message["action"] == "remove-worker"}
         done = [future for kind, future in items if kind == "done"]
+        for kind, payload in items:
+            if kind == "fetched":
+                done.extend(self._fetch_ended(*payload))
         self._finished(done, removed, out)
         for kind, message in items:
             if kind == "cluster":
@@ -542,10 +555,13 @@ class DaskBackend(QueueingBackend[_Slot]):
         for future in futures:
             entry = self._by_key.get(future.key)
             if entry is None or entry[0].address in removed:
+                self._fetched.pop(future.key, None)
                 continue  # released, or its worker is gone (its removal decides)
             (runs if entry[1] == "run" else controls).append((future, entry))
-        finished = [future for future, _ in runs + controls if future.status == "finished"]
-        results = self._gather(finished)
+        results = {future.key: self._fetched.pop(future.key) for future, _ in runs + controls
+                   if future.key in self._fetched}
+        self._fetch([future for future, _ in runs + controls if future.status == "finished"
+                     and future.key not in results and future.key not in self._fetching])
         for future, (slot, _, task_id) in runs:
             assert task_id is not None
             if not _settled(future, results):
@@ -578,25 +594,50 @@ class DaskBackend(QueueingBackend[_Slot]):
                 if not slot.queue:
                     self._stopped(slot, out)
 
-    def _gather(self, futures: list[Any]) -> dict[str, Any]:
-        """Fetch the results of finished futures in one round trip.
+    def _fetch(self, futures: list[Any]) -> None:
+        """Fetch the results of finished futures in one round trip, in the background.
 
-        A result whose worker dies meanwhile turns back to pending and would be
-        waited for forever: the fetch is bounded, and what it did not get is put
-        back in the inbox while it still counts as finished (else the worker's
-        removal decides).
+        The values come back through the inbox (``fetched``), so the driver never waits
+        on a fetch: a result whose worker died meanwhile turns back to pending and
+        would stall the fetch until :data:`GATHER_TIMEOUT_SECONDS`, while the other
+        workers' results keep flowing (fetched one by one after such a failure).
         """
         if not futures:
-            return {}
+            return
+        self._fetching.update(future.key for future in futures)
         client = self._client
+
+        async def gather() -> Any:
+            return await asyncio.wait_for(client._gather(futures), GATHER_TIMEOUT_SECONDS)
+
         try:
-            values = client.sync(client._gather, futures, callback_timeout=GATHER_TIMEOUT_SECONDS)
-            return {future.key: value for future, value in zip(futures, values, strict=True)}
-        except Exception:  # noqa: BLE001
-            for future in futures:
-                if future.status == "finished":
-                    self._inbox.put(("done", future))
-            return {}
+            fetch = asyncio.run_coroutine_threadsafe(gather(), client.loop.asyncio_loop)
+        except Exception as error:  # noqa: BLE001 - the client is closing
+            self._inbox.put(("fetched", (futures, error)))
+            return
+        fetch.add_done_callback(lambda done: self._inbox.put(("fetched", (futures, done))))
+
+    def _fetch_ended(self, futures: list[Any], done: Any) -> list[Any]:
+        """The futures whose results a background fetch brought (kept in ``_fetched``);
+        after a failed fetch, each still-finished future is fetched again on its own."""
+        for future in futures:
+            self._fetching.discard(future.key)
+        try:
+            if isinstance(done, BaseException):
+                raise done
+            values = done.result()
+        except BaseException:  # noqa: BLE001 - timeout, lost data, a closing client
+            alive = [future for future in futures
+                     if future.key in self._by_key and future.status == "finished"]
+            if len(alive) > 1:
+                for future in alive:
+                    self._fetch([future])
+            elif alive and not self._closed:  # one result on a worker about to be removed
+                self._fetch(alive)
+            return []
+        self._fetched.update((future.key, value)
+                             for future, value in zip(futures, values, strict=True))
+        return futures
 
     def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
         if isinstance(value, tuple) and value and value[0] == "ready":
@@ -709,6 +750,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         if future is not None:
             self._by_key.pop(future.key, None)
             self._completed.discard(future.key)
+            self._fetched.pop(future.key, None)
             _release_future(future)
 
 
@@ -759,14 +801,14 @@ def _lost_reason(slot: _Slot, address: str) -> str:
     return f"{who} died or left the Dask cluster"
 
 
-def _dashboard(link: str | None) -> str:
+def dashboard_text(link: str | None) -> str:
     """The dashboard link, and what its plots need when that is not installed."""
     if not link:
         return "(none: the scheduler serves no dashboard)"
     try:
         import bokeh  # noqa: F401, PLC0415
     except ImportError:
-        return f"{link} (its plots need bokeh: pip install bokeh)"
+        return f"{link} (its plots need bokeh: pip install 'mlpipe-azure[report]')"
     return link
 
 
