@@ -7,7 +7,7 @@ had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps 
     MlpipeError
     ├── ValidationError            mlpipe.diagnostics   invalid YAML / SDK job, with diagnostics
     │   ├── RemoteAssetsError      mlpipe.jobs.preflight  cloud-only references, nothing started
-    │   └── NotAPipelineError      mlpipe.jobs.submit   a component or another job type
+    │   └── NotAPipelineError      mlpipe.jobs.front_door   a component or another job type
     ├── InputLimitError (ValueError)  mlpipe.limits  a YAML/filter input over a hard limit
     ├── SettingError (ValueError)  mlpipe.schema.ranges  a PRS setting out of its range
     ├── DataError                  mlpipe.data.errors   an input that cannot become mini-batches
@@ -19,7 +19,7 @@ had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps 
     ├── BackendUnavailableError (ValueError)  mlpipe.jobs.preflight  unknown / not installed
     ├── JobNotFound (LookupError)  mlpipe.jobs.store    no job of that name
     ├── JobConflictError (RuntimeError)  mlpipe.jobs.store  the name completed or still runs
-    ├── SubmitUsageError (ValueError)  mlpipe.jobs.submit  runs folder or job name unusable
+    ├── SubmitUsageError (ValueError)  mlpipe.jobs.front_door  runs folder or job name unusable
     ├── NotebookError (ValueError)  mlpipe.scripts    a script or notebook run-script cannot read
     └── NotAvailableLocally (RuntimeError)  mlpipe.sdk.operations.base  a workspace-only call
 

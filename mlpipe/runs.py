@@ -4,7 +4,7 @@ A job runs in ``<runs-dir>/<job name>/``. The runs folder is ``--runs-dir`` (or 
 SDK's ``runs_dir=``), else ``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs``; a job name
 follows Azure ML's rule (:data:`JOB_NAME`) and, when not given, is generated from the
 YAML's ``display_name``, ``experiment_name`` or file name (:func:`generate_job_name`).
-The compiler, the job store, the front door (:mod:`mlpipe.jobs.submit`) and the CLI
+The compiler, the job store, the front door (:mod:`mlpipe.jobs.front_door`) and the CLI
 all read these rules from here.
 """
 

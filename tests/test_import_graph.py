@@ -127,8 +127,8 @@ def graph() -> dict[str, set[str]]:
 
 
 def test_the_graph_sees_the_package(graph: dict[str, set[str]]) -> None:
-    assert "mlpipe.jobs.submit" in graph
-    assert "mlpipe.compiler" in graph["mlpipe.jobs.submit"]
+    assert "mlpipe.jobs.front_door" in graph
+    assert "mlpipe.compiler" in graph["mlpipe.jobs.front_door"]
 
 
 def test_no_module_sits_in_an_import_cycle(graph: dict[str, set[str]]) -> None:
@@ -149,5 +149,18 @@ def test_no_module_imports_a_higher_layer(graph: dict[str, set[str]]) -> None:
 
 def test_layers_order_the_floors() -> None:
     assert layer_of("mlpipe.errors") < layer_of("mlpipe.plan") < layer_of("mlpipe.compiler.steps")
-    assert layer_of("mlpipe.runtime.driver") < layer_of("mlpipe.jobs.submit")
-    assert layer_of("mlpipe.jobs.submit") < layer_of("mlpipe.sdk.running") < layer_of("mlpipe.v1")
+    assert layer_of("mlpipe.runtime.driver") < layer_of("mlpipe.jobs.front_door")
+    assert layer_of("mlpipe.jobs.front_door") < layer_of("mlpipe.sdk.running") < layer_of("mlpipe.v1")
+
+
+def test_package_exports_are_the_names_not_the_modules() -> None:
+    """``from mlpipe.jobs import submit`` is the front door function, also once the module
+    holding it has been imported (a submodule of the same name would shadow it)."""
+    import importlib
+    import inspect
+
+    import mlpipe.jobs
+
+    for name, module in mlpipe.jobs._EXPORTS.items():
+        importlib.import_module(module)
+        assert not inspect.ismodule(getattr(mlpipe.jobs, name)), name

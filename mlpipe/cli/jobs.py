@@ -113,7 +113,7 @@ def create_job(args: argparse.Namespace) -> int:
         return _usage(problem)
     from mlpipe.compiler import OverrideSyntaxError
     from mlpipe.jobs.preflight import RemoteAssetsError
-    from mlpipe.jobs.submit import NotAPipelineError, Submission, SubmitUsageError, submit
+    from mlpipe.jobs.front_door import NotAPipelineError, Submission, SubmitUsageError, submit
 
     started: list[Submission] = []
     out = console()

@@ -22,12 +22,12 @@ _EXPORTS = {
     "JobStore": "mlpipe.jobs.store",
     "generate_job_name": "mlpipe.jobs.store",
     "resolve_runs_dir": "mlpipe.runs",
-    "Decision": "mlpipe.jobs.submit",
-    "Mode": "mlpipe.jobs.submit",
-    "Submission": "mlpipe.jobs.submit",
-    "submit": "mlpipe.jobs.submit",
-    "NotAPipelineError": "mlpipe.jobs.submit",
-    "SubmitUsageError": "mlpipe.jobs.submit",
+    "Decision": "mlpipe.jobs.front_door",
+    "Mode": "mlpipe.jobs.front_door",
+    "Submission": "mlpipe.jobs.front_door",
+    "submit": "mlpipe.jobs.front_door",
+    "NotAPipelineError": "mlpipe.jobs.front_door",
+    "SubmitUsageError": "mlpipe.jobs.front_door",
     "BackendUnavailableError": "mlpipe.jobs.preflight",
 }
 

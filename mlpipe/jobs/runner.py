@@ -1,6 +1,6 @@
 """Run a whole :class:`~mlpipe.plan.ExecutionPlan`: every step, in dependency order.
 
-``run_plan`` runs a compiled plan (the front door :func:`mlpipe.jobs.submit.submit`,
+``run_plan`` runs a compiled plan (the front door :func:`mlpipe.jobs.front_door.submit`,
 behind ``mlpipe job create`` and ``mlpipe.run``, checks and decides first, then calls
 :func:`execute_plan`). It refuses plans with cloud-only references before
 anything starts, records the job in ``<runs-dir>/<name>/job.json``, starts each step
@@ -143,7 +143,7 @@ def execute_plan(
     """Run ``plan`` once its pre-run checks passed and the resume decision is made.
 
     ``previous`` is the record of the unfinished job being resumed (``None``: a new
-    job). :func:`run_plan` and :func:`mlpipe.jobs.submit.submit` call this after
+    job). :func:`run_plan` and :func:`mlpipe.jobs.front_door.submit` call this after
     checking, once, what :func:`run_plan` documents; the options are the same.
     """
     say = _console(echo)

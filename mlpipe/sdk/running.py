@@ -1,7 +1,7 @@
 """Validating and running SDK jobs through the same layers as the CLI.
 
 job -> YAML-equivalent dict + positions -> ``mlpipe.schema.load_pipeline_data``
--> ``mlpipe.jobs.submit.submit`` (compile, check, run) -> :class:`RunResult`.
+-> ``mlpipe.jobs.front_door.submit`` (compile, check, run) -> :class:`RunResult`.
 """
 
 from __future__ import annotations
@@ -90,12 +90,12 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
         **runner_options: Any) -> RunResult:
     """Run a job (or a pipeline YAML path) locally with the same runtime as ``mlpipe job create``.
 
-    This is :func:`mlpipe.jobs.submit.submit`, the front door ``mlpipe job create`` uses too;
+    This is :func:`mlpipe.jobs.front_door.submit`, the front door ``mlpipe job create`` uses too;
     ``runner_options`` go to it (``backend``, ``max_workers``, ``progress``, ``cancel``).
     Raises :class:`mlpipe.ValidationError` before anything
     runs when the job is invalid.
     """
-    from mlpipe.jobs.submit import submit
+    from mlpipe.jobs.front_door import submit
 
     _check_job(job, "run")
     submission = submit(_source(job), runs_dir=runs_dir, name=job_name,
