@@ -16,6 +16,7 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.appendrow import PartStore, append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
+from mlpipe.runtime.input_count import InputCounter
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
@@ -49,6 +50,8 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         shutil.rmtree(Path(step.logs_dir) / "sys" / "profile", ignore_errors=True)
 
     all_observers = [*_report_observers(step, progress, resume), *observers]
+    if mini_batches is None:  # last: the others' step_started runs before the total arrives
+        all_observers.append(InputCounter(step, list(all_observers)))
     logger = _driver_logger(all_observers)
     data_errors = _data_errors()
     setup_errors: tuple[type[BaseException], ...] = (ValueError, *data_errors)

@@ -112,6 +112,9 @@ class StepReports(StepObserver):
         elif self._overview is not None:
             self._overview.maybe_write(self.counters)
 
+    def mini_batches_counted(self, total: int) -> None:
+        self.counters.counted = total  # the overview shows it at its next rewrite
+
     def mini_batches_reused(self, count: int) -> None:
         """Resume: ``count`` scheduled mini-batches succeeded in an earlier run."""
         self.counters.reused = count
