@@ -16,7 +16,7 @@ def test_step_reports_draw_one_bar_per_attempt(tmp_path: Path) -> None:
     titles = re.findall(r"<rect [^>]*fill=\"(#\w+)\"><title>([^<]*)</title>", page)
     assert [colour for colour, _ in titles] == ["#4c9a2a", "#d62728", "#4c9a2a", "#ff7f0e"]
     assert titles[1][1] == ("mb-1 attempt 1 on 0/process001: Failed, 0/2 items, 0.500 s - "
-                            "UserError: ValueError: bad image 7")
+                            "files: /data/1.png - UserError: ValueError: bad image 7")
     assert "4 attempts over 2.500 s on 2 worker process(es)" in page
     assert "sys/task_stream.html\n    A task-stream chart" in (logs / "readme.txt").read_text()
 

@@ -50,7 +50,8 @@ class RecordObserver(StepObserver):
     def mini_batches_counted(self, total: int) -> None:
         with self._lock:
             if not self.progress["listing_done"]:
-                self.progress["mini_batches_total"] = max(total, self.progress["mini_batches_known"])
+                known = self.progress["mini_batches_known"]
+                self.progress["mini_batches_total"] = max(total, known)
         self._save(force=True)
 
     def mini_batches_reused(self, count: int) -> None:

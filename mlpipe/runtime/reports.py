@@ -14,7 +14,7 @@ driver calls it from its own thread and it writes, below ``step.logs_dir``::
     sys/perf/<node>/processes_resource_usage.csv
     user/error.txt                                 when something failed
     user/error/<node>/<process>.txt                tracebacks of failed attempts
-    sys/task_stream.html                           attempts over time per worker (<= 5,000 attempts)
+    sys/task_stream.html                           attempts over time per worker (dense: bucketed)
 
 With ``--copy_logs_to_parent True`` the summary files are also copied to the
 job's run folder (see :func:`copy_logs_to_parent`). A resumed step
@@ -45,7 +45,6 @@ from mlpipe.runtime.task_stream import write_task_stream
 from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 
-TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger steps: run it by hand
 OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
 
 
@@ -168,7 +167,7 @@ class StepReports(StepObserver):
         (self.logs_dir / "job_result.txt").write_text(
             render_job_result(self.step, summary, self.counters, self.errors), encoding="utf-8")
         self.close()
-        if 0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS:
+        if self.counters.attempts > 0:  # dense steps are drawn per worker and time bucket
             write_task_stream(self.logs_dir)
         write_readme(self.logs_dir, self.step.name)
         if self.step.prs.copy_logs_to_parent:
