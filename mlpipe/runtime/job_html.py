@@ -18,7 +18,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mlpipe.runtime.task_stream import Bar, describe_detail, read_bars, render_body
+from mlpipe.runtime.task_stream import (
+    Bar,
+    describe_detail,
+    format_seconds_short,
+    read_bars,
+    render_body,
+)
 
 REPORT_NAME = "report.html"
 SLOWEST_SHOWN = 10
@@ -67,10 +73,9 @@ def _seconds(value: Any) -> str:
 
 def _steps_table(steps: dict[str, dict[str, Any]]) -> str:
     rows = ["<h2>Steps</h2><table><tr><th>step</th><th>kind</th><th>status</th>"
-            "<th>wall time</th><th>inputs from</th></tr>"]
+            "<th>wall time</th><th>after</th></tr>"]
     for name, step in steps.items():
-        sources = sorted({str(i.get("source")) for i in (step.get("inputs") or {}).values()
-                          if isinstance(i, dict) and i.get("source")})
+        sources = [str(before) for before in step.get("depends_on") or ()]
         rows.append(f"<tr><td><a href='#{html.escape(name)}'>{html.escape(name)}</a></td>"
                     f"<td>{html.escape(str(step.get('kind', '')))}</td>"
                     f"<td>{_status(str(step.get('status', '')))}</td>"
@@ -101,25 +106,34 @@ def _rows(csv_path: Path) -> list[dict[str, str]]:
 
 
 def _throughput_svg(bars: list[Bar]) -> str:
-    """Attempts finished per second over time, as an inline SVG polyline."""
+    """Attempts finished per second over time, one column per time bucket (inline SVG)."""
     if not bars:
         return "<p>-</p>"
     span = max(bar.start + bar.seconds for bar in bars) or 1.0
-    width = span / THROUGHPUT_BUCKETS
-    counts = [0] * THROUGHPUT_BUCKETS
+    buckets = max(1, min(THROUGHPUT_BUCKETS, len(bars) // 2))
+    width = span / buckets
+    counts = [0] * buckets
     for bar in bars:
-        counts[min(int((bar.start + bar.seconds) / width), THROUGHPUT_BUCKETS - 1)] += 1
+        counts[min(int((bar.start + bar.seconds) / width), buckets - 1)] += 1
     rates = [count / width for count in counts]
     top = max(rates) or 1.0
-    w, h, left = 1100, 160, 60
-    points = " ".join(f"{left + (i + 0.5) * (w - left - 10) / THROUGHPUT_BUCKETS:.1f},"
-                      f"{h - 20 - rate / top * (h - 40):.1f}" for i, rate in enumerate(rates))
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-            'font-family="sans-serif" font-size="12">'
-            f'<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="{points}"/>'
-            f'<text x="4" y="20">{top:.1f}/s</text><text x="4" y="{h - 20}">0/s</text>'
-            f'<text x="{left}" y="{h - 4}">0 s</text>'
-            f'<text x="{w - 10}" y="{h - 4}" text-anchor="end">{span:.1f} s</text></svg>')
+    w, h, left = 1100, 160, 120
+    column = (w - left - 10) / buckets
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+             'font-family="sans-serif" font-size="12">']
+    for i, rate in enumerate(rates):
+        tall = rate / top * (h - 40)
+        parts.append(f'<rect x="{left + i * column:.1f}" y="{h - 20 - tall:.1f}" '
+                     f'width="{max(column - 1, 0.5):.1f}" height="{tall:.1f}" fill="#1f77b4">'
+                     f'<title>{format_seconds_short(i * width)}-'
+                     f'{format_seconds_short((i + 1) * width)}: {counts[i]} attempts, '
+                     f'{rate:.1f}/s</title></rect>')
+    parts.append(f'<text x="4" y="24">{top:.1f} attempts/s</text>'
+                 f'<text x="4" y="{h - 20}">0/s</text>'
+                 f'<text x="{left}" y="{h - 4}">0 s</text>'
+                 f'<text x="{w - 10}" y="{h - 4}" text-anchor="end">'
+                 f'{format_seconds_short(span)}</text></svg>')
+    return "".join(parts)
 
 
 def _slowest(rows: list[dict[str, str]]) -> str:

@@ -79,6 +79,13 @@ def _parse(row: dict[str, str]) -> tuple[datetime, Bar] | None:
     return start, Bar(row["Process"], 0.0, seconds, row["Status"], label)
 
 
+def format_seconds_short(seconds: float) -> str:
+    """An axis label: ``"12 ms"`` below a second, ``"3.25 s"``, ``"75.0 s"``."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2f} ms"
+    return f"{seconds:.2f} s" if seconds < 10 else f"{seconds:.1f} s"
+
+
 def describe_detail(detail: str, limit: int = 160) -> str:
     """A mini-batch's ``Mini-batch Detail`` for people: ``files: a.png, b.png``,
     ``partition_key_value: {"k": 1}`` or the text itself, at most ``limit`` characters."""
@@ -109,7 +116,7 @@ def render_body(bars: list[Bar]) -> str:
     lane = {name: i for i, name in enumerate(processes)}
     span = max((bar.start + bar.seconds for bar in bars), default=0.0) or 1.0
     scale = (WIDTH - LEFT - 10) / span
-    height = LANE_HEIGHT * len(processes) + 30
+    height = LANE_HEIGHT * len(processes) + 44
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
              'font-family="sans-serif" font-size="12">']
     for name, i in lane.items():
@@ -132,13 +139,13 @@ def render_body(bars: list[Bar]) -> str:
         x = LEFT + at * scale
         parts.append(f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{axis_y - 14}" stroke="#333" '
                      f'stroke-dasharray="4 3"><title>run {number} starts at {at:.1f} s (a resumed '
-                     f'or rerun step)</title></line><text x="{x + 3:.1f}" y="{axis_y - 16}" '
+                     f'or rerun step)</title></line><text x="{x + 3:.1f}" y="{axis_y + 15}" '
                      f'font-size="11">run {number}</text>')
     for tick in range(6):
         seconds = span * tick / 5
         anchor = "start" if tick == 0 else "end" if tick == 5 else "middle"
         parts.append(f'<text x="{LEFT + seconds * scale:.1f}" y="{axis_y}" '
-                     f'text-anchor="{anchor}">{seconds:.1f}s</text>')
+                     f'text-anchor="{anchor}">{format_seconds_short(seconds)}</text>')
     parts.append("</svg>")
     per_process: dict[str, list[Bar]] = {name: [] for name in processes}
     for bar in bars:
@@ -156,7 +163,8 @@ def render_body(bars: list[Bar]) -> str:
                       for status, colour in COLOURS.items())
     note = (f"<p>{len(bars)} attempts are drawn per worker process and time bucket "
             f"({span / BUCKETS:.3f} s each): the shade is the share of the bucket spent in "
-            "run(), red when an attempt in it failed; hover a bucket for its counts.</p>"
+            "run(), red on top when an attempt started in it failed (all red when most did); hover a "
+            "bucket for its counts.</p>"
             if len(bars) > DENSE_ATTEMPTS else "")
     return (f"<p>{len(bars)} attempts over {span:.3f} s on "
             f"{len(processes)} worker process(es). {legend}</p>{note}{''.join(parts)}"
@@ -206,7 +214,13 @@ def _bucket_rects(bars: list[Bar], lane: dict[str, int], span: float,
     for (process, bucket), seconds in sorted(busy.items()):
         share = min(1.0, seconds / width) if width > 0 else 1.0
         key = (process, bucket)
-        colour = COLOURS["Failed"] if failed.get(key) else COLOURS["Succeeded"]
+        bad = failed.get(key, 0)
+        colour = COLOURS["Failed"] if bad * 2 > count.get(key, 0) else COLOURS["Succeeded"]
+        if bad:  # a red strip on top: some attempt started in this bucket failed
+            rects.append(f'<rect x="{LEFT + bucket * width * scale:.1f}" '
+                         f'y="{lane[process] * LANE_HEIGHT}" '
+                         f'width="{max(width * scale, 0.5):.1f}" height="3" '
+                         f'fill="{COLOURS["Failed"]}"/>')
         rects.append(
             f'<rect x="{LEFT + bucket * width * scale:.1f}" '
             f'y="{lane[process] * LANE_HEIGHT + 3}" width="{max(width * scale, 0.5):.1f}" '
