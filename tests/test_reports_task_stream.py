@@ -61,3 +61,16 @@ def test_a_foreign_csv_is_a_clear_error(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path / "logs")]) == 1
     assert "is not a processed_mini-batches.csv: it has no column 'Mini-batch Id'" \
         in capsys.readouterr().err
+
+
+def test_utilisation_is_the_figure_of_process_summary(tmp_path: Path) -> None:
+    logs = run_retry_and_timeout(tmp_path)
+    page = (logs / "sys/task_stream.html").read_text()
+    import csv
+
+    with open(logs / "sys/job_report/process_summary.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        cells = re.search(rf"<td>{row['Node']}/{row['Process']}</td>(?:<td>[^<]*</td>)*?"
+                          r"<td>([\d.]+)%</td></tr>", page)
+        assert cells is not None and cells.group(1) == row["Utilization Percent"], row

@@ -23,6 +23,7 @@ from mlpipe.runtime.task_stream import (
     describe_detail,
     format_seconds_short,
     read_bars,
+    read_utilisation,
     render_body,
 )
 
@@ -93,7 +94,7 @@ def _parallel_section(name: str, step: dict[str, Any]) -> str:
         return head + "<p>No attempts recorded.</p>"
     bars = read_bars(csv_path)
     rows = _rows(csv_path)
-    return (head + "<h3>Task stream</h3>" + render_body(bars)
+    return (head + "<h3>Task stream</h3>" + render_body(bars, read_utilisation(logs))
             + "<h3>Throughput</h3>" + _throughput_svg(bars)
             + "<h3>Slowest attempts</h3>" + _slowest(rows)
             + "<h3>Errors</h3>" + _errors(rows)

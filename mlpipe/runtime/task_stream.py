@@ -102,16 +102,31 @@ def describe_detail(detail: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def render_html(bars: list[Bar], title: str) -> str:
+def read_utilisation(logs_dir: Path) -> dict[str, str]:
+    """``{"0/process000": "87.5"}`` from ``process_summary.csv``: mlpipe's one utilisation
+    figure (busy seconds / the step's wall time), so the pictures show what the CSV says."""
+    path = logs_dir / "sys" / "job_report" / "process_summary.csv"
+    if not path.is_file():
+        return {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        return {f"{row.get('Node')}/{row.get('Process')}": row.get("Utilization Percent") or ""
+                for row in csv.DictReader(handle)}
+
+
+def render_html(bars: list[Bar], title: str,
+                utilisation: dict[str, str] | None = None) -> str:
     """The task-stream page for ``bars``."""
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif}}"
             "td,th{padding:2px 10px;text-align:right}</style></head><body>"
-            f"<h2>{html.escape(title)}</h2>{render_body(bars)}</body></html>\n")
+            f"<h2>{html.escape(title)}</h2>{render_body(bars, utilisation)}</body></html>\n")
 
 
-def render_body(bars: list[Bar]) -> str:
-    """The task stream's summary line, picture (inline SVG) and per-process table."""
+def render_body(bars: list[Bar], utilisation: dict[str, str] | None = None) -> str:
+    """The task stream's summary line, picture (inline SVG) and per-process table.
+
+    ``utilisation`` (from :func:`read_utilisation`) gives each process's figure; a
+    process missing from it gets busy seconds / the span of the attempts drawn."""
     processes = sorted({bar.process for bar in bars})
     lane = {name: i for i, name in enumerate(processes)}
     span = max((bar.start + bar.seconds for bar in bars), default=0.0) or 1.0
@@ -154,17 +169,19 @@ def render_body(bars: list[Bar]) -> str:
              "<th>Busy seconds</th><th>Utilization</th></tr>"]
     for name in processes:
         mine = per_process[name]
+        share = (utilisation or {}).get(name) or f"{100 * sum(b.seconds for b in mine) / span:.1f}"
         busy = sum(bar.seconds for bar in mine)
         failed = sum(bar.status != "Succeeded" for bar in mine)
         table.append(f"<tr><td>{html.escape(name)}</td><td>{len(mine)}</td><td>{failed}</td>"
-                     f"<td>{busy:.3f}</td><td>{100 * busy / span:.1f}%</td></tr>")
-    table.append("</table>")
+                     f"<td>{busy:.3f}</td><td>{share}%</td></tr>")
+    table.append("</table><p>Utilization: busy seconds / the step's wall time, the figure of "
+                 "process_summary.csv.</p>" if utilisation else "</table>")
     legend = " ".join(f'<span style="color:{colour}">&#9632; {status}</span>'
                       for status, colour in COLOURS.items())
     note = (f"<p>{len(bars)} attempts are drawn per worker process and time bucket "
             f"({span / BUCKETS:.3f} s each): the shade is the share of the bucket spent in "
-            "run(), red on top when an attempt started in it failed (all red when most did); hover a "
-            "bucket for its counts.</p>"
+            "run(), red on top when an attempt started in it failed (all red when most did); "
+            "hover a bucket for its counts.</p>"
             if len(bars) > DENSE_ATTEMPTS else "")
     return (f"<p>{len(bars)} attempts over {span:.3f} s on "
             f"{len(processes)} worker process(es). {legend}</p>{note}{''.join(parts)}"
@@ -245,7 +262,8 @@ def write_task_stream(logs_dir: str | Path, out: str | Path | None = None) -> Pa
     target = Path(out) if out is not None else logs / "sys" / "task_stream.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     title = f"Task stream of {logs.parent.name}"
-    target.write_text(render_html(read_bars(csv_path), title), encoding="utf-8")
+    target.write_text(render_html(read_bars(csv_path), title, read_utilisation(logs)),
+                      encoding="utf-8")
     return target
 
 
