@@ -99,6 +99,9 @@ def test_job_create_prints_the_report_and_job_report_rewrites_it(tmp_path: Path)
     page = report.read_text(encoding="utf-8")
     offline(page)
     assert "bad.txt is not ready" in page and "Task stream" in page
+    assert ">CPU and memory<" in page
+    samples = (runs / "flaky" / "score" / "logs" / "sys" / "perf" / "samples.csv").read_text()
+    assert samples.startswith("Seconds,Source,CPU Percent,Memory MB") and "machine" in samples
     assert ">score<" in page and ">report<" in page  # both steps of the DAG
     readme = (runs / "flaky" / "score" / "logs" / "readme.txt").read_text()
     assert "../../report.html" in readme

@@ -185,3 +185,16 @@ def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> Non
     totals = re.findall(r"(\d+)/(\d+) \(\d+%\) mini-batches", streamed)
     assert totals, streamed
     assert all(int(done) <= int(total) == FILES for done, total in totals), streamed
+
+
+def test_job_views_fraction_counts_reused_and_never_exceeds_the_total() -> None:
+    from mlpipe.cli.job_views import progress_fraction
+
+    assert progress_fraction({"mini_batches_done": 607, "mini_batches_known": 700}) == "607/?"
+    assert progress_fraction({"mini_batches_done": 864, "mini_batches_known": 773,
+                              "mini_batches_total": 773}) == "773/773 (100%)"
+    assert progress_fraction({"mini_batches_done": 600, "mini_batches_reused": 933,
+                              "mini_batches_known": 1600, "mini_batches_total": 3000}) == (
+        "1533/3000 (51%) (933 reused)")
+    assert progress_fraction({"mini_batches_done": 5, "mini_batches_known": 5,
+                              "listing_done": True}) == "5/5 (100%)"

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mlpipe.runtime.resource_samples import MACHINE, samples_path
 from mlpipe.runtime.task_stream import (
     Bar,
     describe_detail,
@@ -96,6 +97,7 @@ def _parallel_section(name: str, step: dict[str, Any]) -> str:
     rows = _rows(csv_path)
     return (head + "<h3>Task stream</h3>" + render_body(bars, read_utilisation(logs))
             + "<h3>Throughput</h3>" + _throughput_svg(bars)
+            + "<h3>CPU and memory</h3>" + _resources(samples_path(logs))
             + "<h3>Slowest attempts</h3>" + _slowest(rows)
             + "<h3>Errors</h3>" + _errors(rows)
             + f"<p>Logs: {html.escape(str(logs))} (readme.txt)</p>")
@@ -134,6 +136,55 @@ def _throughput_svg(bars: list[Bar]) -> str:
                  f'<text x="{left}" y="{h - 4}">0 s</text>'
                  f'<text x="{w - 10}" y="{h - 4}" text-anchor="end">'
                  f'{format_seconds_short(span)}</text></svg>')
+    return "".join(parts)
+
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf")
+
+
+def _resources(path: Path) -> str:
+    """CPU % and memory (MB) over time of the machine and each worker process, from the
+    driver's twice-a-second samples."""
+    if not path.is_file():
+        return "<p>No samples (the step ended before the first one).</p>"
+    series: dict[str, list[tuple[float, float, float]]] = {}
+    with open(path, newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            try:
+                point = (float(row["Seconds"]), float(row["CPU Percent"]),
+                         float(row["Memory MB"]))
+            except (KeyError, TypeError, ValueError):
+                continue
+            series.setdefault(row["Source"], []).append(point)
+    if not series:
+        return "<p>No samples (the step ended before the first one).</p>"
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(sorted(series))}
+    legend = " ".join(f"<span style='color:{colours[name]}'>&#9632; {html.escape(name)}"
+                      f"{' (all cores, %)' if name == MACHINE else ''}</span>"
+                      for name in sorted(series))
+    workers = {name: points for name, points in series.items() if name != MACHINE}
+    span = max(p[0] for points in series.values() for p in points) or 1.0
+    return (f"<p>{legend}</p><p>CPU % (100 = one core; the machine line is the share of all "
+            "cores)</p>" + _lines_svg(series, colours, 1, "%", span)
+            + "<p>Resident memory of each worker process (MB)</p>"
+            + _lines_svg(workers or series, colours, 2, " MB", span))
+
+
+def _lines_svg(series: dict[str, list[tuple[float, float, float]]], colours: dict[str, str],
+               column: int, unit: str, span: float) -> str:
+    w, h, left = 1100, 160, 120
+    top = max(p[column] for points in series.values() for p in points) or 1.0
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
+             'font-family="sans-serif" font-size="12">']
+    for name, points in sorted(series.items()):
+        coords = " ".join(f"{left + p[0] / span * (w - left - 10):.1f},"
+                          f"{h - 20 - p[column] / top * (h - 40):.1f}" for p in points)
+        parts.append(f'<polyline fill="none" stroke="{colours[name]}" stroke-width="1.5" '
+                     f'points="{coords}"><title>{html.escape(name)}</title></polyline>')
+    parts.append(f'<text x="4" y="24">{top:.0f}{unit}</text><text x="4" y="{h - 20}">0</text>'
+                 f'<text x="{left}" y="{h - 4}">0 s</text><text x="{w - 10}" y="{h - 4}" '
+                 f'text-anchor="end">{format_seconds_short(span)}</text></svg>')
     return "".join(parts)
 
 

@@ -55,6 +55,9 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
      "profile), in pstats format: python -c \"import pstats; pstats.Stats('process000.prof')"
      ".sort_stats('cumulative').print_stats(20)\", or a viewer such as snakeviz. A replacement "
      "worker adds its numbers to the file of the process it replaces."),
+    ("sys/perf/samples.csv",
+     "CPU % and memory (MB) of the machine and of each worker process, sampled by the driver "
+     "twice a second (drawn in the job's report.html)."),
     ("sys/task_stream.html",
      "A task-stream chart of processed_mini-batches.csv: one bar per attempt, one row per worker "
      "(above 3,000 attempts, one shaded cell per worker and time bucket)."),
