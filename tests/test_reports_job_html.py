@@ -111,5 +111,5 @@ def test_job_create_prints_the_report_and_job_report_rewrites_it(tmp_path: Path)
         assert again.returncode == 0, again.stderr
         assert str(report) in again.stdout and report.is_file()
     missing = run_cli("job", "report", "nosuch", "--runs-dir", str(runs))
-    assert missing.returncode == 1 and "nosuch" in missing.stdout
+    assert missing.returncode == 1 and "nosuch" in missing.stderr
     assert run_cli("job", "report", "--runs-dir", str(runs)).returncode == 2

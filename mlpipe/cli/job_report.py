@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from mlpipe.jobs.store import JobStore
@@ -25,13 +26,14 @@ def report_job(args: argparse.Namespace) -> int:
 
     name = args.name or args.name_option
     if not name or (args.name and args.name_option and args.name != args.name_option):
-        args._parser.print_usage()
-        print("mlpipe job report: error: give the job's name once, as NAME or -n NAME")
+        args._parser.print_usage(sys.stderr)
+        print("mlpipe job report: error: give the job's name once, as NAME or -n NAME",
+              file=sys.stderr)
         return 2
     store = JobStore(args.runs_dir)
     run_dir = Path(store.runs_dir) / name
     if not (run_dir / "job.json").is_file():
-        print(f"error: no job {name!r} in {store.runs_dir}")
+        print(f"mlpipe: error: no job {name!r} in {store.runs_dir}", file=sys.stderr)
         return 1
     print(write_job_report(run_dir))
     return 0
