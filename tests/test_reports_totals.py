@@ -38,7 +38,7 @@ def run(mini_batch):
 """
 
 
-def wait_for(predicate, timeout: float = 60.0, what: object = "condition") -> None:
+def wait_for(predicate, timeout: float = 180.0, what: object = "condition") -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         assert time.monotonic() < deadline, f"timed out waiting for {what() if callable(what) else what}"
@@ -179,9 +179,9 @@ def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> Non
     finally:
         gate.touch()
         run_cli("job", "cancel", "counted", "--runs-dir", str(runs))
-        job.wait(120)
+        job.wait(180)
     assert stream is not None
-    streamed, _ = stream.communicate(timeout=120)
+    streamed, _ = stream.communicate(timeout=180)
     totals = re.findall(r"(\d+)/(\d+) \(\d+%\) mini-batches", streamed)
     assert totals, streamed
     assert all(int(done) <= int(total) == FILES for done, total in totals), streamed
