@@ -121,7 +121,7 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
     readme = (logs / "readme.txt").read_text()
     listed = [line for line in readme.split("\n\n", 1)[1].splitlines()
               if line and not line.startswith((" ", "...")) and line != "Other files:"]
-    assert set(listed) <= files | {"readme.txt"}
+    assert set(listed) <= files | {"readme.txt", "../../report.html"}
     assert "What the entry script printed to stdout" in readme
     assert "Other files" not in readme
 

@@ -111,6 +111,7 @@ def test_readme_describes_worker_files_only_when_they_exist(tmp_path: Path) -> N
     for absent in ("stderr", "user/error", "perf"):
         assert absent not in readme
     body = readme.split("\n\n", 1)[1].splitlines()
-    listed = [line for line in body if line and not line.startswith(" ") and line != "Other files:"]
+    listed = [line for line in body if line and not line.startswith((" ", "../"))
+              and line != "Other files:"]
     assert len(listed) == 11
     assert all((logs / name).is_file() for name in listed), listed

@@ -38,9 +38,9 @@ def test_plain_lines_when_not_a_terminal(tmp_path: Path) -> None:
     assert lines[0] == "[mlpipe] score: started with 2 worker process(es)"
     assert lines[1].startswith("[mlpipe] score: 0/? mini-batches (0 failed), 0 items, ")
     assert lines[2].startswith("[mlpipe] score: 1/? mini-batches (0 failed), 2 items, ")
-    assert lines[3].startswith("[mlpipe] score: 1/3 mini-batches (0 failed), 2 items, ")
+    assert lines[3].startswith("[mlpipe] score: 1/3 mini-batches (33%, 0 failed), 2 items, ")
     assert "[mlpipe] score: worker 0/process001 died: Worker exited with code 1" in lines
-    assert lines[-2].startswith("[mlpipe] score: 3/3 mini-batches (1 failed), 6 items, ")
+    assert lines[-2].startswith("[mlpipe] score: 3/3 mini-batches (100%, 1 failed), 6 items, ")
     assert " items/s, ETA " in lines[-2] and ", elapsed " in lines[-2]
     assert lines[-1].startswith("[mlpipe] score Completed: 2/3 mini-batches succeeded, 1 failed; "
                                 "4/6 items in ")

@@ -16,7 +16,7 @@ def test_step_reports_draw_one_bar_per_attempt(tmp_path: Path) -> None:
     titles = re.findall(r"<rect [^>]*fill=\"(#\w+)\"><title>([^<]*)</title>", page)
     assert [colour for colour, _ in titles] == ["#4c9a2a", "#d62728", "#4c9a2a", "#ff7f0e"]
     assert titles[1][1] == ("mb-1 attempt 1 on 0/process001: Failed, 0/2 items, 0.500 s - "
-                            "UserError: ValueError: bad image 7")
+                            "files: /data/1.png - UserError: ValueError: bad image 7")
     assert "4 attempts over 2.500 s on 2 worker process(es)" in page
     assert "sys/task_stream.html\n    A task-stream chart" in (logs / "readme.txt").read_text()
 
@@ -61,3 +61,16 @@ def test_a_foreign_csv_is_a_clear_error(tmp_path: Path, capsys) -> None:
     assert main([str(tmp_path / "logs")]) == 1
     assert "is not a processed_mini-batches.csv: it has no column 'Mini-batch Id'" \
         in capsys.readouterr().err
+
+
+def test_utilisation_is_the_figure_of_process_summary(tmp_path: Path) -> None:
+    logs = run_retry_and_timeout(tmp_path)
+    page = (logs / "sys/task_stream.html").read_text()
+    import csv
+
+    with open(logs / "sys/job_report/process_summary.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        cells = re.search(rf"<td>{row['Node']}/{row['Process']}</td>(?:<td>[^<]*</td>)*?"
+                          r"<td>([\d.]+)%</td></tr>", page)
+        assert cells is not None and cells.group(1) == row["Utilization Percent"], row

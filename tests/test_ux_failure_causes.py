@@ -28,8 +28,9 @@ def test_threshold_failure_names_the_errors_and_the_users_file(tmp_path: Path) -
                    "-n", "fails", "--no-progress")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     logs = tmp_path / "runs" / "fails" / "p" / "logs"
-    tail = proc.stdout.rstrip().splitlines()[-4:]
-    assert tail == [
+    *lines, report = proc.stdout.rstrip().splitlines()
+    assert report == f"report:     {tmp_path / 'runs' / 'fails' / 'report.html'}"
+    assert lines[-4:] == [
         "step p failed: 1 mini-batch failed, more than mini_batch_error_threshold = 0",
         "  1 x ValueError: cannot parse f1.txt",
         f"  details: {logs / 'user' / 'error.txt'}",

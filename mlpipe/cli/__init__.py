@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.schema_cmd",
     "mlpipe.cli.validate",
     "mlpipe.cli.jobs",
+    "mlpipe.cli.job_report",
 )
 
 # Modules that add top-level commands; each defines ``register_top(subparsers)``.

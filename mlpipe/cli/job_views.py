@@ -56,14 +56,31 @@ def step_detail(step: dict[str, Any]) -> str:
             if total == 0 and step.get("status") == "completed":
                 text = "no mini-batches: the input is empty"
         else:
-            text = (f"{progress.get('mini_batches_done', 0)}/"
-                    f"{progress.get('mini_batches_known', 0)} mini-batches, "
+            text = (f"{progress_fraction(progress)} mini-batches, "
                     f"{progress.get('items_succeeded', 0)} items ok, "
                     f"{progress.get('items_failed', 0)} failed")
         return text
     if step.get("exit_code") is not None:
         return f"exit code {step['exit_code']}"
     return ""
+
+
+def progress_fraction(progress: dict[str, Any]) -> str:
+    """``"742/3000 (25%)"`` of a running step's progress, ``"742/?"`` until its total is
+    known, ``"+ 933 reused"`` on a resumed step; done (reused included) never exceeds
+    the total."""
+    reused = int(progress.get("mini_batches_reused", 0))
+    done = int(progress.get("mini_batches_done", 0)) + reused
+    total = progress.get("mini_batches_total")
+    if total is None and progress.get("listing_done"):
+        total = progress.get("mini_batches_known", 0)
+    suffix = f" ({reused} reused)" if reused else ""
+    if total is None:
+        return f"{done}/?{suffix}"
+    total = max(int(total), int(progress.get("mini_batches_known", 0)))
+    done = min(done, total)
+    percent = 100 if total == 0 else 100 * done // total
+    return f"{done}/{total} ({percent}%){suffix}"
 
 
 def steps_table(record: dict[str, Any]) -> Table:

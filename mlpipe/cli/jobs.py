@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 import threading
@@ -169,7 +170,19 @@ def create_job(args: argparse.Namespace) -> int:
         _restore_sigterm(previous_sigterm)
     assert submission.result is not None
     print_job(JobStore(args.runs_dir).load(submission.name), out)
+    _print_report(submission.plan.run_dir)
     return 0 if submission.result.ok else 1
+
+
+def _print_report(run_dir: str | os.PathLike[str]) -> None:
+    """Write ``<run>/report.html`` and say where it is (a report that cannot be written
+    is a warning: the job's own result stands)."""
+    from mlpipe.runtime.job_html import write_job_report  # noqa: PLC0415
+
+    try:
+        print(f"report:     {write_job_report(run_dir)}", flush=True)
+    except (OSError, ValueError) as exc:
+        print(f"mlpipe: warning: report.html not written: {exc}", file=sys.stderr)
 
 
 def _usage(message: str) -> int:

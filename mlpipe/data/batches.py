@@ -195,3 +195,26 @@ def _partition_batches(spec: MLTableSpec, keys: tuple[str, ...]) -> Iterator[Min
                         payload=TablePayload(source, partition.segments, match), items=None,
                         size_bytes=partition.size, partition_key_value=freeze(values),
                         detail=freeze(detail))
+
+
+# ----------------------------------------------------------------------------- counting
+
+
+def count_mini_batches(step: ParallelStep) -> int:
+    """How many mini-batches :func:`iter_mini_batches` gives for ``step``, counted cheaply.
+
+    Files are listed (names and sizes only, no digest per batch); tables are divided
+    as the stream divides them (parquet row-group metadata, byte ranges of text
+    files), without building mini-batch descriptors. Raises what the stream raises.
+    """
+    major, path = _input_path(step)
+    spec = _spec(major, path)
+    if spec is not None and spec.is_tabular:
+        from mlpipe.data.division import iter_partitions, iter_table_pieces  # noqa: PLC0415
+
+        if step.partition_keys:
+            return len(iter_partitions(spec, tuple(step.partition_keys)))
+        return sum(1 for _ in iter_table_pieces(spec, sizes.byte_size(step.mini_batch_size)))
+    files = sum(1 for _ in _iter_input_files(path, spec))
+    per_batch = sizes.file_count(step.mini_batch_size)
+    return -(-files // per_batch)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime
 from typing import Any
@@ -17,7 +18,8 @@ class RecordObserver(StepObserver):
     """A :class:`~mlpipe.runtime.records.StepObserver` writing counts to ``job.json``.
 
     The step record gets ``progress`` (mini-batches known/finished/failed, items
-    succeeded/failed) and ``workers`` (node, process, pid of every worker started),
+    succeeded/failed; ``mini_batches_total`` once counted, ``mini_batches_reused`` on a
+    resumed step) and ``workers`` (node, process, pid of every worker started),
     saved at most twice a second and once more at the end.
     """
 
@@ -30,6 +32,7 @@ class RecordObserver(StepObserver):
         }
         self.workers: list[dict[str, Any]] = []
         self._last_save = 0.0
+        self._lock = threading.Lock()  # the counting pass reports from its own thread
 
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         for worker in workers:
@@ -37,19 +40,47 @@ class RecordObserver(StepObserver):
         self._save(force=True)
 
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
-        self.progress["mini_batches_known"] = count
-        self.progress["listing_done"] = done
+        with self._lock:
+            self.progress["mini_batches_known"] = max(count, self._finished())
+            self.progress["listing_done"] = done
+            if done:
+                self.progress["mini_batches_total"] = self.progress["mini_batches_known"]
         self._save(force=done)
+
+    def mini_batches_counted(self, total: int) -> None:
+        with self._lock:
+            if not self.progress["listing_done"]:
+                known = self.progress["mini_batches_known"]
+                self.progress["mini_batches_total"] = max(total, known)
+        self._save(force=True)
+
+    def mini_batches_reused(self, count: int) -> None:
+        with self._lock:
+            self.progress["mini_batches_reused"] = count
+            self.progress["mini_batches_known"] = max(self.progress["mini_batches_known"],
+                                                      self._finished())
 
     def attempt_finished(self, record: AttemptRecord) -> None:
         if not record.final:
             return
-        self.progress["mini_batches_done"] += 1
-        if record.status != "Succeeded" or record.failed:
-            self.progress["mini_batches_failed"] += 1
-        self.progress["items_succeeded"] += record.succeeded
-        self.progress["items_failed"] += record.failed
+        with self._lock:
+            progress = self.progress
+            progress["mini_batches_done"] += 1
+            if record.status != "Succeeded" or record.failed:
+                progress["mini_batches_failed"] += 1
+            progress["items_succeeded"] += record.succeeded
+            progress["items_failed"] += record.failed
+            # what finished was scheduled, whatever the throttled listing count says
+            progress["mini_batches_known"] = max(progress["mini_batches_known"], self._finished())
+            if "mini_batches_total" in progress:
+                progress["mini_batches_total"] = max(progress["mini_batches_total"],
+                                                     progress["mini_batches_known"])
         self._save()
+
+    def _finished(self) -> int:
+        """Mini-batches over: done in this run plus reused from an earlier one."""
+        return int(self.progress["mini_batches_done"]) + int(
+            self.progress.get("mini_batches_reused", 0))
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         self._add_worker(worker)
@@ -83,5 +114,6 @@ class RecordObserver(StepObserver):
         if not force and moment - self._last_save < SAVE_INTERVAL_SECONDS:
             return
         self._last_save = moment
-        self.recorder.update_step(self.step, progress=dict(self.progress),
-                                  workers=list(self.workers))
+        with self._lock:
+            progress, workers = dict(self.progress), list(self.workers)
+        self.recorder.update_step(self.step, progress=progress, workers=workers)

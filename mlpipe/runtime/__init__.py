@@ -17,6 +17,7 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.appendrow import PartStore, append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
 from mlpipe.runtime.faults import describe_fault
+from mlpipe.runtime.input_count import InputCounter
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
@@ -50,6 +51,8 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         shutil.rmtree(Path(step.logs_dir) / "sys" / "profile", ignore_errors=True)
 
     all_observers = [*_report_observers(step, progress, resume), *observers]
+    if mini_batches is None:  # last: the others' step_started runs before the total arrives
+        all_observers.append(InputCounter(step, list(all_observers)))
     logger = _driver_logger(all_observers)
     data_errors = _data_errors()
     setup_errors: tuple[type[BaseException], ...] = (ValueError, *data_errors)
@@ -156,8 +159,11 @@ def _data_errors() -> tuple[type[BaseException], ...]:
 def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[StepObserver]:
     """The report writers of mlpipe.runtime.reports and, when asked, the progress display."""
     from mlpipe.runtime.reports import StepReports  # noqa: PLC0415
+    from mlpipe.runtime.resource_samples import ResourceSampler  # noqa: PLC0415
 
     observers: list[StepObserver] = [StepReports(step, resume=resume)]
+    if step.prs.resource_monitor_interval > 0:  # 0 turns resource monitoring off
+        observers.append(ResourceSampler(step))
     if progress:
         from mlpipe.runtime.progress import ProgressDisplay  # noqa: PLC0415
 

@@ -23,6 +23,7 @@ class StepCounters:
 
     scheduled: int = 0
     listing_done: bool = False
+    counted: int | None = None  # the counting pass's total, before the listing is complete
     reused: int = 0  # resume: scheduled mini-batches that succeeded in an earlier run
     processed: int = 0
     failed: int = 0
@@ -42,6 +43,8 @@ class StepCounters:
             self.retries += 1
             return
         self.processed += 1
+        # the listing's count reaches observers throttled: what finished was scheduled
+        self.scheduled = max(self.scheduled, self.done)
         self.items_total += record.total
         self.items_succeeded += record.succeeded
         self.items_failed += record.total - record.succeeded
@@ -59,13 +62,26 @@ class StepCounters:
 
     @property
     def remaining(self) -> int:
-        """Scheduled mini-batches not finished yet (meaningful once the listing is complete)."""
-        return max(self.scheduled - self.done, 0)
+        """Mini-batches not finished yet (of the total once known, else of those scheduled)."""
+        total = self.total
+        return max((total if total is not None else self.scheduled) - self.done, 0)
 
     @property
     def total(self) -> int | None:
-        """The number of mini-batches once the listing is complete, else ``None``."""
-        return self.scheduled if self.listing_done else None
+        """The number of mini-batches: the listing's once complete, else the counting
+        pass's (never below what is already scheduled), else ``None``."""
+        if self.listing_done:
+            return self.scheduled
+        if self.counted is not None:
+            return max(self.counted, self.scheduled)
+        return None
+
+    def percent(self) -> float | None:
+        """Finished share of the total, 0-100, once the total is known."""
+        total = self.total
+        if total is None:
+            return None
+        return 100.0 if total == 0 else min(100.0, 100.0 * self.done / total)
 
     def elapsed(self, now: float | None = None) -> float:
         return max((now if now is not None else time.monotonic()) - self.started, 0.0)
@@ -80,9 +96,9 @@ class StepCounters:
         return self.items_total / elapsed if elapsed > 0 else 0.0
 
     def eta(self, now: float | None = None) -> float | None:
-        """Seconds left, once the listing is complete and something has finished."""
+        """Seconds left, once the total is known and something has finished."""
         rate = self.rate(now)
-        if not self.listing_done or rate <= 0:
+        if self.total is None or rate <= 0:
             return None
         return self.remaining / rate
 

@@ -57,8 +57,12 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
      "profile), in pstats format: python -c \"import pstats; pstats.Stats('process000.prof')"
      ".sort_stats('cumulative').print_stats(20)\", or a viewer such as snakeviz. A replacement "
      "worker adds its numbers to the file of the process it replaces."),
+    ("sys/perf/samples.csv",
+     "CPU % and memory (MB) of the machine and of each worker process, sampled by the driver "
+     "twice a second (drawn in the job's report.html)."),
     ("sys/task_stream.html",
-     "A task-stream chart of processed_mini-batches.csv: one bar per attempt, one row per worker."),
+     "A task-stream chart of processed_mini-batches.csv: one bar per attempt, one row per worker "
+     "(above 3,000 attempts, one shaded cell per worker and time bucket)."),
 )
 MAX_LISTED = 8
 
@@ -84,6 +88,11 @@ def render_readme(logs_dir: Path, step_name: str) -> str:
     lines = [
         f"Logs of the parallel step '{step_name}', written by mlpipe in the layout of Azure ML's",
         "parallel job runtime. Start with job_result.txt; paths below are relative to this folder.",
+        "",
+        "../../report.html",
+        "    The job's report (run by `mlpipe job create`; `mlpipe job report NAME` rewrites it):",
+        "    each step's status and wall time, and per parallel step its task stream, throughput,",
+        "    slowest attempts and errors grouped with counts.",
         "",
     ]
     for pattern, description in DESCRIPTIONS:

@@ -52,9 +52,13 @@ class ProgressOverview:
         return self.path
 
     def render(self, counters: StepCounters, status: str, now: datetime) -> str:
+        total = counters.total
         scheduled = f"{counters.scheduled}" + (
-            " (listing complete)" if counters.listing_done else " so far (listing in progress)")
-        remaining = counters.remaining if counters.listing_done else "?"
+            " (listing complete)" if counters.listing_done else
+            f" so far of {total} counted (listing in progress)" if total is not None
+            else " so far (listing in progress)")
+        remaining = counters.remaining if total is not None else "?"
+        percent = counters.percent()
         eta = "0s" if status != "Running" else format_seconds(counters.eta())
         return "\n".join([
             f"Step: {self.step_name}",
@@ -66,6 +70,8 @@ class ProgressOverview:
             f"Mini-batches scheduled: {scheduled}",
             *([f"Mini-batches reused from an earlier run: {counters.reused} (resume)"]
               if counters.reused else []),
+            f"Mini-batches total: {total if total is not None else '? (counting)'}"
+            + (f", {percent:.1f}% done" if percent is not None else ""),
             f"Mini-batches processed: {counters.processed} "
             f"(succeeded {counters.succeeded}, failed {counters.failed}); remaining: {remaining}",
             f"Attempts: {counters.attempts} (retried {counters.retries}, "

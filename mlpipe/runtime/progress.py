@@ -26,6 +26,7 @@ class _Fields(TypedDict):
     """The progress bar's text fields (``{task.fields[...]}``)."""
 
     done: str
+    percent: str
     failed: str
     items_rate: str
     eta: str
@@ -74,6 +75,7 @@ class ProgressDisplay(StepObserver):
             self._progress = Progress(
                 TextColumn("[bold]{task.description}"),
                 BarColumn(),
+                TextColumn("{task.fields[percent]}"),
                 TextColumn("{task.fields[done]} mini-batches"),
                 TextColumn("[red]{task.fields[failed]} failed"),
                 TextColumn("{task.fields[items_rate]} items/s"),
@@ -100,6 +102,12 @@ class ProgressDisplay(StepObserver):
     def mini_batches_reused(self, count: int) -> None:
         """Resume: ``count`` mini-batches succeeded in an earlier run; shown as done."""
         self.counters.reused = count
+
+    def mini_batches_counted(self, total: int) -> None:
+        """The counting pass's total (another thread): percentage and ETA from now on."""
+        self.counters.counted = total
+        if not self._finished:
+            self._changed(force=True)
 
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.counters.add(record)
@@ -188,17 +196,23 @@ class ProgressDisplay(StepObserver):
 
     def _fields(self) -> _Fields:
         c = self.counters
+        total, percent = c.total, c.percent()
         return {
-            "done": f"{c.done}/{c.total if c.total is not None else '?'}",
+            "done": f"{min(c.done, total) if total is not None else c.done}/"
+                    f"{total if total is not None else '?'}"
+                    + (f" ({c.reused} reused)" if c.reused else ""),
+            "percent": f"{percent:3.0f}%" if percent is not None else "",
             "failed": str(c.failed),
             "items_rate": f"{c.items_rate():.1f}",
             "eta": format_seconds(c.eta()),
         }
 
     def status_line(self) -> str:
-        """``120/? mini-batches (3 failed), 1200 items, 45.2 items/s, ETA ?, elapsed 12s``."""
+        """``120/3000 mini-batches (4%, 3 failed), 1200 items, 45.2 items/s, ETA 1m02s,
+        elapsed 12s`` (``120/?``, no percentage and ``ETA ?`` until the total is known)."""
         fields = self._fields()
-        return (f"{fields['done']} mini-batches ({fields['failed']} failed), "
+        percent = f"{fields['percent'].strip()}, " if fields["percent"] else ""
+        return (f"{fields['done']} mini-batches ({percent}{fields['failed']} failed), "
                 f"{self.counters.items_total} items, {fields['items_rate']} items/s, "
                 f"ETA {fields['eta']}, elapsed {format_seconds(self.counters.elapsed())}")
 

@@ -102,6 +102,10 @@ class StepObserver:
         """On a resumed step, ``count`` of the scheduled mini-batches succeeded in an
         earlier run and will not run again (called right after mini_batches_scheduled)."""
 
+    def mini_batches_counted(self, total: int) -> None:
+        """The input holds ``total`` mini-batches (from a counting pass on another thread,
+        usually long before the listing is complete)."""
+
     def attempt_finished(self, record: AttemptRecord) -> None:
         """One attempt at a mini-batch ended (succeeded, failed or timed out)."""
 

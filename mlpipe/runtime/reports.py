@@ -14,7 +14,7 @@ driver calls it from its own thread and it writes, below ``step.logs_dir``::
     sys/perf/<node>/processes_resource_usage.csv
     user/error.txt                                 when something failed
     user/error/<node>/<process>.txt                tracebacks of failed attempts
-    sys/task_stream.html                           attempts over time per worker (<= 5,000 attempts)
+    sys/task_stream.html                           attempts over time per worker (dense: bucketed)
 
 With ``--copy_logs_to_parent True`` the summary files are also copied to the
 job's run folder (see :func:`copy_logs_to_parent`). A resumed step
@@ -49,7 +49,6 @@ from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural
 
-TASK_STREAM_MAX_ATTEMPTS = 5_000  # drawing costs ~10 us an attempt; larger steps: run it by hand
 OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
 
 
@@ -116,6 +115,9 @@ class StepReports(StepObserver):
         elif self._overview is not None:
             self._overview.maybe_write(self.counters)
 
+    def mini_batches_counted(self, total: int) -> None:
+        self.counters.counted = total  # the overview shows it at its next rewrite
+
     def mini_batches_reused(self, count: int) -> None:
         """Resume: ``count`` scheduled mini-batches succeeded in an earlier run."""
         self.counters.reused = count
@@ -179,9 +181,8 @@ class StepReports(StepObserver):
             (self.logs_dir, lambda: self._overview and self._overview.write(
                 self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
             (self.logs_dir / "sys", self.close),
-            (self.logs_dir / "sys" / "task_stream.html", lambda: (
-                0 < self.counters.attempts <= TASK_STREAM_MAX_ATTEMPTS
-                and write_task_stream(self.logs_dir))),
+            (self.logs_dir / "sys" / "task_stream.html", lambda: (  # dense: aggregated
+                self.counters.attempts > 0 and write_task_stream(self.logs_dir))),
             (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
             (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
                                                   and copy_logs_to_parent(self.step))),
