@@ -16,8 +16,9 @@ from typing import Any
 
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.appendrow import PartStore, append_row_target
+from mlpipe.runtime.appendrow import append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
+from mlpipe.runtime.journal import Journal
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
@@ -74,7 +75,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         environment_variables=step.environment_variables, logging_level=step.logging_level,
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
     )
-    store = PartStore(step.state_dir, resume=resume)
+    store = Journal(step.state_dir, resume=resume, logger=logger)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
     try:
