@@ -60,18 +60,28 @@ def test_journal_records_queries_drops_and_survives_reopening(tmp_path: Path) ->
         journal.commit(_ok("d", 3), "d1\n")
         journal.commit(Finished("b", 1, "Succeeded", 1, 1, 0, "h\n"), "b1\n")  # a retry wins
         assert journal.drop("d") and not journal.drop("nope")
-    with Journal(tmp_path, resume=True) as journal:
+    target = tmp_path / "out.txt"
+    with Journal(tmp_path, resume=True, rows_file=target) as journal:
         assert [(e.id, e.status) for e in journal.entries()] == [
             ("a", "Succeeded"), ("b", "Succeeded"), ("c", "Failed")]
         assert journal.done("c") is None and journal.get("c") == Finished("c", 2, "Failed", 2, 1, 1)
         assert journal.done("b") == Finished("b", 1, "Succeeded", 1, 1, 0, "h\n")
         assert not journal.get("c").complete and journal.get("a").complete  # type: ignore[union-attr]
         assert journal.rows("a") == "a1\na2\n" and journal.rows("d") is None
-        target = tmp_path / "out.txt"
-        journal.write(target, ["c", "b", "a", "d"])
+        journal.write(["c", "b", "a", "d"])
         # c failed in the earlier run and was not run again: its rows are left out
         assert target.read_text() == "h\nb1\na1\na2\n"
-    assert sorted(os.listdir(tmp_path / "journal")) == ["index", "segment-0000"]
+        assert journal.rows("a") == "a1\na2\n"  # now read from the output
+    assert os.listdir(tmp_path / "journal") == ["index"]  # sealed: the segments are gone
+    with Journal(tmp_path, resume=True, rows_file=target) as journal:
+        assert journal.rows("b") == "b1\n" and journal.get("c").status == "Failed"  # type: ignore[union-attr]
+        journal.commit(_ok("e", 4), "e1\n")
+        journal.write(["a", "b", "c", "e"])
+    assert target.read_text() == "h\na1\na2\nb1\ne1\n"
+    target.write_text("h\na1\na2\nb1\nEDITED\n")  # an output changed after the step
+    with Journal(tmp_path, resume=True, rows_file=target) as journal:
+        assert [e.id for e in journal.entries()] == ["c"]  # rows that cannot be trusted rerun
+        assert any(str(target) in problem for problem in journal.problems)
 
 
 def test_journal_starts_a_new_segment_past_its_size(tmp_path: Path,
@@ -80,10 +90,10 @@ def test_journal_starts_a_new_segment_past_its_size(tmp_path: Path,
     with Journal(tmp_path, resume=False) as journal:
         for i in range(5):
             journal.commit(_ok(f"m{i}", i), f"row-{i}\n")
-    with Journal(tmp_path, resume=True) as journal:
-        journal.write(tmp_path / "out.txt", [f"m{i}" for i in range(5)])
-    assert (tmp_path / "out.txt").read_text() == "".join(f"row-{i}\n" for i in range(5))
     assert len(os.listdir(tmp_path / "journal")) == 6  # index + one segment per 7-byte row
+    with Journal(tmp_path, resume=True, rows_file=tmp_path / "out.txt") as journal:
+        journal.write([f"m{i}" for i in range(5)])
+    assert (tmp_path / "out.txt").read_text() == "".join(f"row-{i}\n" for i in range(5))
 
 
 def test_torn_tails_are_cut_and_unindexed_rows_ignored(tmp_path: Path) -> None:
@@ -97,13 +107,13 @@ def test_torn_tails_are_cut_and_unindexed_rows_ignored(tmp_path: Path) -> None:
     with open(folder / "index", "ab") as index:  # a record torn in the middle
         index.write(_record("c", 2, 0, 4, 48)[:-5])
     assert finished_count(tmp_path) == 2  # a reader sees the two complete records
-    with Journal(tmp_path, resume=True) as journal:
+    with Journal(tmp_path, resume=True, rows_file=tmp_path / "out.txt") as journal:
         assert [e.id for e in journal.entries()] == ["a", "b"]
         assert any("torn" in problem for problem in journal.problems)
         assert (folder / "index").stat().st_size == whole
         assert (folder / "segment-0000").read_bytes() == b"a\nb\n"
         journal.commit(_ok("c", 2), "c\n")
-        journal.write(tmp_path / "out.txt", ["a", "b", "c"])
+        journal.write(["a", "b", "c"])
     assert (tmp_path / "out.txt").read_text() == "a\nb\nc\n"
 
 
@@ -128,8 +138,47 @@ def test_a_hostile_index_never_reads_outside_its_folder(tmp_path: Path) -> None:
         assert len(journal) == 0
         assert len(journal.problems) == 7, journal.problems
         assert all(str(folder / "index") in problem for problem in journal.problems)
-        assert sorted(os.listdir(folder)) == ["index", "segment-0000"]  # the link is gone
+        assert os.listdir(folder) == ["index"]  # the link and the unused segment are gone
     assert secret.read_text() == "TOP SECRET\n"
+
+
+def test_records_into_the_output_need_a_matching_seal(tmp_path: Path) -> None:
+    output = tmp_path / "out.txt"
+    output.write_text("not from this journal\n")
+    (tmp_path / "journal").mkdir()
+    with open(tmp_path / "journal" / "index", "wb") as index:  # no seal record first
+        index.write(_record("a", 0, journal_module.OUTPUT_SEGMENT, 0, 4))
+    with Journal(tmp_path, resume=True, rows_file=output) as journal:
+        assert len(journal) == 0 and "append_row output" in journal.problems[0]
+
+
+@pytest.mark.parametrize("crash_after", [1, 2])
+def test_a_kill_while_sealing_keeps_the_old_or_the_new_state_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash_after: int) -> None:
+    """The seal renames the output, then the index: a kill before either, or between."""
+    output = tmp_path / "out.txt"
+    with Journal(tmp_path, resume=False, rows_file=output) as journal:
+        journal.commit(_ok("a", 0), "a\n")
+        journal.write(["a"])
+    with Journal(tmp_path, resume=True, rows_file=output) as journal:
+        journal.commit(_ok("b", 1), "b\n")
+        replace = os.replace
+        calls: list[str] = []
+
+        def crash(source: str, target: str) -> None:
+            calls.append(str(target))
+            if len(calls) == crash_after:
+                raise KeyboardInterrupt  # the process dies here
+            replace(source, target)
+
+        monkeypatch.setattr(os, "replace", crash)
+        with pytest.raises(KeyboardInterrupt):
+            journal.write(["a", "b"])
+        monkeypatch.setattr(os, "replace", replace)
+    with Journal(tmp_path, resume=True, rows_file=output) as journal:
+        assert not journal.problems and [e.id for e in journal.entries()] == ["a", "b"]
+        journal.write(["a", "b"])
+    assert output.read_text() == "a\nb\n"
 
 
 def test_a_symlinked_journal_folder_is_replaced_not_followed(tmp_path: Path) -> None:

@@ -75,15 +75,17 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         environment_variables=step.environment_variables, logging_level=step.logging_level,
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
     )
-    store = Journal(step.state_dir, resume=resume, logger=logger)
+    target = None
+    if step.append_row_to:
+        output = step.outputs[step.append_row_to]
+        target = append_row_target(output.path, output.is_file)
+    store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
     try:
         summary = driver.run()
-        if step.append_row_to:
-            output = step.outputs[step.append_row_to]
-            target = append_row_target(output.path, output.is_file)
-            store.write(target, driver.order)
+        if target is not None:
+            store.write(driver.order)
             summary.append_row_file = str(target)
             logger.info("append_row: wrote %s", target)
     finally:

@@ -1,23 +1,32 @@
 """The journal of finished mini-batches: append-only row segments plus an index.
 
-A step's state folder holds ``journal/index`` and a few ``journal/segment-NNNN``
-files. When a mini-batch's last attempt ends, the driver (the only writer)
-appends its append_row text to the current segment, then one binary record to
-the index: ``(id, index, status, item counts, segment number, offset, length,
-header)``, framed by its length and a CRC-32. A mini-batch counts as finished
-only once its index record is complete, so a process killed at any instant
-loses no finished mini-batch and duplicates none: rows written without their
-record are cut off on the next open, and a torn last record is dropped (that
-mini-batch runs again). Bytes are handed to the kernel at once (a killed
+A step's state folder holds ``journal/index`` and, while the step runs, a few
+``journal/segment-NNNN`` files. When a mini-batch's last attempt ends, the driver
+(the only writer) appends its append_row text to the current segment, then one
+binary record to the index: ``(id, index, status, item counts, segment number,
+offset, length, header)``, framed by its length and a CRC-32. A mini-batch counts
+as finished only once its index record is complete, so a process killed at any
+instant loses no finished mini-batch and duplicates none: rows written without
+their record are cut off on the next open, and a torn last record is dropped
+(that mini-batch runs again). Bytes are handed to the kernel at once (a killed
 process loses nothing) but not fsync'ed per mini-batch: protection is against
 crashes, not power loss, as documented in docs/runtime.md.
 
-Nothing read back is trusted: the index holds segment *numbers*, never paths;
-every record is checked (CRC, field ranges, counts, rows inside an existing
-regular segment file of this folder, opened without following symlinks), and
-a record that fails is ignored with a warning naming the file, so its
-mini-batch runs again. A later record for the same id supersedes an earlier
-one; :meth:`Journal.drop` writes a record that forgets an id (rerun).
+At the end of the step :meth:`Journal.write` writes the append_row output in
+input order and *seals* the journal: the index is rewritten so that every
+record points into that output (segment ``OUTPUT_SEGMENT``, checked by the
+output's size and CRC-32 in the index's first record) and the segments are
+deleted. What stays is one index record per mini-batch. The switch is two-phase
+(``index.next`` written, output renamed, ``index.next`` renamed), so a kill
+between any two steps leaves either the old or the new state whole.
+
+Nothing read back is trusted: the index holds segment *numbers*, never paths
+(the output's path comes from the plan); every record is checked (CRC, field
+ranges, counts, rows inside an existing regular segment file of this folder,
+opened without following symlinks, or inside an unchanged sealed output), and a
+record that fails is ignored with a warning naming the file, so its mini-batch
+runs again. A later record for the same id supersedes an earlier one;
+:meth:`Journal.drop` writes a record that forgets an id (rerun).
 """
 
 from __future__ import annotations
@@ -33,13 +42,17 @@ from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 JOURNAL_DIR = "journal"
 INDEX_FILE = "index"
+NEXT_INDEX_FILE = "index.next"  # a sealed index waiting for its output to be renamed in place
 LEGACY_DIR = "mini_batches"  # part files + finished.jsonl of mlpipe <= 0.x: never read
 SEGMENT_BYTES = 256 << 20  # a new segment file starts past this size
 STATUSES = ("Succeeded", "Failed", "Timeout", "ProcessDied")
+OUTPUT_SEGMENT = 0xFFFF  # "rows are in the sealed append_row output"
 _DROPPED = 255  # status code of a record that forgets its id
+_SEALED = 254  # status code of the first record of a sealed index: offset = size, length = CRC
 
 _FRAME = struct.Struct("<II")  # payload length, CRC-32 of the payload
 # mini-batch index, status, total, succeeded, failed, segment, offset, length, id length
@@ -81,15 +94,20 @@ class Journal:
 
     ``resume=False`` starts afresh (the folder is cleared); ``resume=True`` keeps the
     valid records of an earlier run, compacts the index and cuts torn tails.
+    ``rows_file`` is the step's append_row output (``None``: summary-only step).
     ``read_only=True`` (implies resume) only reads: for ``job show``, ``job debug`` and
-    tests looking at a journal another process may be writing.
+    tests looking at a journal another process may be writing (without ``rows_file``
+    it still counts sealed records, but cannot give their rows).
     """
 
-    def __init__(self, state_dir: str | Path, *, resume: bool, read_only: bool = False,
-                 logger: logging.Logger | None = None):
+    def __init__(self, state_dir: str | Path, *, resume: bool, rows_file: Path | None = None,
+                 read_only: bool = False, logger: logging.Logger | None = None):
         self.root = Path(state_dir) / JOURNAL_DIR
+        self.rows_file = rows_file  # the append_row output :meth:`write` makes and seals
         self.log = logger or _log
         self.read_only = read_only
+        self._seal: tuple[int, int] | None = None  # (size, CRC-32) of the sealed output
+        self._output_ok: bool | None = None  # does rows_file match the seal (checked lazily)
         self.problems: list[str] = []  # what was ignored when reading, one line each
         self._slot: dict[str, int] = {}  # id -> position in the arrays below
         self._index = array("q")
@@ -162,6 +180,8 @@ class Journal:
         data = rows.encode("utf-8") if rows else b""
         if data and self._end and self._end + len(data) > SEGMENT_BYTES:
             self._next_segment()
+        if data and self._segment_fd < 0:
+            self._open_segment(self._segment_no)
         offset = self._end
         if data:
             _append(self._segment_fd, data, offset)
@@ -183,50 +203,86 @@ class Journal:
         self._append_record(mini_batch_id, self._index[slot], _DROPPED, 0, 0, 0, 0, 0, 0, None)
         return True
 
-    def write(self, target: Path, order: Iterable[str]) -> int:
-        """Write the rows of the mini-batch ids ``order`` into ``target`` (temporary file, then
-        rename); return the rows' bytes. Adjacent rows are copied in one piece.
+    def write(self, order: Iterable[str]) -> int:
+        """Write the rows of the mini-batch ids ``order`` into ``rows_file`` (temporary file,
+        then rename) and seal the journal into it; return the rows' bytes.
 
-        Rows of a mini-batch that failed in an earlier run (and was not run again by
-        this one) are left out, as a resumed run always did."""
+        Adjacent rows are copied in one piece. Rows of a mini-batch that failed in an
+        earlier run (and was not run again by this one) are left out, as a resumed run
+        always did; a succeeded mini-batch not in ``order`` is forgotten."""
+        self._writable()
+        if self.rows_file is None:
+            raise JournalError(f"{self.root}: this step has no append_row output")
+        target = self.rows_file
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(target.name + ".mlpipe-tmp")
-        order = list(order) if not isinstance(order, list) else order
-        size = 0
+        placed = array("q", [-1]) * len(self._index)  # slot -> offset of its rows in target
         with open(temporary, "wb") as out:
+            size = crc = 0
             header = next((self._headers[self._slot[i]] for i in order
                            if self._slot.get(i) in self._headers), None) if self._headers else None
             if header:
-                out.write(header.encode("utf-8"))
+                data = header.encode("utf-8")
+                out.write(data)
+                size, crc = len(data), zlib.crc32(data)
+            start = size
             run: list[int] = []  # [segment, start, end] of the rows being gathered
             for mini_batch_id in order:
                 slot = self._slot.get(mini_batch_id)
-                if slot is None or not self._length[slot] or \
+                if slot is None or not self._length[slot] or placed[slot] >= 0 or \
                         (self._status[slot] and not self._fresh[slot]):
                     continue
-                segment, offset = self._segment[slot], self._offset[slot]
+                segment, offset, length = self._segment[slot], self._offset[slot], \
+                    self._length[slot]
+                placed[slot] = size
+                size += length
                 if run and run[0] == segment and run[2] == offset:
-                    run[2] += self._length[slot]
+                    run[2] += length
                     continue
                 if run:
-                    size += _copy(self._read(run[0], run[1], run[2] - run[1]), out)
-                run = [segment, offset, offset + self._length[slot]]
+                    crc = _copy(self._read(run[0], run[1], run[2] - run[1]), out, crc)
+                run = [segment, offset, offset + length]
             if run:
-                size += _copy(self._read(run[0], run[1], run[2] - run[1]), out)
-        os.replace(temporary, target)
-        return size
+                crc = _copy(self._read(run[0], run[1], run[2] - run[1]), out, crc)
+        self._seal_into(temporary, placed, size, crc)
+        return size - start
+
+    def _seal_into(self, temporary: Path, placed: array, size: int, crc: int) -> None:  # type: ignore[type-arg]
+        """Point every record at its rows in the new output, then rename both into place."""
+        assert self.rows_file is not None
+        for mini_batch_id, slot in list(self._slot.items()):
+            if not self._length[slot] or placed[slot] >= 0:
+                continue
+            if self._status[slot] == 0:  # succeeded, rows not in the output: run it again
+                del self._slot[mini_batch_id]
+                self._headers.pop(slot, None)
+            else:  # failed: keep its status, its rows were left out
+                self._length[slot] = 0
+        for slot in self._slot.values():
+            if self._length[slot]:
+                self._segment[slot], self._offset[slot] = OUTPUT_SEGMENT, placed[slot]
+        self._seal = (size, crc)
+        next_index = self.root / NEXT_INDEX_FILE
+        self._write_index(next_index)
+        os.replace(temporary, self.rows_file)
+        os.replace(next_index, self.root / INDEX_FILE)
+        self._output_ok = True
+        self._close_files()
+        for entry in os.scandir(self.root):
+            if entry.name != INDEX_FILE:
+                os.unlink(entry.path)
+        self._segment_no = self._end = 0
+        self._open_for_append()
 
     def close(self) -> None:
-        """Hand everything to the disk and close the files (idempotent)."""
-        for fd in (self._segment_fd, self._index_fd):
+        """Close the files (idempotent)."""
+        self._close_files()
+
+    def _close_files(self) -> None:
+        for fd in (self._segment_fd, self._index_fd, *self._readers.values()):
             if fd >= 0:
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                os.close(fd)
         self._segment_fd = self._index_fd = -1
-        for fd in self._readers.values():
-            os.close(fd)
         self._readers.clear()
 
     def __enter__(self) -> Journal:
@@ -267,9 +323,8 @@ class Journal:
     def _append_record(self, mini_batch_id: str, index: int, code: int, total: int,
                        succeeded: int, failed: int, segment: int, offset: int, length: int,
                        header: str | None) -> None:
-        payload = _encode(mini_batch_id, index, code, total, succeeded, failed, segment, offset,
-                          length, header)
-        record = _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+        record = _frame(_encode(mini_batch_id, index, code, total, succeeded, failed, segment,
+                                offset, length, header))
         _append(self._index_fd, record, self._index_end)
         self._index_end += len(record)
 
@@ -281,13 +336,25 @@ class Journal:
     def _load(self) -> None:
         if not self._usable_folder():
             return
-        sizes: dict[int, int | None] = {}
         path = self.root / INDEX_FILE
+        pending = self.root / NEXT_INDEX_FILE
+        if os.path.lexists(pending):  # killed while sealing: was the output renamed in place?
+            if self._seal_of(pending) is not None and self._output_matches():
+                if self.read_only:
+                    path = pending
+                else:
+                    os.replace(pending, path)
+            else:
+                self._seal = None
+                self._output_ok = None
+                if not self.read_only:
+                    pending.unlink()
         fd = _open_regular(path, os.O_RDONLY)
         if fd is None:
             if os.path.lexists(path):
                 self._problem(f"{path}: not a regular file; ignored (every mini-batch runs again)")
             return
+        sizes: dict[int, int | None] = {}
         with os.fdopen(fd, "rb") as handle:
             number = 0
             while True:
@@ -306,6 +373,51 @@ class Journal:
                     break
                 self._load_record(path, number, payload, sizes)
 
+    def _seal_of(self, path: Path) -> tuple[int, int] | None:
+        """The (size, CRC-32) in the first record of the index ``path``, if it is a seal."""
+        fd = _open_regular(path, os.O_RDONLY)
+        if fd is None:
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            frame = handle.read(_FRAME.size)
+            if len(frame) < _FRAME.size:
+                return None
+            length, crc = _FRAME.unpack(frame)
+            payload = handle.read(min(length, _MAX_RECORD))
+        try:
+            fields = _decode(payload) if zlib.crc32(payload) == crc else None
+        except ValueError:
+            return None
+        if fields is None or fields[2] != _SEALED:
+            return None
+        self._seal = (fields[7], fields[8])
+        return self._seal
+
+    def _output_matches(self) -> bool:
+        """Does ``rows_file`` have the sealed size and CRC-32 (computed once)?"""
+        if self._output_ok is None:
+            self._output_ok = False
+            fd = self._output_reader()
+            if fd is not None and self._seal is not None \
+                    and os.fstat(fd).st_size == self._seal[0]:
+                crc = 0
+                while chunk := os.read(fd, 1 << 20):
+                    crc = zlib.crc32(chunk, crc)
+                self._output_ok = crc == self._seal[1]
+        return self._output_ok
+
+    def _output_reader(self) -> int | None:
+        if self.rows_file is None:
+            return None
+        try:
+            fd = os.open(self.rows_file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError:
+            return None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        return fd
+
     def _load_record(self, path: Path, number: int, payload: bytes,
                      sizes: dict[int, int | None]) -> None:
         try:
@@ -315,8 +427,22 @@ class Journal:
             return
         mini_batch_id, index, code, total, succeeded, failed, segment, offset, length, header = \
             fields
+        if code == _SEALED:
+            if number == 1 and self._seal is None:
+                self._seal = (offset, length)
+            elif number != 1:
+                self._problem(f"{path}: record {number}: a seal record after the first; ignored")
+            return
         reason = _invalid(fields)
-        if reason is None and length:
+        if reason is None and length and segment == OUTPUT_SEGMENT:
+            size = self._output_size()
+            if size is None:
+                reason = f"its rows are in the append_row output {self.rows_file}, which is " \
+                         "missing or changed since the step ended"
+            elif offset + length > size:
+                reason = f"its rows end at byte {offset + length} of the append_row output " \
+                         f"({size} bytes)"
+        elif reason is None and length:
             if segment not in sizes:
                 sizes[segment] = self._segment_size(segment)
             size = sizes[segment]
@@ -350,6 +476,14 @@ class Journal:
             return False
         return True
 
+    def _output_size(self) -> int | None:
+        """The sealed output's size if its rows can be trusted, else ``None``."""
+        if self._seal is None:
+            return None
+        if self.rows_file is None:  # a reader that only counts (it cannot read the rows)
+            return self._seal[0] if self.read_only else None
+        return self._seal[0] if self._output_matches() else None
+
     def _segment_size(self, segment: int) -> int | None:
         fd = self._reader(segment)
         return None if fd is None else os.fstat(fd).st_size
@@ -357,7 +491,8 @@ class Journal:
     def _reader(self, segment: int) -> int | None:
         fd = self._readers.get(segment)
         if fd is None:
-            fd = _open_regular(self.root / _segment_name(segment), os.O_RDONLY)
+            fd = self._output_reader() if segment == OUTPUT_SEGMENT \
+                else _open_regular(self.root / _segment_name(segment), os.O_RDONLY)
             if fd is None:
                 return None
             self._readers[segment] = fd
@@ -365,15 +500,15 @@ class Journal:
 
     def _read(self, segment: int, offset: int, length: int) -> Iterator[bytes]:
         fd = self._reader(segment)
+        where = self.rows_file if segment == OUTPUT_SEGMENT else self.root / _segment_name(segment)
         if fd is None:
-            raise JournalError(f"{self.root / _segment_name(segment)}: missing; the journal "
-                               "changed under the running step")
+            raise JournalError(f"{where}: missing; the journal changed under the running step")
         end = offset + length
         while offset < end:
             chunk = os.pread(fd, min(1 << 20, end - offset), offset)
             if not chunk:
-                raise JournalError(f"{self.root / _segment_name(segment)}: shorter than its "
-                                   "index says; the journal changed under the running step")
+                raise JournalError(f"{where}: shorter than the journal says; it changed under "
+                                   "the running step")
             offset += len(chunk)
             yield chunk
 
@@ -395,22 +530,14 @@ class Journal:
         if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
             self.root.unlink()
         self.root.mkdir(parents=True, exist_ok=True)
-        ends: dict[int, int] = {}
         temporary = self.root / (INDEX_FILE + ".tmp")
-        if os.path.lexists(temporary):
-            temporary.unlink()
-        with open(temporary, "wb") as handle:
-            for mini_batch_id, slot in self._slot.items():
-                segment, offset, length = self._segment[slot], self._offset[slot], \
-                    self._length[slot]
-                total, succeeded, failed = self._counts[3 * slot:3 * slot + 3]
-                payload = _encode(mini_batch_id, self._index[slot], self._status[slot], total,
-                                  succeeded, failed, segment, offset, length,
-                                  self._headers.get(slot))
-                handle.write(_FRAME.pack(len(payload), zlib.crc32(payload)) + payload)
-                if length:
-                    ends[segment] = max(ends.get(segment, 0), offset + length)
+        self._write_index(temporary)
         os.replace(temporary, self.root / INDEX_FILE)
+        ends: dict[int, int] = {}
+        for slot in self._slot.values():
+            segment, length = self._segment[slot], self._length[slot]
+            if length and segment != OUTPUT_SEGMENT:
+                ends[segment] = max(ends.get(segment, 0), self._offset[slot] + length)
         for fd in self._readers.values():
             os.close(fd)
         self._readers.clear()
@@ -433,11 +560,30 @@ class Journal:
                     os.close(fd)
         self._segment_no = max(ends, default=0)
 
+    def _write_index(self, path: Path) -> None:
+        """The live records (after the seal record, if any points into the output)."""
+        if os.path.lexists(path):
+            path.unlink()
+        with open(path, "wb") as handle:
+            sealed = self._seal is not None and any(
+                self._segment[slot] == OUTPUT_SEGMENT and self._length[slot]
+                for slot in self._slot.values())
+            if sealed:
+                assert self._seal is not None
+                handle.write(_frame(_encode("", 0, _SEALED, 0, 0, 0, OUTPUT_SEGMENT,
+                                            self._seal[0], self._seal[1], None)))
+            for mini_batch_id, slot in self._slot.items():
+                total, succeeded, failed = self._counts[3 * slot:3 * slot + 3]
+                handle.write(_frame(_encode(
+                    mini_batch_id, self._index[slot], self._status[slot], total, succeeded,
+                    failed, self._segment[slot], self._offset[slot], self._length[slot],
+                    self._headers.get(slot))))
+
     def _open_for_append(self) -> None:
+        """Open the index for appending; the segment opens with the first rows."""
         self.root.mkdir(parents=True, exist_ok=True)
         self._index_fd = _open_append(self.root / INDEX_FILE)
         self._index_end = os.fstat(self._index_fd).st_size
-        self._open_segment(self._segment_no)
 
     def _next_segment(self) -> None:
         os.close(self._segment_fd)
@@ -445,8 +591,8 @@ class Journal:
         self._open_segment(self._segment_no + 1)
 
     def _open_segment(self, number: int) -> None:
-        if number > 0xFFFF:
-            raise JournalError(f"{self.root}: more than 65,536 segments")
+        if number >= OUTPUT_SEGMENT:
+            raise JournalError(f"{self.root}: more than {OUTPUT_SEGMENT:,} segments")
         self._segment_no = number
         self._segment_fd = _open_append(self.root / _segment_name(number))
         self._end = os.fstat(self._segment_fd).st_size
@@ -463,6 +609,10 @@ def finished_count(state_dir: str | Path) -> int:
 
 def _segment_name(number: int) -> str:
     return f"segment-{number:04d}"
+
+
+def _frame(payload: bytes) -> bytes:
+    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
 
 
 def _encode(mini_batch_id: str, index: int, code: int, total: int, succeeded: int, failed: int,
@@ -539,13 +689,12 @@ def _append(fd: int, data: bytes, end: int) -> None:
         raise
 
 
-def _copy(chunks: Iterable[bytes], out: object) -> int:
-    size = 0
-    write = out.write  # type: ignore[attr-defined]
+def _copy(chunks: Iterable[bytes], out: BinaryIO, crc: int) -> int:
+    """Write ``chunks`` to ``out``; return the CRC-32 carried on over them."""
     for chunk in chunks:
-        write(chunk)
-        size += len(chunk)
-    return size
+        out.write(chunk)
+        crc = zlib.crc32(chunk, crc)
+    return crc
 
 
 __all__ = ["Finished", "Journal", "JournalError", "STATUSES", "finished_count"]
