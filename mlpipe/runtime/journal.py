@@ -47,7 +47,7 @@ from typing import BinaryIO
 JOURNAL_DIR = "journal"
 INDEX_FILE = "index"
 NEXT_INDEX_FILE = "index.next"  # a sealed index waiting for its output to be renamed in place
-LEGACY_DIR = "mini_batches"  # part files + finished.jsonl of mlpipe <= 0.x: never read
+LEGACY_DIR = "mini_batches"  # part files + finished.jsonl of earlier versions: never read
 SEGMENT_BYTES = 256 << 20  # a new segment file starts past this size
 STATUSES = ("Succeeded", "Failed", "Timeout", "ProcessDied")
 OUTPUT_SEGMENT = 0xFFFF  # "rows are in the sealed append_row output"
@@ -247,20 +247,21 @@ class Journal:
         self._seal_into(temporary, placed, size, crc)
         return size - start
 
-    def _seal_into(self, temporary: Path, placed: array, size: int, crc: int) -> None:  # type: ignore[type-arg]
+    def _seal_into(self, temporary: Path, placed: array[int], size: int, crc: int) -> None:
         """Point every record at its rows in the new output, then rename both into place."""
         assert self.rows_file is not None
-        for mini_batch_id, slot in list(self._slot.items()):
-            if not self._length[slot] or placed[slot] >= 0:
+        forget = []  # succeeded, but their rows are not in the output: they run again
+        for mini_batch_id, slot in self._slot.items():
+            if not self._length[slot]:
                 continue
-            if self._status[slot] == 0:  # succeeded, rows not in the output: run it again
-                del self._slot[mini_batch_id]
-                self._headers.pop(slot, None)
-            else:  # failed: keep its status, its rows were left out
-                self._length[slot] = 0
-        for slot in self._slot.values():
-            if self._length[slot]:
+            if placed[slot] >= 0:
                 self._segment[slot], self._offset[slot] = OUTPUT_SEGMENT, placed[slot]
+            elif self._status[slot] == 0:
+                forget.append(mini_batch_id)
+            else:  # failed in an earlier run: keep its status, its rows were left out
+                self._length[slot] = 0
+        for mini_batch_id in forget:
+            self._headers.pop(self._slot.pop(mini_batch_id), None)
         self._seal = (size, crc)
         next_index = self.root / NEXT_INDEX_FILE
         self._write_index(next_index)
@@ -544,20 +545,21 @@ class Journal:
         for entry in os.scandir(self.root):
             match = _SEGMENT_NAME.fullmatch(entry.name)
             number = int(match.group(1)) if match else -1
-            if entry.name == INDEX_FILE or (number in ends and not entry.is_symlink()):
+            if entry.name == INDEX_FILE or (number in ends and not entry.is_symlink()
+                                            and entry.name == _segment_name(number)):
                 continue
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path, ignore_errors=True)
             else:
                 os.unlink(entry.path)
         for number, end in ends.items():
-            fd = _open_regular(self.root / _segment_name(number), os.O_WRONLY)
-            if fd is not None:
+            writer = _open_regular(self.root / _segment_name(number), os.O_WRONLY)
+            if writer is not None:
                 try:
-                    if os.fstat(fd).st_size > end:
-                        os.ftruncate(fd, end)
+                    if os.fstat(writer).st_size > end:
+                        os.ftruncate(writer, end)  # rows written without their record
                 finally:
-                    os.close(fd)
+                    os.close(writer)
         self._segment_no = max(ends, default=0)
 
     def _write_index(self, path: Path) -> None:
