@@ -98,6 +98,17 @@ def test_journal_starts_a_new_segment_past_its_size(tmp_path: Path,
     assert (tmp_path / "out.txt").read_text() == "".join(f"row-{i}\n" for i in range(5))
 
 
+def test_rows_out_of_order_and_large_rows_are_written_in_input_order(tmp_path: Path) -> None:
+    rows = {i: (f"{i}-" * (300_000 if i % 7 == 3 else 2)).rstrip("-") + "\n" for i in range(40)}
+    finished = sorted(rows, key=lambda i: (i % 5, i))  # far out of order, large rows between
+    output = tmp_path / "out.txt"
+    with Journal(tmp_path, resume=False, rows_file=output) as journal:
+        for i in finished:
+            journal.commit(_ok(f"m{i}", i), rows[i])
+        journal.write([f"m{i}" for i in range(40)])
+    assert output.read_text() == "".join(rows[i] for i in range(40))
+
+
 def test_torn_tails_are_cut_and_unindexed_rows_ignored(tmp_path: Path) -> None:
     with Journal(tmp_path, resume=False) as journal:
         journal.commit(_ok("a", 0), "a\n")
