@@ -502,7 +502,8 @@ class Journal:
 
     def _read(self, segment: int, offset: int, length: int) -> Iterator[bytes]:
         fd = self._reader(segment)
-        where = self.rows_file if segment == OUTPUT_SEGMENT else self.root / _segment_name(segment)
+        where = (self.rows_file or "the append_row output (rows_file not given)") \
+            if segment == OUTPUT_SEGMENT else self.root / _segment_name(segment)
         if fd is None:
             raise JournalError(f"{where}: missing; the journal changed under the running step")
         end = offset + length
