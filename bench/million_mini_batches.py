@@ -50,49 +50,14 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-class Window:
-    """Observer: the first attempt's start and the last one's end (wall clock)."""
-
-    def __init__(self) -> None:
-        self.first, self.last, self.count = float("inf"), 0.0, 0
-
-    def attempt_finished(self, record) -> None:  # type: ignore[no-untyped-def]
-        start = record.start_time.timestamp()
-        self.first = min(self.first, start)
-        self.last = max(self.last, start + record.elapsed_seconds)
-        self.count += 1
-
-    def step_started(self, *args) -> None:  # type: ignore[no-untyped-def]
-        pass
-
-    def mini_batches_scheduled(self, *args) -> None:  # type: ignore[no-untyped-def]
-        pass
-
-    def worker_event(self, *args) -> None:  # type: ignore[no-untyped-def]
-        pass
-
-    def step_finished(self, *args) -> None:  # type: ignore[no-untyped-def]
-        pass
-
-
-def bookkeeping(step_dir: Path) -> tuple[int, int]:
-    """(files and folders, bytes on disk) of a step folder outside outputs/ and logs/."""
-    count = size = 0
-    for root, dirs, files in os.walk(step_dir):
-        if Path(root) == step_dir:
-            dirs[:] = [d for d in dirs if d not in ("outputs", "logs")]
-        for name in dirs + files:
-            info = os.lstat(os.path.join(root, name))
-            count += 1
-            size += max(info.st_size, info.st_blocks * 512)
-    return count, size
-
-
 def child_mlpipe(root: str, profile: str | None) -> dict[str, float]:
-    sys.path.insert(0, str(REPO))
+    sys.path[:0] = [str(REPO), str(Path(__file__).resolve().parent)]
+    from runtime_throughput import Window  # noqa: PLC0415
+
     from mlpipe.frozen import freeze  # noqa: PLC0415
     from mlpipe.plan import ParallelStep, PlanInput, PlanOutput, PrsOptions  # noqa: PLC0415
     from mlpipe.runtime import run_parallel_step  # noqa: PLC0415
+    from mlpipe.runtime.journal import bookkeeping  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp:
         code = Path(tmp) / "code"

@@ -14,7 +14,7 @@ import pytest
 
 from mlpipe.runtime import journal as journal_module
 from mlpipe.runtime import run_parallel_step
-from mlpipe.runtime.journal import Finished, Journal, finished_count
+from mlpipe.runtime.journal import Finished, Journal, bookkeeping, finished_count
 
 from .conftest import REPO
 from .runtime_support import LOADER, Recorder, file_mini_batches, make_step
@@ -36,19 +36,6 @@ def _record(mini_batch_id: str, index: int, segment: int, offset: int, length: i
 
 def _rows(summary) -> list[str]:  # type: ignore[no-untyped-def]
     return Path(summary.append_row_file).read_text().splitlines()
-
-
-def _bookkeeping(step_dir: Path) -> tuple[int, int]:
-    """(files and folders, bytes on disk) of a step folder outside outputs/ and logs/."""
-    count = size = 0
-    for root, dirs, files in os.walk(step_dir):
-        if Path(root) == step_dir:
-            dirs[:] = [d for d in dirs if d not in ("outputs", "logs")]
-        for name in dirs + files:
-            info = os.lstat(os.path.join(root, name))
-            count += 1
-            size += max(info.st_size, info.st_blocks * 512)
-    return count, size
 
 
 # -- the journal alone --------------------------------------------------------------------
@@ -245,7 +232,7 @@ def test_6000_one_file_mini_batches_leave_bounded_bookkeeping(tmp_path: Path) ->
                                 loader=LOADER)
     assert summary.status == "Completed" and summary.mini_batches_succeeded == 6000
     assert _rows(summary) == [f"f{i:04d}.txt" for i in range(6000)]
-    files, size = _bookkeeping(Path(step.step_dir))
+    files, size = bookkeeping(step.step_dir)
     assert files < 500, files
     assert size < 3_000_000, size
 

@@ -409,16 +409,10 @@ class Journal:
         return self._output_ok
 
     def _output_reader(self) -> int | None:
+        # the output's path comes from the plan, not from the state folder: links are followed
         if self.rows_file is None:
             return None
-        try:
-            fd = os.open(self.rows_file, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            return None
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
-        return fd
+        return _open_regular(self.rows_file, os.O_RDONLY, follow=True)
 
     def _load_record(self, path: Path, number: int, payload: bytes,
                      sizes: dict[int, int | None]) -> None:
@@ -687,10 +681,12 @@ def _invalid(fields: tuple[str, int, int, int, int, int, int, int, int, str | No
     return None
 
 
-def _open_regular(path: Path, flags: int) -> int | None:
-    """A descriptor of ``path`` if it is a regular file (never through a symlink), else None."""
+def _open_regular(path: Path, flags: int, *, follow: bool = False) -> int | None:
+    """A descriptor of ``path`` if it is a regular file (not through a symlink unless
+    ``follow``), else None."""
+    flags |= getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, flags | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags)
     except OSError:
         return None
     if not stat.S_ISREG(os.fstat(fd).st_mode):
@@ -727,4 +723,17 @@ def _copy(chunks: Iterable[bytes], out: BinaryIO, crc: int) -> int:
     return crc
 
 
-__all__ = ["Finished", "Journal", "JournalError", "STATUSES", "finished_count"]
+def bookkeeping(step_dir: str | Path) -> tuple[int, int]:
+    """(files and folders, bytes on disk) a step folder holds outside ``outputs/`` and ``logs/``."""
+    count = size = 0
+    for root, dirs, files in os.walk(step_dir):
+        if Path(root) == Path(step_dir):
+            dirs[:] = [d for d in dirs if d not in ("outputs", "logs")]
+        for name in dirs + files:
+            info = os.lstat(os.path.join(root, name))
+            count += 1
+            size += max(info.st_size, info.st_blocks * 512)
+    return count, size
+
+
+__all__ = ["Finished", "Journal", "JournalError", "STATUSES", "bookkeeping", "finished_count"]
