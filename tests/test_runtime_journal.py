@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mlpipe.frozen import freeze
 from mlpipe.runtime import journal as journal_module
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.journal import Finished, Journal, bookkeeping, finished_count
@@ -224,6 +225,45 @@ def test_resume_ignores_a_hostile_legacy_journal_and_index(tmp_path: Path) -> No
     assert not legacy.exists()
     master = (Path(step.logs_dir) / "sys" / "master_role.txt").read_text()
     assert "journal" in master and "ignored" in master
+
+
+BROKEN = """
+import os
+def run(mini_batch):
+    name = mini_batch[0].rsplit('/', 1)[-1]
+    if os.environ.get("BROKEN") and name == "f0001.txt":
+        raise RuntimeError("broken")
+    if os.environ.get("BROKEN") and name == "f0003.txt":
+        os._exit(3)
+    return [name + os.environ.get("SUFFIX", "")]
+"""
+
+
+def test_the_journal_tells_a_rerun_what_failed_and_drop_reruns_one(tmp_path: Path) -> None:
+    """What ``job rerun --failed-only`` builds on: last statuses, rows, drop, resume."""
+    batches = file_mini_batches(tmp_path / "d", 5)
+    broken = make_step(tmp_path, BROKEN, max_retries=0,
+                       environment_variables=freeze({"BROKEN": "1"}))
+    first = run_parallel_step(broken, mini_batches=batches, loader=LOADER)
+    assert first.mini_batches_failed == 2
+    target = Path(first.append_row_file or "")
+    with Journal(broken.state_dir, resume=True, read_only=True, rows_file=target) as journal:
+        assert {e.id: e.status for e in journal.entries()} == {
+            "mb-0000": "Succeeded", "mb-0001": "Failed", "mb-0002": "Succeeded",
+            "mb-0003": "ProcessDied", "mb-0004": "Succeeded"}
+        assert journal.rows("mb-0002") == "f0002.txt\n" and journal.rows("mb-0001") == ""
+    with Journal(broken.state_dir, resume=True, rows_file=target) as journal:
+        assert journal.drop("mb-0004")  # a succeeded mini-batch run again on purpose
+    fixed = make_step(tmp_path, BROKEN, max_retries=0,
+                      environment_variables=freeze({"SUFFIX": "-fixed"}))
+    recorder = Recorder()
+    second = run_parallel_step(fixed, mini_batches=batches, loader=LOADER, resume=True,
+                               observers=[recorder])
+    assert sorted(a.mini_batch_id for a in recorder.attempts) == ["mb-0001", "mb-0003",
+                                                                    "mb-0004"]
+    assert _rows(second) == ["f0000.txt", "f0001.txt-fixed", "f0002.txt", "f0003.txt-fixed",
+                             "f0004.txt-fixed"]
+    assert (second.mini_batches_succeeded, second.mini_batches_reused) == (5, 2)
 
 
 def test_6000_one_file_mini_batches_leave_bounded_bookkeeping(tmp_path: Path) -> None:

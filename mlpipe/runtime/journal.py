@@ -167,6 +167,8 @@ class Journal:
         slot = self._slot.get(mini_batch_id)
         if slot is None:
             return None
+        if not self._length[slot]:
+            return ""
         chunks = self._read(self._segment[slot], self._offset[slot], self._length[slot])
         return b"".join(chunks).decode("utf-8", errors="replace")
 
