@@ -143,6 +143,23 @@ def test_a_hostile_index_never_reads_outside_its_folder(tmp_path: Path) -> None:
     assert secret.read_text() == "TOP SECRET\n"
 
 
+def test_a_fifo_in_place_of_the_index_or_a_segment_is_ignored_without_waiting(
+        tmp_path: Path) -> None:
+    with Journal(tmp_path, resume=False) as journal:
+        journal.commit(_ok("a", 0), "a\n")
+    folder = tmp_path / "journal"
+    (folder / "segment-0000").unlink()
+    os.mkfifo(folder / "segment-0000")
+    with Journal(tmp_path, resume=True) as journal:
+        assert len(journal) == 0 and "segment 0" in journal.problems[0]
+    (folder / "index").unlink()
+    os.mkfifo(folder / "index")
+    assert finished_count(tmp_path) == 0
+    with Journal(tmp_path, resume=True) as journal:
+        journal.commit(_ok("b", 0), "b\n")
+        assert len(journal) == 1
+
+
 def test_records_into_the_output_need_a_matching_seal(tmp_path: Path) -> None:
     output = tmp_path / "out.txt"
     output.write_text("not from this journal\n")

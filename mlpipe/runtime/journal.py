@@ -686,7 +686,8 @@ def _invalid(fields: tuple[str, int, int, int, int, int, int, int, int, str | No
 def _open_regular(path: Path, flags: int, *, follow: bool = False) -> int | None:
     """A descriptor of ``path`` if it is a regular file (not through a symlink unless
     ``follow``), else None."""
-    flags |= getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
+    # O_NONBLOCK: opening a FIFO planted in the folder must not wait for a writer
+    flags |= os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
     try:
         fd = os.open(path, flags)
     except OSError:
