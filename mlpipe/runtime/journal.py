@@ -123,6 +123,7 @@ class Journal:
         self._segment_no = 0
         self._end = 0  # bytes in the current segment
         self._index_end = 0
+        self._records_kept = 0  # records read that were taken as they are (none superseded)
         if read_only or resume:
             self._load()
         if read_only:
@@ -461,6 +462,7 @@ class Journal:
             if slot is not None:
                 self._headers.pop(slot, None)
             return
+        self._records_kept += 1
         self._remember(mini_batch_id, index, code, total, succeeded, failed, segment, offset,
                        length, header)
 
@@ -529,9 +531,11 @@ class Journal:
         if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
             self.root.unlink()
         self.root.mkdir(parents=True, exist_ok=True)
-        temporary = self.root / (INDEX_FILE + ".tmp")
-        self._write_index(temporary)
-        os.replace(temporary, self.root / INDEX_FILE)
+        if self.problems or self._records_kept != len(self._slot) \
+                or not os.path.isfile(self.root / INDEX_FILE):
+            temporary = self.root / (INDEX_FILE + ".tmp")
+            self._write_index(temporary)
+            os.replace(temporary, self.root / INDEX_FILE)
         ends: dict[int, int] = {}
         for slot in self._slot.values():
             segment, length = self._segment[slot], self._length[slot]
