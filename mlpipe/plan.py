@@ -13,7 +13,7 @@ Run-folder layout (all paths are filled in by the compiler)::
         code/                        snapshot of the step's code folder (made by the runner)
         outputs/<name>/              default place of each output
         logs/                        Azure's logs tree (job_result.txt, readme.txt, sys/, user/)
-        .mlpipe/                     private runtime state (append_row parts, resume records)
+        .mlpipe/                     private runtime state (the journal of finished mini-batches)
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import pytest
 from mlpipe.frozen import freeze
 from mlpipe.plan import PrsOptions
 from mlpipe.runtime import run_parallel_step
+from mlpipe.runtime.journal import finished_count
 
 from .runtime_support import LOADER, Recorder, file_mini_batches, make_step
 
@@ -320,15 +321,15 @@ def test_killed_driver_then_resume_writes_every_row_once(tmp_path: Path) -> None
 
     code = DRIVER.format(paths=[str(REPO)], tmp=str(tmp_path))
     driver = subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
-    journal = tmp_path / "run" / "step" / ".mlpipe" / "mini_batches" / "finished.jsonl"
+    state = tmp_path / "run" / "step" / ".mlpipe"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if journal.exists() and len(journal.read_text().splitlines()) >= 6:
+        if finished_count(state) >= 6:
             break
         time.sleep(0.05)
     driver.kill()  # the driver dies mid-run, its workers with it
     driver.wait()
-    done_before = len(journal.read_text().splitlines())
+    done_before = finished_count(state)
     assert 6 <= done_before < 40
     step = make_step(tmp_path, SLOW)
     recorder = Recorder()

@@ -14,10 +14,11 @@ from pathlib import Path
 
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.appendrow import PartStore, append_row_target
+from mlpipe.runtime.appendrow import append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.input_count import InputCounter
+from mlpipe.runtime.journal import Journal
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
@@ -76,17 +77,19 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
         source_dir=step.code_dir,
     )
-    store = PartStore(step.state_dir, resume=resume)
+    target = None
+    if step.append_row_to:
+        output = step.outputs[step.append_row_to]
+        target = append_row_target(output.path, output.is_file)
+    store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
     try:
         summary = driver.run()
-        if step.append_row_to:
-            output = step.outputs[step.append_row_to]
-            target = append_row_target(output.path, output.is_file)
+        if target is not None:
             try:
-                store.write(target, driver.order)
-            except OSError as error:  # the finished parts stay in the state folder for a resume
+                store.write(driver.order)
+            except OSError as error:  # the journal stays in the state folder for a resume
                 _failed(summary, f"cannot write the append_row file: {describe_fault(error)}")
                 logger.error("%s", summary.reason)
             else:

@@ -7,7 +7,7 @@ failed attempts, kills a worker whose run() overruns ``retry_settings.timeout``
 or whose loading / result handling overruns ``--task_overhead_timeout``, fails a
 step without progress for ``--progress_update_timeout``, stops on a threshold or
 on cancel, and records every finished mini-batch in the
-:class:`~mlpipe.runtime.appendrow.PartStore`.
+:class:`~mlpipe.runtime.journal.Journal`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from typing import Any
 
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.appendrow import Finished, PartStore
 from mlpipe.runtime.backends.base import (
     Backend,
     BackendEvent,
@@ -36,6 +35,7 @@ from mlpipe.runtime.backends.base import (
 )
 from mlpipe.runtime.error_keys import error_key
 from mlpipe.runtime.faults import describe_fault
+from mlpipe.runtime.journal import Finished, Journal
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
@@ -59,7 +59,7 @@ class Driver:
     """Runs one parallel step's mini-batches on a backend; :meth:`run` returns the summary."""
 
     def __init__(self, step: ParallelStep, backend: Backend, workers: Sequence[WorkerInfo],
-                 config: WorkerConfig, mini_batches: Iterable[MiniBatch], store: PartStore, *,
+                 config: WorkerConfig, mini_batches: Iterable[MiniBatch], store: Journal, *,
                  observers: Sequence[StepObserver] = (), cancel: threading.Event | None = None,
                  logger: logging.Logger | None = None,
                  data_errors: tuple[type[BaseException], ...] = ()):
@@ -329,10 +329,8 @@ class Driver:
         if not final:
             self.pending.append((mini_batch, picked + 1))
             return
-        status = "Succeeded" if not failed_attempt else "Failed"
-        self.store.commit(Finished(mini_batch.id, mini_batch.index, status, result.total,
-                                   result.succeeded, result.failed, None, result.header),
-                          result.rows)
+        self.store.commit(Finished(mini_batch.id, mini_batch.index, result.status, result.total,
+                                   result.succeeded, result.failed, result.header), result.rows)
         self._count_finished(result.total, result.succeeded, result.failed, failed=failed_attempt)
         if failed_attempt and result.error_message:
             self._count_error(result.error_message.splitlines()[0][:300],
