@@ -160,7 +160,16 @@ def check_yaml_text(text: str) -> None:
                 scan.add(1, event)
             elif isinstance(event, AliasEvent):
                 scan.add(scan.sizes.get(event.anchor, 1), event)
-    except yaml.YAMLError:
+    except yaml.YAMLError as error:
+        # libyaml >= 0.2.6 (PyYAML 6.0.4 wheels) stops deep flow nesting itself while it
+        # looks ahead, before any event: that is this limit too, not a syntax error left to
+        # the recursive composers
+        if "maximum nesting depth" in str(error):
+            mark = getattr(error, "problem_mark", None)
+            raise InputLimitError(f"nested more than {MAX_DEPTH} levels deep",
+                                  mark.line + 1 if mark else None,
+                                  mark.column + 1 if mark else None,
+                                  "flatten the document") from None
         return
     finally:
         loader.dispose()
