@@ -583,8 +583,6 @@ def test_unusable_paths_in_the_yaml_are_errors(projects: Path, key: str) -> None
 def test_deep_flow_nesting_in_an_mltable_file_is_a_data_error(tmp_path: Path) -> None:
     """Past libyaml's own look-ahead limit (1,000 flow levels in libyaml >= 0.2.6) the limit
     check must still answer, not leave the document to ruamel's recursive composer."""
-    from mlpipe.data.mltable_spec import load_spec
-
     (tmp_path / "MLTable").write_text("paths: " + "[" * 5_000 + "]" * 5_000 + "\n",
                                       encoding="utf-8")
     with pytest.raises(DataError, match=f"nested more than {MAX_DEPTH} levels deep"):
