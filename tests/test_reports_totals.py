@@ -158,8 +158,10 @@ def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> Non
     stream = None
     try:
         wait_for(lambda: (runs / "counted" / "job.json").exists(), what="job.json")
+        streamed_file = tmp_path / "stream.txt"
         stream = subprocess.Popen([sys.executable, "-m", "mlpipe", "job", "stream", "counted"],
-                                  env={**os.environ, **env}, stdout=subprocess.PIPE,
+                                  env={**os.environ, **env},
+                                  stdout=streamed_file.open("w", encoding="utf-8"),
                                   stderr=subprocess.PIPE, text=True)
         shown: list[str] = []
 
@@ -170,6 +172,10 @@ def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> Non
 
         wait_for(lambda: show_has(rf"\b0/{FILES} \(0%\) mini-batches"),
                  what=lambda: "job show with the total: " + (shown[-1] if shown else ""))
+        wait_for(lambda: re.search(rf"\b0/{FILES} \(0%\) mini-batches",
+                                   streamed_file.read_text(encoding="utf-8")) is not None,
+                 what=lambda: "job stream with the total: "
+                 + streamed_file.read_text(encoding="utf-8"))
         gate.touch()
         wait_for(lambda: show_has(rf"\b[1-9]\d\d+/{FILES} \(\d+%\) mini-batches"),
                  what=lambda: "100 done: " + shown[-1])
@@ -181,7 +187,8 @@ def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> Non
         run_cli("job", "cancel", "counted", "--runs-dir", str(runs))
         job.wait(180)
     assert stream is not None
-    streamed, _ = stream.communicate(timeout=180)
+    stream.communicate(timeout=180)
+    streamed = streamed_file.read_text(encoding="utf-8")
     totals = re.findall(r"(\d+)/(\d+) \(\d+%\) mini-batches", streamed)
     assert totals, streamed
     assert all(int(done) <= int(total) == FILES for done, total in totals), streamed

@@ -222,6 +222,9 @@ def progress_lines(before: dict[str, Any] | None, after: dict[str, Any]) -> list
                 extra = f" in {seconds(step.get('duration_seconds'))}"
                 detail = step_detail(step)
                 extra += f" ({detail})" if detail else ""
+            elif step.get("status") == "running" and step.get("progress"):
+                detail = step_detail(step)  # where a step already under way stands
+                extra = f" ({detail})" if detail else ""
             if step.get("status") in ("failed", "skipped") and step.get("error"):
                 extra += f": {error_summary(step['error'])}"
             lines.append(f"step {name}: {step.get('status')}{extra}")
