@@ -113,3 +113,31 @@ def test_job_create_prints_the_report_and_job_report_rewrites_it(tmp_path: Path)
     missing = run_cli("job", "report", "nosuch", "--runs-dir", str(runs))
     assert missing.returncode == 1 and "nosuch" in missing.stderr
     assert run_cli("job", "report", "--runs-dir", str(runs)).returncode == 2
+
+
+def test_charts_zoom_and_pan_in_a_real_browser(tmp_path: Path) -> None:
+    """Every chart of report.html and task_stream.html is zoomable, and the inline script
+    that does it runs in headless Chromium (it sets each chart's viewBox on load)."""
+    import shutil
+    import subprocess
+
+    import pytest
+
+    logs = synthetic_step(tmp_path, 500)
+    pages = [write_job_report(tmp_path).read_text(encoding="utf-8")]
+    write_task_stream(logs)
+    pages.append((logs / "sys" / "task_stream.html").read_text(encoding="utf-8"))
+    for page in pages:
+        charts = page.count("<svg")
+        assert charts >= 1 and page.count('class="zoomable"') == charts
+        assert "addEventListener('wheel'" in page and "addEventListener('mousedown'" in page
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("no chromium to run the script in (apt-get install chromium)")
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom",
+         (tmp_path / "report.html").as_uri()],
+        capture_output=True, text=True, timeout=120).stdout
+    assert dom.count("<svg") >= 1 and dom.count("viewBox=") == dom.count("<svg"), dom[:2000]

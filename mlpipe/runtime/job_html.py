@@ -20,6 +20,7 @@ from typing import Any
 
 from mlpipe.runtime.resource_samples import MACHINE, samples_path
 from mlpipe.runtime.task_stream import (
+    ZOOM_SCRIPT,
     Bar,
     describe_detail,
     format_seconds_short,
@@ -61,7 +62,7 @@ def render_job_report(record: dict[str, Any]) -> str:
     for step_name, step in steps.items():
         if step.get("kind") == "parallel" and step.get("logs_dir"):
             parts.append(_parallel_section(step_name, step))
-    parts.append("</body></html>\n")
+    parts.append(f"{ZOOM_SCRIPT}</body></html>\n")
     return "".join(parts)
 
 
@@ -122,8 +123,8 @@ def _throughput_svg(bars: list[Bar]) -> str:
     top = max(rates) or 1.0
     w, h, left = 1100, 160, 120
     column = (w - left - 10) / buckets
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-             'font-family="sans-serif" font-size="12">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="zoomable" width="{w}" '
+             f'height="{h}" font-family="sans-serif" font-size="12">']
     for i, rate in enumerate(rates):
         tall = rate / top * (h - 40)
         parts.append(f'<rect x="{left + i * column:.1f}" y="{h - 20 - tall:.1f}" '
@@ -175,8 +176,8 @@ def _lines_svg(series: dict[str, list[tuple[float, float, float]]], colours: dic
                column: int, unit: str, span: float) -> str:
     w, h, left = 1100, 160, 120
     top = max(p[column] for points in series.values() for p in points) or 1.0
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-             'font-family="sans-serif" font-size="12">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="zoomable" width="{w}" '
+             f'height="{h}" font-family="sans-serif" font-size="12">']
     for name, points in sorted(series.items()):
         coords = " ".join(f"{left + p[0] / span * (w - left - 10):.1f},"
                           f"{h - 20 - p[column] / top * (h - 40):.1f}" for p in points)

@@ -25,6 +25,30 @@ COLOURS = {"Succeeded": "#4c9a2a", "Failed": "#d62728", "Timeout": "#ff7f0e",
 LANE_HEIGHT = 22
 LEFT = 120
 WIDTH = 1100
+# Zoom (mouse wheel) and pan (drag) along the time axis of every ``svg.zoomable``, reset by a
+# double click; inline, so the page works offline.
+ZOOM_SCRIPT = """<script>
+document.querySelectorAll('svg.zoomable').forEach(function (s) {
+  var w = +s.getAttribute('width'), h = +s.getAttribute('height'), v = {x: 0, w: w}, d = null;
+  function set() { s.setAttribute('viewBox', v.x + ' 0 ' + v.w + ' ' + h); }
+  function clamp() {
+    v.w = Math.min(w, Math.max(w / 1000, v.w)); v.x = Math.min(w - v.w, Math.max(0, v.x));
+  }
+  s.setAttribute('preserveAspectRatio', 'none'); s.style.cursor = 'grab'; set();
+  s.addEventListener('wheel', function (e) {
+    e.preventDefault();
+    var r = s.getBoundingClientRect(), f = (e.clientX - r.left) / r.width, at = v.x + f * v.w;
+    v.w *= e.deltaY < 0 ? 0.8 : 1.25; v.x = at - f * v.w; clamp(); set();
+  }, {passive: false});
+  s.addEventListener('mousedown', function (e) { d = {x: e.clientX, vx: v.x}; });
+  window.addEventListener('mousemove', function (e) {
+    if (!d) return;
+    v.x = d.vx - (e.clientX - d.x) * v.w / s.getBoundingClientRect().width; clamp(); set();
+  });
+  window.addEventListener('mouseup', function () { d = null; });
+  s.addEventListener('dblclick', function () { v = {x: 0, w: w}; set(); });
+});
+</script>"""
 DENSE_ATTEMPTS = 3_000  # above it, attempts are drawn per worker and time bucket
 BUCKETS = 400
 
@@ -121,7 +145,8 @@ def render_html(bars: list[Bar], title: str,
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif}}"
             "td,th{padding:2px 10px;text-align:right}</style></head><body>"
-            f"<h2>{html.escape(title)}</h2>{render_body(bars, utilisation)}</body></html>\n")
+            f"<h2>{html.escape(title)}</h2>{render_body(bars, utilisation)}{ZOOM_SCRIPT}"
+            "</body></html>\n")
 
 
 def render_body(bars: list[Bar], utilisation: dict[str, str] | None = None) -> str:
@@ -134,8 +159,8 @@ def render_body(bars: list[Bar], utilisation: dict[str, str] | None = None) -> s
     span = max((bar.start + bar.seconds for bar in bars), default=0.0) or 1.0
     scale = (WIDTH - LEFT - 10) / span
     height = LANE_HEIGHT * len(processes) + 44
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-             'font-family="sans-serif" font-size="12">']
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="zoomable" width="{WIDTH}" '
+             f'height="{height}" font-family="sans-serif" font-size="12">']
     for name, i in lane.items():
         y = i * LANE_HEIGHT
         parts.append(f'<text x="4" y="{y + 15}">{html.escape(name)}</text>'
