@@ -10,6 +10,8 @@ import threading
 import time
 from typing import Any
 
+from rich.table import Table
+
 from mlpipe.cli.arguments import add_job_name, add_output_format, print_structured
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.cli.validate import file_problem
@@ -46,6 +48,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     add_job_name(show)
     _runs_dir_option(show)
     add_output_format(show)
+    show.add_argument("--mini-batches", action="store_true",
+                      help="list a parallel step's mini-batches: id, items, attempts, status, "
+                           "first line of the error")
+    show.add_argument("--step", metavar="STEP",
+                      help="the parallel step for --mini-batches (needed when there are several)")
+    show.add_argument("--failed", action="store_true",
+                      help="with --mini-batches: only those whose last attempt failed, timed out "
+                           "or returned fewer items than it was given")
     show.set_defaults(handler=show_job)
 
     listing = job.add_parser("list", help="list jobs, newest first")
@@ -251,10 +261,46 @@ def show_job(args: argparse.Namespace) -> int:
     if isinstance(found, int):
         return found
     _, record = found
+    if args.mini_batches or args.step or args.failed:
+        return _show_mini_batches(args, record)
     if args.output != "table":
         print_structured(record, args.output)
     else:
         print_job(record)
+    return 0
+
+
+def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
+    """``job show NAME --mini-batches [--step STEP] [--failed]``."""
+    from mlpipe.runtime.mini_batch_outcomes import read_outcomes  # noqa: PLC0415
+
+    if not args.mini_batches:
+        return _usage("--step and --failed go with --mini-batches")
+    steps = record.get("steps") or {}
+    parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
+    name = args.step or (parallel[0] if len(parallel) == 1 else None)
+    if name is None:
+        return _usage(f"job {record.get('name')!r} has {plural(len(parallel), 'parallel step')}"
+                      f"{': ' + ', '.join(parallel) if parallel else ''}; name one with --step")
+    if name not in parallel:
+        return _usage(f"--step {name!r} is not a parallel step of job {record.get('name')!r} "
+                      f"(parallel steps: {', '.join(parallel) or 'none'})")
+    outcomes = read_outcomes(steps[name].get("logs_dir") or "")
+    if args.failed:
+        outcomes = [outcome for outcome in outcomes if not outcome.ok]
+    if args.output != "table":
+        print_structured([vars(outcome) for outcome in outcomes], args.output)
+        return 0
+    table = Table("id", "items", "attempts", "status", "detail", "error", box=None)
+    for outcome in outcomes:
+        status = outcome.status if outcome.ok or outcome.status != "Succeeded" else (
+            f"Succeeded ({outcome.succeeded}/{outcome.items} items)")
+        table.add_row(outcome.id, str(outcome.items), str(outcome.attempts), status,
+                      outcome.detail, outcome.error)
+    console().print(table)
+    kind = "failed mini-batch" if args.failed else "mini-batch"
+    print(f"{plural(len(outcomes), kind)} in step {name} "
+          f"({steps[name].get('logs_dir')}/sys/job_report/processed_mini-batches.csv)")
     return 0
 
 
