@@ -79,6 +79,17 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         help="seconds to wait for the job to stop (default 120)")
     cancel.set_defaults(handler=cancel_job)
 
+    debug = job.add_parser("debug", help="run one mini-batch of a parallel step here, in the "
+                                         "foreground (the job's files are not changed)")
+    add_job_name(debug)
+    _runs_dir_option(debug)
+    debug.add_argument("--step", required=True, metavar="STEP", help="the parallel step")
+    debug.add_argument("--mini-batch", required=True, metavar="ID",
+                       help="the mini-batch id (mlpipe job show NAME --mini-batches lists them)")
+    debug.add_argument("--pdb", action="store_true",
+                       help="open the post-mortem debugger when init() or run() raises")
+    debug.set_defaults(handler=debug_job)
+
 
 def _runs_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir",
@@ -254,6 +265,25 @@ def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]] | int:
     if record is None:
         return 1
     return store, record
+
+
+def debug_job(args: argparse.Namespace) -> int:
+    """``mlpipe job debug``: 0 when run() returned, 1 when the user's code raised."""
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    from mlpipe.jobs.debug import debug_mini_batch  # noqa: PLC0415 - the runtime on demand
+
+    _, record = found
+    try:
+        return debug_mini_batch(record, args.step, args.mini_batch, post_mortem=args.pdb,
+                                echo=lambda line: print(line, flush=True))
+    except ValidationError as error:
+        _err(f"job {args.name!r}: its pipeline no longer compiles:\n{error}")
+        return 1
+    except MlpipeError as error:
+        _err(str(error))
+        return 1
 
 
 def show_job(args: argparse.Namespace) -> int:

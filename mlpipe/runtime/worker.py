@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 import mlpipe.runtime.entry_script as entry_script_module
+from mlpipe.data.minibatch import MiniBatch
 from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
@@ -231,7 +232,7 @@ class WorkerRuntime:
             self.module = _import_script(config.entry_script_path)
         except BaseException as error:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, ...
             raise InitError(f"{LOAD_FAILED} {config.entry_script}: {_describe(error)}",
-                            self._traceback(error)) from None
+                            self.user_traceback(error)) from None
         finally:
             _flush_std()
         run = getattr(self.module, "run", None)
@@ -248,7 +249,7 @@ class WorkerRuntime:
             if callable(init):
                 init()
         except BaseException as error:  # noqa: BLE001 - SystemExit from argparse included
-            raise InitError(_describe(error), self._traceback(error)) from None
+            raise InitError(_describe(error), self.user_traceback(error)) from None
         finally:
             _flush_std()
 
@@ -280,11 +281,10 @@ class WorkerRuntime:
                 data = self._load(mini_batch)
             except Exception as error:  # noqa: BLE001
                 return self._failed(task, total, start_wall, start, cpu, 0.0, "DataError",
-                                    _describe(error), self._traceback(error))
+                                    _describe(error), self.user_traceback(error))
             if mini_batch.items is None:
                 total = len(data)
-            args: tuple[Any, ...] = (data,) if not self._pass_context else (data, MiniBatchContext(
-                dict(mini_batch.partition_key_value or {}), mini_batch.index, mini_batch.id))
+            args = self._arguments(mini_batch, data)
             phases = self.phases
             run_start = time.perf_counter()
             if phases is not None:
@@ -298,7 +298,7 @@ class WorkerRuntime:
                 if phases is not None:
                     phases.note(task.task_id, RESULT, run_start - start, run_seconds)
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
-                                    _describe(error), self._traceback(error))
+                                    _describe(error), self.user_traceback(error))
             run_seconds = time.perf_counter() - run_start
             if phases is not None:
                 phases.note(task.task_id, RESULT, run_start - start, run_seconds)
@@ -333,6 +333,19 @@ class WorkerRuntime:
         finally:
             _flush_std()
 
+    def call(self, mini_batch: MiniBatch) -> Any:
+        """Load ``mini_batch`` and return what run() returns, as :meth:`run_task` calls it,
+        but letting whatever the user's code raises propagate (``mlpipe job debug``)."""
+        assert self._load is not None and self._run is not None, "start() first"
+        data = self._load(mini_batch)
+        return self._run(*self._arguments(mini_batch, data))
+
+    def _arguments(self, mini_batch: MiniBatch, data: Any) -> tuple[Any, ...]:
+        if not self._pass_context:
+            return (data,)
+        return (data, MiniBatchContext(dict(mini_batch.partition_key_value or {}),
+                                       mini_batch.index, mini_batch.id))
+
     def _failed(self, task: Task, total: int, start_wall: float, start: float, cpu: float,
                 run_seconds: float, category: str, message: str,
                 traceback_text: str | None) -> TaskResult:
@@ -341,7 +354,8 @@ class WorkerRuntime:
             time.process_time() - cpu, run_seconds, category, message, traceback_text,
         )
 
-    def _traceback(self, error: BaseException) -> str:
+    def user_traceback(self, error: BaseException) -> str:
+        """The traceback of ``error`` from the user's first frame, at the user's files."""
         return self._user_paths(_user_traceback(error))
 
     def _user_paths(self, text: str) -> str:
@@ -397,10 +411,14 @@ def _wants_context(run: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or (len(positional) == 1 and varargs)
 
 
+_MLPIPE_DIR = str(Path(__file__).resolve().parents[1])
+
+
 def _user_traceback(error: BaseException) -> str:
-    """The traceback of ``error`` without mlpipe's own calling frame on top."""
+    """The traceback of ``error`` without mlpipe's own calling frames on top."""
     tb = error.__traceback__
-    if tb is not None and tb.tb_frame.f_code.co_filename == __file__ and tb.tb_next is not None:
+    while tb is not None and tb.tb_next is not None and \
+            str(Path(tb.tb_frame.f_code.co_filename).resolve()).startswith(_MLPIPE_DIR):
         tb = tb.tb_next
     return "".join(traceback.format_exception(type(error), error, tb))
 

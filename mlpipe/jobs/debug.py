@@ -1,0 +1,103 @@
+"""``mlpipe job debug``: one mini-batch of a job's parallel step, in this process.
+
+The step's entry script runs as a worker runs it (:class:`~mlpipe.runtime.worker.WorkerRuntime`:
+the job's code snapshot, ``sys.argv``, environment variables, working directory,
+``init()``, then ``run()``, then ``shutdown()``), in the foreground, so ``breakpoint()``
+works and ``pdb`` can open on the user's exception. Nothing of the job changes: the
+worker's logs, output folder (``AZUREML_BI_OUTPUT_PATH``) and working folder are in a
+scratch folder named on the console.
+"""
+
+from __future__ import annotations
+
+import os
+import pdb
+import pprint
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mlpipe.compiler import compile_pipeline
+from mlpipe.errors import MlpipeError
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
+from mlpipe.wording import plural
+
+Echo = Callable[[str], None]
+
+
+class DebugError(MlpipeError, ValueError):
+    """The job, step or mini-batch to debug cannot be found or prepared."""
+
+
+def debug_mini_batch(record: dict[str, Any], step_name: str, mini_batch_id: str, *,
+                     post_mortem: bool = False, echo: Echo = print) -> int:
+    """Run ``mini_batch_id`` of ``step_name`` of the job ``record`` (its ``job.json``);
+    0 when run() returned (its value is printed), 1 when init() or run() raised."""
+    step = _step(record, step_name)
+    from mlpipe.data import iter_mini_batches  # noqa: PLC0415 - pandas/pyarrow on demand
+
+    mini_batch = next((mb for mb in iter_mini_batches(step) if mb.id == mini_batch_id), None)
+    if mini_batch is None:
+        raise DebugError(f"step {step_name!r} has no mini-batch {mini_batch_id!r} "
+                         f"(list them: mlpipe job show {record.get('name')} --step {step_name} "
+                         "--mini-batches)")
+    scratch = Path(tempfile.mkdtemp(prefix=f"mlpipe-debug-{record.get('name')}-{step_name}-"))
+    echo(f"debug: mini-batch {mini_batch_id} of step {step_name} "
+         f"({plural(mini_batch.items, 'item') if mini_batch.items is not None else '? items'}); "
+         f"scratch folder: {scratch}")
+    config = WorkerConfig(
+        code_dir=step.snapshot_dir, entry_script=step.entry_script,
+        logs_dir=str(scratch / "logs"), output_dir=str(scratch / "outputs"),
+        working_root=str(scratch / "working"), program_arguments=tuple(step.program_arguments),
+        environment_variables=step.environment_variables, logging_level=step.logging_level,
+        capture_output=False, source_dir=step.code_dir)
+    (scratch / "outputs").mkdir(parents=True)
+    runtime = WorkerRuntime(config, WorkerInfo(0, "debug"))
+    cwd = os.getcwd()
+    try:
+        try:
+            runtime.start()
+        except InitError as error:
+            echo((error.traceback or str(error)).rstrip())
+            return 1
+        try:
+            value = runtime.call(mini_batch)
+        except BaseException as error:  # noqa: BLE001 - shown as the user's code raised it
+            echo(runtime.user_traceback(error).rstrip())
+            if post_mortem:
+                pdb.post_mortem(error.__traceback__)
+            return 1
+        echo("run() returned:")
+        echo(pprint.pformat(value))
+        return 0
+    finally:
+        problem = runtime.stop()
+        if problem:
+            echo(f"shutdown() raised:\n{problem.rstrip()}")
+        os.chdir(cwd)
+        sys.stdout.flush()
+
+
+def _step(record: dict[str, Any], step_name: str) -> ParallelStep:
+    source = record.get("source")
+    if not source or not Path(source).is_file():
+        raise DebugError(f"job {record.get('name')!r}: its pipeline file {source!r} is gone")
+    plan = compile_pipeline(source, runs_dir=str(Path(record["run_dir"]).parent),
+                            job_name=str(record["name"]))
+    steps = {step.name: step for step in plan.steps}
+    step = steps.get(step_name)
+    if not isinstance(step, ParallelStep):
+        parallel = [name for name, s in steps.items() if isinstance(s, ParallelStep)]
+        raise DebugError(f"job {record.get('name')!r} has no parallel step {step_name!r} "
+                         f"(parallel steps: {', '.join(parallel) or 'none'})")
+    if not Path(step.snapshot_dir).is_dir():
+        raise DebugError(f"step {step_name!r} has no code snapshot at {step.snapshot_dir} "
+                         "(it never started): run the job first")
+    return step
+
+
+__all__ = ["DebugError", "debug_mini_batch"]
