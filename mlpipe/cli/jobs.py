@@ -79,6 +79,24 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         help="seconds to wait for the job to stop (default 120)")
     cancel.set_defaults(handler=cancel_job)
 
+    rerun = job.add_parser("rerun", help="run a finished job again in place: all or some "
+                                         "steps, or only its failed mini-batches")
+    add_job_name(rerun)
+    _runs_dir_option(rerun)
+    rerun.add_argument("--failed-only", action="store_true",
+                       help="run again only the mini-batches whose last attempt failed, timed "
+                            "out or returned fewer items (and what they feed)")
+    rerun.add_argument("--step", dest="steps", action="append", default=[], metavar="STEP",
+                       help="a step to run again (repeatable; default: every step)")
+    rerun.add_argument("--set", dest="overrides", action="append", default=[],
+                       type=_override, metavar="KEY.PATH=VALUE",
+                       help="override a key of the pipeline, as job create --set")
+    rerun.add_argument("--backend", choices=("local", "dask"), default="local",
+                       help="where parallel steps run (default: local processes)")
+    rerun.add_argument("--no-progress", dest="progress", action="store_false",
+                       help="no progress bars")
+    rerun.set_defaults(handler=rerun_job)
+
     debug = job.add_parser("debug", help="run one mini-batch of a parallel step here, in the "
                                          "foreground (the job's files are not changed)")
     add_job_name(debug)
@@ -144,7 +162,10 @@ def create_job(args: argparse.Namespace) -> int:
         started.append(submission)
         decision = submission.decision
         print(f"job: {decision.name}")
-        if decision.resuming:
+        if decision.action == "rerun":
+            print(f"rerunning job {decision.name} in place (attempt {decision.attempt}): "
+                  f"{', '.join(args.rerun_steps)}")
+        elif decision.resuming:
             status = (decision.previous or {})["status"]
             print(f"resuming the {status} job {decision.name}: completed steps are kept "
                   f"(attempt {decision.attempt})")
@@ -160,7 +181,8 @@ def create_job(args: argparse.Namespace) -> int:
         submission = submit(args.file, runs_dir=args.runs_dir, name=args.name,
                             overrides=tuple(args.overrides), backend=args.backend,
                             progress=args.progress, cancel=cancel, on_start=on_start,
-                            echo=lambda line: print(line, flush=True), on_compiled=warn)
+                            echo=lambda line: print(line, flush=True), on_compiled=warn,
+                            rerun_of=getattr(args, "rerun_of", None))
     except SubmitUsageError as exc:
         return _usage(str(exc))
     except NotAPipelineError as exc:
@@ -265,6 +287,29 @@ def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]] | int:
     if record is None:
         return 1
     return store, record
+
+
+def rerun_job(args: argparse.Namespace) -> int:
+    """``mlpipe job rerun``: 0 when the rerun completed (or had nothing to do), else 1."""
+    from mlpipe.jobs.rerun import RerunUsageError, plan_rerun  # noqa: PLC0415
+
+    store, code = _store_for(args)
+    if store is None:
+        return code
+    try:
+        previous, steps = plan_rerun(store, args.name, failed_only=args.failed_only,
+                                     steps=args.steps)
+    except RerunUsageError as error:
+        return _usage(str(error))
+    except (JobNotFound, MlpipeError) as error:
+        _err(str(error).strip("'\""))
+        return 1
+    if not steps:
+        print(f"job {args.name}: nothing to rerun (no mini-batch failed"
+              f"{' in ' + ', '.join(args.steps) if args.steps else ''})")
+        return 0
+    args.file, args.rerun_of, args.rerun_steps = previous.get("source"), previous, steps
+    return create_job(args)
 
 
 def debug_job(args: argparse.Namespace) -> int:

@@ -54,12 +54,12 @@ class Decision:
     """How the job starts: its ``name``, the ``action`` taken and the earlier record."""
 
     name: str
-    action: str  # "new" or "resume"
-    previous: Mapping[str, Any] | None = None  # the record of the job resumed
+    action: str  # "new", "resume" or "rerun"
+    previous: Mapping[str, Any] | None = None  # the record of the job resumed or rerun
 
     @property
     def resuming(self) -> bool:
-        return self.action == "resume"
+        return self.action in ("resume", "rerun")
 
     @property
     def attempt(self) -> int:
@@ -94,6 +94,7 @@ def submit(
     max_workers: int | None = None,
     on_compiled: Callable[[ExecutionPlan], None] | None = None,
     on_start: Callable[[Submission], None] | None = None,
+    rerun_of: Mapping[str, Any] | None = None,
 ) -> Submission:
     """Name, decide, compile, check and run one pipeline job; the result is on the
     returned :class:`Submission`.
@@ -101,7 +102,9 @@ def submit(
     ``source`` is a pipeline YAML path or pipeline data already loaded (the SDK's).
     ``on_compiled(plan)`` is called as soon as the pipeline compiled (to show its
     warnings), ``on_start(submission)`` once everything is checked, just before the
-    first step starts. Raises before anything runs: :class:`SubmitUsageError` (runs
+    first step starts. ``rerun_of`` is the record a rerun resumes from
+    (:func:`mlpipe.jobs.rerun.plan_rerun`): the job ``name`` runs again in place. Raises
+    before anything runs: :class:`SubmitUsageError` (runs
     folder, job name), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
     pipeline), :class:`~mlpipe.compiler.OverrideSyntaxError`,
     :class:`~mlpipe.jobs.preflight.RemoteAssetsError`, :class:`JobConflictError`
@@ -117,7 +120,8 @@ def submit(
     problem = check_job_name(name)
     if problem:
         raise SubmitUsageError(problem)
-    decision = decide(store, name, mode)
+    decision = Decision(name, "rerun", rerun_of) if rerun_of is not None else \
+        decide(store, name, mode)
     plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
                             overrides=tuple(overrides))
     if on_compiled is not None:
