@@ -83,3 +83,56 @@ def test_a_running_job_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(record))
     refused = run_cli("job", "rerun", "flaky", "--runs-dir", str(runs), "--failed-only")
     assert refused.returncode == 1 and "still running" in refused.stderr
+
+
+def test_a_rerun_killed_with_kill_9_resumes_with_every_row_once(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from .test_jobs_create import write
+
+    project = tmp_path / "p"
+    names = [f"f{index:02d}" for index in range(40)]
+    for name in names:
+        write(project / "data" / f"{name}.txt", f"{name}\n")
+    yaml = flaky_pipeline(tmp_path / "base")  # the same pipeline, over 40 files, run() slower
+    write(project / "pipeline.yml", yaml.read_text().replace(str(tmp_path / "base"), str(project)))
+    write(project / "src" / "score.py", """\
+        import os, time
+
+        def init():
+            pass
+
+        def run(mini_batch):
+            if not os.path.exists(os.environ["GATE"]):
+                raise RuntimeError("not ready")
+            time.sleep(0.1)
+            names = [os.path.basename(path) for path in mini_batch]
+            with open(os.environ["SEEN_LOG"], "a") as fh:
+                fh.write("".join(name + "\\n" for name in names))
+            return names
+        """)
+    runs = tmp_path / "runs"
+    first = run_cli("job", "create", "--file", str(project / "pipeline.yml"), "--runs-dir",
+                    str(runs), "--name", "slow", "--no-progress")
+    assert first.returncode == 1
+    (project / "gate").touch()
+    seen = project / "seen.log"
+    rerun = subprocess.Popen(
+        [sys.executable, "-m", "mlpipe", "job", "rerun", "slow", "--runs-dir", str(runs),
+         "--failed-only", "--no-progress"], start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    deadline = time.monotonic() + 120
+    while not (seen.exists() and len(seen.read_text().split()) >= 10):
+        assert time.monotonic() < deadline and rerun.poll() is None, "the rerun never got going"
+        time.sleep(0.05)
+    os.killpg(rerun.pid, signal.SIGKILL)
+    rerun.wait(30)
+    again = run_cli("job", "rerun", "slow", "--runs-dir", str(runs), "--failed-only",
+                    "--no-progress")
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = (runs / "slow" / "score" / "outputs" / "rows" / "parallel_run_step.txt")
+    assert rows.read_text().splitlines() == [f"{name}.txt" for name in names]
