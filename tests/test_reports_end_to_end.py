@@ -15,9 +15,9 @@ import pytest
 from mlpipe.frozen import freeze
 from mlpipe.plan import PlanInput, PrsOptions
 from mlpipe.runtime import run_parallel_step
-from mlpipe.runtime.job_report import PROCESSED_COLUMNS
-from mlpipe.runtime.perf import NODE_COLUMNS
-from mlpipe.runtime.progress import ProgressDisplay
+from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
+from mlpipe.runtime.reports.perf import NODE_COLUMNS
+from mlpipe.runtime.reports.progress_bar import ProgressDisplay
 from mlpipe.runtime.records import StepObserver
 
 from .runtime_support import LOADER, file_mini_batches, make_step

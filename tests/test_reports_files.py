@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 from mlpipe.plan import PrsOptions
-from mlpipe.runtime.job_report import PROCESSED_COLUMNS
+from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
 from mlpipe.runtime.records import ThresholdBreach, WorkerInfo
-from mlpipe.runtime.reports import StepReports
+from mlpipe.runtime.reports.observer import StepReports
 
 from .reports_support import T0, TRACEBACK, W0, W1, attempt, make_step, summary
 

@@ -10,9 +10,9 @@ from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
-from mlpipe.runtime.job_html import write_job_report
-from mlpipe.runtime.job_report import PROCESSED_COLUMNS
-from mlpipe.runtime.task_stream import write_task_stream
+from mlpipe.runtime.reports.html import write_job_report
+from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
+from mlpipe.runtime.reports.task_stream import write_task_stream
 
 from .conftest import run_cli
 from .test_jobs_create import flaky_pipeline

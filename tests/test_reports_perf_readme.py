@@ -10,10 +10,10 @@ import time
 from pathlib import Path
 
 from mlpipe.runtime.counters import StepCounters
-from mlpipe.runtime.overview import ProgressOverview
-from mlpipe.runtime.perf import NODE_COLUMNS, PROCESS_COLUMNS
+from mlpipe.runtime.reports.overview import ProgressOverview
+from mlpipe.runtime.reports.perf import NODE_COLUMNS, PROCESS_COLUMNS
 from mlpipe.runtime.records import WorkerInfo
-from mlpipe.runtime.reports import StepReports
+from mlpipe.runtime.reports.observer import StepReports
 
 from .reports_support import T0, W0, attempt, make_step, summary
 

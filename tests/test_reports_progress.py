@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mlpipe.runtime.progress import ProgressDisplay
+from mlpipe.runtime.reports.progress_bar import ProgressDisplay
 
 from .reports_support import T0, W0, W1, attempt, make_step, summary
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mlpipe.runtime.task_stream import main, read_bars, write_task_stream
+from mlpipe.runtime.reports.task_stream import main, read_bars, write_task_stream
 
 from .test_reports_files import run_retry_and_timeout
 

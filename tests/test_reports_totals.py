@@ -19,7 +19,7 @@ from mlpipe.data.batches import count_mini_batches, iter_mini_batches
 from mlpipe.frozen import freeze
 from mlpipe.plan import PlanInput
 from mlpipe.runtime import run_parallel_step
-from mlpipe.runtime.progress import ProgressDisplay
+from mlpipe.runtime.reports.progress_bar import ProgressDisplay
 
 from .conftest import REPO, run_cli
 from .runtime_support import make_step

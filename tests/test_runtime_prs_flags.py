@@ -13,7 +13,7 @@ import pytest
 from mlpipe.frozen import freeze
 from mlpipe.plan import PrsOptions
 from mlpipe.runtime import run_parallel_step
-from mlpipe.runtime.reports import parent_logs_dir
+from mlpipe.runtime.reports.observer import parent_logs_dir
 from mlpipe.runtime.timeouts import progress_update_timeout
 
 from .compiler_helpers import PARALLEL_STEP, compile_result, make_project, pipeline

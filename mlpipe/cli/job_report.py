@@ -22,7 +22,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def report_job(args: argparse.Namespace) -> int:
-    from mlpipe.runtime.job_html import write_job_report  # noqa: PLC0415
+    from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
 
     name = args.name or args.name_option
     if not name or (args.name and args.name_option and args.name != args.name_option):

@@ -220,7 +220,7 @@ def create_job(args: argparse.Namespace) -> int:
 def _print_report(run_dir: str | os.PathLike[str]) -> None:
     """Write ``<run>/report.html`` and say where it is (a report that cannot be written
     is a warning: the job's own result stands)."""
-    from mlpipe.runtime.job_html import write_job_report  # noqa: PLC0415
+    from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
 
     try:
         print(f"report:     {write_job_report(run_dir)}", flush=True)

@@ -44,7 +44,7 @@ from mlpipe.runtime import default_concurrency
 from mlpipe.runtime.backends.dask_cluster import job_cluster
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import StepSummary
-from mlpipe.runtime.report_files import report_files
+from mlpipe.runtime.reports.files import report_files
 from mlpipe.runtime.textio import write_text
 from mlpipe.version import __version__
 

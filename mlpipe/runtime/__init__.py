@@ -161,14 +161,14 @@ def _data_errors() -> tuple[type[BaseException], ...]:
 
 def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[StepObserver]:
     """The report writers of mlpipe.runtime.reports and, when asked, the progress display."""
-    from mlpipe.runtime.reports import StepReports  # noqa: PLC0415
-    from mlpipe.runtime.resource_samples import ResourceSampler  # noqa: PLC0415
+    from mlpipe.runtime.reports.observer import StepReports  # noqa: PLC0415
+    from mlpipe.runtime.reports.resource_samples import ResourceSampler  # noqa: PLC0415
 
     observers: list[StepObserver] = [StepReports(step, resume=resume)]
     if step.prs.resource_monitor_interval > 0:  # 0 turns resource monitoring off
         observers.append(ResourceSampler(step))
     if progress:
-        from mlpipe.runtime.progress import ProgressDisplay  # noqa: PLC0415
+        from mlpipe.runtime.reports.progress_bar import ProgressDisplay  # noqa: PLC0415
 
         observers.append(ProgressDisplay(step))
     return observers

@@ -1,6 +1,6 @@
 """Each mini-batch's attempts, read back from ``sys/job_report/processed_mini-batches.csv``.
 
-The job report CSV (written by :mod:`mlpipe.runtime.job_report`) has one row per
+The job report CSV (written by :mod:`mlpipe.runtime.reports.job_report`) has one row per
 attempt; :func:`read_outcomes` folds them into one :class:`MiniBatchOutcome` per
 mini-batch id, in the order the ids first appear, for ``mlpipe job show --mini-batches``.
 """
@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlpipe.runtime.job_report import PROCESSED_COLUMNS
+from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
 
 PROCESSED_CSV = Path("sys") / "job_report" / "processed_mini-batches.csv"
 

@@ -18,8 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mlpipe.runtime.resource_samples import MACHINE, samples_path
-from mlpipe.runtime.task_stream import (
+from mlpipe.runtime.reports.resource_samples import MACHINE, samples_path
+from mlpipe.runtime.reports.task_stream import (
     ZOOM_SCRIPT,
     Bar,
     describe_detail,

@@ -1,9 +1,9 @@
 """``logs/sys/perf/samples.csv``: CPU and memory of the machine and of every worker process,
 sampled by the driver twice a second, whatever ``--resource_monitor_interval`` (which
-still governs the ``sys/perf/<node>/*.csv`` files of :mod:`mlpipe.runtime.perf`; 0 turns
+still governs the ``sys/perf/<node>/*.csv`` files of :mod:`mlpipe.runtime.reports.perf`; 0 turns
 both off).
 
-The job report (:mod:`mlpipe.runtime.job_html`) draws them, so a step of a few seconds
+The job report (:mod:`mlpipe.runtime.reports.html`) draws them, so a step of a few seconds
 has a picture too. A long step keeps the file bounded: every ``THIN_AFTER`` samples the
 interval doubles.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import psutil
 
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.job_report import process_label
+from mlpipe.runtime.reports.job_report import process_label
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 
 SAMPLE_SECONDS = 0.5

@@ -5,7 +5,7 @@ its end, coloured by status (hover a bar for the mini-batch, attempt and error),
 above a small table per process: attempts, busy seconds, utilisation. The page is
 a single self-contained HTML file with inline SVG (no JavaScript, no network).
 
-    python -m mlpipe.runtime.task_stream <step>/logs   # writes logs/sys/task_stream.html
+    python -m mlpipe.runtime.reports.task_stream <step>/logs   # writes logs/sys/task_stream.html
 """
 
 from __future__ import annotations
@@ -296,8 +296,8 @@ def write_task_stream(logs_dir: str | Path, out: str | Path | None = None) -> Pa
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if len(args) not in (1, 2):
-        print("usage: python -m mlpipe.runtime.task_stream <step logs folder> [output.html]",
-              file=sys.stderr)
+        print("usage: python -m mlpipe.runtime.reports.task_stream <step logs folder> "
+              "[output.html]", file=sys.stderr)
         return 2
     try:
         path = write_task_stream(*args)

@@ -1,0 +1,15 @@
+"""What a parallel step leaves for a person to read, one module per report.
+
+``observer`` (:class:`StepReports`, the observer that writes them all), ``job_result``
+(``logs/job_result.txt``), ``job_report`` (the ``sys/job_report`` CSVs), ``overview``
+(the progress overview), ``perf`` (resource usage), ``task_stream`` (the task-stream
+page), ``readme`` (``logs/readme.txt``), ``driver_log`` (``master_role.txt``),
+``progress_bar`` (the console bar), ``html`` (the job's ``report.html``), ``files`` (the
+report paths a run result lists) and ``resource_samples`` (CPU and memory over time).
+"""
+
+from __future__ import annotations
+
+from mlpipe.runtime.reports.observer import StepReports, parent_logs_dir
+
+__all__ = ["StepReports", "parent_logs_dir"]
