@@ -12,11 +12,11 @@ the driver waits on all sockets and process exit handles (pidfd) at once.
 A worker is a fresh interpreter started like loky starts its workers (exec of
 ``sys.executable``, the parent's ``sys.path``, no re-import of ``__main__``, so
 no ``if __name__ == "__main__"`` guard is needed), but it imports only
-``mlpipe.runtime.worker``: loky's own bootstrap imports joblib (and numpy) in
-every worker, which costs about half a second of CPU per start and per
-replacement. Tasks go out in small per-worker batches and a few are kept queued
-per worker (fewer for slow tasks), so a mini-batch costs one pickled message
-each way and no per-task process work.
+:mod:`.local_worker` (its side of the socket) and ``mlpipe.runtime.worker``: loky's
+own bootstrap imports joblib (and numpy) in every worker, which costs about half a
+second of CPU per start and per replacement. Tasks go out in small per-worker
+batches and a few are kept queued per worker (fewer for slow tasks), so a
+mini-batch costs one pickled message each way and no per-task process work.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ from dataclasses import replace
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
+from mlpipe.runtime.backends import local_worker
 from mlpipe.runtime.backends.base import (
     BackendEvent,
     TaskDone,
@@ -45,77 +46,20 @@ from mlpipe.runtime.backends.base import (
     WorkerStopped,
 )
 from mlpipe.runtime.backends.queueing import QueueingBackend
-from mlpipe.runtime.phases import PhaseWriter, phase_file
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
-from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
-
-
-def main(fd: int) -> None:
-    """Entry point of a worker process: ``fd`` is its end of the socket to the driver."""
-    os.set_inheritable(fd, False)
-    conn = Connection(fd)
-    config, worker = conn.recv()
-    serve(conn, config, worker)
-
-
-def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
-    """Body of a worker process: init, then run tasks from ``conn`` until told to stop.
-
-    When the driver is gone (its end of the socket closed), the worker calls
-    shutdown() and exits quietly.
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
-    runtime = WorkerRuntime(config, worker)
-    runtime.phases = PhaseWriter(phase_file(config.working_root, worker.node_name, worker.process))
-    try:
-        runtime.start()
-    except InitError as error:
-        _send_quietly(conn, ("init_failed", str(error), error.traceback))
-        return
-    try:
-        conn.send(("ready", os.getpid()))
-        _serve_tasks(conn, runtime)
-    except (EOFError, OSError):  # the driver is gone
-        runtime.stop()
-
-
-def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
-    queue: deque[Task] = deque()
-    stopping = False
-    while True:
-        if not queue:
-            stopping = _handle(conn.recv(), queue) or stopping
-        while conn.poll():
-            stopping = _handle(conn.recv(), queue) or stopping
-        if stopping:
-            returned = tuple(task.task_id for task in queue)
-            conn.send(("stopped", returned, runtime.stop()))
-            return
-        if queue:
-            conn.send(runtime.run_task(queue.popleft()))
-
-
-def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
-    with contextlib.suppress(OSError):
-        conn.send(message)
-
-
-def _handle(message: Any, queue: deque[Task]) -> bool:
-    if message[0] == "tasks":
-        queue.extend(message[1])
-        return False
-    return message[0] == "stop"
+from mlpipe.runtime.worker import WorkerConfig
 
 
 class WorkerProcess:
-    """A worker interpreter: ``python -c`` running :func:`main` on one end of a socketpair."""
+    """A worker interpreter: ``python -c`` running :func:`.local_worker.main` on one end of a
+    socketpair."""
 
     def __init__(self, config: WorkerConfig, worker: WorkerInfo):
         parent, child = socket.socketpair()
         paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
         code = (f"import sys; sys.path[:0] = {paths!r}; "
-                f"from mlpipe.runtime.backends.local import main; main({child.fileno()})")
+                f"from {local_worker.__name__} import main; main({child.fileno()})")
         self.popen = subprocess.Popen(  # its own process group: what run() starts ends with it
             [sys.executable, "-c", code], pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
             start_new_session=True,
@@ -380,4 +324,4 @@ def _exit_reason(worker: WorkerInfo, exitcode: int | None, killed: bool) -> str:
     return f"{who} exited unexpectedly with code {exitcode}"
 
 
-__all__ = ["LocalBackend", "serve"]
+__all__ = ["LocalBackend"]

@@ -1,0 +1,87 @@
+"""The worker side of the local backend: what runs inside each worker process.
+
+:class:`~mlpipe.runtime.backends.local.WorkerProcess` starts a fresh interpreter
+that imports this module (and, through it, :mod:`mlpipe.runtime.worker`) and calls
+:func:`main` on its end of a socket to the driver. The worker runs init(), then
+tasks in small batches, and answers with one message each:
+
+- ``("ready", pid)`` or ``("init_failed", message, traceback)`` after init();
+- a :class:`~mlpipe.runtime.tasks.TaskResult` per task;
+- ``("stopped", returned task ids, shutdown()'s traceback or None)`` after ``("stop",)``.
+
+The driver sends ``("tasks", [Task, ...])`` and ``("stop",)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections import deque
+from multiprocessing.connection import Connection
+from typing import Any
+
+from mlpipe.runtime.phases import PhaseWriter, phase_file
+from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.tasks import Task
+from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
+
+
+def main(fd: int) -> None:
+    """Entry point of a worker process: ``fd`` is its end of the socket to the driver."""
+    os.set_inheritable(fd, False)
+    conn = Connection(fd)
+    config, worker = conn.recv()
+    serve(conn, config, worker)
+
+
+def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
+    """Body of a worker process: init, then run tasks from ``conn`` until told to stop.
+
+    When the driver is gone (its end of the socket closed), the worker calls
+    shutdown() and exits quietly.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
+    runtime = WorkerRuntime(config, worker)
+    runtime.phases = PhaseWriter(phase_file(config.working_root, worker.node_name, worker.process))
+    try:
+        runtime.start()
+    except InitError as error:
+        _send_quietly(conn, ("init_failed", str(error), error.traceback))
+        return
+    try:
+        conn.send(("ready", os.getpid()))
+        _serve_tasks(conn, runtime)
+    except (EOFError, OSError):  # the driver is gone
+        runtime.stop()
+
+
+def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
+    queue: deque[Task] = deque()
+    stopping = False
+    while True:
+        if not queue:
+            stopping = _handle(conn.recv(), queue) or stopping
+        while conn.poll():
+            stopping = _handle(conn.recv(), queue) or stopping
+        if stopping:
+            returned = tuple(task.task_id for task in queue)
+            conn.send(("stopped", returned, runtime.stop()))
+            return
+        if queue:
+            conn.send(runtime.run_task(queue.popleft()))
+
+
+def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
+    with contextlib.suppress(OSError):
+        conn.send(message)
+
+
+def _handle(message: Any, queue: deque[Task]) -> bool:
+    if message[0] == "tasks":
+        queue.extend(message[1])
+        return False
+    return message[0] == "stop"
+
+
+__all__ = ["main", "serve"]
