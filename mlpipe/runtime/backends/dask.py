@@ -42,18 +42,13 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from mlpipe.runtime.backends.base import (
     BackendError,
     BackendEvent,
-    TaskDone,
-    TaskLost,
     TasksReturned,
     WorkerInitFailed,
-    WorkerLost,
-    WorkerStarted,
     WorkerStopped,
 )
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
@@ -459,14 +454,10 @@ class DaskBackend(QueueingBackend[_Slot]):
             self._completed.discard(future.key)
             slot.futures.pop(task_id, None)
             task = slot.tasks.pop(task_id, None)
-            if task_id in slot.queue:
-                slot.queue.remove(task_id)
-            slot.since = time.monotonic()
             result = results.get(future.key)
             if not isinstance(result, TaskResult):
                 result = _system_failure(task, task_id, future)
-            self._record_time(result.elapsed_seconds)
-            out.append(TaskDone(slot.info, result))
+            self._task_finished(slot, result, out)
             if slot.state == "stopping" and not slot.queue and slot.control is None:
                 self._stopped(slot, out)
         for future, (slot, kind, _) in controls:
@@ -530,12 +521,7 @@ class DaskBackend(QueueingBackend[_Slot]):
 
     def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
         if isinstance(value, tuple) and value and value[0] == "ready":
-            slot.info = replace(slot.info, pid=value[1])
-            out.append(WorkerStarted(slot.info, replaced=slot.replaced))
-            if self._stopping:
-                self._stop_slot(slot)
-            else:
-                slot.state = "ready"
+            self._worker_ready(slot, value[1], out)
             return
         if isinstance(value, tuple) and value and value[0] == "init_failed":
             message, text = value[1], value[2]
@@ -569,22 +555,9 @@ class DaskBackend(QueueingBackend[_Slot]):
         slot.queue.clear()
         slot.tasks.clear()
         slot.address = None
-        if was == "starting":
-            slot.state = "failed"
-            out.append(WorkerInitFailed(slot.info, reason,
-                                        f"{reason} before its init() finished\n"))
-            return
-        if lost is not None:
-            out.append(TaskLost(slot.info, lost, reason, since))
-        if rest:
-            out.append(TasksReturned(slot.info, rest))
-        out.append(WorkerLost(slot.info, reason, killed=slot.killed))
-        if self._stopping or was == "stopping":
-            slot.state = "ended"
-            return
-        slot.state = "waiting"
-        slot.replaced = True
-        slot.waiting_since = time.monotonic()
+        if self._worker_lost(slot, was, reason, lost, since, rest, out):
+            slot.state = "waiting"  # for a replacement process (_replace_lost)
+            slot.waiting_since = time.monotonic()
 
     def _running_when_lost(self, slot: _Slot, processing: set[str] | None) -> int | None:
         """The task a lost worker was running: its marker file says, else the scheduler.

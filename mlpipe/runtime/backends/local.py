@@ -37,12 +37,8 @@ from typing import Any
 from mlpipe.runtime.backends import local_worker
 from mlpipe.runtime.backends.base import (
     BackendEvent,
-    TaskDone,
-    TaskLost,
     TasksReturned,
     WorkerInitFailed,
-    WorkerLost,
-    WorkerStarted,
     WorkerStopped,
 )
 from mlpipe.runtime.backends.queueing import QueueingBackend
@@ -154,14 +150,17 @@ class LocalBackend(QueueingBackend[_Slot]):
         self._stopping = True
         for slot in self._slots:
             if slot.state == "ready":
-                self._send(slot, ("stop",))
-                slot.state = "stopping"
+                self._stop_slot(slot)
             elif slot.state == "starting":  # init() not done: nothing to shut down, no waiting
                 slot.killed = True
                 slot.process.kill()
                 slot.state = "ended"
                 self._forget(slot)
                 self._later.append(WorkerStopped(slot.info, None))
+
+    def _stop_slot(self, slot: _Slot) -> None:
+        self._send(slot, ("stop",))
+        slot.state = "stopping"
 
     def active_workers(self) -> int:
         return sum(slot.state in ("starting", "ready", "stopping") for slot in self._slots)
@@ -224,7 +223,7 @@ class LocalBackend(QueueingBackend[_Slot]):
             while conn.poll():
                 message = conn.recv()
                 if isinstance(message, TaskResult):
-                    self._task_done(slot, message, out)
+                    self._task_finished(slot, message, out)
                 else:
                     self._control(slot, message, out)
                 if slot.conn is None:
@@ -234,23 +233,10 @@ class LocalBackend(QueueingBackend[_Slot]):
                 self._died(slot, out)  # no pidfd on this system: the closed socket tells
             # otherwise the pidfd sentinel reports the death
 
-    def _task_done(self, slot: _Slot, result: TaskResult, out: list[BackendEvent]) -> None:
-        if slot.queue and slot.queue[0] == result.task_id:
-            slot.queue.popleft()
-        slot.since = time.monotonic()
-        self._record_time(result.elapsed_seconds)
-        out.append(TaskDone(slot.info, result))
-
     def _control(self, slot: _Slot, message: tuple[Any, ...], out: list[BackendEvent]) -> None:
         kind = message[0]
         if kind == "ready":
-            slot.info = replace(slot.info, pid=message[1])
-            if self._stopping:
-                self._send(slot, ("stop",))
-                slot.state = "stopping"
-            else:
-                slot.state = "ready"
-            out.append(WorkerStarted(slot.info, replaced=slot.replaced))
+            self._worker_ready(slot, message[1], out)
         elif kind == "init_failed":
             slot.state = "failed"
             self._forget(slot)
@@ -273,23 +259,11 @@ class LocalBackend(QueueingBackend[_Slot]):
         reason = _exit_reason(slot.info, process.exitcode, slot.killed)
         was = slot.state
         self._forget(slot)
-        if was == "starting":
-            slot.state = "failed"
-            out.append(WorkerInitFailed(slot.info, reason,
-                                        f"{reason} before its init() finished\n"))
-            return
-        if slot.queue:
-            out.append(TaskLost(slot.info, slot.queue[0], reason, slot.since))
-            rest = tuple(list(slot.queue)[1:])
-            if rest:
-                out.append(TasksReturned(slot.info, rest))
-            slot.queue.clear()
-        out.append(WorkerLost(slot.info, reason, killed=slot.killed))
-        if self._stopping or was == "stopping":
-            slot.state = "ended"
-            return
-        slot.replaced = True
-        self._spawn(slot)
+        queued = tuple(slot.queue)
+        slot.queue.clear()
+        if self._worker_lost(slot, was, reason, queued[0] if queued else None, slot.since,
+                             queued[1:], out):
+            self._spawn(slot)
 
     def _forget(self, slot: _Slot) -> None:
         if slot.conn is not None:

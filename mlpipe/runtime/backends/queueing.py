@@ -1,8 +1,10 @@
-"""Task queues shared by the local and Dask backends.
+"""Task queues and worker states shared by the local and Dask backends.
 
 Each worker gets a short queue of task ids (the oldest is the one running), sized from
 the moving average of task times: about ``queued_seconds`` of work queued behind each
 running task, at most ``max_depth`` tasks, one task at a time once tasks are slow.
+What a backend reports when a worker is ready, finishes a task or is lost is decided
+here once (:meth:`QueueingBackend._worker_ready`, ``_task_finished``, ``_worker_lost``).
 """
 
 from __future__ import annotations
@@ -11,12 +13,22 @@ import math
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Generic, Protocol, TypeVar
 
-from mlpipe.runtime.backends.base import Backend
+from mlpipe.runtime.backends.base import (
+    Backend,
+    BackendEvent,
+    TaskDone,
+    TaskLost,
+    TasksReturned,
+    WorkerInitFailed,
+    WorkerLost,
+    WorkerStarted,
+)
 from mlpipe.runtime.phases import TaskPhase, phase_file, read_phase
 from mlpipe.runtime.records import WorkerInfo
-from mlpipe.runtime.tasks import Task
+from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import WorkerConfig
 
 
@@ -27,6 +39,8 @@ class QueuedSlot(Protocol):
     state: str  # "ready" takes tasks; "stopping" still runs its queue
     queue: deque[int]  # submitted task ids, oldest (running) first
     since: float  # time.monotonic() when the running task started
+    killed: bool  # by Backend.kill
+    replaced: bool  # its worker replaces a lost one
 
 
 SlotT = TypeVar("SlotT", bound=QueuedSlot)
@@ -85,6 +99,54 @@ class QueueingBackend(Backend, Generic[SlotT]):
         else:
             self._depth = 1 + min(self.max_depth - 1,
                                   max(1, math.ceil(self.queued_seconds / max(self._average, 1e-6))))
+
+    def _stop_slot(self, slot: SlotT) -> None:
+        """Tell a ready worker to stop (finish its run(), return the rest, call shutdown())."""
+        raise NotImplementedError
+
+    def _worker_ready(self, slot: SlotT, pid: int, out: list[BackendEvent]) -> None:
+        """``slot``'s worker (process ``pid``) ran init(): report it; it takes tasks, or
+        stops at once when the backend is stopping."""
+        slot.info = replace(slot.info, pid=pid)
+        out.append(WorkerStarted(slot.info, replaced=slot.replaced))
+        if self._stopping:
+            self._stop_slot(slot)
+        else:
+            slot.state = "ready"
+
+    def _task_finished(self, slot: SlotT, result: TaskResult, out: list[BackendEvent]) -> None:
+        """``slot``'s worker reported ``result``: off its queue, into the average, reported."""
+        if result.task_id in slot.queue:
+            slot.queue.remove(result.task_id)
+        slot.since = time.monotonic()
+        self._record_time(result.elapsed_seconds)
+        out.append(TaskDone(slot.info, result))
+
+    def _worker_lost(self, slot: SlotT, was: str, reason: str, running: int | None,
+                     since: float | None, returned: tuple[int, ...],
+                     out: list[BackendEvent]) -> bool:
+        """Report that ``slot``'s worker (in state ``was``) is gone for ``reason``.
+
+        A worker still starting failed its init(); otherwise the task it was
+        ``running`` (started at ``since``) is lost, the ``returned`` ones never
+        started, and the worker is lost. True when it is to be replaced (not
+        stopping): ``slot.replaced`` is then set; else its state is final.
+        """
+        if was == "starting":
+            slot.state = "failed"
+            out.append(WorkerInitFailed(slot.info, reason,
+                                        f"{reason} before its init() finished\n"))
+            return False
+        if running is not None:
+            out.append(TaskLost(slot.info, running, reason, since))
+        if returned:
+            out.append(TasksReturned(slot.info, returned))
+        out.append(WorkerLost(slot.info, reason, killed=slot.killed))
+        if self._stopping or was == "stopping":
+            slot.state = "ended"
+            return False
+        slot.replaced = True
+        return True
 
     def _slot(self, worker: WorkerInfo) -> SlotT:
         for slot in self._slots:
