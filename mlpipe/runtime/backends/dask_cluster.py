@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 
 from mlpipe.plan import ExecutionPlan, ParallelStep
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute
+from mlpipe.runtime.concurrency import worker_names
 
 Say = Callable[[str], None]
 
@@ -24,8 +25,6 @@ Say = Callable[[str], None]
 def cluster_size(plan: ExecutionPlan, cores: int) -> int:
     """Worker processes for the job: the largest step's, or more (up to ``cores``) when
     several parallel steps could run at once."""
-    from mlpipe.runtime import worker_names  # noqa: PLC0415 - keeps this module light
-
     wanted = [len(worker_names(step)) for step in plan.steps if isinstance(step, ParallelStep)]
     if not wanted:
         return 0

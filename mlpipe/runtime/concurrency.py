@@ -1,0 +1,26 @@
+"""How many workers a parallel step runs, and their names (node and process)."""
+
+from __future__ import annotations
+
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.records import WorkerInfo
+
+
+def worker_names(step: ParallelStep) -> list[WorkerInfo]:
+    """``instance_count x max_concurrency_per_instance`` workers: nodes 0.., process000.. each."""
+    per_node = step.max_concurrency_per_instance or default_concurrency()
+    return [WorkerInfo(node, f"process{index:03d}")
+            for node in range(step.instance_count) for index in range(per_node)]
+
+
+def default_concurrency() -> int:
+    """The number of cores this process may use (affinity and cgroup limits included).
+
+    The one core count of mlpipe: the runtime's default workers and the job runner's
+    worker budget both come from here."""
+    from joblib.externals.loky import cpu_count  # noqa: PLC0415
+
+    return max(1, cpu_count())
+
+
+__all__ = ["default_concurrency", "worker_names"]

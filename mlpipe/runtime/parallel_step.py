@@ -1,0 +1,181 @@
+"""Running one parallel step: snapshot, folders, reports, the driver and the append_row file.
+
+:func:`run_parallel_step` is the runtime's public entry (re-exported by
+:mod:`mlpipe.runtime`); see docs/runtime.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from mlpipe.data.minibatch import MiniBatch
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.appendrow import append_row_target
+from mlpipe.runtime.backends import Backend, get_backend
+from mlpipe.runtime.concurrency import worker_names
+from mlpipe.runtime.faults import describe_fault
+from mlpipe.runtime.input_count import InputCounter
+from mlpipe.runtime.journal import Journal
+from mlpipe.runtime.records import StepObserver, StepSummary
+from mlpipe.runtime.results import RowFormat
+from mlpipe.runtime.snapshot import snapshot_code
+from mlpipe.runtime.worker import DEFAULT_LOADER, WorkerConfig
+from mlpipe.settings_file import append_row_csv_options
+
+
+def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
+                      observers: Sequence[StepObserver] = (), cancel: threading.Event | None = None,
+                      progress: bool = False, resume: bool = False,
+                      mini_batches: Iterable[MiniBatch] | None = None,
+                      loader: str = DEFAULT_LOADER) -> StepSummary:
+    """Run one parallel step and return its summary.
+
+    Snapshots ``step.code_dir`` into ``step.snapshot_dir``, creates the output
+    folders, runs every mini-batch on ``backend``'s workers, writes the
+    append_row file and the reports under ``step.logs_dir``. User-code failures,
+    thresholds, bad input data and ``cancel`` give a ``Failed``/``Canceled``
+    summary; nothing is raised for them. ``resume=True`` skips the mini-batches
+    recorded as succeeded in ``step.state_dir`` by an earlier run.
+
+    ``mini_batches`` replaces the data layer's listing (benchmarks, other fronts)
+    and ``loader`` (``"module:function"``) the function workers load them with.
+    """
+    snapshot_code(step.code_dir, step.snapshot_dir)
+    for output in step.outputs.values():
+        Path(output.folder).mkdir(parents=True, exist_ok=True)
+    Path(step.logs_dir).mkdir(parents=True, exist_ok=True)
+    Path(step.state_dir).mkdir(parents=True, exist_ok=True)
+    if not resume:  # a replacement worker adds to its predecessor's profile, a new run does not
+        shutil.rmtree(Path(step.logs_dir) / "sys" / "profile", ignore_errors=True)
+
+    all_observers = [*_report_observers(step, progress, resume), *observers]
+    if mini_batches is None:  # last: the others' step_started runs before the total arrives
+        all_observers.append(InputCounter(step, list(all_observers)))
+    logger = _driver_logger(all_observers)
+    data_errors = _data_errors()
+    setup_errors: tuple[type[BaseException], ...] = (ValueError, *data_errors)
+    try:
+        row_format = _row_format(step)
+        listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
+    except setup_errors as error:
+        now = datetime.now(timezone.utc)
+        summary = StepSummary(status="Failed", reason=str(error), started_at=now, ended_at=now)
+        logger.error("%s", error)
+        _finish(all_observers, summary, logger)
+        return summary
+
+    from mlpipe.runtime.driver import Driver  # noqa: PLC0415 - keeps `import mlpipe.runtime` light
+
+    config = WorkerConfig(
+        code_dir=step.snapshot_dir, entry_script=step.entry_script, logs_dir=step.logs_dir,
+        output_dir=output_dir(step), working_root=str(Path(step.state_dir) / "working"),
+        program_arguments=tuple(step.program_arguments),
+        environment_variables=step.environment_variables, logging_level=step.logging_level,
+        row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
+        source_dir=step.code_dir,
+    )
+    target = None
+    if step.append_row_to:
+        output = step.outputs[step.append_row_to]
+        target = append_row_target(output.path, output.is_file)
+    store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
+    driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
+                    observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
+    try:
+        summary = driver.run()
+        if target is not None:
+            try:
+                store.write(driver.order)
+            except OSError as error:  # the journal stays in the state folder for a resume
+                _failed(summary, f"cannot write the append_row file: {describe_fault(error)}")
+                logger.error("%s", summary.reason)
+            else:
+                summary.append_row_file = str(target)
+                logger.info("append_row: wrote %s", target)
+    finally:
+        store.close()
+    _finish(all_observers, summary, logger)
+    return summary
+
+
+def output_dir(step: ParallelStep) -> str:
+    """``AZUREML_BI_OUTPUT_PATH``: the append_row output's folder, else the first output's."""
+    if step.append_row_to and step.append_row_to in step.outputs:
+        return step.outputs[step.append_row_to].folder
+    for output in step.outputs.values():
+        return output.folder
+    path = Path(step.step_dir) / "outputs"
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+def _row_format(step: ParallelStep) -> RowFormat | None:
+    """How append_row writes rows (``None``: summary-only), from
+    parallel_run_step.settings.json."""
+    if not step.append_row_to:
+        return None
+    to_csv = append_row_csv_options(step.snapshot_dir)
+    return RowFormat(header=step.prs.append_row_dataframe_header, to_csv=to_csv)
+
+
+def _driver_logger(observers: Iterable[StepObserver]) -> logging.Logger:
+    """The first observer's ``logger`` (the reports' master_role log), else ``mlpipe.runtime``."""
+    for observer in observers:
+        logger = getattr(observer, "logger", None)
+        if isinstance(logger, logging.Logger):
+            return logger
+    return logging.getLogger("mlpipe.runtime")
+
+
+def _iter_mini_batches(step: ParallelStep) -> Iterable[MiniBatch]:
+    from mlpipe.data import iter_mini_batches  # noqa: PLC0415
+
+    return iter_mini_batches(step)
+
+
+def _data_errors() -> tuple[type[BaseException], ...]:
+    from mlpipe.data import DataError  # noqa: PLC0415
+
+    return (DataError,)
+
+
+def _report_observers(step: ParallelStep, progress: bool, resume: bool) -> list[StepObserver]:
+    """The report writers of mlpipe.runtime.reports and, when asked, the progress display."""
+    from mlpipe.runtime.reports.observer import StepReports  # noqa: PLC0415
+    from mlpipe.runtime.reports.resource_samples import ResourceSampler  # noqa: PLC0415
+
+    observers: list[StepObserver] = [StepReports(step, resume=resume)]
+    if step.prs.resource_monitor_interval > 0:  # 0 turns resource monitoring off
+        observers.append(ResourceSampler(step))
+    if progress:
+        from mlpipe.runtime.reports.progress_bar import ProgressDisplay  # noqa: PLC0415
+
+        observers.append(ProgressDisplay(step))
+    return observers
+
+
+def _finish(observers: Sequence[StepObserver], summary: StepSummary,
+            logger: logging.Logger) -> None:
+    """Tell every observer the step ended; one that fails makes the step ``Failed``."""
+    for observer in observers:
+        try:
+            observer.step_finished(summary)
+        except Exception as error:  # noqa: BLE001 - reported as the step's failure
+            where = f"{type(observer).__name__}.step_finished"
+            logger.exception("Observer %s failed", where)
+            _failed(summary, f"{where} failed: {describe_fault(error)}")
+
+
+def _failed(summary: StepSummary, reason: str) -> None:
+    """Mark ``summary`` failed for ``reason`` (an earlier reason is kept first)."""
+    if summary.status == "Completed" or not summary.reason:
+        summary.reason = reason
+    summary.status = "Failed"
+
+
+__all__ = ["output_dir", "run_parallel_step"]
