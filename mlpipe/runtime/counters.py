@@ -1,4 +1,5 @@
-"""Running totals of a parallel step, shared by the progress display and the overview file."""
+"""Running totals of a parallel step, shared by the progress display and the overview file,
+and the one way an attempt's mini-batch and items are counted (:class:`AttemptTally`)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,28 @@ def attempt_failed(record: AttemptRecord) -> bool:
     return record.status != "Succeeded" or record.failed > 0
 
 
+@dataclass(kw_only=True)
+class AttemptTally:
+    """Mini-batches (``processed``, ``failed``) and items of the attempts counted."""
+
+    processed: int = 0
+    failed: int = 0
+    items_total: int = 0
+    items_succeeded: int = 0
+    items_failed: int = 0
+
+    def count(self, record: AttemptRecord) -> None:
+        """Add ``record``'s mini-batch and its items."""
+        self.processed += 1
+        self.items_total += record.total
+        self.items_succeeded += record.succeeded
+        self.items_failed += record.total - record.succeeded
+        if attempt_failed(record):
+            self.failed += 1
+
+
 @dataclass
-class StepCounters:
+class StepCounters(AttemptTally):
     """Counts of mini-batches and items, updated once per attempt (a few attribute writes).
 
     ``processed`` counts mini-batches whose last attempt is over (succeeded or
@@ -25,14 +46,9 @@ class StepCounters:
     listing_done: bool = False
     counted: int | None = None  # the counting pass's total, before the listing is complete
     reused: int = 0  # resume: scheduled mini-batches that succeeded in an earlier run
-    processed: int = 0
-    failed: int = 0
     attempts: int = 0
     retries: int = 0
     timeouts: int = 0
-    items_total: int = 0
-    items_succeeded: int = 0
-    items_failed: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def add(self, record: AttemptRecord) -> None:
@@ -42,14 +58,9 @@ class StepCounters:
         if not record.final:
             self.retries += 1
             return
-        self.processed += 1
+        self.count(record)
         # the listing's count reaches observers throttled: what finished was scheduled
         self.scheduled = max(self.scheduled, self.done)
-        self.items_total += record.total
-        self.items_succeeded += record.succeeded
-        self.items_failed += record.total - record.succeeded
-        if attempt_failed(record):
-            self.failed += 1
 
     @property
     def succeeded(self) -> int:

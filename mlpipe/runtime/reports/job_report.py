@@ -6,12 +6,12 @@ import csv
 import json
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
-from mlpipe.runtime.counters import attempt_failed
+from mlpipe.runtime.counters import AttemptTally
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, WorkerInfo
 from mlpipe.runtime.textio import open_text
@@ -135,17 +135,12 @@ def _has_header(path: Path, columns: tuple[str, ...]) -> bool:
 
 
 @dataclass
-class WorkerTotals:
+class WorkerTotals(AttemptTally):
     """What one worker process did, over all its attempts (retries included)."""
 
     node: int
     process: str
     pid: int | None = None
-    mini_batches: int = 0
-    failed_mini_batches: int = 0
-    items: int = 0
-    succeeded_items: int = 0
-    failed_items: int = 0
     busy_seconds: float = 0.0
     run_method_seconds: float = 0.0
     process_seconds: float = 0.0
@@ -153,19 +148,16 @@ class WorkerTotals:
     def add(self, record: AttemptRecord) -> None:
         if record.worker.pid is not None:
             self.pid = record.worker.pid
-        self.mini_batches += 1
-        self.failed_mini_batches += attempt_failed(record)
-        self.items += record.total
-        self.succeeded_items += record.succeeded
-        self.failed_items += record.total - record.succeeded
+        self.count(record)
         self.busy_seconds += record.elapsed_seconds
         self.run_method_seconds += record.run_method_seconds
         self.process_seconds += record.process_seconds
 
     def merge(self, other: WorkerTotals) -> None:
-        for name in ("mini_batches", "failed_mini_batches", "items", "succeeded_items",
-                     "failed_items", "busy_seconds", "run_method_seconds", "process_seconds"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        """Add ``other``'s counts and seconds to these (not its node, process or pid)."""
+        for total in fields(self):
+            if total.name not in ("node", "process", "pid"):
+                setattr(self, total.name, getattr(self, total.name) + getattr(other, total.name))
 
 
 class WorkerStats:
@@ -210,7 +202,7 @@ class WorkerStats:
 
 
 def _totals_row(t: WorkerTotals) -> tuple[Any, ...]:
-    return (t.mini_batches, t.failed_mini_batches, t.items, t.succeeded_items, t.failed_items,
+    return (t.processed, t.failed, t.items_total, t.items_succeeded, t.items_failed,
             f"{t.busy_seconds:.3f}", f"{t.run_method_seconds:.3f}", f"{t.process_seconds:.3f}")
 
 
