@@ -13,7 +13,8 @@ mini-batch as a task (``mlpipe-run-...``): an ``mlpipe-init`` task pinned to the
 worker (``workers=[address]``, ``allow_other_workers=False``) builds the
 :class:`~mlpipe.runtime.worker.WorkerRuntime` and keeps it in that process;
 ``mlpipe-run`` tasks pinned the same way run one mini-batch each; an
-``mlpipe-stop`` task calls shutdown(). The driver learns of finished tasks from
+``mlpipe-stop`` task calls shutdown() (those task functions, the worker side, are in
+:mod:`.dask_worker`). The driver learns of finished tasks from
 future callbacks and of dead workers from the scheduler's ``remove-worker``
 events, so no process tree is shared. A run() past its timeout is stopped by
 restarting that worker process through its Nanny; a worker that dies (``os._exit``,
@@ -25,7 +26,8 @@ The cluster: ``DaskBackend(address)``, else ``$MLPIPE_DASK_SCHEDULER``
 (``tcp://host:port``), else a ``LocalCluster`` (processes, one thread each, one
 worker per mlpipe worker) that the backend starts and closes. Workers of an
 external cluster are restarted when the step ends (through their Nannies) so
-the next step gets clean processes. Paths in the plan are used as they are on
+the next step gets clean processes (connecting, claiming and restarting workers:
+:class:`~.dask_cluster.ClusterSession`). Paths in the plan are used as they are on
 every worker: a multi-host cluster needs the run folder and the data on a path
 shared by all hosts (as Azure mounts them).
 """
@@ -34,8 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
-import os
 import queue
 import threading
 import time
@@ -51,6 +51,12 @@ from mlpipe.runtime.backends.base import (
     WorkerInitFailed,
     WorkerStopped,
 )
+from mlpipe.runtime.backends.dask_cluster import (
+    RESTART_TIMEOUT_SECONDS,
+    SCHEDULER_ENV,
+    ClusterSession,
+    host_of,
+)
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
 from mlpipe.runtime.backends.dask_worker import (
     read_task_marker,
@@ -65,15 +71,12 @@ from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import WorkerConfig
 from mlpipe.wording import plural
 
-SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
 INSTALL_HINT = "pip install 'mlpipe-azure[dask]'"
 CONNECT_TIMEOUT_SECONDS = 10.0
 WAIT_FOR_WORKERS_SECONDS = 10.0  # an external cluster may still be starting workers
 REPLACEMENT_TIMEOUT_SECONDS = 60.0  # a lost worker's Nanny must bring a new process by then
 GATHER_TIMEOUT_SECONDS = 5.0  # results are append_row text: small; a lost one must not hang us
-RESTART_TIMEOUT_SECONDS = 30.0
 KILL_GRACE_SECONDS = 0.5  # the Nanny asks the process to close, then SIGKILLs it after 80% of this
-CLEAN_GRACE_SECONDS = 3.0  # idle workers restarted after a step close well within this
 
 
 class _Slot:
@@ -127,8 +130,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         self.connect_timeout = connect_timeout
         self.wait_for_workers = wait_for_workers
         super().__init__()
-        self._client: Any = None
-        self._cluster: Any = None
+        self._session: ClusterSession | None = None
+        self._client: Any = None  # the session's client, once connected
         self._run_id = uuid.uuid4().hex[:8]
         self._by_address: dict[str, _Slot] = {}
         # future key -> (slot, kind, task id)
@@ -140,9 +143,6 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._fetched: dict[str, Any] = {}  # key -> result fetched, not yet handled
         self._ready_events: list[BackendEvent] = []
         self._restarts: list[threading.Thread] = []
-        self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
-        self._claims: dict[str, Any] = {}  # Dask worker address -> the Lock that holds it
-        self._taken_elsewhere: set[str] = set()
         self._closed = False
         self._log_route = DaskLogRoute()  # Dask's logs to master_role.txt while the step runs
 
@@ -152,10 +152,12 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._log_route = DaskLogRoute(tuple(Tagged(h) for h in self.logger.handlers)).open()
         self._slots = [_Slot(info, f"{self._run_id}/{info.node_name}/{info.process}")
                        for info in workers]
+        session = self._session = ClusterSession(self.address, self.connect_timeout,
+                                                 self.wait_for_workers, self.logger)
         try:
-            available = self._connect(len(workers))
+            available = session.connect(len(workers), self._on_cluster_event)
         except Exception as error:  # noqa: BLE001 - any connection problem fails the step cleanly
-            where = self.address or os.environ.get(SCHEDULER_ENV) or "a LocalCluster"
+            where = session.where
             message = f"cannot use the Dask cluster ({where}): {type(error).__name__}: {error}"
             if where == "a LocalCluster":
                 message += (" (a LocalCluster starts its workers with 'spawn', which imports the "
@@ -165,8 +167,9 @@ class DaskBackend(QueueingBackend[_Slot]):
             for slot in self._slots:
                 self._fail_later(slot, message)
             return
-        claimed = [(address, meta) for address, meta in available if address in self._claims
-                   or self._cluster is not None][:len(self._slots)]
+        self._client = session.client
+        claimed = [(address, meta) for address, meta in available
+                   if session.holds(address)][:len(self._slots)]
         for slot, (address, meta) in zip(self._slots, claimed, strict=False):  # maybe fewer
             self._assign(slot, address, meta)
             self._spawn(slot)
@@ -187,66 +190,6 @@ class DaskBackend(QueueingBackend[_Slot]):
         slot.state = "failing"
         self._ready_events.append(WorkerInitFailed(slot.info, message, message + "\n"))
 
-    def _connect(self, wanted: int) -> list[tuple[str, dict[str, Any]]]:
-        from distributed import Client, LocalCluster  # noqa: PLC0415
-
-        address = self.address or os.environ.get(SCHEDULER_ENV) or None
-        if address:
-            self._client = Client(address, timeout=self.connect_timeout,
-                                  set_as_default=False)
-            with contextlib.suppress(TimeoutError):  # use the workers there are
-                self._client.wait_for_workers(wanted, timeout=self.wait_for_workers)
-            self.logger.info("Dask: connected to the scheduler at %s; dashboard: %s", address,
-                             dashboard_text(self._client.dashboard_link))
-        else:
-            self._cluster = LocalCluster(n_workers=wanted, threads_per_worker=1, processes=True,
-                                         dashboard_address=":0", silence_logs=logging.ERROR)
-            self._client = Client(self._cluster, set_as_default=False)
-            self.logger.info("Dask: started a LocalCluster of %d worker processes at %s; "
-                             "dashboard: %s", wanted, self._cluster.scheduler_address,
-                             dashboard_text(self._cluster.dashboard_link))
-        self._client.subscribe_topic("all", self._on_cluster_event)
-        info = self._client.scheduler_info(n_workers=-1)["workers"]
-        ordered = sorted(info.items(), key=lambda item: (_host(item[0]),
-                                                         _natural(item[1].get("name")), item[0]))
-        chosen: list[tuple[str, dict[str, Any]]] = []
-        for address, meta in ordered:
-            if len(chosen) < wanted and self._claim(address):
-                chosen.append((address, meta))
-        if len(chosen) < len(ordered) and len(chosen) < wanted:
-            self.logger.warning("Dask: %d of the cluster's %d workers are taken by other mlpipe "
-                                "steps.", len(ordered) - len(chosen), len(ordered))
-        return chosen + [(a, m) for a, m in ordered if a not in dict(chosen) and
-                         a not in self._taken_elsewhere]
-
-    def _claim(self, address: str) -> bool:
-        """Take ``address`` for this step (a cluster-wide lock on an external cluster).
-
-        Two steps running at once on one cluster (a pipeline's parallel branches,
-        two jobs) must never put two mlpipe workers in one Dask worker process.
-        """
-        if self._cluster is not None:
-            return True
-        from distributed import Lock  # noqa: PLC0415
-
-        lock = Lock(f"mlpipe-worker-{address}", scheduler_rpc=self._client.scheduler,
-                    loop=self._client.loop)
-        try:
-            taken = lock.acquire(blocking=False)
-        except Exception:  # noqa: BLE001
-            taken = False
-        if taken:
-            self._claims[address] = lock
-        else:
-            self._taken_elsewhere.add(address)
-        return bool(taken)
-
-    def _release_claims(self) -> None:
-        for lock in self._claims.values():
-            with contextlib.suppress(Exception):  # its lease expires anyway
-                lock.release()
-        self._claims.clear()
-
     def _on_cluster_event(self, event: tuple[float, Any]) -> None:
         message = event[1]
         if isinstance(message, dict) and message.get("action") in ("add-worker", "remove-worker"):
@@ -256,9 +199,10 @@ class DaskBackend(QueueingBackend[_Slot]):
         slot.address = address
         slot.dask_name = meta.get("name")
         slot.nanny = meta.get("nanny")
-        slot.host = _host(address)
+        slot.host = host_of(address)
         self._by_address[address] = slot
-        self._used[address] = slot.nanny
+        assert self._session is not None
+        self._session.use(address, slot.nanny)
 
     def _spawn(self, slot: _Slot) -> None:
         assert self._config is not None and slot.address is not None
@@ -316,61 +260,13 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._closed = True
         for thread in self._restarts:
             thread.join(timeout=RESTART_TIMEOUT_SECONDS)
-        client, cluster = self._client, self._cluster
-        if client is not None:
-            if cluster is None:
-                self._clean_external_workers()
-                self._release_claims()
-            with contextlib.suppress(Exception):
-                client.unsubscribe_topic("all")
-            client.close()
-        if cluster is not None:
-            cluster.close()
+        if self._session is not None:
+            self._session.close()
         self._log_route.close()
         self._by_key.clear()
         for slot in self._slots:
             slot.futures.clear()
             slot.control = None
-
-    def _clean_external_workers(self) -> None:
-        """Restart the external cluster's workers this step used (cwd, sys.path, modules, fds)."""
-        try:
-            live = set(self._client.scheduler_info(n_workers=-1)["workers"])
-        except Exception:  # noqa: BLE001
-            return
-        used = {address: nanny for address, nanny in self._used.items() if address in live}
-        problems = [problem for address, nanny in sorted(used.items())
-                    if (problem := self._restart(address, nanny, CLEAN_GRACE_SECONDS))]
-        if problems:
-            self.logger.warning("Dask workers not restarted after the step (they keep this "
-                                "step's entry script state): %s", "; ".join(problems))
-
-    def _restart(self, address: str, nanny: str | None, grace: float) -> str | None:
-        """Kill the worker process at ``address`` through its Nanny, which starts a new one.
-
-        The Nanny asks the worker to close and SIGKILLs it after ``0.8 * grace``
-        seconds (a run() stuck in C code or sleep does not stop it). Without a
-        Nanny the scheduler closes the worker and nothing replaces it. Returns
-        what went wrong, or None.
-        """
-        from distributed.core import rpc  # noqa: PLC0415
-
-        client = self._client
-
-        async def kill() -> None:
-            if nanny is None:
-                await client.scheduler.restart_workers(
-                    workers=[address], timeout=RESTART_TIMEOUT_SECONDS, wait_for_workers=False,
-                    on_error="return", stimulus_id=f"mlpipe-restart-{time.time()}")
-                return
-            async with rpc(nanny, connection_args=client.connection_args) as remote:
-                await remote.kill(timeout=grace, reason="mlpipe-restart")
-
-        try:
-            client.sync(kill, callback_timeout=RESTART_TIMEOUT_SECONDS)
-        except Exception as error:  # noqa: BLE001
-            return f"{address} (Nanny {nanny}): {type(error).__name__}: {error}"
-        return None
 
     # -- tasks -------------------------------------------------------------------------
     def submit(self, tasks: Sequence[Task]) -> None:
@@ -392,7 +288,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         thread.start()
 
     def _kill(self, slot: _Slot, address: str, nanny: str | None) -> None:
-        problem = self._restart(address, nanny, KILL_GRACE_SECONDS)
+        assert self._session is not None
+        problem = self._session.restart(address, nanny, KILL_GRACE_SECONDS)
         if problem:
             self.logger.warning("Killing %s/%s: %s", slot.info.node_name, slot.info.process,
                                 problem)
@@ -590,9 +487,11 @@ class DaskBackend(QueueingBackend[_Slot]):
                 meta = {}
             self._spares = [address for address in self._spares if address in meta]
         now = time.monotonic()
+        session = self._session
+        assert session is not None
         for slot in waiting:
             choice = _pick_spare(slot, self._spares, meta)
-            while choice is not None and choice not in self._claims and not self._claim(choice):
+            while choice is not None and not session.holds(choice) and not session.claim(choice):
                 self._spares.remove(choice)
                 choice = _pick_spare(slot, self._spares, meta)
             if choice is not None:
@@ -623,7 +522,7 @@ def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | N
         if slot.dask_name is not None and meta.get(address, {}).get("name") == slot.dask_name:
             return address
     for address in spares:
-        if _host(address) == slot.host:
+        if host_of(address) == slot.host:
             return address
     return spares[0] if spares else None
 
@@ -661,25 +560,6 @@ def _lost_reason(slot: _Slot, address: str) -> str:
     if slot.killed:
         return f"{who} was stopped by mlpipe"
     return f"{who} died or left the Dask cluster"
-
-
-def dashboard_text(link: str | None) -> str:
-    """The dashboard link, and what its plots need when that is not installed."""
-    if not link:
-        return "(none: the scheduler serves no dashboard)"
-    try:
-        import bokeh  # noqa: F401, PLC0415
-    except ImportError:
-        return f"{link} (its plots need bokeh: pip install 'mlpipe-azure[report]')"
-    return link
-
-
-def _host(address: str) -> str:
-    return address.split("://", 1)[-1].rsplit(":", 1)[0]
-
-
-def _natural(name: Any) -> tuple[int, Any]:
-    return (0, name) if isinstance(name, int) else (1, str(name))
 
 
 __all__ = ["DaskBackend", "SCHEDULER_ENV"]
