@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from abc import abstractmethod
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
@@ -100,9 +101,9 @@ class QueueingBackend(Backend, Generic[SlotT]):
             self._depth = 1 + min(self.max_depth - 1,
                                   max(1, math.ceil(self.queued_seconds / max(self._average, 1e-6))))
 
+    @abstractmethod
     def _stop_slot(self, slot: SlotT) -> None:
         """Tell a ready worker to stop (finish its run(), return the rest, call shutdown())."""
-        raise NotImplementedError
 
     def _worker_ready(self, slot: SlotT, pid: int, out: list[BackendEvent]) -> None:
         """``slot``'s worker (process ``pid``) ran init(): report it; it takes tasks, or
