@@ -8,6 +8,7 @@ from mlpipe.data import MiniBatch, iter_mini_batches, load_mini_batch
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.frozen import freeze
 from mlpipe.plan import ParallelStep, PlanInput
+from mlpipe.sizes import parse_mini_batch_size
 
 CORPUS_IRIS = "azureml-examples/cli/jobs/parallel/2a_iris_batch_prediction/neural-iris-mltable"
 OJ_EXAMPLE = "azureml-examples/cli/jobs/parallel/1a_oj_sales_prediction"
@@ -15,10 +16,12 @@ OJ_EXAMPLE = "azureml-examples/cli/jobs/parallel/1a_oj_sales_prediction"
 
 def step_for(path: str | Path, type_: str = "mltable", size: str | None = None,
              keys: tuple[str, ...] | None = None) -> ParallelStep:
+    """A hand-made plan step; ``size`` is read as the compiler reads ``mini_batch_size``."""
     return ParallelStep(
         name="score", step_dir="/unused", input_data="data",
         inputs=freeze({"data": PlanInput(name="data", type=type_, path=str(path))}),
-        mini_batch_size=size, partition_keys=keys,
+        mini_batch_size=None if size is None else parse_mini_batch_size(size),
+        partition_keys=keys,
     )
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from mlpipe.plan import ParallelStep, PrsOptions, RetrySettings
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
+from mlpipe.sizes import parse_mini_batch_size
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)
 W0 = WorkerInfo(0, "process000", os.getpid())
@@ -19,8 +20,8 @@ W1 = WorkerInfo(0, "process001", os.getpid())
 def make_step(tmp_path: Path, *, interval: int = 0, logging_level: str = "INFO",
               instance_count: int = 1, **kwargs: Any) -> ParallelStep:
     prs = kwargs.pop("prs", PrsOptions(resource_monitor_interval=interval))
-    return ParallelStep(name="score", step_dir=str(tmp_path / "score"), mini_batch_size="2",
-                        instance_count=instance_count, max_concurrency_per_instance=2,
+    return ParallelStep(name="score", step_dir=str(tmp_path / "score"),
+                        mini_batch_size=parse_mini_batch_size("2"), instance_count=instance_count, max_concurrency_per_instance=2,
                         logging_level=logging_level, retry=RetrySettings(max_retries=2, timeout=5),
                         prs=prs, **kwargs)
 

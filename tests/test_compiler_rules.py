@@ -8,6 +8,7 @@ import pytest
 
 from mlpipe.compiler import compile_pipeline, validate_component
 from mlpipe.diagnostics import ValidationError
+from mlpipe.sizes import MiniBatchSize
 
 from .compiler_helpers import (
     PARALLEL_STEP,
@@ -260,7 +261,7 @@ def test_component_defaults_and_node_overrides(project: Path, tmp_path: Path) ->
     assert plan is not None
     step = plan.step("score")
     assert step.program_arguments[:4] == ("--batch", "7", "--colour", "red")
-    assert step.mini_batch_size == "4" and step.logging_level == "DEBUG"
+    assert step.mini_batch_size.text == "4" and step.logging_level == "DEBUG"
     assert step.code_dir == str((project / "src").resolve())
     assert step.inputs["batch"].value == 7 and step.inputs["colour"].value == "red"
 
@@ -328,6 +329,32 @@ def test_partition_keys_with_mini_batch_size_warns(project: Path, tmp_path: Path
     assert step.partition_keys == ("a", "b") and step.mini_batch_size is None
     warning = [d for d in result.warnings if "partition_keys" in d.message]
     assert warning and warning[0].location.line == line_of(path, "mini_batch_size")
+    assert len(warning) == 1
+
+
+def test_the_plan_carries_mini_batch_size_read_once(project: Path, tmp_path: Path) -> None:
+    path = pipeline(project, PARALLEL_STEP.replace('mini_batch_size: "2"', 'mini_batch_size: "10kb"')
+                    .replace("type: uri_folder", "type: mltable"))
+    step = compile_result(path, tmp_path).plan.step("score")
+    assert step.mini_batch_size == MiniBatchSize(count=None, bytes=10 * 1024, text="10kb")
+    files = compile_result(pipeline(project, PARALLEL_STEP), tmp_path).plan.step("score")
+    assert (files.mini_batch_size.count, files.mini_batch_size.bytes) == (2, 2)
+
+
+def test_a_byte_size_for_a_file_input_is_a_compile_error(project: Path, tmp_path: Path) -> None:
+    path = pipeline(project, PARALLEL_STEP.replace('mini_batch_size: "2"', 'mini_batch_size: "10kb"'))
+    found = only_error(compile_result(path, tmp_path), "must be a positive number of files")
+    assert found.message == ("mini_batch_size for a file input must be a positive number of "
+                             "files, got '10kb'")
+    assert found.location.line == line_of(path, "mini_batch_size")
+    assert found.code == "mini-batch-size"
+
+
+def test_error_threshold_falls_back_to_the_prs_flag(project: Path, tmp_path: Path) -> None:
+    path = pipeline(project, PARALLEL_STEP.replace("--label ${{inputs.label}} --out",
+                                                   "--error_threshold 4 --out"))
+    step = compile_result(path, tmp_path).plan.step("score")
+    assert step.error_threshold == 4
 
 
 def test_partition_keys_must_be_a_non_empty_list_of_strings(project: Path, tmp_path: Path) -> None:
@@ -354,7 +381,8 @@ def test_prs_flags_are_parsed_and_checked(project: Path, tmp_path: Path) -> None
     result = compile_result(path, tmp_path)
     assert result.plan is not None
     step = result.plan.step("score")
-    assert step.error_threshold == 9 and step.prs.error_threshold == 9  # the attribute wins
+    assert step.error_threshold == 9  # the attribute wins
+    assert not hasattr(step.prs, "error_threshold")  # one value in the plan
     assert step.prs.allowed_failed_percent == 30 and step.prs.copy_logs_to_parent is True
     assert step.prs.profiling_module == "cProfile"
     assert "--resource_monitor_interva" in step.program_arguments
@@ -449,7 +477,7 @@ def test_set_overrides(project: Path, tmp_path: Path) -> None:
     path = pipeline(project, PARALLEL_STEP)
     plan = compile_pipeline(path, runs_dir=tmp_path / "r", overrides=["jobs.score.mini_batch_size=5",
                                                                       "jobs.score.inputs.label=bye"])
-    assert plan.step("score").mini_batch_size == "5"
+    assert plan.step("score").mini_batch_size.text == "5"
     assert plan.step("score").program_arguments[:2] == ("--label", "bye")
     with pytest.raises(ValidationError) as info:
         compile_pipeline(path, runs_dir=tmp_path / "r", overrides=["jobs.scor.mini_batch_size=5"])

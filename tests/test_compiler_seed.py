@@ -34,7 +34,7 @@ def seed_pipeline(tmp_path: Path) -> Path:
 def test_seed_pipeline_validates(seed_pipeline: Path, tmp_path: Path) -> None:
     plan = compile_pipeline(seed_pipeline, runs_dir=tmp_path / "runs")
     step = plan.step("batch_prediction")
-    assert step.mini_batch_size == "10kb" and step.instance_count == 2
+    assert step.mini_batch_size.text == "10kb" and step.instance_count == 2
     assert step.error_threshold == 5 and step.prs.allowed_failed_percent == 30
     assert step.prs.task_overhead_timeout == 1200 and step.prs.copy_logs_to_parent is True
     assert step.append_row_to == "job_output_file"

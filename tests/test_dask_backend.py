@@ -22,6 +22,7 @@ from mlpipe.plan import PlanInput
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.backends import get_backend
 from mlpipe.runtime.backends.dask import SCHEDULER_ENV, DaskBackend
+from mlpipe.sizes import parse_mini_batch_size
 
 from .runtime_support import Recorder, make_step
 
@@ -57,7 +58,7 @@ def _file_step(tmp_path: Path, name: str):
             (data / f"doc{i:02d}.txt").write_text(f"text {i}\n")
     return make_step(tmp_path / name, FILE_SCRIPT, workers=2,
                      inputs=freeze({"docs": PlanInput("docs", "uri_folder", path=str(data))}),
-                     input_data="docs", mini_batch_size="2")
+                     input_data="docs", mini_batch_size=parse_mini_batch_size("2"))
 
 
 class _Logged:

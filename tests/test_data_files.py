@@ -117,7 +117,9 @@ def test_missing_input_path_is_a_clear_error_raised_at_once(tmp_path: Path) -> N
     assert str(tmp_path / "nope") in str(err.value)
 
 
-@pytest.mark.parametrize("size", ["10kb", "0", "-1", "five"])
+# unreadable sizes ("-1", "five") never reach a plan: the schema refuses them
+# (test_data_tabular.py::test_unreadable_sizes_are_rejected_before_the_data_layer)
+@pytest.mark.parametrize("size", ["10kb", "0"])
 def test_file_inputs_reject_non_count_sizes(tmp_path: Path, size: str) -> None:
     make_tree(tmp_path / "in", 2)
     with pytest.raises(DataError, match="number of files"):

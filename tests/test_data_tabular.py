@@ -12,6 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from mlpipe.data import DataError, byte_size, iter_mini_batches, load_mini_batch
+from mlpipe.schema.ranges import SettingError, check_setting
+from mlpipe.sizes import parse_mini_batch_size
 
 from .data_support import CORPUS_IRIS, batches, delimited, loaded, step_for, write_mltable
 
@@ -21,13 +23,20 @@ from .data_support import CORPUS_IRIS, batches, delimited, loaded, step_for, wri
     ("1gb", 1 << 30), ("2k", 2048), ("10485760", 10485760), (None, 1 << 20),
 ])
 def test_byte_sizes_use_1024_and_plain_numbers_are_bytes(text: str | None, expected: int) -> None:
-    assert byte_size(text) == expected
+    assert byte_size(None if text is None else parse_mini_batch_size(text)) == expected
 
 
-@pytest.mark.parametrize("text", ["0", "ten", "10 rows", "1.5mb", "-3"])
-def test_bad_byte_sizes_are_rejected(text: str) -> None:
+def test_a_zero_byte_size_is_rejected() -> None:
     with pytest.raises(DataError, match="positive size"):
-        byte_size(text)
+        byte_size(parse_mini_batch_size("0"))
+
+
+@pytest.mark.parametrize("text", ["ten", "10 rows", "1.5mb", "-3"])
+def test_unreadable_sizes_are_rejected_before_the_data_layer(text: str) -> None:
+    # the schema refuses them; the data layer only ever gets a read MiniBatchSize
+    assert parse_mini_batch_size(text) is None
+    with pytest.raises(SettingError):
+        check_setting("mini_batch_size", text)
 
 
 @pytest.mark.parametrize("size,count,first_rows", [

@@ -126,13 +126,14 @@ from pathlib import Path
 from mlpipe.frozen import freeze
 from mlpipe.jobs import run_plan
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, PlanInput, PlanOutput
+from mlpipe.sizes import parse_mini_batch_size
 
 runs, name, data, code = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 run_dir = runs / name
 score = ParallelStep(
     name="score", step_dir=str(run_dir / "score"), code_dir=code, entry_script="score.py",
     inputs=freeze({"data": PlanInput(name="data", type="uri_folder", path=data)}),
-    input_data="data", mini_batch_size="1", max_concurrency_per_instance=2,
+    input_data="data", mini_batch_size=parse_mini_batch_size("1"), max_concurrency_per_instance=2,
     outputs=freeze({"rows": PlanOutput(name="rows", type="uri_file",
                                        path=str(run_dir / "score" / "outputs" / "rows" / "rows.txt"))}),
     append_row_to="rows")

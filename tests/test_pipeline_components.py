@@ -119,7 +119,7 @@ def test_two_levels_flatten_into_qualified_steps_with_bindings_resolved(tmp_path
     assert [s.name for s in plan.steps] == ["top.inner.score", "report"]
     score = plan.step("top.inner.score")
     # outer literal n=2 -> middle size -> inner batch -> mini_batch_size, checked after resolving
-    assert score.mini_batch_size == "2" and score.error_threshold == -1
+    assert score.mini_batch_size.text == "2" and score.error_threshold == -1
     assert score.inputs["data"].path == str(tmp_path / "data")
     assert score.step_dir == str(tmp_path / "runs" / "pipeline" / "top.inner.score")
     report = plan.step("report")
@@ -239,7 +239,8 @@ def test_a_component_setting_bound_through_levels_is_range_checked(tmp_path: Pat
             "(from ${{parent.inputs.batch}})")
     else:  # "0" is azure-ai-ml's "unset": the data layer's default applies
         assert result.plan is not None
-        assert result.plan.step("top.inner.score").mini_batch_size == (None if batch == "0" else "5")
+        size = result.plan.step("top.inner.score").mini_batch_size
+        assert (size and size.text) == (None if batch == "0" else "5")
 
 
 SDK_SCRIPT = """\
@@ -338,7 +339,7 @@ def test_load_component_of_a_pipeline_component_file_makes_a_pipeline_step(tmp_p
     assert (node["type"], node["component"]) == ("pipeline", "file:./inner.yml")
     plan = job.compile(runs_dir=tmp_path / "runs")
     assert [s.name for s in plan.steps] == ["scored.score"]
-    assert plan.step("scored.score").mini_batch_size == "3"
+    assert plan.step("scored.score").mini_batch_size.text == "3"
 
 
 def test_a_schema_problem_in_a_component_file_names_the_step_using_it(tmp_path: Path) -> None:

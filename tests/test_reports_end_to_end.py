@@ -19,6 +19,7 @@ from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
 from mlpipe.runtime.reports.perf import NODE_COLUMNS
 from mlpipe.runtime.reports.progress_bar import ProgressDisplay
 from mlpipe.runtime.records import StepObserver
+from mlpipe.sizes import parse_mini_batch_size
 
 from .runtime_support import LOADER, file_mini_batches, make_step
 
@@ -216,7 +217,7 @@ def test_data_layer_mini_batches_reach_the_job_report(tmp_path: Path) -> None:
     for i in range(5):
         (data / f"{i}.png").write_bytes(b"x" * (i + 1))
     step = make_step(tmp_path, "def init(): pass\ndef run(mb): return mb\n",
-                     input_data="images", mini_batch_size="2",
+                     input_data="images", mini_batch_size=parse_mini_batch_size("2"),
                      inputs=freeze({"images": PlanInput("images", "uri_folder", path=str(data))}),
                      prs=PrsOptions(resource_monitor_interval=0))
     summary = run_parallel_step(step)

@@ -140,8 +140,8 @@ def test_threshold_breach_fails_with_its_numbers(tmp_path: Path) -> None:
 
 
 def test_other_thresholds_and_an_explicit_reason(tmp_path: Path) -> None:
-    step = make_step(tmp_path, prs=PrsOptions(resource_monitor_interval=0, error_threshold=3,
-                                              allowed_failed_percent=30))
+    step = make_step(tmp_path, error_threshold=3,
+                     prs=PrsOptions(resource_monitor_interval=0, allowed_failed_percent=30))
     reports = StepReports(step)
     reports.step_started(step, [W0], T0)
     reports.step_finished(summary(status="Failed", reason="init() failed on every worker",

@@ -20,6 +20,7 @@ from mlpipe.frozen import freeze
 from mlpipe.plan import PlanInput
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.reports.progress_bar import ProgressDisplay
+from mlpipe.sizes import parse_mini_batch_size
 
 from .conftest import REPO, run_cli
 from .runtime_support import make_step
@@ -66,9 +67,9 @@ def test_counting_pass_matches_the_stream(tmp_path: Path) -> None:
                                    "  - read_delimited:\n      delimiter: ','\n")
     cases = [
         make_step(tmp_path / "a", GATED, inputs=freeze({"d": PlanInput("d", "uri_folder",
-                  path=str(data))}), input_data="d", mini_batch_size="4"),
+                  path=str(data))}), input_data="d", mini_batch_size=parse_mini_batch_size("4")),
         make_step(tmp_path / "b", GATED, inputs=freeze({"t": PlanInput("t", "mltable",
-                  path=str(table))}), input_data="t", mini_batch_size="4kb"),
+                  path=str(table))}), input_data="t", mini_batch_size=parse_mini_batch_size("4kb")),
         make_step(tmp_path / "c", GATED, inputs=freeze({"t": PlanInput("t", "mltable",
                   path=str(table))}), input_data="t", partition_keys=["k"]),
     ]
@@ -82,7 +83,7 @@ def test_bar_shows_the_total_early_and_done_never_exceeds_it(tmp_path: Path,
     gate = tmp_path / "gate"
     monkeypatch.setenv("GATE", str(gate))
     step = make_step(tmp_path, GATED, inputs=freeze({"d": PlanInput("d", "uri_folder",
-                     path=str(data))}), input_data="d", mini_batch_size="1",
+                     path=str(data))}), input_data="d", mini_batch_size=parse_mini_batch_size("1"),
                      environment_variables=freeze({"GATE": str(gate)}))
     console = Console(file=io.StringIO(), record=True, force_terminal=True, width=200,
                       color_system=None)

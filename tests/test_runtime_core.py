@@ -11,6 +11,7 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.frozen import freeze
 from mlpipe.plan import PrsOptions
 from mlpipe.runtime import run_parallel_step, worker_names
+from mlpipe.sizes import parse_mini_batch_size
 
 from .runtime_support import LOADER, Recorder, file_mini_batches, make_step
 
@@ -164,7 +165,7 @@ def test_return_values_are_counted_as_azure_does(tmp_path: Path) -> None:
 def _folder_step(tmp_path: Path, data: Path):  # type: ignore[no-untyped-def]
     from mlpipe.plan import PlanInput
 
-    step = make_step(tmp_path, ECHO, mini_batch_size="2", input_data="data",
+    step = make_step(tmp_path, ECHO, mini_batch_size=parse_mini_batch_size("2"), input_data="data",
                      inputs=freeze({"data": PlanInput("data", "uri_folder", path=str(data))}))
     return step
 

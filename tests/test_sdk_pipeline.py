@@ -117,7 +117,7 @@ job = p(data=Input(path="./data"))
     job = ns["job"]
     plan = compile_job(job, runs_dir=project / "runs", job_name="j")
     step = plan.step("step")
-    assert step.instance_count == 3 and step.mini_batch_size == "4"
+    assert step.instance_count == 3 and step.mini_batch_size.text == "4"
     assert (step.retry.timeout, step.retry.max_retries) == (45, 0)
     assert step.compute == "gpu-cluster" and step.max_concurrency_per_instance == 2
     assert step.mini_batch_error_threshold == 3  # ${{parent.inputs.threshold}} resolved
@@ -285,7 +285,7 @@ def test_steps_made_inside_the_pipeline_are_steps(project: Path) -> None:
     assert list(job.jobs) == ["inline", "used"]
     assert job.to_dict()["jobs"]["inline"]["inputs"] == {"files": "${{parent.inputs.data}}"}
     plan = compile_job(job, runs_dir=project / "runs", job_name="inline")
-    assert plan.step("inline").mini_batch_size == "3"
+    assert plan.step("inline").mini_batch_size.text == "3"
 
 
 def test_load_job_params_override(tmp_path: Path) -> None:
@@ -297,7 +297,7 @@ def test_load_job_params_override(tmp_path: Path) -> None:
     assert job.settings.default_compute == "gpu"
     assert job.jobs["count_words"].mini_batch_size == "4"
     plan = job.compile(runs_dir=tmp_path, job_name="o")
-    assert plan.step("count_words").mini_batch_size == "4"
+    assert plan.step("count_words").mini_batch_size.text == "4"
 
 
 def test_outputs_can_be_replaced_and_profilers_are_left_alone(project: Path) -> None:

@@ -70,7 +70,7 @@ def test_v1_step_converts_with_the_documented_mapping(v1: dict, tmp_path: Path) 
     assert step.error_threshold == 5
     assert step.prs.allowed_failed_percent == 50
     assert step.program_arguments == ("--tag", "old", "--allowed_failed_percent", "50")
-    assert step.mini_batch_size == "2" and step.code_dir == str(root / "src")
+    assert step.mini_batch_size.text == "2" and step.code_dir == str(root / "src")
     assert step.entry_script == "echo.py" and step.major_input.path == str(root / "data")
     assert dict(step.environment_variables) == {"FOO": "v1"}
     assert step.append_row_to == "echoes" and step.outputs["echoes"].path.endswith("echoes.txt")

@@ -20,12 +20,16 @@ from mlpipe.compiler.settings import (
     code_dir,
     environment_info,
     parent_literals,
+    resolve_mini_batch_size,
     resolve_setting,
 )
+from mlpipe.data.errors import DataError
+from mlpipe.data.sizes import file_count
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.frozen import freeze
 from mlpipe.plan import CommandStep, ParallelStep, PlanInput, PrsOptions, RemoteAsset, RetrySettings
 from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
+from mlpipe.sizes import MiniBatchSize
 
 
 @dataclass
@@ -160,22 +164,15 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
             _check_settings_file(common["code_dir"], node, rep)
     input_data = _input_data(node, rep)
     partition_keys = resolve_setting(node, "partition_keys", ctx.pipeline_inputs, rep)
-    mini_batch_size = resolve_setting(node, "mini_batch_size", ctx.pipeline_inputs, rep)
-    if partition_keys is not None and mini_batch_size is not None:
-        src = node.lookup("mini_batch_size")
-        assert src is not None
-        rep.warn(src.doc, src.path,
-                 "mini_batch_size is ignored because partition_keys is set (one mini-batch per "
-                 "partition)", code="partition-keys")
-        mini_batch_size = None
+    mini_batch_size = _mini_batch_size(node, ctx, partition_keys is not None,
+                                       node.inputs.get(input_data))
 
     def pick(key: str, default: Any) -> Any:
         return resolve_setting(node, key, ctx.pipeline_inputs, rep, default)
 
+    # the failed-items limit: the error_threshold attribute, else --error_threshold
     attr_threshold = pick("error_threshold", None)
-    error_threshold = (attr_threshold if attr_threshold is not None
-                       else prs.get("error_threshold", -1))
-    prs["error_threshold"] = error_threshold
+    flag_threshold = prs.pop("error_threshold", -1)
     return ParallelStep(
         **common,
         input_data=input_data,
@@ -186,7 +183,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
         retry=RetrySettings(max_retries=pick("retry_settings.max_retries",
                                              RetrySettings.max_retries),
                             timeout=pick("retry_settings.timeout", RetrySettings.timeout)),
-        error_threshold=error_threshold,
+        error_threshold=attr_threshold if attr_threshold is not None else flag_threshold,
         mini_batch_error_threshold=pick("mini_batch_error_threshold", -1),
         logging_level=pick("logging_level", "INFO"),
         entry_script=entry,
@@ -194,6 +191,30 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
         append_row_to=append_row_to,
         prs=PrsOptions(**prs),
     )
+
+
+def _mini_batch_size(node: Node, ctx: BuildContext, partitioned: bool,
+                     major: PlanInput | None) -> MiniBatchSize | None:
+    """The plan's typed ``mini_batch_size``: ``None`` when ``partition_keys`` is set
+    (partition_keys wins, with a warning); a size in bytes for an input that is files
+    for sure (not an ``mltable``) is an error here rather than when the step starts."""
+    rep = ctx.reporter
+    size = resolve_mini_batch_size(node, ctx.pipeline_inputs, rep)
+    src = node.lookup("mini_batch_size")
+    if size is None or src is None:
+        return None
+    if partitioned:
+        rep.warn(src.doc, src.path,
+                 "mini_batch_size is ignored because partition_keys is set (one mini-batch per "
+                 "partition)", code="partition-keys")
+        return None
+    if major is not None and major.is_data and major.type != "mltable":
+        try:
+            file_count(size)
+        except DataError as exc:
+            rep.error(src.doc, src.path, exc.diagnostic.message, code=exc.diagnostic.code,
+                      hint=exc.diagnostic.hint)
+    return size
 
 
 def _check_settings_file(folder: str | None, node: Node, rep: Reporter) -> None:

@@ -39,6 +39,7 @@ from mlpipe.jobs.store import (
     parse_iso,
     runner_identity,
 )
+from mlpipe.cores import core_count
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
 from mlpipe.runtime import default_concurrency
 from mlpipe.runtime.backends.dask_cluster import job_cluster
@@ -170,9 +171,9 @@ def execute_plan(
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
     try:
-        scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
-                               max_workers or default_concurrency())
-        with job_cluster(plan, backend, say, max_workers or default_concurrency()):
+        budget = max_workers or core_count()
+        scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say, budget)
+        with job_cluster(plan, backend, say, budget):
             scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
         try:
