@@ -341,15 +341,6 @@ def test_the_plan_carries_mini_batch_size_read_once(project: Path, tmp_path: Pat
     assert (files.mini_batch_size.count, files.mini_batch_size.bytes) == (2, 2)
 
 
-def test_a_byte_size_for_a_file_input_is_a_compile_error(project: Path, tmp_path: Path) -> None:
-    path = pipeline(project, PARALLEL_STEP.replace('mini_batch_size: "2"', 'mini_batch_size: "10kb"'))
-    found = only_error(compile_result(path, tmp_path), "must be a positive number of files")
-    assert found.message == ("mini_batch_size for a file input must be a positive number of "
-                             "files, got '10kb'")
-    assert found.location.line == line_of(path, "mini_batch_size")
-    assert found.code == "mini-batch-size"
-
-
 def test_error_threshold_falls_back_to_the_prs_flag(project: Path, tmp_path: Path) -> None:
     path = pipeline(project, PARALLEL_STEP.replace("--label ${{inputs.label}} --out",
                                                    "--error_threshold 4 --out"))

@@ -23,8 +23,6 @@ from mlpipe.compiler.settings import (
     resolve_mini_batch_size,
     resolve_setting,
 )
-from mlpipe.data.errors import DataError
-from mlpipe.data.sizes import file_count
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.frozen import freeze
 from mlpipe.plan import CommandStep, ParallelStep, PlanInput, PrsOptions, RemoteAsset, RetrySettings
@@ -164,8 +162,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
             _check_settings_file(common["code_dir"], node, rep)
     input_data = _input_data(node, rep)
     partition_keys = resolve_setting(node, "partition_keys", ctx.pipeline_inputs, rep)
-    mini_batch_size = _mini_batch_size(node, ctx, partition_keys is not None,
-                                       node.inputs.get(input_data))
+    mini_batch_size = _mini_batch_size(node, ctx, partition_keys is not None)
 
     def pick(key: str, default: Any) -> Any:
         return resolve_setting(node, key, ctx.pipeline_inputs, rep, default)
@@ -193,27 +190,18 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
     )
 
 
-def _mini_batch_size(node: Node, ctx: BuildContext, partitioned: bool,
-                     major: PlanInput | None) -> MiniBatchSize | None:
-    """The plan's typed ``mini_batch_size``: ``None`` when ``partition_keys`` is set
-    (partition_keys wins, with a warning); a size in bytes for an input that is files
-    for sure (not an ``mltable``) is an error here rather than when the step starts."""
-    rep = ctx.reporter
-    size = resolve_mini_batch_size(node, ctx.pipeline_inputs, rep)
+def _mini_batch_size(node: Node, ctx: BuildContext, partitioned: bool) -> MiniBatchSize | None:
+    """The plan's typed ``mini_batch_size``; ``None`` when ``partition_keys`` is set
+    (partition_keys wins, with a warning). Whether a size in bytes fits the input (files
+    or a table) is known when the step runs: ``data/sizes.py`` says so then, as Azure
+    accepts such a step at submission."""
+    size = resolve_mini_batch_size(node, ctx.pipeline_inputs, ctx.reporter)
     src = node.lookup("mini_batch_size")
-    if size is None or src is None:
+    if size is not None and src is not None and partitioned:
+        ctx.reporter.warn(src.doc, src.path,
+                          "mini_batch_size is ignored because partition_keys is set (one "
+                          "mini-batch per partition)", code="partition-keys")
         return None
-    if partitioned:
-        rep.warn(src.doc, src.path,
-                 "mini_batch_size is ignored because partition_keys is set (one mini-batch per "
-                 "partition)", code="partition-keys")
-        return None
-    if major is not None and major.is_data and major.type != "mltable":
-        try:
-            file_count(size)
-        except DataError as exc:
-            rep.error(src.doc, src.path, exc.diagnostic.message, code=exc.diagnostic.code,
-                      hint=exc.diagnostic.hint)
     return size
 
 
