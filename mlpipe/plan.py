@@ -201,6 +201,9 @@ class ParallelStep(_StepBase):
     entry_script: str = ""  # relative to code_dir
     program_arguments: tuple[str, ...] = ()  # shell-split, every binding substituted
     append_row_to: str | None = None  # name of an output in ``outputs``
+    # append_row's pandas.DataFrame.to_csv options from the code folder's
+    # parallel_run_step.settings.json, read by the compiler (None: no file / no options)
+    append_row_csv: FrozenDict[str, Any] | None = None
     prs: PrsOptions = field(default_factory=PrsOptions)
 
     @property

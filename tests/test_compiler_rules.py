@@ -527,3 +527,12 @@ def test_a_valid_settings_file_compiles(tmp_path: Path) -> None:
     (root / "src" / "parallel_run_step.settings.json").write_text(
         '{"append_row": {"pandas.DataFrame.to_csv": {"sep": ";"}}}')
     assert compile_result(pipeline(root, PARALLEL_STEP), tmp_path).errors == []
+
+
+def test_the_plan_carries_the_settings_files_to_csv_options(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "proj")
+    (root / "src" / "parallel_run_step.settings.json").write_text(
+        '{"append_row": {"pandas.DataFrame.to_csv": {"sep": ";", "columns": ["a", "b"]}}}')
+    step = compile_result(pipeline(root, PARALLEL_STEP), tmp_path).plan.step("score")
+    assert step.append_row_csv == {"sep": ";", "columns": ("a", "b")}
+    hash(step)  # read-only, as every plan value

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -107,9 +106,9 @@ def test_run_with_context_gets_partition_keys_and_dataframe_rows(tmp_path: Path)
 
 
 def test_dataframe_header_option_and_settings_file(tmp_path: Path) -> None:
-    settings = json.dumps({"append_row": {"pandas.DataFrame.to_csv": {"sep": ","}}})
+    # the compiler read parallel_run_step.settings.json into the plan (test_compiler_rules)
     step = make_step(tmp_path, CONTEXT, prs=PrsOptions(append_row_dataframe_header=True),
-                     extra_files={"parallel_run_step.settings.json": settings})
+                     append_row_csv=freeze({"sep": ","}))
     summary = run_parallel_step(step, mini_batches=_partitions(), loader=LOADER)
     assert summary.status == "Completed", summary.reason
     lines = Path(summary.append_row_file or "").read_text().splitlines()
@@ -191,9 +190,9 @@ def test_bad_input_data_fails_the_step_with_the_data_error(tmp_path: Path) -> No
     assert (Path(step.logs_dir) / "job_result.txt").read_text().startswith("Failed")
 
 
-def test_bad_settings_file_fails_the_step_clearly(tmp_path: Path) -> None:
+def test_the_runtime_does_not_read_the_settings_file_again(tmp_path: Path) -> None:
+    # a broken file is the compiler's error (test_compiler_rules); the runtime follows the plan
     step = make_step(tmp_path, ECHO, extra_files={"parallel_run_step.settings.json": "{oops"})
     summary = run_parallel_step(step, mini_batches=file_mini_batches(tmp_path / "d", 1),
                                 loader=LOADER)
-    assert summary.status == "Failed"
-    assert "parallel_run_step.settings.json: not valid JSON" in (summary.reason or "")
+    assert summary.status == "Completed", summary.reason

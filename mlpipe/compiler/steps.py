@@ -24,7 +24,7 @@ from mlpipe.compiler.settings import (
     resolve_setting,
 )
 from mlpipe.diagnostics import did_you_mean
-from mlpipe.frozen import freeze
+from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.plan import CommandStep, ParallelStep, PlanInput, PrsOptions, RemoteAsset, RetrySettings
 from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
 from mlpipe.sizes import MiniBatchSize
@@ -132,6 +132,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
     prs: dict[str, Any] = {}
     entry = ""
     append_row_to = None
+    append_row_csv = None
     if not node.is_opaque:
         args_src = node.lookup("task", "program_arguments")
         legacy = node.lookup("task", "args")
@@ -159,7 +160,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
                       code="required")
         append_row_to = _append_row_to(node, rep)
         if append_row_to is not None:
-            _check_settings_file(common["code_dir"], node, rep)
+            append_row_csv = _settings_file(common["code_dir"], node, rep)
     input_data = _input_data(node, rep)
     partition_keys = resolve_setting(node, "partition_keys", ctx.pipeline_inputs, rep)
     mini_batch_size = _mini_batch_size(node, ctx, partition_keys is not None)
@@ -186,6 +187,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
         entry_script=entry,
         program_arguments=program_arguments,
         append_row_to=append_row_to,
+        append_row_csv=append_row_csv,
         prs=PrsOptions(**prs),
     )
 
@@ -205,18 +207,20 @@ def _mini_batch_size(node: Node, ctx: BuildContext, partitioned: bool) -> MiniBa
     return size
 
 
-def _check_settings_file(folder: str | None, node: Node, rep: Reporter) -> None:
-    """The runtime reads ``parallel_run_step.settings.json`` from the code folder: a
-    broken one is an error now rather than when the step starts."""
+def _settings_file(folder: str | None, node: Node,
+                   rep: Reporter) -> FrozenDict[str, Any] | None:
+    """append_row's ``to_csv`` options from ``parallel_run_step.settings.json`` in the code
+    folder, for the plan; a broken file is an error now rather than when the step starts."""
     if folder is None or not Path(folder).is_dir():
-        return
+        return None
     try:
-        append_row_csv_options(folder)
+        return append_row_csv_options(folder)
     except SettingsFileError as exc:
         src = node.lookup("task", "code") or node.lookup("task") or node.lookup("code")
         doc, path = (src.doc, src.path) if src is not None else (node.doc, node.path)
         rep.error(doc, path, str(exc), code="settings-file",
                   hint=f"fix {SETTINGS_FILE} in the code folder, or remove it")
+        return None
 
 
 def append_row_target(node: Node) -> str | None:
