@@ -63,7 +63,7 @@ def file_mini_batches(folder: Path, count: int, per_batch: int = 1) -> list[Mini
 
 
 def make_step(tmp_path: Path, script: str, *, name: str = "step", append_row: bool = True,
-              uri_file: bool = False, workers: int = 2, instance_count: int = 1,
+              uri_file: bool = False, workers: int | None = 2, instance_count: int = 1,
               max_retries: int = 2, timeout: int = 60, prs: PrsOptions | None = None,
               extra_files: dict[str, str] | None = None, **fields: Any) -> ParallelStep:
     """A ParallelStep over ``tmp_path`` with ``script`` as its entry script ``score.py``."""

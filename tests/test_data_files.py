@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from mlpipe.data import DataError, input_kind, iter_mini_batches, load_mini_batch
 from mlpipe.data.listing import iter_files
+from mlpipe.sizes import MiniBatchSize
 
 from .data_support import batches, loaded, step_for, write_mltable
 
@@ -85,6 +87,14 @@ def test_listing_streams_first_batch_before_the_listing_ends(tmp_path: Path) -> 
 def test_default_mini_batch_size_for_files_is_one(tmp_path: Path) -> None:
     make_tree(tmp_path / "in", 4)
     assert [mb.items for mb in batches(tmp_path / "in", "uri_folder", None)] == [1, 1, 1, 1]
+
+
+def test_the_data_layer_reads_the_plans_typed_size_not_its_text(tmp_path: Path) -> None:
+    # the compiler read mini_batch_size once; the text is for display only
+    make_tree(tmp_path / "in", 6)
+    step = replace(step_for(tmp_path / "in", "uri_folder"),
+                   mini_batch_size=MiniBatchSize(count=3, bytes=3, text="shown as written"))
+    assert [mb.items for mb in iter_mini_batches(step)] == [3, 3]
 
 
 def test_ids_are_stable_and_distinct(tmp_path: Path) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from mlpipe.cores import core_count
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.frozen import freeze
 from mlpipe.plan import PrsOptions
-from mlpipe.runtime import run_parallel_step, worker_names
+from mlpipe.runtime import default_concurrency, run_parallel_step, worker_names
 from mlpipe.sizes import parse_mini_batch_size
 
 from .runtime_support import LOADER, Recorder, file_mini_batches, make_step
@@ -69,6 +71,16 @@ def test_worker_names_follow_nodes_and_processes(tmp_path: Path) -> None:
     names = [(w.node, w.process) for w in worker_names(step)]
     assert names == [(0, "process000"), (0, "process001"), (0, "process002"),
                      (1, "process000"), (1, "process001"), (1, "process002")]
+
+
+def test_unset_concurrency_is_the_one_core_count(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # mlpipe.cores owns the count: the runtime's default workers (and the runner's budget,
+    # the SDK's local compute) read it, so a changed count shows up here
+    monkeypatch.setattr("mlpipe.runtime.core_count", lambda: 3)
+    step = make_step(tmp_path, ECHO, workers=None)
+    assert len(worker_names(step)) == 3 == default_concurrency()
+    assert core_count() >= 1
 
 
 CONTEXT = """
