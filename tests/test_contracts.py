@@ -10,8 +10,7 @@ import pytest
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
 from mlpipe.frozen import freeze
 from mlpipe.plan import ExecutionPlan, ParallelStep, PlanInput, PlanOutput
-
-from .conftest import run_cli
+from tests.conftest import run_cli
 
 
 def test_plan_is_immutable_and_picklable() -> None:
