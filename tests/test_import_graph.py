@@ -9,6 +9,7 @@ layer and the ones below.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -169,6 +170,47 @@ def test_package_exports_are_the_names_not_the_modules() -> None:
     for name, module in mlpipe.jobs._EXPORTS.items():
         importlib.import_module(module)
         assert not inspect.ismodule(getattr(mlpipe.jobs, name)), name
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+MERMAID_EDGE = re.compile(r"^\s*(\w+)\s*-->\s*(\w+)\s*$")
+
+
+def box_of(module: str) -> str:
+    """The box of docs/architecture.md's picture that holds ``module``: ``base`` for layer 0,
+    ``mirrors`` for layer 5, else the package or top-level module below ``mlpipe``."""
+    layer = layer_of(module)
+    if layer == 0:
+        return "base"
+    if layer == len(LAYERS) - 1:
+        return "mirrors"
+    return module.split(".")[1]
+
+
+def package_edges(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Box-to-box imports (edges into ``base`` left out: every box uses it)."""
+    return {(box_of(module), box_of(target)) for module, targets in graph.items()
+            for target in targets
+            if box_of(module) != box_of(target) and box_of(target) != "base"}
+
+
+def test_the_architecture_picture_is_the_module_graph(graph: dict[str, set[str]]) -> None:
+    """The arrows of docs/architecture.md's mermaid picture are the real imports, no more, no
+    fewer (the message gives the lines to paste)."""
+    drawn = {(m.group(1), m.group(2)) for line in ARCHITECTURE.read_text().splitlines()
+             if (m := MERMAID_EDGE.match(line)) and m.group(2) != "base"}
+    real = package_edges(graph)
+    assert drawn == real, "docs/architecture.md's arrows should be:\n" + "\n".join(
+        f"    {a} --> {b}" for a, b in sorted(real, key=lambda e: (-layer_rank(e[0]), e)))
+
+
+def layer_rank(box: str) -> int:
+    """The layer of a picture box (for ordering the arrows top-down)."""
+    if box == "base":
+        return 0
+    if box == "mirrors":
+        return len(LAYERS) - 1
+    return layer_of(f"mlpipe.{box}")
 
 
 def function_level_imports(path: Path, module: str, known: set[str]) -> set[str]:

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mlpipe.jobs.store import NAME_PATTERN, generate_job_name, job_name_base, slugify
+from mlpipe.runs import JOB_NAME as NAME_PATTERN
+from mlpipe.runs import generate_job_name, job_name_base, slugify
 
 from .conftest import run_cli
 

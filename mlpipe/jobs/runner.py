@@ -21,24 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.jobs.command import make_output_folders, run_command_step
+from mlpipe.jobs.liveness import runner_identity
 from mlpipe.jobs.preflight import (
     check_backend,
     check_remote_assets,
     compute_notice,
     environment_warnings,
 )
-from mlpipe.jobs.progress import RecordObserver
-from mlpipe.jobs.store import (
-    TERMINAL,
-    JobConflictError,
-    JobRecorder,
-    JobStore,
-    error_summary,
-    iso,
-    now,
-    parse_iso,
-    runner_identity,
-)
+from mlpipe.jobs.recorder import JobRecorder, RecordObserver
+from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
+from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
 from mlpipe.runtime import default_concurrency
 from mlpipe.runtime.backends.dask_cluster import job_cluster
@@ -47,6 +39,7 @@ from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.reports.files import report_files
 from mlpipe.runtime.textio import write_text
 from mlpipe.version import __version__
+from mlpipe.wording import error_summary
 
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2

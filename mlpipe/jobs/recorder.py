@@ -1,15 +1,81 @@
-"""Keeps a parallel step's progress in the job record while it runs."""
+"""The runner's writer of one job's record (``job.json``), and the observer that keeps a
+parallel step's progress in it while the step runs."""
 
 from __future__ import annotations
 
+import errno
+import json
 import threading
 import time
 from datetime import datetime
 from typing import Any
 
-from mlpipe.jobs.store import JobRecorder, iso
+from mlpipe.jobs.atomic_json import write_json_atomic
+from mlpipe.jobs.store import JobStore
+from mlpipe.jobs.timestamps import iso
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+
+RESERVE_FILE = ".space-reserve"
+RESERVE_BYTES = 256 * 1024
+
+
+class JobRecorder:
+    """Thread-safe writer of one job's record; every change is written atomically.
+
+    While the job runs, :meth:`reserve` keeps a small file of disk space next to the
+    record: when the disk fills up, the record gives that space back to itself, so
+    the job can still be recorded as failed (with the cause) instead of staying
+    ``running``. :meth:`release` removes it when the job ends.
+    """
+
+    def __init__(self, store: JobStore, name: str, record: dict[str, Any]):
+        self.store = store
+        self.name = name
+        self.path = store.record_path(name)
+        self.record = record
+        self._lock = threading.RLock()
+        self._reserve = self.path.with_name(RESERVE_FILE)
+
+    def save(self) -> None:
+        with self._lock:
+            try:
+                write_json_atomic(self.path, self.record)
+            except OSError as error:
+                if error.errno != errno.ENOSPC or not self.release():
+                    raise
+                write_json_atomic(self.path, self.record)
+
+    def reserve(self) -> None:
+        """Set :data:`RESERVE_BYTES` of disk aside for the record (best effort)."""
+        try:
+            with open(self._reserve, "wb") as handle:
+                handle.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            self._reserve.unlink(missing_ok=True)
+
+    def release(self) -> bool:
+        """Give the reserved space back; ``True`` when there was some."""
+        try:
+            self._reserve.unlink()
+        except OSError:
+            return False
+        return True
+
+    def update(self, **fields: Any) -> None:
+        with self._lock:
+            self.record.update(fields)
+            self.save()
+
+    def update_step(self, step: str, **fields: Any) -> None:
+        with self._lock:
+            self.record["steps"][step].update(fields)
+            self.save()
+
+    def step(self, step: str) -> dict[str, Any]:
+        with self._lock:
+            return json.loads(json.dumps(self.record["steps"][step], default=str))
+
 
 SAVE_INTERVAL_SECONDS = 0.5
 
