@@ -42,6 +42,20 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def import_targets(node: ast.AST, module: str, is_package: bool) -> set[str]:
+    """The module names an ``import`` / ``from ... import`` statement may load."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    base = node.module or ""
+    if node.level:
+        parts = module.split(".") if is_package else module.split(".")[:-1]
+        parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join(parts + ([base] if base else []))
+    return {base, *(f"{base}.{alias.name}" for alias in node.names)}
+
+
 def imported(path: Path, module: str, known: set[str]) -> set[str]:
     """The ``mlpipe`` modules ``path`` imports anywhere but under ``if TYPE_CHECKING``."""
     is_package = path.name == "__init__.py"
@@ -52,16 +66,7 @@ def imported(path: Path, module: str, known: set[str]) -> set[str]:
             for child in node.orelse:
                 visit(child)
             return
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = module.split(".") if is_package else module.split(".")[:-1]
-                parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+        found.update(import_targets(node, module, is_package))
         for child in ast.iter_child_nodes(node):
             visit(child)
 
@@ -206,3 +211,26 @@ def layer_rank(box: str) -> int:
     if box == "mirrors":
         return len(LAYERS) - 1
     return layer_of(f"mlpipe.{box}")
+
+
+def function_level_imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """The ``mlpipe`` modules ``path`` imports inside a function body."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(function):
+                found.update(import_targets(node, module, is_package))
+    return (found & known) - {module}
+
+
+def test_sdk_modules_import_each_other_at_module_level() -> None:
+    """Inside ``mlpipe.sdk`` one module imports another at the top, never inside a function,
+    where it would only hide a cycle (lower layers, such as ``mlpipe.jobs``, may still be
+    loaded on first use)."""
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    sdk = {name for name in files if name.startswith("mlpipe.sdk")}
+    hidden = sorted(f"{name} imports {target} inside a function"
+                    for name in sdk
+                    for target in function_level_imports(files[name], name, sdk))
+    assert hidden == []

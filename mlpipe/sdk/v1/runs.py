@@ -1,62 +1,16 @@
-"""v1 pipeline parameters and runs: ``PipelineParameter``, ``PipelineRun``, ``StepRun``.
-
-A ``PipelineParameter`` stands for its ``default_value`` until
-``Experiment.submit(pipeline, pipeline_parameters={name: value})`` gives another
-value for that submission; the pipeline is converted to v2 with the values in
-force (:func:`parameter_values`). ``submit`` returns a :class:`PipelineRun` over
-the local run's result, with v1's ``wait_for_completion``, ``find_step_run`` and
-``get_output_data(...).download(...)``.
+"""v1 runs: ``Experiment.submit`` returns a :class:`PipelineRun` over the local run's result,
+with v1's ``wait_for_completion``, ``find_step_run`` and ``get_output_data(...).download(...)``;
+``RunDetails`` (``azureml.widgets``) prints where its logs are.
 """
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
-import re
 import shutil
 import sys
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-_values: contextvars.ContextVar[Mapping[str, Any] | None] = contextvars.ContextVar(
-    "mlpipe_v1_pipeline_parameters", default=None)
-
-
-class PipelineParameter:
-    """v1 ``PipelineParameter(name, default_value)``: a value a submission may override."""
-
-    def __init__(self, name: str, default_value: Any) -> None:
-        self.name = name
-        self.default_value = default_value
-
-    def __repr__(self) -> str:
-        return f"PipelineParameter(name={self.name!r}, default_value={self.default_value!r})"
-
-
-@contextlib.contextmanager
-def parameter_values(values: Mapping[str, Any] | None) -> Iterator[None]:
-    """Within this block, parameters named in ``values`` take those values."""
-    token = _values.set(dict(values or {}))
-    try:
-        yield
-    finally:
-        _values.reset(token)
-
-
-def resolve(value: Any) -> Any:
-    """A parameter's value in force (a submission's override, else its default)."""
-    if isinstance(value, PipelineParameter):
-        return resolve((_values.get() or {}).get(value.name, value.default_value))
-    return value
-
-
-def v2_name(name: str) -> str:
-    """A v1 step name as a v2 step name (an identifier): ``predict-digits`` -> ``predict_digits``
-    (shown as the step's ``display_name``)."""
-    cleaned = re.sub(r"\W", "_", name)
-    return f"step_{cleaned}" if cleaned[:1].isdigit() else cleaned
-
+from mlpipe.sdk.v1.translation import v2_name
 
 _STATUS = {"completed": "Finished", "failed": "Failed", "canceled": "Canceled"}
 
@@ -167,5 +121,18 @@ class PipelineRun:
                 f"Type: azureml.PipelineRun, Status: {self.get_status()})")
 
 
-__all__ = ["ActivityFailedException", "PipelineParameter", "PipelineRun", "PortDataReference",
-           "StepRun", "parameter_values", "resolve", "v2_name"]
+
+
+class RunDetails:
+    """``azureml.widgets.RunDetails``: ``show()`` prints where the run's logs are."""
+
+    def __init__(self, run_instance: Any) -> None:
+        self.run = run_instance
+
+    def show(self) -> None:
+        where = getattr(self.run, "run_dir", None)
+        print(f"mlpipe: RunDetails widget not shown (no notebook widgets here); "
+              f"run {getattr(self.run, 'id', '')} logs: {where}")
+
+
+__all__ = ["ActivityFailedException", "PipelineRun", "PortDataReference", "RunDetails", "StepRun"]

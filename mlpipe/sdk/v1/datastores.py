@@ -1,4 +1,4 @@
-"""v1 datastores and data paths as local folders, and CSV files as an MLTable.
+"""v1 datastores and data paths as local folders.
 
 A datastore is a local folder: the one ``mlpipe.toml`` ``[assets]`` (beside the
 script or notebook, or in the working folder) maps its URL to
@@ -10,7 +10,6 @@ the compiler writes datastore outputs). ``Datastore.path("mnist")`` is a
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 
 from mlpipe.compiler.assets import ASSETS_FILE, stand_in
 from mlpipe.plan import resolve_runs_dir
+from mlpipe.sdk.callsite import caller_dir
 
 DEFAULT_DATASTORE = "workspaceblobstore"
 
@@ -47,8 +47,6 @@ class Datastore:
         self.name = name or DEFAULT_DATASTORE
         self.url = url
         self.datastore_type = "AzureBlob"
-        from mlpipe.sdk.callsite import caller_dir
-
         self._base = base or caller_dir()
 
     @property
@@ -67,8 +65,6 @@ class Datastore:
                                       endpoint: str | None = None, overwrite: bool = False,
                                       **kwargs: Any) -> Datastore:
         """A datastore for the container (mapped to a local folder, see the module doc)."""
-        from mlpipe.sdk.callsite import caller_dir
-
         url = (f"https://{account_name}.blob.{endpoint or 'core.windows.net'}/"
                f"{container_name}")
         return Datastore(workspace, datastore_name, url=url, base=caller_dir())
@@ -77,8 +73,6 @@ class Datastore:
 
     @staticmethod
     def get(workspace: Any, datastore_name: str) -> Datastore:
-        from mlpipe.sdk.callsite import caller_dir
-
         return Datastore(workspace, datastore_name, base=caller_dir())
 
     @staticmethod
@@ -134,11 +128,6 @@ class Datastore:
         return f"Datastore(name={self.name!r}, local={str(self.local_root)!r})"
 
 
-_HEADERS = {"true": "all_files_same_headers", "all_files_have_same_headers":
-            "all_files_same_headers", "false": "no_header", "no_headers": "no_header",
-            "from_first_file": "from_first_file", "only_first_file_has_headers":
-            "from_first_file", "combine_all_files_headers": "all_files_different_headers"}
-
 
 def local_text(item: Any) -> str:
     """A v1 path argument as text: a ``DataPath``, a ``(datastore, path)`` pair, a path."""
@@ -147,49 +136,4 @@ def local_text(item: Any) -> str:
     return os.fspath(item) if isinstance(item, os.PathLike) else str(item)
 
 
-def write_mltable(text: str, prefix: str) -> Path:
-    """An MLTable folder ``<runs-dir>/datasets/<prefix>_<digest>`` holding ``text``."""
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
-    folder = resolve_runs_dir() / "datasets" / f"{prefix}_{digest}"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "MLTable").write_text(text, encoding="utf-8")
-    return folder
-
-
-def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any = True) -> Path:
-    """An MLTable folder under ``<runs-dir>/datasets`` reading the CSV files at ``path`` (a
-    file, a folder, a glob, a ``DataPath`` or a list of them), relative to ``base``."""
-    items = path if isinstance(path, list) else [path]
-    entries = []
-    for item in items:
-        text = local_text(item)
-        local = Path(text) if Path(text).is_absolute() else base / text
-        kind = ("pattern" if any(c in text for c in "*?[") else
-                "folder" if local.is_dir() or text.endswith("/") else "file")
-        entries.append(f"  - {kind}: {str(local.resolve())!r}\n")
-    name = getattr(header, "name", header)
-    header_value = _HEADERS.get(str(name).lower(), "all_files_same_headers")
-    text = ("paths:\n" + "".join(entries) + "transformations:\n  - read_delimited:\n"
-            f"      delimiter: {separator!r}\n      header: {header_value}\n")
-    return write_mltable(text, "delimited")
-
-
-def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
-    """v1 ``partition_by``: ``frame`` written as ``target/<key1>/<key2>/part.csv`` files (the key
-    columns in the path) and an MLTable reading them back with the keys as columns."""
-    for values, group in frame.groupby(keys, sort=True):
-        values = values if isinstance(values, tuple) else (values,)
-        folder = target.joinpath(*[str(v) for v in values])
-        folder.mkdir(parents=True, exist_ok=True)
-        group.drop(columns=keys).to_csv(folder / "part.csv", index=False)
-    fmt = "".join("{%s}/" % k for k in keys) + "part.csv"
-    text = (f"paths:\n  - pattern: {str(target.resolve() / '**' / 'part.csv')!r}\n"
-            "transformations:\n  - read_delimited:\n      delimiter: ','\n"
-            "      header: all_files_same_headers\n"
-            f"  - extract_columns_from_partition_format:\n      partition_format: {fmt!r}\n")
-    (target / "MLTable").write_text(text, encoding="utf-8")
-    return target
-
-
-__all__ = ["DEFAULT_DATASTORE", "DataPath", "Datastore", "delimited_mltable", "local_text",
-           "partitioned_mltable", "stand_in", "write_mltable"]
+__all__ = ["DEFAULT_DATASTORE", "DataPath", "Datastore", "local_text"]
