@@ -27,13 +27,6 @@ from typing import Any, Literal
 
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import FrozenDict, freeze
-from mlpipe.runs import (  # noqa: F401  (re-exported: the rules live in mlpipe.runs)
-    DEFAULT_RUNS_DIR,
-    JOB_NAME,
-    JOB_NAME_PATTERN,
-    RUNS_DIR_ENV,
-    resolve_runs_dir,
-)
 from mlpipe.sizes import MiniBatchSize
 
 DATA_TYPES = frozenset(

@@ -50,7 +50,7 @@ def test_compiler_and_job_store_resolve_the_runs_folder_alike(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mlpipe.compiler import compile_pipeline
     from mlpipe.jobs.store import JobStore
-    from mlpipe.plan import resolve_runs_dir
+    from mlpipe.runs import resolve_runs_dir
 
     monkeypatch.setenv("HOME", str(tmp_path))
     sample = Path(__file__).resolve().parents[1] / "samples" / "file-batch" / "pipeline.yml"

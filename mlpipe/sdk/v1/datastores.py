@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.compiler.assets import ASSETS_FILE, stand_in
-from mlpipe.plan import resolve_runs_dir
+from mlpipe.compiler.values import DEFAULT_DATASTORE
+from mlpipe.runs import resolve_runs_dir
 from mlpipe.sdk.callsite import caller_dir
-
-DEFAULT_DATASTORE = "workspaceblobstore"
 
 
 class DataPath(os.PathLike[str]):

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from mlpipe.plan import resolve_runs_dir
+from mlpipe.runs import resolve_runs_dir
 from mlpipe.sdk.v1.datastores import local_text
 
 _HEADERS = {"true": "all_files_same_headers", "all_files_have_same_headers":
