@@ -58,10 +58,11 @@ def child_mlpipe(root: str, size: str) -> dict[str, float]:
     from mlpipe.data import iter_mini_batches  # noqa: PLC0415
     from mlpipe.frozen import freeze  # noqa: PLC0415
     from mlpipe.plan import ParallelStep, PlanInput  # noqa: PLC0415
+    from mlpipe.sizes import parse_mini_batch_size  # noqa: PLC0415
 
     step = ParallelStep(name="bench", step_dir="/tmp/unused", input_data="data",
                         inputs=freeze({"data": PlanInput("data", "uri_folder", path=root)}),
-                        mini_batch_size=size)
+                        mini_batch_size=parse_mini_batch_size(size))
     start = time.perf_counter()
     first = None
     batches = items = 0

@@ -58,6 +58,7 @@ def child_mlpipe(root: str, profile: str | None) -> dict[str, float]:
     from mlpipe.plan import ParallelStep, PlanInput, PlanOutput, PrsOptions  # noqa: PLC0415
     from mlpipe.runtime import run_parallel_step  # noqa: PLC0415
     from mlpipe.runtime.journal import bookkeeping  # noqa: PLC0415
+    from mlpipe.sizes import parse_mini_batch_size  # noqa: PLC0415
 
     with tempfile.TemporaryDirectory() as tmp:
         code = Path(tmp) / "code"
@@ -68,7 +69,8 @@ def child_mlpipe(root: str, profile: str | None) -> dict[str, float]:
         step = ParallelStep(
             name="bench", step_dir=str(step_dir), code_dir=str(code), entry_script="score.py",
             input_data="data", inputs=freeze({"data": PlanInput("data", "uri_folder", path=root)}),
-            outputs=freeze({"out": out}), append_row_to="out", mini_batch_size="1",
+            outputs=freeze({"out": out}), append_row_to="out",
+            mini_batch_size=parse_mini_batch_size("1"),
             max_concurrency_per_instance=WORKERS, prs=PrsOptions(resource_monitor_interval=0),
         )
         window = Window()

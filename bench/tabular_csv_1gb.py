@@ -85,6 +85,7 @@ def run_mlpipe(folder: Path, size: str, workers: int) -> tuple[float, object]:
     from mlpipe.frozen import freeze  # noqa: PLC0415
     from mlpipe.plan import ParallelStep, PlanInput, RetrySettings  # noqa: PLC0415
     from mlpipe.runtime import run_parallel_step  # noqa: PLC0415
+    from mlpipe.sizes import parse_mini_batch_size  # noqa: PLC0415
 
     work = Path(tempfile.mkdtemp(prefix="mlpipe-bench-tabular-"))
     code = work / "src"
@@ -93,7 +94,7 @@ def run_mlpipe(folder: Path, size: str, workers: int) -> tuple[float, object]:
     step = ParallelStep(
         name="bench", step_dir=str(work / "step"), input_data="data",
         inputs=freeze({"data": PlanInput("data", "mltable", mode="direct", path=str(folder))}),
-        code_dir=str(code), entry_script="noop.py", mini_batch_size=size,
+        code_dir=str(code), entry_script="noop.py", mini_batch_size=parse_mini_batch_size(size),
         instance_count=1, max_concurrency_per_instance=workers,
         retry=RetrySettings(max_retries=0, timeout=600),
     )

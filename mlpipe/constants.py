@@ -1,8 +1,9 @@
-"""``mlpipe.constants``: the mirror of ``azure.ai.ml.constants``.
+"""``mlpipe.constants``: mirror of ``azure.ai.ml.constants``.
 
 The values are not repeated here: each class is built from the schema that owns
 them (``mlpipe.schema``), so a type or mode the validator accepts is a constant
 here and nothing else is. Names follow azure-ai-ml (``AssetTypes.URI_FOLDER``).
+Mirror module: docs/architecture.md lists every mirror.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
-"""``mlpipe.dsl``: the ``azure.ai.ml.dsl`` name, so ``@dsl.pipeline(...)`` code runs unchanged.
+"""``mlpipe.dsl``: mirror of ``azure.ai.ml.dsl``, so ``@dsl.pipeline(...)`` code runs unchanged.
 
-Mirror module: it exists so ``azure.ai.ml.dsl`` imports keep working with ``mlpipe`` in
-their place; it only re-exports (the code lives in mlpipe.sdk.builder). Not to be confused
-with the same-named modules under ``mlpipe.sdk`` / ``mlpipe.schema``; see
-docs/architecture.md.
+Mirror module: it only re-exports (the code lives in mlpipe.sdk.builder). Not to be confused
+with the same-named modules under ``mlpipe.sdk`` / ``mlpipe.schema``; docs/architecture.md
+lists every mirror.
 """
 
 from __future__ import annotations

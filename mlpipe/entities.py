@@ -1,8 +1,11 @@
 """``mlpipe.entities``: mirror of ``azure.ai.ml.entities``, the names a pipeline script touches.
 
 Steps and settings run locally; compute, workspace and asset entities describe
-this machine or are registered in the runs folder (see ``MLClient``). It only re-exports:
-the code lives under ``mlpipe.sdk``; see docs/architecture.md.
+this machine or are registered in the runs folder (see ``MLClient``).
+
+Mirror module: it only re-exports (the code lives in mlpipe.sdk). Not to be confused with the
+same-named modules under ``mlpipe.sdk`` / ``mlpipe.schema``; docs/architecture.md lists every
+mirror.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""``mlpipe.identity``: stand-ins for ``azure.identity`` credentials (a local run needs none).
+"""``mlpipe.identity``: mirror of ``azure.identity``, its credentials as stand-ins (a local
+run needs none).
 
-Mirror module: it exists so ``azure.identity`` imports keep working with ``mlpipe`` in their
-place; it only re-exports (the code lives in mlpipe.sdk.client). Not to be confused with the
-same-named modules under ``mlpipe.sdk`` / ``mlpipe.schema``; see docs/architecture.md.
+Mirror module: it only re-exports (the code lives in mlpipe.sdk.client). Not to be confused
+with the same-named modules under ``mlpipe.sdk`` / ``mlpipe.schema``; docs/architecture.md
+lists every mirror.
 """
 
 from __future__ import annotations

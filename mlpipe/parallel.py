@@ -1,11 +1,10 @@
-"""``mlpipe.parallel``: the names of ``azure.ai.ml.parallel`` (plus the settings classes).
+"""``mlpipe.parallel``: mirror of ``azure.ai.ml.parallel`` (plus the settings classes).
 
     from mlpipe.parallel import parallel_run_function, RunFunction
 
-Mirror module: it exists so ``azure.ai.ml.parallel`` imports keep working with ``mlpipe`` in
-their place; it only re-exports (the code lives in mlpipe.sdk.functions, mlpipe.sdk.nodes
-and mlpipe.sdk.entities). Not to be confused with the same-named modules under
-``mlpipe.sdk`` / ``mlpipe.schema``; see docs/architecture.md.
+Mirror module: it only re-exports (the code lives in mlpipe.sdk.functions, mlpipe.sdk.nodes and
+mlpipe.sdk.entities). Not to be confused with the same-named modules under ``mlpipe.sdk`` /
+``mlpipe.schema``; docs/architecture.md lists every mirror.
 """
 
 from __future__ import annotations

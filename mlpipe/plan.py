@@ -4,7 +4,9 @@ The compiler (``mlpipe.compiler``) turns a loaded pipeline into an
 :class:`ExecutionPlan`; the data layer, the runtime, the CLI and the SDK only
 ever read plans. Everything here is immutable, picklable and fully resolved:
 no ``${{...}}`` binding is left, every path is absolute, every number is an
-``int`` of the documented range. Nothing in this module touches the file system.
+``int`` of the documented range, and a setting written as text (``mini_batch_size``) is
+read once, by the compiler, into a typed value. Nothing in this module touches the file
+system.
 
 Run-folder layout (all paths are filled in by the compiler)::
 
@@ -25,13 +27,7 @@ from typing import Any, Literal
 
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import FrozenDict, freeze
-from mlpipe.runs import (  # noqa: F401  (re-exported: the rules live in mlpipe.runs)
-    DEFAULT_RUNS_DIR,
-    JOB_NAME,
-    JOB_NAME_PATTERN,
-    RUNS_DIR_ENV,
-    resolve_runs_dir,
-)
+from mlpipe.sizes import MiniBatchSize
 
 DATA_TYPES = frozenset(
     {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model",
@@ -127,9 +123,10 @@ class PrsOptions:
 
     The compiler reads them out of ``program_arguments`` (the arguments stay in
     ``ParallelStep.program_arguments`` too: the entry script still sees them).
+    ``--error_threshold`` is not here: the compiler folds it into
+    ``ParallelStep.error_threshold``.
     """
 
-    error_threshold: int = -1
     allowed_failed_percent: int = 100
     task_overhead_timeout: int = 600
     progress_update_timeout: int | None = None
@@ -183,17 +180,23 @@ class ParallelStep(_StepBase):
 
     kind: Literal["parallel"] = "parallel"
     input_data: str = ""  # name of the major input in ``inputs``
-    mini_batch_size: str | None = None  # as written: "5" (files) or "10kb" (tabular bytes)
+    # read once by the compiler ("5": 5 files or 5 bytes, "10kb": 10240 bytes; .text as
+    # written); None: the data layer's default, and always None when partition_keys is set
+    # (the compiler decides that partition_keys wins)
+    mini_batch_size: MiniBatchSize | None = None
     partition_keys: tuple[str, ...] | None = None
     instance_count: int = 1
     max_concurrency_per_instance: int | None = None  # None: number of cores
     retry: RetrySettings = field(default_factory=RetrySettings)
-    error_threshold: int = -1  # items; attribute, else --error_threshold
+    error_threshold: int = -1  # failed items; the attribute, else --error_threshold (compiler)
     mini_batch_error_threshold: int = -1
     logging_level: str = "INFO"
     entry_script: str = ""  # relative to code_dir
     program_arguments: tuple[str, ...] = ()  # shell-split, every binding substituted
     append_row_to: str | None = None  # name of an output in ``outputs``
+    # append_row's pandas.DataFrame.to_csv options from the code folder's
+    # parallel_run_step.settings.json, read by the compiler (None: no file / no options)
+    append_row_csv: FrozenDict[str, Any] | None = None
     prs: PrsOptions = field(default_factory=PrsOptions)
 
     @property
@@ -274,6 +277,8 @@ class ExecutionPlan:
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, MiniBatchSize):
+        return value.text  # shown as written
     if is_dataclass(value) and not isinstance(value, type):
         out = {f.name: _jsonable(getattr(value, f.name)) for f in fields(value)}
         for prop in ("logs_dir",):

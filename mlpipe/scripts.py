@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.errors import MlpipeError
-from mlpipe.plan import RUNS_DIR_ENV, resolve_runs_dir
+from mlpipe.runs import RUNS_DIR_ENV, resolve_runs_dir
 
 ENV_FLAG = "MLPIPE_IMPORT_MIRRORS"
 

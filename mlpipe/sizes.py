@@ -4,7 +4,8 @@ The YAML may say a count (``"5"``: files per mini-batch for file inputs, bytes f
 tabular ones) or a size with one unit (``"10kb"``, ``"1MB"``, ``"1GB"``; 1 kb = 1024
 bytes): :data:`MINI_BATCH_SIZE_PATTERN`, checked by ``mlpipe.schema.ranges`` and the v1
 SDK. :func:`parse_mini_batch_size` reads a value (leniently: spaces, ``k`` without
-``b``, ``tb``) for the data layer and the v1 SDK.
+``b``, ``tb``) into a :class:`MiniBatchSize`; the compiler does so once and the plan
+carries the result (the data layer only reads ``count`` / ``bytes``).
 """
 
 from __future__ import annotations
@@ -22,10 +23,15 @@ _READABLE = re.compile(r"^\s*(\d+)\s*([kmgt]?b?)\s*$", re.IGNORECASE)
 @dataclass(frozen=True)
 class MiniBatchSize:
     """A read ``mini_batch_size``: ``count`` when written as a plain number (else ``None``),
-    ``bytes`` always (a plain number counts as bytes for tabular inputs)."""
+    ``bytes`` always (a plain number counts as bytes for tabular inputs), and ``text`` as
+    written (what reports show)."""
 
     count: int | None
     bytes: int
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.text
 
 
 def parse_mini_batch_size(text: str | int) -> MiniBatchSize | None:
@@ -37,4 +43,5 @@ def parse_mini_batch_size(text: str | int) -> MiniBatchSize | None:
     number, unit = int(match.group(1)), match.group(2).lower()
     if unit and not unit.endswith("b"):
         unit += "b"
-    return MiniBatchSize(count=None if unit else number, bytes=number * UNITS[unit])
+    return MiniBatchSize(count=None if unit else number, bytes=number * UNITS[unit],
+                         text=str(text))

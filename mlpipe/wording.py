@@ -1,4 +1,5 @@
-"""Counts in messages, with the right plural: ``1 mini-batch``, ``2 mini-batches``."""
+"""Wording shared by messages: counts with the right plural (``1 mini-batch``, ``2 mini-batches``)
+and an error on one line."""
 
 from __future__ import annotations
 
@@ -13,4 +14,13 @@ def plural(count: float, word: str, many: str | None = None) -> str:
     return f"{number} {many}"
 
 
-__all__ = ["plural"]
+def error_summary(error: str) -> str:
+    """An error on one line: ``command exited with code 3: <its last stderr line>``."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    first = lines[0]
+    return f"{first} {lines[-1]}" if first.endswith(":") and len(lines) > 1 else first
+
+
+__all__ = ["error_summary", "plural"]

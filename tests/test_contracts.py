@@ -10,8 +10,7 @@ import pytest
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError, did_you_mean
 from mlpipe.frozen import freeze
 from mlpipe.plan import ExecutionPlan, ParallelStep, PlanInput, PlanOutput
-
-from .conftest import run_cli
+from tests.conftest import run_cli
 
 
 def test_plan_is_immutable_and_picklable() -> None:
@@ -51,7 +50,7 @@ def test_compiler_and_job_store_resolve_the_runs_folder_alike(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mlpipe.compiler import compile_pipeline
     from mlpipe.jobs.store import JobStore
-    from mlpipe.plan import resolve_runs_dir
+    from mlpipe.runs import resolve_runs_dir
 
     monkeypatch.setenv("HOME", str(tmp_path))
     sample = Path(__file__).resolve().parents[1] / "samples" / "file-batch" / "pipeline.yml"

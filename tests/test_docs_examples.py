@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO
+from tests.conftest import REPO
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUN = ("console", "sh", "bash", "python")

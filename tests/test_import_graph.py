@@ -9,6 +9,7 @@ layer and the ones below.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mlpipe"
 LAYERS: list[tuple[str, ...]] = [
     # 0: shared vocabulary, no mlpipe imports but each other
     ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
-     "mlpipe.sizes", "mlpipe.limits", "mlpipe.wording"),
+     "mlpipe.sizes", "mlpipe.limits", "mlpipe.wording", "mlpipe.cores"),
     # 1: what a pipeline is: the YAML models, the plan, the data readers
     ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
     # 2: turning models into a plan, and running a plan's parallel steps
@@ -41,6 +42,20 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def import_targets(node: ast.AST, module: str, is_package: bool) -> set[str]:
+    """The module names an ``import`` / ``from ... import`` statement may load."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names}
+    if not isinstance(node, ast.ImportFrom):
+        return set()
+    base = node.module or ""
+    if node.level:
+        parts = module.split(".") if is_package else module.split(".")[:-1]
+        parts = parts[: len(parts) - (node.level - 1)]
+        base = ".".join(parts + ([base] if base else []))
+    return {base, *(f"{base}.{alias.name}" for alias in node.names)}
+
+
 def imported(path: Path, module: str, known: set[str]) -> set[str]:
     """The ``mlpipe`` modules ``path`` imports anywhere but under ``if TYPE_CHECKING``."""
     is_package = path.name == "__init__.py"
@@ -51,16 +66,7 @@ def imported(path: Path, module: str, known: set[str]) -> set[str]:
             for child in node.orelse:
                 visit(child)
             return
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = module.split(".") if is_package else module.split(".")[:-1]
-                parts = parts[: len(parts) - (node.level - 1)]
-                base = ".".join(parts + ([base] if base else []))
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names)
+        found.update(import_targets(node, module, is_package))
         for child in ast.iter_child_nodes(node):
             visit(child)
 
@@ -164,3 +170,67 @@ def test_package_exports_are_the_names_not_the_modules() -> None:
     for name, module in mlpipe.jobs._EXPORTS.items():
         importlib.import_module(module)
         assert not inspect.ismodule(getattr(mlpipe.jobs, name)), name
+
+
+ARCHITECTURE = PACKAGE.parent / "docs" / "architecture.md"
+MERMAID_EDGE = re.compile(r"^\s*(\w+)\s*-->\s*(\w+)\s*$")
+
+
+def box_of(module: str) -> str:
+    """The box of docs/architecture.md's picture that holds ``module``: ``base`` for layer 0,
+    ``mirrors`` for layer 5, else the package or top-level module below ``mlpipe``."""
+    layer = layer_of(module)
+    if layer == 0:
+        return "base"
+    if layer == len(LAYERS) - 1:
+        return "mirrors"
+    return module.split(".")[1]
+
+
+def package_edges(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    """Box-to-box imports (edges into ``base`` left out: every box uses it)."""
+    return {(box_of(module), box_of(target)) for module, targets in graph.items()
+            for target in targets
+            if box_of(module) != box_of(target) and box_of(target) != "base"}
+
+
+def test_the_architecture_picture_is_the_module_graph(graph: dict[str, set[str]]) -> None:
+    """The arrows of docs/architecture.md's mermaid picture are the real imports, no more, no
+    fewer (the message gives the lines to paste)."""
+    drawn = {(m.group(1), m.group(2)) for line in ARCHITECTURE.read_text().splitlines()
+             if (m := MERMAID_EDGE.match(line)) and m.group(2) != "base"}
+    real = package_edges(graph)
+    assert drawn == real, "docs/architecture.md's arrows should be:\n" + "\n".join(
+        f"    {a} --> {b}" for a, b in sorted(real, key=lambda e: (-layer_rank(e[0]), e)))
+
+
+def layer_rank(box: str) -> int:
+    """The layer of a picture box (for ordering the arrows top-down)."""
+    if box == "base":
+        return 0
+    if box == "mirrors":
+        return len(LAYERS) - 1
+    return layer_of(f"mlpipe.{box}")
+
+
+def function_level_imports(path: Path, module: str, known: set[str]) -> set[str]:
+    """The ``mlpipe`` modules ``path`` imports inside a function body."""
+    is_package = path.name == "__init__.py"
+    found: set[str] = set()
+    for function in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(function):
+                found.update(import_targets(node, module, is_package))
+    return (found & known) - {module}
+
+
+def test_sdk_modules_import_each_other_at_module_level() -> None:
+    """Inside ``mlpipe.sdk`` one module imports another at the top, never inside a function,
+    where it would only hide a cycle (lower layers, such as ``mlpipe.jobs``, may still be
+    loaded on first use)."""
+    files = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    sdk = {name for name in files if name.startswith("mlpipe.sdk")}
+    hidden = sorted(f"{name} imports {target} inside a function"
+                    for name in sdk
+                    for target in function_level_imports(files[name], name, sdk))
+    assert hidden == []

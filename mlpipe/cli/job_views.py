@@ -10,8 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from mlpipe.jobs.store import error_summary, parse_iso
-from mlpipe.wording import plural
+from mlpipe.jobs.timestamps import parse_iso
+from mlpipe.wording import error_summary, plural
 
 STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
                  "skipped": "dim", "running": "cyan", "queued": "dim"}

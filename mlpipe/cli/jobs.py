@@ -152,8 +152,8 @@ def create_job(args: argparse.Namespace) -> int:
     if problem:
         return _usage(problem)
     from mlpipe.compiler import OverrideSyntaxError
-    from mlpipe.jobs.preflight import RemoteAssetsError
     from mlpipe.jobs.front_door import NotAPipelineError, Submission, SubmitUsageError, submit
+    from mlpipe.jobs.preflight import RemoteAssetsError
 
     started: list[Submission] = []
     out = console()

@@ -22,6 +22,7 @@ from mlpipe.diagnostics import did_you_mean
 from mlpipe.limits import InputLimitError, check_file_size, check_yaml_text
 from mlpipe.plan import EnvironmentInfo, PlanInput
 from mlpipe.schema.ranges import SettingError, check_setting
+from mlpipe.sizes import MiniBatchSize, parse_mini_batch_size
 
 _MISSING = object()
 
@@ -45,9 +46,17 @@ def resolve_setting(node: Node, key: str, pipeline_inputs: dict[str, PlanInput],
             suffix = f" (from {origin})" if origin else ""
             reporter.error(src.doc, src.path, exc.message + suffix, code=exc.code, hint=exc.hint)
         return default
-    if key == "mini_batch_size" and isinstance(checked, str) and checked.strip() == "0":
-        return default  # "0" is azure-ai-ml's "unset"
     return checked
+
+
+def resolve_mini_batch_size(node: Node, pipeline_inputs: dict[str, PlanInput],
+                            reporter: Reporter) -> MiniBatchSize | None:
+    """``mini_batch_size`` read once into the plan's typed value (``None``: unset, or
+    ``"0"``, azure-ai-ml's "unset")."""
+    checked = resolve_setting(node, "mini_batch_size", pipeline_inputs, reporter)
+    if not isinstance(checked, str) or checked.strip() == "0":
+        return None
+    return parse_mini_batch_size(checked)  # the schema's pattern is readable
 
 
 def _bound_value(node: Node, src: Source, pipeline_inputs: dict[str, PlanInput],
@@ -206,4 +215,5 @@ def _dependencies(conda: dict[str, Any]) -> tuple[str, ...]:
     return tuple(names)
 
 
-__all__ = ["check_entry_script", "code_dir", "environment_info", "resolve_setting"]
+__all__ = ["check_entry_script", "code_dir", "environment_info", "resolve_mini_batch_size",
+           "resolve_setting"]

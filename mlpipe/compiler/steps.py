@@ -20,12 +20,14 @@ from mlpipe.compiler.settings import (
     code_dir,
     environment_info,
     parent_literals,
+    resolve_mini_batch_size,
     resolve_setting,
 )
 from mlpipe.diagnostics import did_you_mean
-from mlpipe.frozen import freeze
+from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.plan import CommandStep, ParallelStep, PlanInput, PrsOptions, RemoteAsset, RetrySettings
 from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
+from mlpipe.sizes import MiniBatchSize
 
 
 @dataclass
@@ -130,6 +132,7 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
     prs: dict[str, Any] = {}
     entry = ""
     append_row_to = None
+    append_row_csv = None
     if not node.is_opaque:
         args_src = node.lookup("task", "program_arguments")
         legacy = node.lookup("task", "args")
@@ -157,25 +160,17 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
                       code="required")
         append_row_to = _append_row_to(node, rep)
         if append_row_to is not None:
-            _check_settings_file(common["code_dir"], node, rep)
+            append_row_csv = _settings_file(common["code_dir"], node, rep)
     input_data = _input_data(node, rep)
     partition_keys = resolve_setting(node, "partition_keys", ctx.pipeline_inputs, rep)
-    mini_batch_size = resolve_setting(node, "mini_batch_size", ctx.pipeline_inputs, rep)
-    if partition_keys is not None and mini_batch_size is not None:
-        src = node.lookup("mini_batch_size")
-        assert src is not None
-        rep.warn(src.doc, src.path,
-                 "mini_batch_size is ignored because partition_keys is set (one mini-batch per "
-                 "partition)", code="partition-keys")
-        mini_batch_size = None
+    mini_batch_size = _mini_batch_size(node, ctx, partition_keys is not None)
 
     def pick(key: str, default: Any) -> Any:
         return resolve_setting(node, key, ctx.pipeline_inputs, rep, default)
 
+    # the failed-items limit: the error_threshold attribute, else --error_threshold
     attr_threshold = pick("error_threshold", None)
-    error_threshold = (attr_threshold if attr_threshold is not None
-                       else prs.get("error_threshold", -1))
-    prs["error_threshold"] = error_threshold
+    flag_threshold = prs.pop("error_threshold", -1)
     return ParallelStep(
         **common,
         input_data=input_data,
@@ -186,28 +181,46 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
         retry=RetrySettings(max_retries=pick("retry_settings.max_retries",
                                              RetrySettings.max_retries),
                             timeout=pick("retry_settings.timeout", RetrySettings.timeout)),
-        error_threshold=error_threshold,
+        error_threshold=attr_threshold if attr_threshold is not None else flag_threshold,
         mini_batch_error_threshold=pick("mini_batch_error_threshold", -1),
         logging_level=pick("logging_level", "INFO"),
         entry_script=entry,
         program_arguments=program_arguments,
         append_row_to=append_row_to,
+        append_row_csv=append_row_csv,
         prs=PrsOptions(**prs),
     )
 
 
-def _check_settings_file(folder: str | None, node: Node, rep: Reporter) -> None:
-    """The runtime reads ``parallel_run_step.settings.json`` from the code folder: a
-    broken one is an error now rather than when the step starts."""
+def _mini_batch_size(node: Node, ctx: BuildContext, partitioned: bool) -> MiniBatchSize | None:
+    """The plan's typed ``mini_batch_size``; ``None`` when ``partition_keys`` is set
+    (partition_keys wins, with a warning). Whether a size in bytes fits the input (files
+    or a table) is known when the step runs: ``data/sizes.py`` says so then, as Azure
+    accepts such a step at submission."""
+    size = resolve_mini_batch_size(node, ctx.pipeline_inputs, ctx.reporter)
+    src = node.lookup("mini_batch_size")
+    if size is not None and src is not None and partitioned:
+        ctx.reporter.warn(src.doc, src.path,
+                          "mini_batch_size is ignored because partition_keys is set (one "
+                          "mini-batch per partition)", code="partition-keys")
+        return None
+    return size
+
+
+def _settings_file(folder: str | None, node: Node,
+                   rep: Reporter) -> FrozenDict[str, Any] | None:
+    """append_row's ``to_csv`` options from ``parallel_run_step.settings.json`` in the code
+    folder, for the plan; a broken file is an error now rather than when the step starts."""
     if folder is None or not Path(folder).is_dir():
-        return
+        return None
     try:
-        append_row_csv_options(folder)
+        return append_row_csv_options(folder)
     except SettingsFileError as exc:
         src = node.lookup("task", "code") or node.lookup("task") or node.lookup("code")
         doc, path = (src.doc, src.path) if src is not None else (node.doc, node.path)
         rep.error(doc, path, str(exc), code="settings-file",
                   hint=f"fix {SETTINGS_FILE} in the code folder, or remove it")
+        return None
 
 
 def append_row_target(node: Node) -> str | None:

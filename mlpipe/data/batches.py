@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import mlpipe.data.sizes as sizes
-from mlpipe.data.errors import DataError, warning
+from mlpipe.data.errors import DataError
 from mlpipe.data.listing import iter_files
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
@@ -70,23 +70,19 @@ def iter_mini_batches(step: ParallelStep,
     """The mini-batches of ``step``'s major input, streamed in input order.
 
     File inputs give batches of ``mini_batch_size`` absolute paths (default 1);
-    tabular MLTables give byte-size batches (``"10kb"``; default 1 MB) or one
-    batch per ``partition_keys`` combination. Warnings and notes (partition_keys
-    winning over mini_batch_size, an empty input) go to ``on_warning`` (default:
-    the ``mlpipe.data`` logger). A missing input, a malformed MLTable file or a
-    bad ``mini_batch_size`` raise :class:`DataError` at once; problems found
+    tabular MLTables give byte-size batches (``"10kb"``; default 1 MB) or, when the
+    plan sets ``partition_keys`` (it then has no ``mini_batch_size``: the compiler
+    decided), one batch per key combination. Notes (an empty input) go to
+    ``on_warning`` (default: the ``mlpipe.data`` logger). A missing input, a malformed
+    MLTable file or a ``mini_batch_size`` that does not fit the input (a size in
+    bytes for a file input) raise :class:`DataError` at once; problems found
     while listing or dividing raise it when the iteration reaches them.
     """
     sink = on_warning or _log_warning
     major, path = _input_path(step)
     spec = _spec(major, path)
     if spec is not None and spec.is_tabular:
-        if step.partition_keys:
-            if step.mini_batch_size:
-                sink(warning(f"both partition_keys and mini_batch_size ({step.mini_batch_size!r}) "
-                             f"are set: partition_keys wins, "
-                             "mini_batch_size is ignored", key_path="mini_batch_size",
-                             code="partition-keys"))
+        if step.partition_keys:  # the compiler has dropped mini_batch_size then
             batches = _partition_batches(spec, tuple(step.partition_keys))
         else:
             batches = _table_batches(spec, sizes.byte_size(step.mini_batch_size))

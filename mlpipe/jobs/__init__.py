@@ -20,7 +20,7 @@ _EXPORTS = {
     "RemoteAssetsError": "mlpipe.jobs.preflight",
     "JobNotFound": "mlpipe.jobs.store",
     "JobStore": "mlpipe.jobs.store",
-    "generate_job_name": "mlpipe.jobs.store",
+    "generate_job_name": "mlpipe.runs",
     "resolve_runs_dir": "mlpipe.runs",
     "Decision": "mlpipe.jobs.front_door",
     "Mode": "mlpipe.jobs.front_door",

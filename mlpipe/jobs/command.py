@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from mlpipe.jobs.store import now
+from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.snapshot import snapshot_code

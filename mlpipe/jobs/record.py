@@ -56,7 +56,7 @@ class SummaryRecord(_Part):
 
 
 class ProgressRecord(_Part):
-    """A running parallel step's counts (``mlpipe.jobs.progress.RecordObserver``)."""
+    """A running parallel step's counts (``mlpipe.jobs.recorder.RecordObserver``)."""
 
     mini_batches_known: Count = 0
     listing_done: bool = False

@@ -20,25 +20,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mlpipe.cores import core_count
 from mlpipe.jobs.command import make_output_folders, run_command_step
+from mlpipe.jobs.liveness import runner_identity
 from mlpipe.jobs.preflight import (
     check_backend,
     check_remote_assets,
     compute_notice,
     environment_warnings,
 )
-from mlpipe.jobs.progress import RecordObserver
-from mlpipe.jobs.store import (
-    TERMINAL,
-    JobConflictError,
-    JobRecorder,
-    JobStore,
-    error_summary,
-    iso,
-    now,
-    parse_iso,
-    runner_identity,
-)
+from mlpipe.jobs.recorder import JobRecorder, RecordObserver
+from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
+from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
 from mlpipe.runtime import default_concurrency
 from mlpipe.runtime.backends.dask_cluster import job_cluster
@@ -47,6 +40,7 @@ from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.reports.files import report_files
 from mlpipe.runtime.textio import write_text
 from mlpipe.version import __version__
+from mlpipe.wording import error_summary
 
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
@@ -170,9 +164,9 @@ def execute_plan(
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
     try:
-        scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say,
-                               max_workers or default_concurrency())
-        with job_cluster(plan, backend, say, max_workers or default_concurrency()):
+        budget = max_workers or core_count()
+        scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say, budget)
+        with job_cluster(plan, backend, say, budget):
             scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
         try:

@@ -9,40 +9,27 @@ Layout::
         <step>/...            the steps' folders (see ``mlpipe.plan``)
 
 The record is plain JSON so any tool can read it; :class:`JobStore` reads and writes
-it, :class:`JobRecorder` is the runner's thread-safe writer for one job.
+it; the runner writes one job's record through :class:`~mlpipe.jobs.recorder.JobRecorder`.
 """
 
 from __future__ import annotations
 
 import builtins
-import errno
 import json
 import os
-import socket
-import tempfile
-import threading
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import psutil
-
 from mlpipe.errors import MlpipeError
+from mlpipe.jobs.atomic_json import write_json_atomic
+from mlpipe.jobs.liveness import process_alive
 from mlpipe.jobs.record import check_record
-from mlpipe.runs import (  # noqa: F401  (re-exported)
-    JOB_NAME,
-    check_job_name,
-    generate_job_name,
-    job_name_base,
-    resolve_runs_dir,
-    slugify,
-)
-from mlpipe.runtime.faults import naming
+from mlpipe.jobs.timestamps import iso, now
+from mlpipe.runs import resolve_runs_dir
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
 CANCEL_FILE = "cancel-requested"
-NAME_PATTERN = JOB_NAME
 
 
 class JobNotFound(MlpipeError, LookupError):
@@ -51,55 +38,6 @@ class JobNotFound(MlpipeError, LookupError):
 
 class JobConflictError(MlpipeError, RuntimeError):
     """The job name is taken by a completed or still-running job."""
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def iso(at: datetime | None) -> str | None:
-    return at.isoformat(timespec="milliseconds") if at else None
-
-
-def parse_iso(text: str | None) -> datetime | None:
-    return datetime.fromisoformat(text) if text else None
-
-
-def error_summary(error: str) -> str:
-    """An error on one line: ``command exited with code 3: <its last stderr line>``."""
-    lines = [line.strip() for line in error.splitlines() if line.strip()]
-    if not lines:
-        return ""
-    first = lines[0]
-    return f"{first} {lines[-1]}" if first.endswith(":") and len(lines) > 1 else first
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write ``data`` as JSON to ``path`` so readers never see a half-written file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with naming(path):
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with naming(path), os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=2, default=str)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def process_alive(pid: int | None, create_time: float | None = None) -> bool:
-    """Whether the process that wrote a record still runs (same pid and start time)."""
-    if not pid:
-        return False
-    try:
-        proc = psutil.Process(pid)
-        if create_time is not None and abs(proc.create_time() - create_time) > 1.0:
-            return False
-        return proc.status() != psutil.STATUS_ZOMBIE
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return False
 
 
 class JobStore:
@@ -208,70 +146,3 @@ def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
     ):
         record["stale"] = True
     return record
-
-
-RESERVE_FILE = ".space-reserve"
-RESERVE_BYTES = 256 * 1024
-
-
-class JobRecorder:
-    """Thread-safe writer of one job's record; every change is written atomically.
-
-    While the job runs, :meth:`reserve` keeps a small file of disk space next to the
-    record: when the disk fills up, the record gives that space back to itself, so
-    the job can still be recorded as failed (with the cause) instead of staying
-    ``running``. :meth:`release` removes it when the job ends.
-    """
-
-    def __init__(self, store: JobStore, name: str, record: dict[str, Any]):
-        self.store = store
-        self.name = name
-        self.path = store.record_path(name)
-        self.record = record
-        self._lock = threading.RLock()
-        self._reserve = self.path.with_name(RESERVE_FILE)
-
-    def save(self) -> None:
-        with self._lock:
-            try:
-                write_json_atomic(self.path, self.record)
-            except OSError as error:
-                if error.errno != errno.ENOSPC or not self.release():
-                    raise
-                write_json_atomic(self.path, self.record)
-
-    def reserve(self) -> None:
-        """Set :data:`RESERVE_BYTES` of disk aside for the record (best effort)."""
-        try:
-            with open(self._reserve, "wb") as handle:
-                handle.write(b"\0" * RESERVE_BYTES)
-        except OSError:
-            self._reserve.unlink(missing_ok=True)
-
-    def release(self) -> bool:
-        """Give the reserved space back; ``True`` when there was some."""
-        try:
-            self._reserve.unlink()
-        except OSError:
-            return False
-        return True
-
-    def update(self, **fields: Any) -> None:
-        with self._lock:
-            self.record.update(fields)
-            self.save()
-
-    def update_step(self, step: str, **fields: Any) -> None:
-        with self._lock:
-            self.record["steps"][step].update(fields)
-            self.save()
-
-    def step(self, step: str) -> dict[str, Any]:
-        with self._lock:
-            return json.loads(json.dumps(self.record["steps"][step], default=str))
-
-
-def runner_identity() -> dict[str, Any]:
-    """pid, start time and host of this process, so readers can tell a dead runner."""
-    proc = psutil.Process()
-    return {"pid": proc.pid, "pid_create_time": proc.create_time(), "host": socket.gethostname()}

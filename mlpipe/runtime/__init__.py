@@ -8,6 +8,5 @@ from __future__ import annotations
 
 from mlpipe.runtime.concurrency import default_concurrency, worker_names
 from mlpipe.runtime.parallel_step import output_dir, run_parallel_step
-from mlpipe.settings_file import SETTINGS_FILE, append_row_csv_options  # noqa: F401
 
 __all__ = ["default_concurrency", "output_dir", "run_parallel_step", "worker_names"]

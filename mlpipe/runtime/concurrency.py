@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mlpipe.cores import core_count
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 
@@ -14,13 +15,9 @@ def worker_names(step: ParallelStep) -> list[WorkerInfo]:
 
 
 def default_concurrency() -> int:
-    """The number of cores this process may use (affinity and cgroup limits included).
-
-    The one core count of mlpipe: the runtime's default workers and the job runner's
-    worker budget both come from here."""
-    from joblib.externals.loky import cpu_count  # noqa: PLC0415
-
-    return max(1, cpu_count())
+    """Workers per node when ``max_concurrency_per_instance`` is unset: the cores this
+    process may use (:func:`mlpipe.cores.core_count`, the one core count of mlpipe)."""
+    return core_count()
 
 
 __all__ = ["default_concurrency", "worker_names"]

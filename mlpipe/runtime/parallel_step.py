@@ -25,7 +25,6 @@ from mlpipe.runtime.records import StepObserver, StepSummary
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
 from mlpipe.runtime.worker import DEFAULT_LOADER, WorkerConfig
-from mlpipe.settings_file import append_row_csv_options
 
 
 def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
@@ -115,12 +114,11 @@ def output_dir(step: ParallelStep) -> str:
 
 
 def _row_format(step: ParallelStep) -> RowFormat | None:
-    """How append_row writes rows (``None``: summary-only), from
-    parallel_run_step.settings.json."""
+    """How append_row writes rows (``None``: summary-only); the ``to_csv`` options of
+    parallel_run_step.settings.json come in the plan (the compiler read the file)."""
     if not step.append_row_to:
         return None
-    to_csv = append_row_csv_options(step.snapshot_dir)
-    return RowFormat(header=step.prs.append_row_dataframe_header, to_csv=to_csv)
+    return RowFormat(header=step.prs.append_row_dataframe_header, to_csv=step.append_row_csv)
 
 
 def _driver_logger(observers: Iterable[StepObserver]) -> logging.Logger:

@@ -2,7 +2,8 @@
 
 A threshold of -1 means unlimited; a step fails when a count is **greater than**
 its threshold. ``allowed_failed_percent`` (100 = unlimited) is only checked once
-every mini-batch has been scheduled, as Azure does.
+every mini-batch has been scheduled, as Azure does. The limits come from the plan as
+the compiler decided them (``error_threshold``: the attribute, else ``--error_threshold``).
 """
 
 from __future__ import annotations
@@ -12,11 +13,6 @@ from dataclasses import dataclass
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import ThresholdBreach
 from mlpipe.wording import plural
-
-
-def item_error_threshold(step: ParallelStep) -> int:
-    """The failed-items limit: the ``error_threshold`` attribute, else ``--error_threshold``."""
-    return step.error_threshold if step.error_threshold != -1 else step.prs.error_threshold
 
 
 @dataclass(frozen=True)
@@ -29,7 +25,7 @@ class Thresholds:
 
     @classmethod
     def of(cls, step: ParallelStep) -> Thresholds:
-        return cls(step.mini_batch_error_threshold, item_error_threshold(step),
+        return cls(step.mini_batch_error_threshold, step.error_threshold,
                    step.prs.allowed_failed_percent)
 
     def check(self, failed_mini_batches: int, failed_items: int, scheduled: int,
@@ -59,4 +55,4 @@ def describe(breach: ThresholdBreach) -> str:
     return f"{what}, more than {breach.name} = {breach.limit}"
 
 
-__all__ = ["Thresholds", "describe", "item_error_threshold"]
+__all__ = ["Thresholds", "describe"]

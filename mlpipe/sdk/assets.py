@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mlpipe.compiler.assets import REGISTRY_FILE, is_remote
-from mlpipe.plan import resolve_runs_dir
+from mlpipe.runs import resolve_runs_dir
 from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.yamlio import dump_text
 

@@ -1,10 +1,12 @@
-"""The mirror of ``azure.ai.ml`` (its top-level names), for ``mlpipe run-script``.
+"""``mlpipe.sdk.azure_ai_ml``: mirror of ``azure.ai.ml`` (its top-level names), for
+``mlpipe run-script``.
 
 mlpipe's SDK names (``Input``, ``Output``, ``MLClient``, ``command``, ``load_job``,
 ``load_component``, ``dsl``), the distribution settings, and ``load_data`` /
 ``load_model`` / ``load_environment`` / ``load_compute`` reading asset YAML files.
 azure-ai-ml's other top-level names (``spark``, endpoint and deployment loaders, ...)
 are :class:`~mlpipe.sdk.operations.Unavailable`: using one raises a clear error.
+Mirror module: docs/architecture.md lists every mirror.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mlpipe.diagnostics import did_you_mean
+from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.io import Input, Output, PipelineInput
 from mlpipe.sdk.tracking import Record, Tracked, drop_none
 
@@ -95,8 +96,6 @@ class Ports(Mapping[str, Any]):
         self._values[key] = value
         owner = self._owner
         if owner is not None:
-            from mlpipe.sdk.callsite import call_site
-
             owner._sites[f"{self._kind}s.{key}"] = call_site()
 
 

@@ -22,6 +22,7 @@ from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.io import Output, PipelineInput
 from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.nodes import Node
+from mlpipe.sdk.pipeline_node import PipelineComponentNode
 
 _SETTINGS_KEYS = ("default_compute", "default_datastore", "continue_on_step_failure",
                   "force_rerun", "default_compute_target", "on_init", "on_finalize")
@@ -174,8 +175,6 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
 
 def _component_node(outer: Builder, job: Any, name: str, values: dict[str, Any]) -> Node:
     """The ``type: pipeline`` step a nested ``@pipeline`` call adds to the outer pipeline."""
-    from mlpipe.sdk.pipeline_node import PipelineComponentNode
-
     component_name = name.lower().replace("-", "_")
     node = PipelineComponentNode(job, component_name, values)
     site = call_site()

@@ -85,7 +85,7 @@ class MLClient:
                     file_name: str | None = None, **kwargs: Any) -> MLClient:
         """A client for the local workspace; a ``config.json`` is read when there is one
         (for its names) and not needed otherwise."""
-        config = _read_config(path, file_name)
+        config = read_workspace_config(path, file_name)
         return cls(credential, config.get("subscription_id"), config.get("resource_group"),
                    config.get("workspace_name"),
                    **{k: v for k, v in kwargs.items() if k == "runs_dir"})
@@ -99,7 +99,7 @@ class MLClient:
         return f"MLClient(workspace_name={self.workspace_name!r}, runs_dir={self.runs_dir!r})"
 
 
-def _read_config(path: str | Path | None, file_name: str | None) -> dict[str, Any]:
+def read_workspace_config(path: str | Path | None, file_name: str | None) -> dict[str, Any]:
     """The workspace ``config.json`` azure-ai-ml would read (``{}`` when there is none)."""
     import json
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
-from mlpipe.plan import resolve_runs_dir
+from mlpipe.runs import resolve_runs_dir
 from mlpipe.sdk.callsite import caller_dir
 from mlpipe.sdk.entities import environment_value
 from mlpipe.sdk.nodes import Component

@@ -16,6 +16,7 @@ from typing import Any
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.bindings import NodeOutput, Ports
 from mlpipe.sdk.callsite import call_site, caller_dir
+from mlpipe.sdk.entities import RunFunction
 from mlpipe.sdk.io import Output
 from mlpipe.sdk.job import PipelineJob, PipelineJobSettings
 from mlpipe.sdk.nodes import CommandNode, Component, Node, ParallelNode
@@ -130,8 +131,6 @@ def node_from_dict(name: str, data: Any) -> Node | Any:
         return RawNode(name, data)
     kwargs = {key: data[key] for key in (*own, *_COMMON_KEYS) if key in data}
     if kind == "parallel" and isinstance(kwargs.get("task"), Mapping):
-        from mlpipe.sdk.entities import RunFunction
-
         task = dict(kwargs["task"])
         kwargs["task"] = RunFunction(type=task.pop("type", None), **task)
     extra = {key: value for key, value in data.items()

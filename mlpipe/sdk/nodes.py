@@ -24,6 +24,7 @@ from mlpipe.sdk.entities import (
     environment_value,
 )
 from mlpipe.sdk.io import Input, Output, PipelineInput
+from mlpipe.sdk.paths import relative_to
 from mlpipe.sdk.tracking import Emitter, KeyPath, Tracked
 
 
@@ -364,8 +365,6 @@ class Component:
 
     def reference(self, base: Path) -> str:
         """``file:<path>`` relative to ``base`` when possible."""
-        from mlpipe.sdk.paths import relative_to
-
         return "file:" + relative_to(self.path, base)
 
     def __eq__(self, other: object) -> bool:

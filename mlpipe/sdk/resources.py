@@ -8,6 +8,7 @@ import os
 import platform
 from typing import Any, ClassVar
 
+from mlpipe.cores import core_count
 from mlpipe.sdk.assets import Resource
 
 LOCATION = "local"
@@ -89,7 +90,7 @@ class ComputeInstance(Compute):
 
 def this_machine(name: str) -> AmlCompute:
     """The compute ``name`` as a local run sees it: one node with this machine's cores."""
-    cores = os.cpu_count() or 1
+    cores = core_count()
     return AmlCompute(name=name, size=f"local ({cores} cores, {platform.machine() or 'cpu'})",
                       min_instances=1, max_instances=1,
                       description="mlpipe runs every step on this machine")

@@ -16,7 +16,6 @@ from mlpipe.runtime.faults import naming
 from mlpipe.runtime.reports.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
 from mlpipe.runtime.textio import open_text
-from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural
 
@@ -177,7 +176,7 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
         "Thresholds:",
         f"  mini_batch_error_threshold: {_limit(step.mini_batch_error_threshold)}; "
         f"failed mini-batches: {summary.mini_batches_failed}",
-        f"  error_threshold: {_limit(item_error_threshold(step))}; "
+        f"  error_threshold: {_limit(step.error_threshold)}; "
         f"failed items: {summary.items_failed}",
         f"  allowed_failed_percent: {step.prs.allowed_failed_percent}%; "
         f"failed mini-batches: {failed_percent:.1f}%",

@@ -45,7 +45,6 @@ from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.reports.task_stream import write_task_stream
 from mlpipe.runtime.textio import write_text
-from mlpipe.runtime.thresholds import item_error_threshold
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural
 
@@ -224,14 +223,15 @@ class StepReports(StepObserver):
 
 
 def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
+    size = step.mini_batch_size.text if step.mini_batch_size is not None else "default"
     division = (f"partition_keys {list(step.partition_keys)}" if step.partition_keys
-                else f"mini_batch_size {step.mini_batch_size or 'default'}")
+                else f"mini_batch_size {size}")
     processes = plural(max(workers // max(nodes, 1), 1), "process")
     return (f"Step {step.name}: {plural(nodes, 'node')} x {processes}; "
             f"{division}; retry_settings max_retries {step.retry.max_retries}, timeout "
             f"{step.retry.timeout} s; "
             f"mini_batch_error_threshold {step.mini_batch_error_threshold}; "
-            f"error_threshold {item_error_threshold(step)}; allowed_failed_percent "
+            f"error_threshold {step.error_threshold}; allowed_failed_percent "
             f"{step.prs.allowed_failed_percent}; task_overhead_timeout "
             f"{step.prs.task_overhead_timeout} s; progress_update_timeout {progress_text(step)}; "
             f"resource_monitor_interval "

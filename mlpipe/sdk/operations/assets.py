@@ -11,8 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, ClassVar
 
+from mlpipe.compiler.assets import stand_in
 from mlpipe.sdk.assets import AssetStore, Data, Model, Resource, local_path, reference
+from mlpipe.sdk.entities import Environment, environment_value
+from mlpipe.sdk.loading import load_component
 from mlpipe.sdk.operations.base import Operations
+from mlpipe.sdk.paths import copy_into
 
 
 class _AssetOperations(Operations):
@@ -33,8 +37,6 @@ class _AssetOperations(Operations):
         path = getattr(asset, "path", None)
         found = local_path(path, self.base_dir)
         if found is None and isinstance(path, str):
-            from mlpipe.sdk.v1_data import stand_in
-
             mapped = stand_in(path, self.base_dir)
             found = None if mapped is None else str(mapped)
         return found
@@ -90,10 +92,8 @@ class ModelOperations(_AssetOperations):
 
     def download(self, name: str, version: str, download_path: str | Path = ".") -> None:
         """Copy the model's files to ``<download_path>/<name>``."""
-        from mlpipe.sdk.operations.jobs import _copy
-
         model = self.get(name, version)
-        _copy(Path(model.path), Path(download_path) / name)
+        copy_into(Path(model.path), Path(download_path) / name)
 
 
 class EnvironmentOperations(_AssetOperations):
@@ -103,8 +103,6 @@ class EnvironmentOperations(_AssetOperations):
     _kind = "environment"
 
     def _fields(self, asset: Any) -> dict[str, Any]:
-        from mlpipe.sdk.entities import environment_value
-
         value = environment_value(asset)
         fields = dict(value) if isinstance(value, dict) else {"name": asset.name}
         fields.update(name=asset.name, version=asset.version)
@@ -114,8 +112,6 @@ class EnvironmentOperations(_AssetOperations):
         return None
 
     def _make(self, fields: dict[str, Any]) -> Any:
-        from mlpipe.sdk.entities import Environment
-
         fields = {k: v for k, v in fields.items() if k != "local_path"}
         return Environment(**fields)
 
@@ -152,8 +148,6 @@ class ComponentOperations(_AssetOperations):
         return self._make(fields)
 
     def _make(self, fields: dict[str, Any]) -> Any:
-        from mlpipe.sdk.loading import load_component
-
         if fields.get("local_path"):
             return load_component(fields["local_path"])
         key = (fields["name"], fields["version"])

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
 
 from mlpipe.sdk.assets import Resource
 from mlpipe.sdk.exceptions import ResourceNotFoundError
+from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.operations.base import Operations
+from mlpipe.sdk.paths import copy_into
+from mlpipe.sdk.running import run
 
 
 class JobNotFoundError(ResourceNotFoundError):
@@ -86,9 +88,6 @@ class JobOperations(Operations):
                          experiment_name: str | None = None, skip_validation: bool = False,
                          **kwargs: Any) -> Any:
         """Run ``job`` now (with :func:`mlpipe.run`) and return its result when it ends."""
-        from mlpipe.sdk.job import PipelineJob
-        from mlpipe.sdk.running import run
-
         if isinstance(job, PipelineJob):
             if experiment_name and not job.experiment_name:
                 job.experiment_name = experiment_name
@@ -150,22 +149,14 @@ class JobOperations(Operations):
             if output not in job.outputs:
                 raise KeyError(f"job {name!r} has no output {output!r} "
                                f"(outputs: {', '.join(job.outputs) or 'none'})")
-            _copy(Path(job.outputs[output]), target / "named-outputs" / output)
+            copy_into(Path(job.outputs[output]), target / "named-outputs" / output)
         if all and job.run_dir:
-            _copy(Path(job.run_dir), target / "artifacts")
+            copy_into(Path(job.run_dir), target / "artifacts")
 
     def begin_cancel(self, name: str, **kwargs: Any) -> Poller:
         """Ask job ``name`` to stop, like ``mlpipe job cancel``."""
         self._store().request_cancel(name)
         return Poller()
-
-
-def _copy(source: Path, target: Path) -> None:
-    if source.is_dir():
-        shutil.copytree(source, target, dirs_exist_ok=True)
-    elif source.is_file():
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target / source.name)
 
 
 __all__ = ["JobFailedError", "JobNotFoundError", "JobOperations", "LocalJob", "Poller"]

@@ -1,0 +1,185 @@
+"""The runner's writer of one job's record (``job.json``), and the observer that keeps a
+parallel step's progress in it while the step runs."""
+
+from __future__ import annotations
+
+import errno
+import json
+import threading
+import time
+from datetime import datetime
+from typing import Any
+
+from mlpipe.jobs.atomic_json import write_json_atomic
+from mlpipe.jobs.store import JobStore
+from mlpipe.jobs.timestamps import iso
+from mlpipe.plan import ParallelStep
+from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+
+RESERVE_FILE = ".space-reserve"
+RESERVE_BYTES = 256 * 1024
+
+
+class JobRecorder:
+    """Thread-safe writer of one job's record; every change is written atomically.
+
+    While the job runs, :meth:`reserve` keeps a small file of disk space next to the
+    record: when the disk fills up, the record gives that space back to itself, so
+    the job can still be recorded as failed (with the cause) instead of staying
+    ``running``. :meth:`release` removes it when the job ends.
+    """
+
+    def __init__(self, store: JobStore, name: str, record: dict[str, Any]):
+        self.store = store
+        self.name = name
+        self.path = store.record_path(name)
+        self.record = record
+        self._lock = threading.RLock()
+        self._reserve = self.path.with_name(RESERVE_FILE)
+
+    def save(self) -> None:
+        with self._lock:
+            try:
+                write_json_atomic(self.path, self.record)
+            except OSError as error:
+                if error.errno != errno.ENOSPC or not self.release():
+                    raise
+                write_json_atomic(self.path, self.record)
+
+    def reserve(self) -> None:
+        """Set :data:`RESERVE_BYTES` of disk aside for the record (best effort)."""
+        try:
+            with open(self._reserve, "wb") as handle:
+                handle.write(b"\0" * RESERVE_BYTES)
+        except OSError:
+            self._reserve.unlink(missing_ok=True)
+
+    def release(self) -> bool:
+        """Give the reserved space back; ``True`` when there was some."""
+        try:
+            self._reserve.unlink()
+        except OSError:
+            return False
+        return True
+
+    def update(self, **fields: Any) -> None:
+        with self._lock:
+            self.record.update(fields)
+            self.save()
+
+    def update_step(self, step: str, **fields: Any) -> None:
+        with self._lock:
+            self.record["steps"][step].update(fields)
+            self.save()
+
+    def step(self, step: str) -> dict[str, Any]:
+        with self._lock:
+            return json.loads(json.dumps(self.record["steps"][step], default=str))
+
+
+SAVE_INTERVAL_SECONDS = 0.5
+
+
+class RecordObserver(StepObserver):
+    """A :class:`~mlpipe.runtime.records.StepObserver` writing counts to ``job.json``.
+
+    The step record gets ``progress`` (mini-batches known/finished/failed, items
+    succeeded/failed; ``mini_batches_total`` once counted, ``mini_batches_reused`` on a
+    resumed step) and ``workers`` (node, process, pid of every worker started),
+    saved at most twice a second and once more at the end.
+    """
+
+    def __init__(self, recorder: JobRecorder, step: str):
+        self.recorder = recorder
+        self.step = step
+        self.progress: dict[str, Any] = {
+            "mini_batches_known": 0, "listing_done": False, "mini_batches_done": 0,
+            "mini_batches_failed": 0, "items_succeeded": 0, "items_failed": 0,
+        }
+        self.workers: list[dict[str, Any]] = []
+        self._last_save = 0.0
+        self._lock = threading.Lock()  # the counting pass reports from its own thread
+
+    def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
+        for worker in workers:
+            self._add_worker(worker)
+        self._save(force=True)
+
+    def mini_batches_scheduled(self, count: int, done: bool) -> None:
+        with self._lock:
+            self.progress["mini_batches_known"] = max(count, self._finished())
+            self.progress["listing_done"] = done
+            if done:
+                self.progress["mini_batches_total"] = self.progress["mini_batches_known"]
+        self._save(force=done)
+
+    def mini_batches_counted(self, total: int) -> None:
+        with self._lock:
+            if not self.progress["listing_done"]:
+                known = self.progress["mini_batches_known"]
+                self.progress["mini_batches_total"] = max(total, known)
+        self._save(force=True)
+
+    def mini_batches_reused(self, count: int) -> None:
+        with self._lock:
+            self.progress["mini_batches_reused"] = count
+            self.progress["mini_batches_known"] = max(self.progress["mini_batches_known"],
+                                                      self._finished())
+
+    def attempt_finished(self, record: AttemptRecord) -> None:
+        if not record.final:
+            return
+        with self._lock:
+            progress = self.progress
+            progress["mini_batches_done"] += 1
+            if record.status != "Succeeded" or record.failed:
+                progress["mini_batches_failed"] += 1
+            progress["items_succeeded"] += record.succeeded
+            progress["items_failed"] += record.failed
+            # what finished was scheduled, whatever the throttled listing count says
+            progress["mini_batches_known"] = max(progress["mini_batches_known"], self._finished())
+            if "mini_batches_total" in progress:
+                progress["mini_batches_total"] = max(progress["mini_batches_total"],
+                                                     progress["mini_batches_known"])
+        self._save()
+
+    def _finished(self) -> int:
+        """Mini-batches over: done in this run plus reused from an earlier one."""
+        return int(self.progress["mini_batches_done"]) + int(
+            self.progress.get("mini_batches_reused", 0))
+
+    def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
+        self._add_worker(worker)
+        self._save(force=event in ("started", "replaced"))
+
+    def step_finished(self, summary: StepSummary) -> None:
+        self.progress["ended_at"] = iso(summary.ended_at)
+        self._save(force=True)
+
+    def flush(self) -> None:
+        self._save(force=True)
+
+    def _add_worker(self, worker: WorkerInfo) -> None:
+        """Keep one entry per worker process (a replaced worker adds its new pid)."""
+        same = [w for w in self.workers
+                if (w["node"], w["process"]) == (worker.node, worker.process)]
+        if worker.pid is None:
+            if not same:
+                self.workers.append({"node": worker.node, "process": worker.process, "pid": None})
+            return
+        if any(w["pid"] == worker.pid for w in same):
+            return
+        placeholder = next((w for w in same if w["pid"] is None), None)
+        if placeholder is not None:
+            placeholder["pid"] = worker.pid
+        else:
+            self.workers.append({"node": worker.node, "process": worker.process, "pid": worker.pid})
+
+    def _save(self, force: bool = False) -> None:
+        moment = time.monotonic()
+        if not force and moment - self._last_save < SAVE_INTERVAL_SECONDS:
+            return
+        self._last_save = moment
+        with self._lock:
+            progress, workers = dict(self.progress), list(self.workers)
+        self.recorder.update_step(self.step, progress=progress, workers=workers)

@@ -1,0 +1,67 @@
+"""MLTable folders the v1 datasets read: CSV files as a table, a table written by partition.
+
+Both are written under the runs folder (``<runs-dir>/datasets``) or the target folder
+given, so the v2 step reads them as any ``type: mltable`` input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from mlpipe.runs import resolve_runs_dir
+from mlpipe.sdk.v1.datastores import local_text
+
+_HEADERS = {"true": "all_files_same_headers", "all_files_have_same_headers":
+            "all_files_same_headers", "false": "no_header", "no_headers": "no_header",
+            "from_first_file": "from_first_file", "only_first_file_has_headers":
+            "from_first_file", "combine_all_files_headers": "all_files_different_headers"}
+
+
+
+def write_mltable(text: str, prefix: str) -> Path:
+    """An MLTable folder ``<runs-dir>/datasets/<prefix>_<digest>`` holding ``text``."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    folder = resolve_runs_dir() / "datasets" / f"{prefix}_{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "MLTable").write_text(text, encoding="utf-8")
+    return folder
+
+
+def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any = True) -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` reading the CSV files at ``path`` (a
+    file, a folder, a glob, a ``DataPath`` or a list of them), relative to ``base``."""
+    items = path if isinstance(path, list) else [path]
+    entries = []
+    for item in items:
+        text = local_text(item)
+        local = Path(text) if Path(text).is_absolute() else base / text
+        kind = ("pattern" if any(c in text for c in "*?[") else
+                "folder" if local.is_dir() or text.endswith("/") else "file")
+        entries.append(f"  - {kind}: {str(local.resolve())!r}\n")
+    name = getattr(header, "name", header)
+    header_value = _HEADERS.get(str(name).lower(), "all_files_same_headers")
+    text = ("paths:\n" + "".join(entries) + "transformations:\n  - read_delimited:\n"
+            f"      delimiter: {separator!r}\n      header: {header_value}\n")
+    return write_mltable(text, "delimited")
+
+
+def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
+    """v1 ``partition_by``: ``frame`` written as ``target/<key1>/<key2>/part.csv`` files (the key
+    columns in the path) and an MLTable reading them back with the keys as columns."""
+    for values, group in frame.groupby(keys, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        folder = target.joinpath(*[str(v) for v in values])
+        folder.mkdir(parents=True, exist_ok=True)
+        group.drop(columns=keys).to_csv(folder / "part.csv", index=False)
+    fmt = "".join("{%s}/" % k for k in keys) + "part.csv"
+    text = (f"paths:\n  - pattern: {str(target.resolve() / '**' / 'part.csv')!r}\n"
+            "transformations:\n  - read_delimited:\n      delimiter: ','\n"
+            "      header: all_files_same_headers\n"
+            f"  - extract_columns_from_partition_format:\n      partition_format: {fmt!r}\n")
+    (target / "MLTable").write_text(text, encoding="utf-8")
+    return target
+
+
+__all__ = ["delimited_mltable", "partitioned_mltable", "write_mltable"]

@@ -1,0 +1,157 @@
+"""Published notebooks run unchanged through ``mlpipe run-script``: azure-ai-ml's
+(azureml-examples, sdk/python/jobs/parallel; also with ``python`` once their imports are
+switched to mlpipe) and azureml v1's (MachineLearningNotebooks, parallel-run; the many-models
+solution accelerator's custom-script training)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from tests.conftest import REPO, run_cli
+from tests.sdk.notebook_support import (
+    IRIS_ROWS,
+    MANY_MODELS_SERIES,
+    MNIST_IMAGES,
+    OJ_BRANDS,
+    OJ_PARTITION_WEEKS,
+    OJ_PARTITIONS,
+    OJ_STORES,
+    OJ_WEEKS,
+    make_iris_v1,
+    make_iris_v2,
+    make_many_models,
+    make_mnist_v1,
+    make_oj_partition,
+    make_oj_sales,
+    notebook_code,
+    switch_imports,
+)
+
+
+def _job_folders(runs: Path) -> list[Path]:
+    return sorted(p.parent for p in runs.glob("*/job.json"))
+
+
+def _check_iris(runs: Path, output: str) -> None:
+    assert "Status: Completed" in output
+    assert "type: parallel" in output  # print(my_job) prints the job's YAML
+    assert "type: amlcompute" in output  # print(ml_client.compute.get("cpu-cluster"))
+    (job,) = _job_folders(runs)
+    result = runs / "datastores" / "workspaceblobstore" / job.name / "aggregated_returns.csv"
+    rows = pd.read_csv(result, sep=" ", header=None)
+    assert len(rows) == IRIS_ROWS
+    assert set(rows[4]) == {"Setosa", "Versicolor"}
+
+
+def _check_oj(runs: Path, output: str) -> None:
+    assert "Status: Completed" in output
+    (job,) = _job_folders(runs)
+    models = sorted(p.name for p in (job / "parallel_train" / "outputs" / "model_folder").iterdir())
+    assert models == sorted(f"{s}_{b}.txt" for s in OJ_STORES for b in OJ_BRANDS)
+    first = (job / "parallel_train" / "outputs" / "model_folder" / models[0]).read_text()
+    assert first.split()[1] == str(OJ_WEEKS)  # one partition = one store/brand's rows
+
+
+def _run_unchanged(notebook: Path, runs: Path) -> str:
+    """``mlpipe run-script NOTEBOOK`` over the runs folder ``runs``; its stdout."""
+    proc = run_cli("run-script", str(notebook), env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+V2_NOTEBOOKS = [(make_iris_v2, _check_iris), (make_oj_sales, _check_oj)]
+
+
+@pytest.mark.parametrize(("make", "check"), V2_NOTEBOOKS, ids=["2a_iris", "1a_oj_sales"])
+@pytest.mark.parametrize("how", ["run-script", "python with imports switched"])
+def test_azureml_examples_parallel_notebooks_run(tmp_path: Path, make: Any, check: Any,
+                                                 how: str) -> None:
+    notebook = make(tmp_path / "nb")
+    runs = tmp_path / "runs"
+    if how == "run-script":  # unchanged
+        check(runs, _run_unchanged(notebook, runs))
+    else:
+        code = switch_imports(notebook_code(notebook))
+        assert "azure" not in "".join(line for line in code.splitlines()
+                                      if line.startswith(("from ", "import ")))
+        script = notebook.with_suffix(".py")
+        script.write_text(code)
+        env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
+        proc = subprocess.run([sys.executable, script.name], cwd=script.parent, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        check(runs, proc.stdout)
+
+
+def test_v1_mnist_file_dataset_notebook_runs_unchanged(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    out = _run_unchanged(make_mnist_v1(tmp_path / "mnist"), runs)
+    assert f"Prediction has  {MNIST_IMAGES}  rows" in out
+    assert out.count("PipelineRun Status: Finished") == 2
+    # The model came from the mnist-model container (urllib), registered, read in the workers.
+    assert "0.png           9" in out
+    first, second = sorted((runs / "datastores" / "workspaceblobstore").iterdir())
+    assert len((first / "inferences" / "mnist_outputs.txt").read_text().splitlines()) == \
+        MNIST_IMAGES
+    # The second submission's pipeline_parameters: one image, mini-batches of 1.
+    assert (second / "inferences" / "mnist_outputs.txt").read_text().splitlines() == ["0.png: 9"]
+
+
+def test_v1_iris_tabular_dataset_notebook_runs_unchanged(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    out = _run_unchanged(make_iris_v1(tmp_path / "iris"), runs)
+    assert f"Prediction has  {IRIS_ROWS}  rows" in out
+    (job,) = _job_folders(runs)
+    (output,) = (runs / "datastores" / "workspaceblobstore" / job.name).rglob("iris_outputs.txt")
+    rows = pd.read_csv(output, sep=" ", header=None)
+    expected = pd.read_csv(tmp_path / "iris" / "blob" / "sampledata" / "iris" / "iris.csv")
+    assert sorted(rows[4]) == sorted((expected["petal.length"] >= 2.5).astype(int))
+
+
+def test_many_models_accelerator_training_notebook_runs_unchanged(tmp_path: Path) -> None:
+    from mlpipe.sdk.assets import AssetStore
+
+    notebook, register = make_many_models(tmp_path / "Custom_Script")
+    runs = tmp_path / "runs"
+    env = {"MLPIPE_RUNS_DIR": str(runs)}
+    assert run_cli("run-script", str(register), cwd=register.parent, env=env).returncode == 0
+    out = _run_unchanged(notebook, runs)
+    assert f"Number of Models: {len(MANY_MODELS_SERIES)}" in out
+    assert "Average MAPE: " in out and "exception happened" not in out
+    # Each series' model was registered by the entry script, tagged with its series.
+    models = AssetStore(runs).list("model")
+    assert sorted((m["tags"]["Store"], m["tags"]["Brand"]) for m in models) == \
+        sorted(MANY_MODELS_SERIES)
+    assert all(Path(m["path"]).is_file() for m in models)
+
+
+def test_v1_tabular_partition_per_column_notebook_runs(tmp_path: Path) -> None:
+    import importlib.util
+
+    notebook = make_oj_partition(tmp_path / "partition")
+    if importlib.util.find_spec("requests") is None:  # its download cell needs requests
+        data = json.loads(notebook.read_text())
+        (cell,) = [c for c in data["cells"] if "import requests" in "".join(c["source"])]
+        cell["source"] = ['import shutil\n', 'oj_sales_path = "./oj.csv"\n',
+                          'shutil.copy("stand-ins/dominicks_OJ.csv", oj_sales_path)\n']
+        notebook.write_text(json.dumps(data))
+    runs = tmp_path / "runs"
+    out = _run_unchanged(notebook, runs)
+    rows = len(OJ_PARTITIONS) * OJ_PARTITION_WEEKS
+    assert f"Prediction has  {rows}  rows" in out
+    (job,) = _job_folders(runs)
+    (output,) = (runs / "datastores" / "workspaceblobstore" / job.name).rglob(
+        "revenue_outputs.txt")
+    table = pd.read_csv(output, sep=" ", header=None)
+    assert table.shape == (rows, 19)
+    # One mini-batch per (Store, Brand): total_income is that partition's INCOME sum.
+    incomes = {(str(s), b): t for s, b, t in zip(table[16], table[17], table[18], strict=True)}
+    assert incomes == {p: sum(10 + w for w in range(OJ_PARTITION_WEEKS)) for p in OJ_PARTITIONS}
