@@ -13,8 +13,8 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
 from mlpipe.runtime.error_keys import error_key
 from mlpipe.runtime.faults import naming
-from mlpipe.runtime.reports.job_report import process_label, utc_text
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
+from mlpipe.runtime.reports.job_report import process_label, utc_text
 from mlpipe.runtime.textio import open_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural

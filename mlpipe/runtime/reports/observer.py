@@ -35,14 +35,14 @@ from pathlib import Path
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed
-from mlpipe.runtime.reports.driver_log import close_logger, master_role_logger
 from mlpipe.runtime.faults import describe_fault, naming
+from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.reports.driver_log import close_logger, master_role_logger
 from mlpipe.runtime.reports.job_report import ProcessedMiniBatchesCsv, WorkerStats, process_label
 from mlpipe.runtime.reports.job_result import ErrorLog, render_error_summary, render_job_result
-from mlpipe.runtime.reports.readme import write_readme
 from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
-from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.reports.readme import write_readme
 from mlpipe.runtime.reports.task_stream import write_task_stream
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text

@@ -13,8 +13,8 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed, format_seconds
-from mlpipe.runtime.reports.job_report import process_label
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.reports.job_report import process_label
 from mlpipe.runtime.textio import encodable
 
 PLAIN_INTERVAL_SECONDS = 5.0

@@ -19,8 +19,8 @@ from pathlib import Path
 import psutil
 
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.reports.job_report import process_label
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.reports.job_report import process_label
 
 SAMPLE_SECONDS = 0.5
 THIN_AFTER = 3600
