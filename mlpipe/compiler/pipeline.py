@@ -95,7 +95,8 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
     reporter.extend(pipeline_rules(loaded.data, loaded.positions))
-    doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
+    doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
+                        loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
     diagnostics = sort_diagnostics(reporter.items if submission
                                    else for_local_run(reporter.items))
@@ -204,6 +205,8 @@ class _Compiler:
         for name in order:
             node = nodes[name]
             node.deps = plan_dependencies(node, nodes)
+            if node.failed:
+                continue
             if node.is_pipeline:
                 steps.extend(node.steps)
                 remote += self.io.remote.get(node.name, [])
@@ -245,9 +248,11 @@ class _Compiler:
         nodes: dict[str, Node] = {}
         prefix = self.scope.prefix if self.scope is not None else ""
         for name, value in jobs.items():
-            if not isinstance(value, dict):
-                continue  # the schema layer reported it
             node = Node(prefix + str(name), self.doc, key=("jobs", str(name)))
+            if not isinstance(value, dict):  # the schema layer reported it: not built, and
+                node.failed = True           # bindings to its outputs are not checked
+                nodes[str(name)] = node
+                continue
             path = ("jobs", name, "component")
             if self.reporter.has_error_at(self.doc, path):
                 node.component = ComponentRef("missing", str(value.get("component")))

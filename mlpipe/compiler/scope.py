@@ -49,6 +49,8 @@ class Node:
     # a pipeline component step: its flattened steps, and the step output behind each output
     steps: list[Step] = field(default_factory=list)
     sources: dict[str, StepOutputRef] = field(default_factory=dict)
+    # the step did not validate as any step type (reported by the schema layer): not built
+    failed: bool = False
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -82,7 +84,10 @@ class Node:
     @property
     def is_opaque(self) -> bool:
         """mlpipe cannot look inside the step: a remote, prompt-flow or missing component,
-        or a step type other than parallel and command (sweep, spark, ...)."""
+        or a step type other than parallel and command (sweep, spark, ...), or a step that did
+        not validate."""
+        if self.failed:
+            return True
         if self.component is not None and self.component.kind in ("remote", "flow", "missing"):
             return True
         return self.other_type is not None
