@@ -37,12 +37,12 @@ def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     reporter.extend(component_rules(loaded.data, loaded.positions, standalone=True))
     doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
                         loaded.positions)
-    if doc.get("type") == "pipeline":
+    if doc.part("type") == "pipeline":
         _check_pipeline_component(doc, reporter)
         return sort_diagnostics(reporter.items)
-    if doc.get("type") not in ("parallel", "command"):
+    if doc.part("type") not in ("parallel", "command"):
         return reporter.items
-    name = doc.get("name")
+    name = doc.part("name")
     node = Node(name if isinstance(name, str) else doc.file.stem, doc, key=())
     node.inputs = _placeholder_inputs(doc, reporter)
     node.outputs = _placeholder_outputs(doc)

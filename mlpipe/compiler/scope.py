@@ -69,11 +69,16 @@ class Node:
     def is_pipeline(self) -> bool:
         """A ``type: pipeline`` step whose pipeline component mlpipe can read."""
         comp = self.comp_doc
-        return (self.data.get("type") == "pipeline" and comp is not None
-                and comp.get("type") == "pipeline")
+        return (self.part("type") == "pipeline" and comp is not None
+                and comp.part("type") == "pipeline")
+
+    def part(self, *keys: str) -> Any:
+        """The validated value at ``keys`` of the step (a model, or its valid parts)."""
+        return self.doc.part(*self.path, *keys)
 
     @property
     def data(self) -> dict[str, Any]:
+        """The step's validated values as plain data (``INVALID`` where one did not validate)."""
         value = self.doc.get(*self.path)
         return value if isinstance(value, dict) else {}
 
@@ -95,15 +100,15 @@ class Node:
     @property
     def other_type(self) -> str | None:
         """The step's ``type`` when it is neither parallel, command nor pipeline."""
-        kind = self.data.get("type")
+        kind = self.part("type")
         return (kind if isinstance(kind, str) and kind not in ("parallel", "command", "pipeline")
                 else None)
 
     @property
     def kind(self) -> str:
-        kind = self.data.get("type")
+        kind = self.part("type")
         if kind is None and self.comp_doc is not None:
-            kind = self.comp_doc.get("type")
+            kind = self.comp_doc.part("type")
         return kind if isinstance(kind, str) else "command"
 
     def lookup(self, *keys: str) -> Source | None:
