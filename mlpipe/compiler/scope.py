@@ -112,7 +112,8 @@ class Node:
         return kind if isinstance(kind, str) else "command"
 
     def lookup(self, *keys: str) -> Source | None:
-        """A setting from the node, else from its component."""
+        """A setting from the node, else from its component: the validated value (as the
+        models normalise it; ``INVALID`` when the schema layer rejected it)."""
         if self.doc.has(*self.path, *keys):
             return Source(self.doc.get(*self.path, *keys), self.doc, (*self.path, *keys))
         comp = self.comp_doc
