@@ -16,6 +16,7 @@ from mlpipe.compiler.values import coerce_literal, is_data_type
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.plan import PlanInput, PlanOutput
 from mlpipe.schema import Loaded, load_component
+from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import component_rules
 
 
@@ -34,13 +35,14 @@ def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     if not isinstance(loaded.data, dict):
         return reporter.items
     reporter.extend(component_rules(loaded.data, loaded.positions, standalone=True))
-    doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
-    if doc.get("type") == "pipeline":
+    doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
+                        loaded.positions)
+    if doc.part("type") == "pipeline":
         _check_pipeline_component(doc, reporter)
         return sort_diagnostics(reporter.items)
-    if doc.get("type") not in ("parallel", "command"):
+    if doc.part("type") not in ("parallel", "command"):
         return reporter.items
-    name = doc.get("name")
+    name = doc.part("name")
     node = Node(name if isinstance(name, str) else doc.file.stem, doc, key=())
     node.inputs = _placeholder_inputs(doc, reporter)
     node.outputs = _placeholder_outputs(doc)
@@ -84,7 +86,9 @@ def _placeholder_inputs(doc: Doc, reporter: Reporter,
         type_ = str(decl.get("type") or "string")
         optional = decl.get("optional") is True
         default = decl.get("default")
-        if default is not None and not is_data_type(type_):
+        if default is INVALID:  # reported by the schema layer
+            inputs[str(name)] = PlanInput(str(name), type_, optional=optional)
+        elif default is not None and not is_data_type(type_):
             value, problem = coerce_literal(default, decl)
             if problem:
                 reporter.error(doc, ("inputs", name, "default"), problem, code="type")

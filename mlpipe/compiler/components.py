@@ -38,11 +38,12 @@ class ComponentCache:
         """The component named by ``value`` (found at ``path`` of ``owner``)."""
         if isinstance(value, dict):
             prefix = owner.prefix + tuple(path)
-            loaded = load_component_data(value, str(owner.file),
+            raw = _raw_at(owner.raw, path)
+            loaded = load_component_data(raw, str(owner.file),
                                          positions=_inside(owner.positions, prefix))
             self.reporter.extend(loaded.diagnostics)
-            return ComponentRef("inline", "<inline>",
-                                Doc(value, owner.file, owner.positions, owner.prefix + tuple(path)))
+            return ComponentRef("inline", "<inline>", Doc.validated(
+                loaded.parts, raw, owner.file, owner.positions, prefix))
         reference = str(value).strip()
         unusable = unusable_path(reference)
         if unusable:
@@ -89,8 +90,9 @@ class ComponentCache:
         found = loaded.diagnostics + component_rules(loaded.data, loaded.positions,
                                                      standalone=False)
         self.reporter.extend(replace(d, message=f"{d.message} ({used_by})") for d in found)
-        data = loaded.data if isinstance(loaded.data, dict) else None
-        return None if data is None else Doc(data, target, loaded.positions)
+        if not isinstance(loaded.data, dict):
+            return None
+        return Doc.validated(loaded.parts, loaded.data, target, loaded.positions)
 
 
 def _used_by(owner: Doc, path: tuple[str | int, ...]) -> str:
@@ -115,6 +117,13 @@ def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> Pos
     return PositionMap(positions.file,
                        {p[n:]: loc for p, loc in positions.keys.items() if p[:n] == prefix},
                        {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix})
+
+
+def _raw_at(raw: Any, path: tuple[str | int, ...]) -> Any:
+    """The YAML data at ``path`` of a document's data."""
+    for key in path:
+        raw = raw.get(key) if isinstance(raw, dict) else None
+    return raw
 
 
 def _is_flow(data: Any) -> bool:

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 from mlpipe.diagnostics import Diagnostic, DiagnosticBag, Location, Severity
+from mlpipe.schema.parts import part, plain
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 # PyYAML's libyaml reader when present: YAML 1.1, like the schema layer and azure-ai-ml.
@@ -18,16 +19,36 @@ SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 @dataclass
 class Doc:
-    """One YAML document (a pipeline or a component file) with its positions.
+    """One validated document (a pipeline or a component) with its positions.
 
-    ``prefix`` is the key path of the document inside its file (an inline
-    component sits at ``jobs.<step>.component`` of the pipeline file).
+    ``model`` is what the schema layer validated (:mod:`mlpipe.schema.parts`: the
+    model, or the parts of it that validated); ``data`` is the same tree as plain
+    values (:func:`~mlpipe.schema.parts.plain`), which :meth:`get` walks; a key whose
+    value did not validate holds :data:`~mlpipe.schema.parts.INVALID` (its error is
+    reported). ``raw`` is the YAML data, only to hand a part (an inline component) back
+    to the schema layer. Positions come from ``positions`` by key path; ``prefix`` is
+    the key path of the document inside its file (an inline component sits at
+    ``jobs.<step>.component`` of the pipeline file).
     """
 
     data: dict[str, Any]
     file: Path
     positions: PositionMap | None = None
     prefix: KeyPath = ()
+    model: Any = None
+    raw: Any = None
+
+    @classmethod
+    def validated(cls, model: Any, raw: Any, file: Path, positions: PositionMap | None,
+                  prefix: KeyPath = ()) -> Doc:
+        """The document of a validated tree (``None``: nothing validated)."""
+        data = plain(model) if model is not None else {}
+        return cls(data if isinstance(data, dict) else {}, file, positions, prefix, model, raw)
+
+    def part(self, *path: str) -> Any:
+        """The validated (typed) value at ``path``: ``None`` when absent, ``INVALID`` when
+        it did not validate."""
+        return part(self.model, *path)
 
     @property
     def base_dir(self) -> Path:

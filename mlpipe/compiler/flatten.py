@@ -74,11 +74,10 @@ def expand_pipeline_node(compiler: _Compiler, node: Node, siblings: Mapping[str,
            f"{shown_path(here.file or str(compiler.doc.file))}:{here.line}")
     reporter = _ViaReporter(items=compiler.reporter.items, parent=compiler.reporter,
                             outer_file=str(compiler.doc.file), via=via)
-    default = (outer.default_compute if outer is not None
-               else compiler.settings.get("default_compute") or compiler.doc.get("compute"))
     scope = SubScope(prefix=node.name + ".", inputs=dict(node.inputs), outputs=node.outputs,
                      components=compiler.components,
-                     default_compute=default if isinstance(default, str) else None,
+                     default_compute=(outer.default_compute if outer is not None
+                                      else compiler.default_compute),
                      stack=stack if inline else (*stack, comp.file))
     sub = type(compiler)(comp, reporter, compiler.runs_dir, compiler.job_name,
                          compiler.check_paths, scope=scope)

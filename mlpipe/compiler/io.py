@@ -25,6 +25,7 @@ from mlpipe.compiler.values import (
 )
 from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset
+from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import EVAL_MODES, REJECTS
 from mlpipe.schema.yamlio import KeyPath
 
@@ -80,8 +81,9 @@ class IOResolver:
             if not self._declared(node, path, name, "output", decls):
                 continue
             decl = decls.get(name) if decls else None
-            node.outputs[name] = self._output(node, name, given.get(name), decl, path,
-                                              name == append_target)
+            value = given.get(name)  # INVALID: reported by the schema layer, taken as empty
+            node.outputs[name] = self._output(node, name, None if value is INVALID else value,
+                                              decl, path, name == append_target)
 
     def _output(self, node: Node, name: str, value: Any, decl: Any, path: KeyPath,
                 append: bool) -> PlanOutput:
@@ -195,6 +197,8 @@ class IOResolver:
         assert comp is not None
         type_ = str(decl.get("type") or "string")
         optional = decl.get("optional") is True
+        if decl.get("default") is INVALID:  # reported by the schema layer
+            return PlanInput(name, type_, optional=optional, location=comp.locate(("inputs", name)))
         if decl.get("default") is not None:
             if is_data_type(type_) and isinstance(decl["default"], str):
                 return self._data(name, type_, decl.get("mode"), decl["default"], comp,
@@ -233,6 +237,8 @@ class IOResolver:
         decl_type = decl.get("type") if decl else None
         optional = bool(decl and decl.get("optional") is True)
         loc = self.doc.locate(path)
+        if value is INVALID:  # reported by the schema layer
+            return _unresolved(name, decl_type, optional, loc)
         if isinstance(value, dict):
             type_ = value.get("type") or decl_type
             mode = value.get("mode") or (decl.get("mode") if decl else None)

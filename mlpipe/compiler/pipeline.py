@@ -36,6 +36,7 @@ from mlpipe.plan import (
 )
 from mlpipe.runs import JOB_NAME, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
+from mlpipe.schema.parts import INVALID, part
 from mlpipe.schema.submission import SERVICE_ONLY, for_local_run, pipeline_rules
 from mlpipe.schema.yamlio import PositionMap
 
@@ -95,7 +96,8 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
     reporter.extend(pipeline_rules(loaded.data, loaded.positions))
-    doc = Doc(loaded.data, Path(loaded.source).resolve(), loaded.positions)
+    doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
+                        loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
     diagnostics = sort_diagnostics(reporter.items if submission
                                    else for_local_run(reporter.items))
@@ -159,18 +161,22 @@ class _Compiler:
         self.reporter = reporter
         self.scope = scope  # set when ``doc`` is a pipeline component used by a step
         self.check_paths = check_paths
-        name = doc.get("name")
-        self.job_name = job_name or (name if isinstance(name, str) and name.strip()
-                                     else doc.file.stem)
+        name = _text(doc.part("name"))
+        self.job_name = job_name or (name if name and name.strip() else doc.file.stem)
         self.runs_dir = resolve_runs_dir(runs_dir)
         self.run_dir = self.runs_dir / self.job_name
-        settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else {}
-        self.settings = settings
-        datastore = settings.get("default_datastore")
-        if isinstance(datastore, str) and datastore.startswith("azureml:"):
+        # pipeline-level values, read from the validated PipelineJob (or its valid parts)
+        self.settings = JobSettings(
+            default_compute=_text(doc.part("settings", "default_compute")),
+            default_datastore=_text(doc.part("settings", "default_datastore")),
+            continue_on_step_failure=doc.part("settings", "continue_on_step_failure") is True,
+            force_rerun=doc.part("settings", "force_rerun") is True,
+        )
+        self.default_compute = self.settings.default_compute or _text(doc.part("compute"))
+        datastore = self.settings.default_datastore
+        if datastore is not None and datastore.startswith("azureml:"):
             datastore = datastore.split(":", 1)[1]
-        self.datastore = (datastore if isinstance(datastore, str) and datastore
-                          else DEFAULT_DATASTORE)
+        self.datastore = datastore or DEFAULT_DATASTORE
         self.assets, problems = load_asset_map(doc.base_dir, self.runs_dir)
         reporter.extend(problems)
         place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
@@ -194,16 +200,16 @@ class _Compiler:
             node = nodes[name]
             if node.is_pipeline and not self.reporter.has_error_at(self.doc, node.path):
                 expand_pipeline_node(self, node, nodes)
-        default_compute = self.settings.get("default_compute") or self.doc.get("compute")
-        if self.scope is not None:
-            default_compute = self.scope.default_compute
-        ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir, default_compute
-                           if isinstance(default_compute, str) else None)
+        default_compute = (self.scope.default_compute if self.scope is not None
+                           else self.default_compute)
+        ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir, default_compute)
         steps = []
         remote: list[RemoteAsset] = list(self.io.remote.get("", []))
         for name in order:
             node = nodes[name]
             node.deps = plan_dependencies(node, nodes)
+            if node.failed:
+                continue
             if node.is_pipeline:
                 steps.extend(node.steps)
                 remote += self.io.remote.get(node.name, [])
@@ -218,21 +224,20 @@ class _Compiler:
             run_dir=str(self.run_dir),
             steps=tuple(steps),
             name=self.job_name,
-            display_name=_text(self.doc.get("display_name")),
-            description=_text(self.doc.get("description")),
-            experiment_name=_text(self.doc.get("experiment_name")),
-            tags=freeze({str(k): str(v) for k, v in (self.doc.get("tags") or {}).items()}
-                        if isinstance(self.doc.get("tags"), dict) else {}),
+            display_name=_text(self.doc.part("display_name")),
+            description=_text(self.doc.part("description")),
+            experiment_name=_text(self.doc.part("experiment_name")),
+            tags=freeze(self._tags()),
             inputs=freeze(inputs),
             outputs=freeze(self._pipeline_outputs(nodes)),
-            settings=JobSettings(
-                default_compute=_text(self.settings.get("default_compute")),
-                default_datastore=_text(self.settings.get("default_datastore")),
-                continue_on_step_failure=self.settings.get("continue_on_step_failure") is True,
-                force_rerun=self.settings.get("force_rerun") is True,
-            ),
+            settings=self.settings,
             remote_assets=tuple(remote),
         )
+
+    def _tags(self) -> dict[str, str]:
+        tags = self.doc.part("tags")
+        return ({str(k): str(v) for k, v in tags.items() if v is not INVALID}
+                if isinstance(tags, dict) else {})
 
     def _nodes(self) -> dict[str, Node]:
         jobs = self.doc.get("jobs")
@@ -245,13 +250,15 @@ class _Compiler:
         nodes: dict[str, Node] = {}
         prefix = self.scope.prefix if self.scope is not None else ""
         for name, value in jobs.items():
-            if not isinstance(value, dict):
-                continue  # the schema layer reported it
             node = Node(prefix + str(name), self.doc, key=("jobs", str(name)))
+            if not isinstance(value, dict):  # the schema layer reported it: not built, and
+                node.failed = True           # bindings to its outputs are not checked
+                nodes[str(name)] = node
+                continue
             path = ("jobs", name, "component")
             if self.reporter.has_error_at(self.doc, path):
                 node.component = ComponentRef("missing", str(value.get("component")))
-            elif value.get("component") is not None:
+            elif node.part("component") is not None:
                 node.component = self.components.resolve(value["component"], self.doc, path)
                 self._check_type(node)
             nodes[str(name)] = node
@@ -261,7 +268,7 @@ class _Compiler:
     def _check_type(self, node: Node) -> None:
         """A node's ``type`` must be its component's."""
         comp = node.comp_doc
-        mine, theirs = node.data.get("type"), comp.get("type") if comp is not None else None
+        mine, theirs = node.part("type"), comp.part("type") if comp is not None else None
         if isinstance(mine, str) and isinstance(theirs, str) and mine != theirs:
             self.reporter.error(self.doc, node.path + ("type",),
                                 f"the step is type '{mine}' but its component "
@@ -300,7 +307,7 @@ class _Compiler:
         return order + [name for name in nodes if name not in order]
 
     def _pipeline_outputs(self, nodes: dict[str, Node]) -> dict[str, PipelineOutput]:
-        declared = self.doc.get("outputs")
+        declared = self.doc.part("outputs")
         result: dict[str, PipelineOutput] = {}
         for name, value in declared.items() if isinstance(declared, dict) else []:
             name = str(name)
@@ -310,13 +317,11 @@ class _Compiler:
                 result[name] = PipelineOutput(name, out.path, out.type,
                                               nodes[bound[0]].source_of(bound[1]))
                 continue
-            value = value if isinstance(value, dict) else {}
-            type_ = str(value.get("type") or "uri_folder")
+            type_ = _text(part(value, "type")) or "uri_folder"
             self.reporter.warn(self.doc, ("outputs", name),
                                f"pipeline output '{name}' is not bound to any step output",
                                code="unbound-output")
-            path = output_path(self.io.place, "", name, type_, value.get("path")
-                               if isinstance(value.get("path"), str) else None, False)
+            path = output_path(self.io.place, "", name, type_, _text(part(value, "path")), False)
             result[name] = PipelineOutput(name, path, type_)
         return result
 

@@ -49,6 +49,8 @@ class Node:
     # a pipeline component step: its flattened steps, and the step output behind each output
     steps: list[Step] = field(default_factory=list)
     sources: dict[str, StepOutputRef] = field(default_factory=dict)
+    # the step did not validate as any step type (reported by the schema layer): not built
+    failed: bool = False
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -67,11 +69,16 @@ class Node:
     def is_pipeline(self) -> bool:
         """A ``type: pipeline`` step whose pipeline component mlpipe can read."""
         comp = self.comp_doc
-        return (self.data.get("type") == "pipeline" and comp is not None
-                and comp.get("type") == "pipeline")
+        return (self.part("type") == "pipeline" and comp is not None
+                and comp.part("type") == "pipeline")
+
+    def part(self, *keys: str) -> Any:
+        """The validated value at ``keys`` of the step (a model, or its valid parts)."""
+        return self.doc.part(*self.path, *keys)
 
     @property
     def data(self) -> dict[str, Any]:
+        """The step's validated values as plain data (``INVALID`` where one did not validate)."""
         value = self.doc.get(*self.path)
         return value if isinstance(value, dict) else {}
 
@@ -82,7 +89,10 @@ class Node:
     @property
     def is_opaque(self) -> bool:
         """mlpipe cannot look inside the step: a remote, prompt-flow or missing component,
-        or a step type other than parallel and command (sweep, spark, ...)."""
+        or a step type other than parallel and command (sweep, spark, ...), or a step that did
+        not validate."""
+        if self.failed:
+            return True
         if self.component is not None and self.component.kind in ("remote", "flow", "missing"):
             return True
         return self.other_type is not None
@@ -90,19 +100,20 @@ class Node:
     @property
     def other_type(self) -> str | None:
         """The step's ``type`` when it is neither parallel, command nor pipeline."""
-        kind = self.data.get("type")
+        kind = self.part("type")
         return (kind if isinstance(kind, str) and kind not in ("parallel", "command", "pipeline")
                 else None)
 
     @property
     def kind(self) -> str:
-        kind = self.data.get("type")
+        kind = self.part("type")
         if kind is None and self.comp_doc is not None:
-            kind = self.comp_doc.get("type")
+            kind = self.comp_doc.part("type")
         return kind if isinstance(kind, str) else "command"
 
     def lookup(self, *keys: str) -> Source | None:
-        """A setting from the node, else from its component."""
+        """A setting from the node, else from its component: the validated value (as the
+        models normalise it; ``INVALID`` when the schema layer rejected it)."""
         if self.doc.has(*self.path, *keys):
             return Source(self.doc.get(*self.path, *keys), self.doc, (*self.path, *keys))
         comp = self.comp_doc

@@ -22,6 +22,7 @@ from mlpipe.diagnostics import (
 from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.errors import translate_errors
 from mlpipe.schema.parallel import ParallelComponent
+from mlpipe.schema.parts import validate_parts
 from mlpipe.schema.pipeline import PipelineComponent, PipelineJob
 from mlpipe.schema.yamlio import PositionMap, YamlDocument, describe_value, load_yaml_file
 
@@ -37,7 +38,10 @@ class Loaded(HasDiagnostics, Generic[M]):
 
     ``model`` is ``None`` when there are errors; ``diagnostics`` holds errors and
     warnings in file order; ``data`` is the plain dict that was validated;
-    ``source`` is the file's absolute path (or the name given to ``load_*_data``).
+    ``source`` is the file's absolute path (or the name given to ``load_*_data``);
+    ``parts`` is what validated (:func:`~mlpipe.schema.parts.validate_parts`): the model
+    when the document's models validate (even if other checks found errors), else a
+    :class:`~mlpipe.schema.parts.Partial`; ``None`` when not even the document's kind is known.
     """
 
     model: M | None
@@ -45,6 +49,7 @@ class Loaded(HasDiagnostics, Generic[M]):
     positions: PositionMap
     source: str
     data: dict[str, Any] = field(default_factory=dict)
+    parts: Any = None
 
     @property
     def ok(self) -> bool:
@@ -66,11 +71,13 @@ def _sorted(diags: list[Diagnostic]) -> list[Diagnostic]:
 
 
 def _validate(model_cls: type[M], data: dict[str, Any], positions: PositionMap
-              ) -> tuple[M | None, list[Diagnostic]]:
+              ) -> tuple[M | None, list[Diagnostic], Any]:
     try:
-        return model_cls.model_validate(data), []
+        model = model_cls.model_validate(data)
+        return model, [], model
     except PydanticValidationError as exc:
-        return None, translate_errors(model_cls, exc.errors(), data, positions)
+        return (None, translate_errors(model_cls, exc.errors(), data, positions),
+                validate_parts(model_cls, data))
 
 
 def _start(data: Any, source: str, positions: PositionMap | None
@@ -89,11 +96,11 @@ def _start(data: Any, source: str, positions: PositionMap | None
 
 def _check(model_cls: type[BaseModel], plain: dict[str, Any], source: str,
            positions: PositionMap, extra: list[Diagnostic]) -> Loaded[Any]:
-    model, diags = _validate(model_cls, plain, positions)
+    model, diags, parts = _validate(model_cls, plain, positions)
     diags = _sorted([d for d in diags if not checks.is_cloud_only_key(d)] + extra)
     if errors_of(diags):
         model = None
-    return Loaded(model, diags, positions, source, plain)
+    return Loaded(model, diags, positions, source, plain, parts)
 
 
 def load_pipeline_data(data: Mapping[str, Any], source: str,
