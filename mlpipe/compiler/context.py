@@ -57,12 +57,12 @@ class Doc:
     def get(self, *path: str | int) -> Any:
         """The value at ``path`` inside the document, ``None`` when absent."""
         node: Any = self.data
-        for part in path:
+        for key in path:
             if isinstance(node, dict):
-                node = node.get(part)
-            elif (isinstance(node, list) and isinstance(part, int)
-                  and -len(node) <= part < len(node)):
-                node = node[part]
+                node = node.get(key)
+            elif (isinstance(node, list) and isinstance(key, int)
+                  and -len(node) <= key < len(node)):
+                node = node[key]
             else:
                 return None
         return node
