@@ -37,7 +37,7 @@ ENV_FLAG = "MLPIPE_IMPORT_MIRRORS"
 _V1 = "mlpipe.v1"
 # Imported name -> the mlpipe module whose public names it gets.
 MIRRORS: dict[str, str] = {
-    "azure.ai.ml": "mlpipe.sdk.azure_ai_ml",
+    "azure.ai.ml": "mlpipe.azure_ai_ml",
     "azure.ai.ml.dsl": "mlpipe.dsl",
     "azure.ai.ml.entities": "mlpipe.entities",
     "azure.ai.ml.constants": "mlpipe.constants",

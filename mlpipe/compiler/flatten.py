@@ -14,17 +14,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mlpipe.compiler.bindings import whole_reference
 from mlpipe.compiler.components import ComponentCache, shown_path
-from mlpipe.compiler.context import Reporter
+from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.io import IOResolver
 from mlpipe.compiler.scope import Node
 from mlpipe.diagnostics import Diagnostic
-from mlpipe.plan import PlanInput, PlanOutput, Step
-
-if TYPE_CHECKING:
-    from mlpipe.compiler.pipeline import _Compiler
+from mlpipe.plan import ExecutionPlan, PlanInput, PlanOutput, Step
 
 
 @dataclass
@@ -37,6 +35,25 @@ class SubScope:
     components: ComponentCache
     default_compute: str | None = None
     stack: tuple[Path, ...] = ()  # component files on the way here (cycle detection)
+
+
+class Compiling(Protocol):
+    """What :func:`expand_pipeline_node` needs of the compiler of the outer document."""
+
+    doc: Doc
+    reporter: Reporter
+    scope: SubScope | None
+    components: ComponentCache
+    default_compute: str | None
+    io: IOResolver
+
+    def nested(self, doc: Doc, reporter: Reporter, scope: SubScope) -> Compiling:
+        """A compiler of ``doc`` (a pipeline component) for the same job."""
+        ...
+
+    def run(self) -> ExecutionPlan | None:
+        """The plan of the document (``None`` when it has errors)."""
+        ...
 
 
 @dataclass
@@ -54,7 +71,7 @@ class _ViaReporter(Reporter):
         self.parent.add(diagnostic)
 
 
-def expand_pipeline_node(compiler: _Compiler, node: Node, siblings: Mapping[str, Node]) -> None:
+def expand_pipeline_node(compiler: Compiling, node: Node, siblings: Mapping[str, Node]) -> None:
     """Compile the pipeline component of ``node`` into ``node.steps``; point ``node.outputs``
     (and ``node.sources``) at the inner step outputs they are bound to."""
     comp = node.comp_doc
@@ -79,9 +96,7 @@ def expand_pipeline_node(compiler: _Compiler, node: Node, siblings: Mapping[str,
                      default_compute=(outer.default_compute if outer is not None
                                       else compiler.default_compute),
                      stack=stack if inline else (*stack, comp.file))
-    sub = type(compiler)(comp, reporter, compiler.runs_dir, compiler.job_name,
-                         compiler.check_paths, scope=scope)
-    plan = sub.run()
+    plan = compiler.nested(comp, reporter, scope).run()
     if plan is None:
         return
     compiler.io.remote.setdefault(node.name, []).extend(plan.remote_assets)

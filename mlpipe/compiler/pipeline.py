@@ -188,6 +188,11 @@ class _Compiler:
             self.io.pipeline_inputs = scope.inputs
             self.io.parent_outputs = scope.outputs
 
+    def nested(self, doc: Doc, reporter: Reporter, scope: SubScope) -> _Compiler:
+        """A compiler of a pipeline component ``doc`` used by a step of this document."""
+        return _Compiler(doc, reporter, self.runs_dir, self.job_name, self.check_paths,
+                         scope=scope)
+
     def run(self) -> ExecutionPlan | None:
         inputs = (self.io.resolve_pipeline_inputs() if self.scope is None
                   else self.io.pipeline_inputs)

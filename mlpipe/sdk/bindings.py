@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.io import Input, Output, PipelineInput
 from mlpipe.sdk.tracking import Record, Tracked, drop_none
 
-if TYPE_CHECKING:
-    from mlpipe.sdk.nodes import Node
+
+class Named(Protocol):
+    """A node as its outputs see it: by name (``None`` until the pipeline names it)."""
+
+    @property
+    def name(self) -> str | None: ...
 
 
 class NodeOutput(Tracked):
@@ -20,7 +24,7 @@ class NodeOutput(Tracked):
     ``type``, ``mode`` and ``path`` may be changed after the node is made.
     """
 
-    def __init__(self, node: Node, port: str, declared: Output | None = None) -> None:
+    def __init__(self, node: Named, port: str, declared: Output | None = None) -> None:
         self._node = node
         self._port = port
         self._pipeline_output: str | None = None

@@ -10,10 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from mlpipe.sdk.nodes import Node
+from typing import Any
 
 _local = threading.local()
 
@@ -22,12 +19,12 @@ class Builder:
     """Collects the nodes made while a pipeline function runs."""
 
     def __init__(self) -> None:
-        self.nodes: list[Node] = []
+        self.nodes: list[Any] = []  # mlpipe.sdk.nodes.Node (which imports this module)
 
-    def add(self, node: Node) -> None:
+    def add(self, node: Any) -> None:
         self.nodes.append(node)
 
-    def discard(self, node: Node) -> None:
+    def discard(self, node: Any) -> None:
         self.nodes = [n for n in self.nodes if n is not node]
 
 

@@ -24,9 +24,9 @@ import re
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import JobResourceConfiguration, RetrySettings, RunFunction
 from mlpipe.sdk.io import Input, Output
@@ -36,8 +36,19 @@ from mlpipe.sdk.v1.config import ParallelRunConfig, environment_reference
 from mlpipe.sdk.v1.datasets import DatasetConsumptionConfig, FileDataset, PipelineData
 from mlpipe.sdk.v1.parameters import PipelineParameter, resolve
 
-if TYPE_CHECKING:
-    from mlpipe.sdk.v1.pipeline import ParallelRunStep
+
+class V1Step(Protocol):
+    """What the translation reads of a v1 ``ParallelRunStep`` (``mlpipe.sdk.v1.pipeline``,
+    which calls :func:`step_node`)."""
+
+    name: str
+    parallel_run_config: ParallelRunConfig
+    inputs: list[Any]
+    output: Any
+    side_inputs: list[Any]
+    arguments: list[Any]
+    allow_reuse: bool
+    _origin: Location | None
 
 
 def v2_name(name: str) -> str:
@@ -47,7 +58,7 @@ def v2_name(name: str) -> str:
     return f"step_{cleaned}" if cleaned[:1].isdigit() else cleaned
 
 
-def step_node(step: ParallelRunStep, producers: Mapping[int, tuple[str, str]],
+def step_node(step: V1Step, producers: Mapping[int, tuple[str, str]],
               base: Path) -> ParallelNode:
     """The v2 parallel step of ``step`` (``producers`` maps id(PipelineData) to (step,
     output); relative paths are written relative to ``base``)."""

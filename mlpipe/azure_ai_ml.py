@@ -1,4 +1,4 @@
-"""``mlpipe.sdk.azure_ai_ml``: mirror of ``azure.ai.ml`` (its top-level names), for
+"""``mlpipe.azure_ai_ml``: mirror of ``azure.ai.ml`` (its top-level names), for
 ``mlpipe run-script``.
 
 mlpipe's SDK names (``Input``, ``Output``, ``MLClient``, ``command``, ``load_job``,
