@@ -16,8 +16,8 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
 from mlpipe.data.payloads import Segment, TablePayload, TableSource
 from mlpipe.data.sources import iter_mltable_files
-from mlpipe.data.transforms import changes_row_count
-from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.data.transforms import ExtractPartitionFormat, changes_row_count, partition_values
+from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 from mlpipe.frozen import freeze
 from mlpipe.plan import ParallelStep, PlanInput
 
@@ -88,12 +88,10 @@ def iter_mini_batches(step: ParallelStep,
             batches = _table_batches(spec, sizes.byte_size(step.mini_batch_size))
     else:
         if step.partition_keys:
-            raise DataError(f"partition_keys {list(step.partition_keys)} need a tabular input "
-                            "(an MLTable with read_delimited, read_parquet or read_json_lines)",
-                            file=spec.file if spec else path, key_path="partition_keys",
-                            code="partition-keys")
-        batches = _file_batches(_iter_input_files(path, spec), path,
-                                sizes.file_count(step.mini_batch_size))
+            batches = _file_partition_batches(spec, path, tuple(step.partition_keys))
+        else:
+            batches = _file_batches(_iter_input_files(path, spec), path,
+                                    sizes.file_count(step.mini_batch_size))
     return _noting_empty(batches, step.name, major, path, sink)
 
 
@@ -134,6 +132,45 @@ def _file_batches(files: Iterator[tuple[str, int]], path: str,
             chunk, chunk_bytes = [], 0
     if chunk:
         yield _files_batch(index, path, chunk, chunk_bytes)
+
+
+def _path_format(spec: MLTableSpec | None, path: str,
+                 keys: tuple[str, ...]) -> ExtractPartitionFormat:
+    """The partition format of a files MLTable that names every key, else a DataError."""
+    found = next((t for t in spec.transforms if isinstance(t, ExtractPartitionFormat)),
+                 None) if spec is not None else None
+    if spec is None or found is None:
+        raise DataError(f"partition_keys {list(keys)} need a tabular input (an MLTable with "
+                        "read_delimited, read_parquet or read_json_lines) or an MLTable of files "
+                        "with extract_columns_from_partition_format",
+                        file=spec.file if spec else path, key_path="partition_keys",
+                        code="partition-keys")
+    missing = [key for key in keys if key not in found.columns]
+    if missing:
+        raise DataError(f"partition_keys {missing} are not columns of partition format "
+                        f"{found.partition_format!r} (its columns: {', '.join(found.columns)})",
+                        file=spec.file, key_path="partition_keys", code="partition-keys",
+                        hint=did_you_mean(missing[0], found.columns))
+    return found
+
+
+def _file_partition_batches(spec: MLTableSpec | None, path: str,
+                            keys: tuple[str, ...]) -> Iterator[MiniBatch]:
+    """One mini-batch of file paths per combination of key values taken from the paths
+    (v1 ``FileDataset`` with a ``partition_format``), in the order of the values."""
+    found = _path_format(spec, path, keys)
+    groups: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+    for file_path, size in _iter_input_files(path, spec):
+        extracted = partition_values(found, file_path)
+        groups.setdefault(tuple(str(extracted[k]) for k in keys), []).append((file_path, size))
+    for index, combination in enumerate(sorted(groups)):
+        files = [f for f, _ in groups[combination]]
+        key_value = dict(zip(keys, combination, strict=True))
+        detail = {"partition_key_value": key_value, "files": files}
+        yield MiniBatch(id=_digest("file-partition", path, detail), index=index, kind="files",
+                        payload=tuple(files), items=len(files),
+                        size_bytes=sum(size for _, size in groups[combination]),
+                        partition_key_value=freeze(key_value), detail=freeze(detail))
 
 
 def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatch:
@@ -211,6 +248,8 @@ def count_mini_batches(step: ParallelStep) -> int:
         if step.partition_keys:
             return len(iter_partitions(spec, tuple(step.partition_keys)))
         return sum(1 for _ in iter_table_pieces(spec, sizes.byte_size(step.mini_batch_size)))
+    if step.partition_keys:
+        return sum(1 for _ in _file_partition_batches(spec, path, tuple(step.partition_keys)))
     files = sum(1 for _ in _iter_input_files(path, spec))
     per_batch = sizes.file_count(step.mini_batch_size)
     return -(-files // per_batch)

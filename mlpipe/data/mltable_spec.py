@@ -197,9 +197,12 @@ def _parse_transformations(node: Any, file: str, line: int | None
         else:
             transforms.append(parse_transform(name, args, file=file, line=item_line,
                                               key_path=f"{key_path}.{name}"))
-    if read is None and transforms:
+    # a table of files (no read_*) takes only extract_columns_from_partition_format: its
+    # columns come from each file's path (partition_keys over files)
+    rows = [t for t in transforms if t.name != "extract_columns_from_partition_format"]
+    if read is None and rows:
         raise DataError(
-            f"transformation {transforms[0].name!r} needs a read_delimited, read_parquet or "
+            f"transformation {rows[0].name!r} needs a read_delimited, read_parquet or "
             "read_json_lines transformation before it", file=file, line=line,
             key_path="transformations", code="mltable-transform")
     return read, tuple(transforms)

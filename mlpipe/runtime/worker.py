@@ -82,15 +82,20 @@ def worker_log_file(logs_dir: str, kind: str, worker: WorkerInfo) -> Path:
 
 
 class MiniBatchContext:
-    """The second argument of ``run(mini_batch, mini_batch_context)``."""
+    """The second argument of ``run(mini_batch, mini_batch_context)``.
 
-    __slots__ = ("partition_key_value", "minibatch_index", "mini_batch_id")
+    ``dataset`` is v1's filtered dataset of the mini-batch: always ``None`` here (the
+    mini-batch itself holds the data; v1 entry scripts that print it keep working).
+    """
+
+    __slots__ = ("partition_key_value", "minibatch_index", "mini_batch_id", "dataset")
 
     def __init__(self, partition_key_value: dict[str, Any], minibatch_index: int,
                  mini_batch_id: str):
         self.partition_key_value = partition_key_value
         self.minibatch_index = minibatch_index
         self.mini_batch_id = mini_batch_id
+        self.dataset: Any = None
 
     def __repr__(self) -> str:
         return (f"MiniBatchContext(partition_key_value={self.partition_key_value!r}, "

@@ -109,3 +109,50 @@ def test_partition_key_dropped_by_a_transformation_is_missing(tmp_path: Path) ->
     with pytest.raises(DataError, match="available columns: v"):
         batches(mlt, keys=("k",))
     assert isinstance(read_mltable(mlt), pd.DataFrame)
+
+
+def _audio_files(root: Path) -> Path:
+    """users/seasons/genre.wav, as v1's file-dataset-partition-per-folder notebook lays out."""
+    for user, season, genre in [("user1", "winter", "disco"), ("user1", "fall", "orchestra"),
+                                ("user2", "summer", "piano"), ("user3", "fall", "spirituality"),
+                                ("user4", "spring", "piano"), ("user4", "fall", "piano")]:
+        folder = root / "data" / user / season
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{genre}.wav").write_bytes(b"x" * len(genre))
+    return root
+
+
+def _by_folder(tmp_path: Path, paths_entry: str) -> Path:
+    """An MLTable of the files at ``paths_entry`` whose folders are user and season."""
+    return write_mltable(tmp_path / "table", (
+        f"paths:\n  - {paths_entry}\n"
+        "transformations:\n  - extract_columns_from_partition_format:\n"
+        "      partition_format: 'data/{user}/{season}/{genres}.wav'\n"))
+
+
+def test_partition_keys_over_files_group_them_by_the_values_in_their_paths(tmp_path: Path) -> None:
+    root = _audio_files(tmp_path)
+    table = _by_folder(tmp_path, f"pattern: {str(root / 'data' / '*' / '*' / '*.wav')!r}")
+    got = batches(table, keys=("user", "genres"))
+    assert [dict(mb.partition_key_value) for mb in got] == [
+        {"user": "user1", "genres": "disco"}, {"user": "user1", "genres": "orchestra"},
+        {"user": "user2", "genres": "piano"}, {"user": "user3", "genres": "spirituality"},
+        {"user": "user4", "genres": "piano"}]
+    assert [mb.kind for mb in got] == ["files"] * 5
+    assert [len(load_mini_batch(mb)) for mb in got] == [1, 1, 1, 1, 2]
+    assert all(Path(p).is_file() for mb in got for p in load_mini_batch(mb))
+    assert got[-1].items == 2 and got[-1].size_bytes == 10
+    again = batches(table, keys=("user", "genres"))
+    assert [mb.id for mb in again] == [mb.id for mb in got]  # stable ids: a resume skips them
+
+
+def test_partition_keys_over_files_name_the_format_columns(tmp_path: Path) -> None:
+    root = _audio_files(tmp_path)
+    table = _by_folder(tmp_path, f"folder: {str(root / 'data')!r}")
+    with pytest.raises(DataError, match=r"\['genre'\] are not columns of partition format") as err:
+        batches(table, keys=("user", "genre"))
+    assert err.value.diagnostic.hint == "did you mean 'genres'?"
+    plain = write_mltable(tmp_path / "plain", f"paths:\n  - folder: {str(root / 'data')!r}\n")
+    with pytest.raises(DataError, match="need a tabular input .* or an MLTable of files with "
+                                        "extract_columns_from_partition_format"):
+        batches(plain, keys=("user",))

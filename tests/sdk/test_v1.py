@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import runpy
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -250,3 +251,41 @@ def test_experiment_submit_refuses_what_is_not_a_v1_pipeline() -> None:
     with pytest.raises(ValidationError, match="takes a v1 Pipeline, got str") as err:
         Experiment(None, "exp").submit("pipeline.yml")  # was an AttributeError
     assert err.value.diagnostics[0].location.file == __file__
+
+
+def test_file_dataset_partitioned_by_folder_runs_one_mini_batch_per_key(tmp_path: Path) -> None:
+    """The published v1 notebook: files whose folders are their keys, partitioned by two of
+    them; run(mini_batch, mini_batch_context) sees the files and the key values."""
+    from tests.conftest import REPO, run_cli
+
+    script = tmp_path / "nb.py"
+    script.write_text((REPO / "tests/sdk/notebooks/mlnotebooks_file_dataset_partition_per_folder.py").read_text())
+    write(tmp_path / "Code" / "total_file_size.py", textwrap.dedent("""\
+        import os
+
+        def init():
+            print("Init")
+
+        def run(mini_batch, mini_batch_context):
+            print(f"dataset = {mini_batch_context.dataset}")
+            sizes = [os.path.getsize(p) for p in mini_batch]
+            key = mini_batch_context.partition_key_value
+            return [",".join(str(x) for x in (os.path.basename(p), s, s / sum(sizes),
+                                               key["user"], key["genres"], sum(sizes)))
+                    for p, s in zip(mini_batch, sizes)]
+        """))
+    for genre, size in (("disco", 10), ("orchestra", 20), ("piano", 30), ("spirituality", 40)):
+        write(tmp_path / "test_files" / genre / f"{genre}.wav", "x" * size)
+    proc = run_cli("run-script", str(script), cwd=tmp_path,
+                   env={"MLPIPE_RUNS_DIR": str(tmp_path / "runs")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "['user', 'season', 'genres']" in proc.stdout
+    assert "Prediction has 6 rows" in proc.stdout
+    rows = sorted(p.read_text() for p in (tmp_path / "runs").rglob("file_size_outputs.txt"))
+    assert len(rows) == 1
+    lines = sorted(rows[0].splitlines())
+    assert lines == sorted(["disco.wav,10,1.0,user1,disco,10",
+                            "orchestra.wav,20,1.0,user1,orchestra,20",
+                            "piano.wav,30,1.0,user2,piano,30",
+                            "spirituality.wav,40,1.0,user3,spirituality,40",
+                            "piano.wav,30,0.5,user4,piano,60", "piano.wav,30,0.5,user4,piano,60"])

@@ -9,6 +9,7 @@ turns each of them into a v2 step input or output.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,7 +19,7 @@ from mlpipe.sdk.assets import AssetStore
 from mlpipe.sdk.callsite import call_site, caller_dir
 from mlpipe.sdk.io import Input
 from mlpipe.sdk.v1.datastores import Datastore, local_text
-from mlpipe.sdk.v1.mltables import delimited_mltable, partitioned_mltable
+from mlpipe.sdk.v1.mltables import delimited_mltable, files_mltable, partitioned_mltable
 from mlpipe.sdk.v1.parameters import resolve
 
 D = TypeVar("D", bound="FileDataset")
@@ -82,11 +83,17 @@ class FileDataset:
 
     type = "uri_folder"
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, partition_format: str | None = None) -> None:
         self.path = str(path)
+        self.partition_format = partition_format
         self._base = caller_dir()
         self.name: str | None = None
         self.version: int | None = None
+
+    @property
+    def partition_keys(self) -> list[str]:
+        """The ``{key}`` names of ``partition_format`` (v1: the dataset's partition keys)."""
+        return re.findall(r"\{(\w+)(?::[^}]*)?\}", self.partition_format or "")
 
     def as_named_input(self, name: str) -> DatasetConsumptionConfig:
         return DatasetConsumptionConfig(name, self)
@@ -116,6 +123,9 @@ class FileDataset:
 
     def to_input(self, mode: str | None = None) -> Input:
         path = self.local_path()
+        if self.type == "uri_folder" and (self.partition_format or _is_glob(self.path)):
+            return Input(type="mltable", path=str(files_mltable(path, self.partition_format)),
+                         mode=mode)
         kind = self.type
         if kind == "uri_folder" and Path(path).is_file():
             kind = "uri_file"
@@ -152,7 +162,10 @@ class TabularDataset(FileDataset):
 class _FileFactory:
     @staticmethod
     def from_files(path: str | os.PathLike[str] | Sequence[Any], validate: bool = True,
-                   **kwargs: Any) -> FileDataset:
+                   partition_format: str | None = None, **kwargs: Any) -> FileDataset:
+        """Files at ``path`` (a folder, a file or a glob; ``(datastore, path)``); with
+        ``partition_format`` (``"data/{user}/{season}/{genre}.wav"``) the values in each
+        file's path become its partition keys, for ``ParallelRunConfig(partition_keys=...)``."""
         if isinstance(path, os.PathLike) or (isinstance(path, tuple) and len(path) == 2
                                              and isinstance(path[0], Datastore)):
             path = local_text(path)
@@ -162,7 +175,7 @@ class _FileFactory:
                 raise ValidationError([Diagnostic("local FileDataset takes one folder or file path",
                                                   location=call_site(), code="unsupported")])
             path = os.fspath(paths[0])
-        return FileDataset(str(path))
+        return FileDataset(str(path), partition_format)
 
 
 class _TabularFactory:
@@ -201,3 +214,7 @@ class Dataset:
 
 __all__ = ["Dataset", "DatasetConsumptionConfig", "FileDataset", "OutputFileDatasetConfig",
            "PipelineData", "TabularDataset"]
+
+
+def _is_glob(path: str) -> bool:
+    return any(c in path for c in "*?[")

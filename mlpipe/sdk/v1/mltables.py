@@ -47,6 +47,18 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
     return write_mltable(text, "delimited")
 
 
+def files_mltable(path: str, partition_format: str | None) -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` listing the files at ``path`` (a glob,
+    a folder or a file; absolute), with ``partition_format``'s keys as columns when given."""
+    kind = ("pattern" if any(c in path for c in "*?[") else
+            "folder" if Path(path).is_dir() else "file")
+    text = f"paths:\n  - {kind}: {path!r}\n"
+    if partition_format:
+        text += ("transformations:\n  - extract_columns_from_partition_format:\n"
+                 f"      partition_format: {partition_format!r}\n")
+    return write_mltable(text, "files")
+
+
 def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
     """v1 ``partition_by``: ``frame`` written as ``target/<key1>/<key2>/part.csv`` files (the key
     columns in the path) and an MLTable reading them back with the keys as columns."""
@@ -64,4 +76,4 @@ def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
     return target
 
 
-__all__ = ["delimited_mltable", "partitioned_mltable", "write_mltable"]
+__all__ = ["delimited_mltable", "files_mltable", "partitioned_mltable", "write_mltable"]
