@@ -55,6 +55,7 @@ class PipelineJob(Tracked):
                  name: str | None = None, display_name: str | None = None,
                  description: str | None = None, experiment_name: str | None = None,
                  tags: dict[str, str] | None = None, properties: dict[str, Any] | None = None,
+                 compute: str | None = None, identity: Any = None,
                  base_path: str | Path | None = None, source: str | Path | None = None,
                  extra: Mapping[str, Any] | None = None, origin: Location | None = None,
                  yaml_positions: Any = None) -> None:
@@ -72,6 +73,9 @@ class PipelineJob(Tracked):
         self._base_path = Path(base_path).resolve() if base_path else Path.cwd()
         self._source = Path(source).resolve() if source else None
         self._extra = dict(extra or {})
+        # azure-ai-ml's PipelineJob(compute=, identity=): kept and written, not used locally
+        self.compute = compute if compute is not None else self._extra.pop("compute", None)
+        self.identity = identity if identity is not None else self._extra.pop("identity", None)
         self._yaml_positions = yaml_positions
         self._start_tracking(origin)
         if self.settings._origin is None or origin is not None:
@@ -96,6 +100,8 @@ class PipelineJob(Tracked):
             "name": self.name, "display_name": self.display_name,
             "description": self.description, "experiment_name": self.experiment_name,
             "tags": self.tags or None, "properties": self.properties or None,
+            "compute": self.compute,
+            "identity": None if self.identity is None else value_to_yaml(self.identity),
             "settings": self.settings.to_dict() or None,
         }
         data.update(drop_none(head))

@@ -262,3 +262,22 @@ def test_a_remote_data_asset_with_a_stand_in_registers_its_local_path(
     client = MLClient(runs_dir=tmp_path / "runs")
     data = client.data.create_or_update(Data(name="iris", path=url, type="uri_file"))
     assert data.path == str((tmp_path / "blob" / "datasets" / "iris.csv").resolve())
+
+
+def test_pipeline_job_by_hand_keeps_compute_and_identity(tmp_path: Path) -> None:
+    """azure-ai-ml's ``PipelineJob(jobs=..., compute=..., identity=...)``: both are written
+    to the document (and kept when a YAML is loaded), the job still runs here."""
+    from mlpipe import load_job
+    from mlpipe.entities import PipelineJob, UserIdentityConfiguration
+
+    job = PipelineJob(jobs={}, compute="cpu-cluster", identity=UserIdentityConfiguration(),
+                      display_name="by-hand")
+    assert job.compute == "cpu-cluster"
+    document = job.to_dict()
+    assert document["compute"] == "cpu-cluster"
+    assert document["identity"] == {"type": "user_identity"}
+    yaml_file = tmp_path / "pipeline.yml"
+    job.dump(yaml_file)
+    loaded = load_job(yaml_file)
+    assert loaded.compute == "cpu-cluster"
+    assert loaded.to_dict()["identity"] == {"type": "user_identity"}
