@@ -33,7 +33,7 @@ from mlpipe.jobs.recorder import JobRecorder, RecordObserver
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
 from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
-from mlpipe.runtime import default_concurrency
+from mlpipe.runtime import worker_names
 from mlpipe.runtime.backends.dask_cluster import job_cluster
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import StepSummary
@@ -377,8 +377,7 @@ class _Scheduler:
 
     def _cost(self, step: Step) -> int:
         if isinstance(step, ParallelStep):
-            per_node = step.max_concurrency_per_instance or default_concurrency()
-            return min(self.budget, max(1, step.instance_count * per_node))
+            return min(self.budget, max(1, len(worker_names(step))))
         return 1
 
     def _start(self, step: Step, cost: int) -> None:
