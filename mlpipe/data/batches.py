@@ -146,31 +146,38 @@ def _path_format(spec: MLTableSpec | None, path: str,
                         file=spec.file if spec else path, key_path="partition_keys",
                         code="partition-keys")
     missing = [key for key in keys if key not in found.columns]
-    if missing:
-        raise DataError(f"partition_keys {missing} are not columns of partition format "
-                        f"{found.partition_format!r} (its columns: {', '.join(found.columns)})",
-                        file=spec.file, key_path="partition_keys", code="partition-keys",
+    if missing:  # worded as for a table (mlpipe.data.division.iter_partitions)
+        raise DataError(f"partition_keys {missing} not found in the input's columns; available "
+                        f"columns: {', '.join(found.columns)}", file=spec.file,
+                        key_path="partition_keys", code="partition-keys",
                         hint=did_you_mean(missing[0], found.columns))
     return found
 
 
-def _file_partition_batches(spec: MLTableSpec | None, path: str,
-                            keys: tuple[str, ...]) -> Iterator[MiniBatch]:
-    """One mini-batch of file paths per combination of key values taken from the paths
-    (v1 ``FileDataset`` with a ``partition_format``), in the order of the values."""
+def _file_groups(spec: MLTableSpec | None, path: str, keys: tuple[str, ...]
+                 ) -> dict[tuple[Any, ...], list[tuple[str, int]]]:
+    """``(path, size)`` of the files of each key combination, in order of first appearance."""
     found = _path_format(spec, path, keys)
-    groups: dict[tuple[str, ...], list[tuple[str, int]]] = {}
+    groups: dict[tuple[Any, ...], list[tuple[str, int]]] = {}
     for file_path, size in _iter_input_files(path, spec):
         extracted = partition_values(found, file_path)
-        groups.setdefault(tuple(str(extracted[k]) for k in keys), []).append((file_path, size))
-    for index, combination in enumerate(sorted(groups)):
-        files = [f for f, _ in groups[combination]]
-        key_value = dict(zip(keys, combination, strict=True))
-        detail = {"partition_key_value": key_value, "files": files}
+        groups.setdefault(tuple(extracted[k] for k in keys), []).append((file_path, size))
+    return groups
+
+
+def _file_partition_batches(spec: MLTableSpec | None, path: str,
+                            keys: tuple[str, ...]) -> Iterator[MiniBatch]:
+    """One mini-batch of file paths per combination of the key values in the paths (v1's
+    ``FileDataset`` with a ``partition_format``), in order of first appearance as for tables."""
+    for index, (combination, members) in enumerate(_file_groups(spec, path, keys).items()):
+        files = [file_path for file_path, _ in members]
+        values = dict(zip(keys, combination, strict=True))
+        detail = {"partition_key_value": {k: _json_value(v) for k, v in values.items()},
+                  "files": files}
         yield MiniBatch(id=_digest("file-partition", path, detail), index=index, kind="files",
                         payload=tuple(files), items=len(files),
-                        size_bytes=sum(size for _, size in groups[combination]),
-                        partition_key_value=freeze(key_value), detail=freeze(detail))
+                        size_bytes=sum(size for _, size in members),
+                        partition_key_value=freeze(values), detail=freeze(detail))
 
 
 def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatch:
@@ -249,7 +256,7 @@ def count_mini_batches(step: ParallelStep) -> int:
             return len(iter_partitions(spec, tuple(step.partition_keys)))
         return sum(1 for _ in iter_table_pieces(spec, sizes.byte_size(step.mini_batch_size)))
     if step.partition_keys:
-        return sum(1 for _ in _file_partition_batches(spec, path, tuple(step.partition_keys)))
+        return len(_file_groups(spec, path, tuple(step.partition_keys)))
     files = sum(1 for _ in _iter_input_files(path, spec))
     per_batch = sizes.file_count(step.mini_batch_size)
     return -(-files // per_batch)
