@@ -19,7 +19,12 @@ from mlpipe.sdk.assets import AssetStore
 from mlpipe.sdk.callsite import call_site, caller_dir
 from mlpipe.sdk.io import Input
 from mlpipe.sdk.v1.datastores import Datastore, local_text
-from mlpipe.sdk.v1.mltables import delimited_mltable, files_mltable, partitioned_mltable
+from mlpipe.sdk.v1.mltables import (
+    delimited_mltable,
+    files_mltable,
+    is_glob,
+    partitioned_mltable,
+)
 from mlpipe.sdk.v1.parameters import resolve
 
 D = TypeVar("D", bound="FileDataset")
@@ -123,7 +128,7 @@ class FileDataset:
 
     def to_input(self, mode: str | None = None) -> Input:
         path = self.local_path()
-        if self.type == "uri_folder" and (self.partition_format or _is_glob(self.path)):
+        if self.type == "uri_folder" and (self.partition_format or is_glob(self.path)):
             return Input(type="mltable", path=str(files_mltable(path, self.partition_format)),
                          mode=mode)
         kind = self.type
@@ -214,7 +219,3 @@ class Dataset:
 
 __all__ = ["Dataset", "DatasetConsumptionConfig", "FileDataset", "OutputFileDatasetConfig",
            "PipelineData", "TabularDataset"]
-
-
-def _is_glob(path: str) -> bool:
-    return any(c in path for c in "*?[")

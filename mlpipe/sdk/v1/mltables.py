@@ -20,6 +20,19 @@ _HEADERS = {"true": "all_files_same_headers", "all_files_have_same_headers":
 
 
 
+def is_glob(path: str) -> bool:
+    """Whether ``path`` is a glob (``*``, ``?`` or ``[``), an MLTable ``pattern:``."""
+    return any(c in path for c in "*?[")
+
+
+def _paths_entry(path: str, folder: bool = False) -> str:
+    """One item of an MLTable's ``paths:`` for an absolute ``path``: ``pattern:`` for a glob,
+    ``folder:`` for a folder (or ``folder``), else ``file:``."""
+    kind = ("pattern" if is_glob(path) else
+            "folder" if folder or Path(path).is_dir() else "file")
+    return f"  - {kind}: {path!r}\n"
+
+
 def write_mltable(text: str, prefix: str) -> Path:
     """An MLTable folder ``<runs-dir>/datasets/<prefix>_<digest>`` holding ``text``."""
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -37,9 +50,7 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
     for item in items:
         text = local_text(item)
         local = Path(text) if Path(text).is_absolute() else base / text
-        kind = ("pattern" if any(c in text for c in "*?[") else
-                "folder" if local.is_dir() or text.endswith("/") else "file")
-        entries.append(f"  - {kind}: {str(local.resolve())!r}\n")
+        entries.append(_paths_entry(str(local.resolve()), folder=text.endswith("/")))
     name = getattr(header, "name", header)
     header_value = _HEADERS.get(str(name).lower(), "all_files_same_headers")
     text = ("paths:\n" + "".join(entries) + "transformations:\n  - read_delimited:\n"
@@ -50,9 +61,7 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
 def files_mltable(path: str, partition_format: str | None) -> Path:
     """An MLTable folder under ``<runs-dir>/datasets`` listing the files at ``path`` (a glob,
     a folder or a file; absolute), with ``partition_format``'s keys as columns when given."""
-    kind = ("pattern" if any(c in path for c in "*?[") else
-            "folder" if Path(path).is_dir() else "file")
-    text = f"paths:\n  - {kind}: {path!r}\n"
+    text = "paths:\n" + _paths_entry(path)
     if partition_format:
         text += ("transformations:\n  - extract_columns_from_partition_format:\n"
                  f"      partition_format: {partition_format!r}\n")
@@ -76,4 +85,5 @@ def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
     return target
 
 
-__all__ = ["delimited_mltable", "files_mltable", "partitioned_mltable", "write_mltable"]
+__all__ = ["delimited_mltable", "files_mltable", "is_glob", "partitioned_mltable",
+           "write_mltable"]
