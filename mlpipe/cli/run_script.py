@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from pathlib import Path
 
 HELP = "run an azure-ai-ml or azureml v1 script/notebook unchanged, locally"
@@ -21,6 +20,7 @@ def register_top(top: argparse._SubParsersAction) -> None:
 
 def run_script(args: argparse.Namespace) -> int:
     from mlpipe.diagnostics import ValidationError
+    from mlpipe.runtime.source_paths import user_traceback
     from mlpipe.scripts import NotebookError, run_path
 
     path = Path(args.file)
@@ -42,8 +42,8 @@ def run_script(args: argparse.Namespace) -> int:
     except NotebookError as error:
         print(f"mlpipe run-script: {error}", file=sys.stderr)
         return 1
-    except Exception:  # noqa: BLE001 - the user's code failed: show where, exit 1
-        traceback.print_exc()
+    except Exception as error:  # noqa: BLE001 - the user's code failed: show where, exit 1
+        print(user_traceback(error, runner_frames=True), end="", file=sys.stderr)
         print(f"mlpipe run-script: {path} failed", file=sys.stderr)
         return 1
     finally:

@@ -36,7 +36,7 @@ from mlpipe.runtime.results import (
     count_results,
     format_rows,
 )
-from mlpipe.runtime.source_paths import to_user_paths
+from mlpipe.runtime.source_paths import to_user_paths, user_traceback
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.scripts import install_from_environment as install_import_mirrors
 
@@ -361,7 +361,7 @@ class WorkerRuntime:
 
     def user_traceback(self, error: BaseException) -> str:
         """The traceback of ``error`` from the user's first frame, at the user's files."""
-        return self._user_paths(_user_traceback(error))
+        return self._user_paths(user_traceback(error))
 
     def _user_paths(self, text: str) -> str:
         return to_user_paths(text, self.config.code_dir, self.config.source_dir)
@@ -416,16 +416,6 @@ def _wants_context(run: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or (len(positional) == 1 and varargs)
 
 
-_MLPIPE_DIR = str(Path(__file__).resolve().parents[1])
-
-
-def _user_traceback(error: BaseException) -> str:
-    """The traceback of ``error`` without mlpipe's own calling frames on top."""
-    tb = error.__traceback__
-    while tb is not None and tb.tb_next is not None and \
-            str(Path(tb.tb_frame.f_code.co_filename).resolve()).startswith(_MLPIPE_DIR):
-        tb = tb.tb_next
-    return "".join(traceback.format_exception(type(error), error, tb))
 
 
 def _describe(error: BaseException) -> str:

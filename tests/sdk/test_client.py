@@ -264,6 +264,17 @@ def test_a_remote_data_asset_with_a_stand_in_registers_its_local_path(
     assert data.path == str((tmp_path / "blob" / "datasets" / "iris.csv").resolve())
 
 
+def test_run_script_failure_shows_the_users_frames_only(tmp_path: Path) -> None:
+    script = write(tmp_path / "s.py", "def score():\n    raise ValueError('bad model')\n\n"
+                   "score()\n")
+    proc = run_cli("run-script", str(script))
+    assert proc.returncode == 1
+    frames = [line for line in proc.stderr.splitlines() if line.startswith('  File "')]
+    assert frames == [f'  File "{script}", line 4, in <module>',
+                      f'  File "{script}", line 2, in score'], proc.stderr
+    assert proc.stderr.rstrip().endswith(f"ValueError: bad model\nmlpipe run-script: {script} failed")
+
+
 def test_pipeline_job_by_hand_keeps_compute_and_identity(tmp_path: Path) -> None:
     """azure-ai-ml's ``PipelineJob(jobs=..., compute=..., identity=...)``: both are written
     to the document (and kept when a YAML is loaded), the job still runs here."""
