@@ -416,8 +416,6 @@ def _wants_context(run: Callable[..., Any]) -> bool:
     return len(positional) >= 2 or (len(positional) == 1 and varargs)
 
 
-
-
 def _describe(error: BaseException) -> str:
     if isinstance(error, SystemExit):
         return f"SystemExit: {error.code}"

@@ -178,8 +178,6 @@ def _literals(tp: Any) -> tuple[Any, ...]:
     return ()
 
 
-
-
 def part(tree: Any, *keys: str) -> Any:
     """The validated value at ``keys`` (YAML key names) of a validated tree; ``None`` when a
     key was not written, :data:`INVALID` when its value did not validate."""

@@ -99,8 +99,6 @@ class ParallelComponent(_MadeComponent):
     _type = "parallel"
 
 
-
-
 class PipelineComponent(Component):
     """``azure.ai.ml.entities.PipelineComponent``: made by calling a ``@pipeline`` function
     inside another, not from keywords."""

@@ -515,7 +515,6 @@ class DaskBackend(QueueingBackend[_Slot]):
             _release_future(future)
 
 
-
 def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | None:
     """The lost worker's own restarted process (same name) first, then one on its host, then any."""
     for address in spares:

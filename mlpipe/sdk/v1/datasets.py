@@ -30,7 +30,6 @@ from mlpipe.sdk.v1.parameters import resolve
 D = TypeVar("D", bound="FileDataset")
 
 
-
 class PipelineData:
     """v1 intermediate data: a step's output folder, usable as another step's input."""
 

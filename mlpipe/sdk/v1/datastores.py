@@ -127,7 +127,6 @@ class Datastore:
         return f"Datastore(name={self.name!r}, local={str(self.local_root)!r})"
 
 
-
 def local_text(item: Any) -> str:
     """A v1 path argument as text: a ``DataPath``, a ``(datastore, path)`` pair, a path."""
     if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Datastore):

@@ -19,7 +19,6 @@ _HEADERS = {"true": "all_files_same_headers", "all_files_have_same_headers":
             "from_first_file", "combine_all_files_headers": "all_files_different_headers"}
 
 
-
 def is_glob(path: str) -> bool:
     """Whether ``path`` is a glob (``*``, ``?`` or ``[``), an MLTable ``pattern:``."""
     return any(c in path for c in "*?[")

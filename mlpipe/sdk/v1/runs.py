@@ -121,8 +121,6 @@ class PipelineRun:
                 f"Type: azureml.PipelineRun, Status: {self.get_status()})")
 
 
-
-
 class RunDetails:
     """``azureml.widgets.RunDetails``: ``show()`` prints where the run's logs are."""
 

@@ -126,7 +126,6 @@ def step_node(step: V1Step, producers: Mapping[int, tuple[str, str]],
     return node
 
 
-
 def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
 
