@@ -81,13 +81,15 @@ class Driver:
         self.quiet_limit = min(self.timeout, self.overhead)  # below it no attempt can overrun
         self.progress_limit = progress_update_timeout(step)[0]
 
-        self.order: list[str] = []  # mini-batch ids in input order
+        self.listed = 0  # mini-batches listed so far (the journal keeps their order)
         self.pending: deque[tuple[MiniBatch, int]] = deque()  # (mini-batch, picked count) to send
         self.inflight: dict[int, tuple[MiniBatch, int]] = {}
         self.timed_out: dict[int, tuple[Overrun, float]] = {}  # task id -> (why, since)
         self._next_deadline = float("inf")
         self._last_progress = 0.0
-        self.items_seen: dict[str, int] = {}  # item counts learnt from attempts (tabular batches)
+        # item counts learnt from attempts of mini-batches not finished yet (tabular batches)
+        self.items_seen: dict[str, int] = {}
+        self._unflushed: list[tuple[int, int, int, bool]] = []  # counts committed, not written
         self.next_task_id = 0
         self.all_scheduled = False
         self.stopping = False
@@ -122,8 +124,12 @@ class Driver:
             self._fault(error)
         finally:
             self.backend.close()
+        try:
+            self._flush()
+        except Exception as error:  # noqa: BLE001 - the step ends with the fault as its reason
+            self._fault(error)
         summary.ended_at = _now()
-        summary.mini_batches_total = len(self.order)
+        summary.mini_batches_total = self.listed
         summary.top_errors = self._top_errors(10)
         return summary
 
@@ -144,8 +150,7 @@ class Driver:
             if self._done():
                 return
             now = time.monotonic()
-            for event in self.backend.events(self._wait_seconds(now)):
-                self._handle(event)
+            self._handle_all(self.backend.events(self._wait_seconds(now)))
             now = time.monotonic()
             if now - last_timeout_check >= TIMEOUT_CHECK_SECONDS:
                 last_timeout_check = now
@@ -174,21 +179,25 @@ class Driver:
         if free <= 0:
             return
         tasks: list[Task] = []
+        inflight = self.inflight
+        listed = self.listed
         while free > 0:
             if self.pending:
                 mini_batch, picked = self.pending.popleft()
             elif self.all_scheduled:
                 break
             else:
-                listed = self._next_mini_batch()
-                if listed is None:
+                new = self._next_mini_batch()
+                if new is None:
                     break
-                mini_batch, picked = listed, 1
+                mini_batch, picked = new, 1
             task_id = self.next_task_id
             self.next_task_id += 1
-            self.inflight[task_id] = (mini_batch, picked)
+            inflight[task_id] = (mini_batch, picked)
             tasks.append(Task(task_id, mini_batch, picked))
             free -= 1
+        if self.listed != listed and not self.all_scheduled:
+            self._notice_scheduled()
         if tasks and self.stopping:  # the input's end crossed a threshold (or failed) meanwhile
             for task in tasks:
                 self.inflight.pop(task.task_id, None)
@@ -203,7 +212,7 @@ class Driver:
             except StopIteration:
                 self.all_scheduled = True
                 self._notice_scheduled(force=True)
-                self.log.info("All %d mini-batches are scheduled.", len(self.order))
+                self.log.info("All %d mini-batches are scheduled.", self.listed)
                 self._check_thresholds()
                 return None
             except self.listing_errors as error:
@@ -212,13 +221,12 @@ class Driver:
                 reason = describe_fault(error) if isinstance(error, OSError) else str(error)
                 self.log.error("The input data cannot be read: %s", reason)
                 self.log.info("Failing the step once the %d listed mini-batch(es) are done.",
-                              len(self.order))
+                              self.listed)
                 self.summary.status = "Failed"
                 self.summary.reason = reason
                 return None
-            self.order.append(mini_batch.id)
-            self._notice_scheduled()
-            done = self.store.done(mini_batch.id)
+            self.listed += 1
+            done = self.store.reuse(mini_batch.id, mini_batch.index)
             if done is None:
                 return mini_batch
             self.summary.mini_batches_reused += 1
@@ -228,11 +236,44 @@ class Driver:
         now = time.monotonic()
         if force or now - self._last_notice >= SCHEDULED_NOTICE_SECONDS:
             self._last_notice = now
-            self._notify("mini_batches_scheduled", len(self.order), self.all_scheduled)
+            self._notify("mini_batches_scheduled", self.listed, self.all_scheduled)
             if self.summary.mini_batches_reused:  # resume
                 self._notify("mini_batches_reused", self.summary.mini_batches_reused)
 
     # -- events ------------------------------------------------------------------------
+    def _handle_all(self, events: list[BackendEvent]) -> None:
+        """Handle a batch of events, then write the mini-batches they finished to the
+        journal in one go."""
+        if not events:
+            return
+        inflight = self.inflight
+        for event in events:
+            if type(event) is TaskDone:
+                entry = inflight.pop(event.result.task_id, None)
+                if entry is not None:
+                    self._attempt_finished(entry[0], entry[1], event.worker, event.result)
+            else:
+                self._handle(event)
+        self._flush()
+
+    def _flush(self) -> None:
+        """Write the gathered finished mini-batches to the journal; when that fails they are
+        not finished (they run again on resume): their counts are taken back."""
+        if not self._unflushed:
+            return
+        unflushed, self._unflushed = self._unflushed, []
+        try:
+            self.store.flush()
+        except BaseException:
+            s = self.summary
+            for total, succeeded, failed_items, failed in unflushed:
+                s.mini_batches_failed -= failed
+                s.mini_batches_succeeded -= not failed
+                s.items_total -= total
+                s.items_succeeded -= succeeded
+                s.items_failed -= failed_items
+            raise
+
     def _handle(self, event: BackendEvent) -> None:
         if isinstance(event, TaskDone):
             entry = self.inflight.pop(event.result.task_id, None)
@@ -307,30 +348,37 @@ class Driver:
                           result: TaskResult) -> None:
         self._last_progress = time.monotonic()
         failed_attempt = result.status != "Succeeded"
-        if mini_batch.items is None and result.total:
-            self.items_seen[mini_batch.id] = result.total
         final = not failed_attempt or self.stopping or picked > self.max_retries
+        if mini_batch.items is None:
+            if final:
+                self.items_seen.pop(mini_batch.id, None)
+            elif result.total:
+                self.items_seen[mini_batch.id] = result.total
         if result.warning:
             self.log.warning("Mini-batch %s: %s", mini_batch.id, result.warning)
         record = AttemptRecord(
-            mini_batch_id=mini_batch.id, mini_batch_index=mini_batch.index, picked_count=picked,
-            worker=worker, start_time=datetime.fromtimestamp(result.start_time, timezone.utc),
-            total=result.total, succeeded=result.succeeded, failed=result.failed,
-            elapsed_seconds=result.elapsed_seconds, process_seconds=result.process_seconds,
-            run_method_seconds=result.run_method_seconds, status=result.status,  # type: ignore[arg-type]
-            error_category=result.error_category, error_message=result.error_message,
-            traceback=result.traceback, detail=mini_batch.detail, final=final,
+            mini_batch.id, mini_batch.index, picked, worker,
+            datetime.fromtimestamp(result.start_time, timezone.utc), result.total,
+            result.succeeded, result.failed, result.elapsed_seconds, result.process_seconds,
+            result.run_method_seconds, result.status,  # type: ignore[arg-type]
+            result.error_category, result.error_message, result.traceback, mini_batch.detail,
+            final,
         )
         if failed_attempt:
             self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id, picked,
                              worker.node_name, worker.process, result.status, result.error_message,
                              "" if final else "; it will be retried")
-        self._notify("attempt_finished", record)
+        for observer in self.observers:
+            try:
+                observer.attempt_finished(record)
+            except Exception as error:  # noqa: BLE001 - reported as the step's failure
+                self._observer_failed(observer, "attempt_finished", error)
         if not final:
             self.pending.append((mini_batch, picked + 1))
             return
         self.store.commit(Finished(mini_batch.id, mini_batch.index, result.status, result.total,
                                    result.succeeded, result.failed, result.header), result.rows)
+        self._unflushed.append((result.total, result.succeeded, result.failed, failed_attempt))
         self._count_finished(result.total, result.succeeded, result.failed, failed=failed_attempt)
         if failed_attempt and result.error_message:
             self._count_error(result.error_message.splitlines()[0][:300],
@@ -362,7 +410,7 @@ class Driver:
 
     def _check_thresholds(self) -> None:
         s = self.summary
-        breach = self.thresholds.check(s.mini_batches_failed, s.items_failed, len(self.order),
+        breach = self.thresholds.check(s.mini_batches_failed, s.items_failed, self.listed,
                                        self.all_scheduled)
         if breach is not None and not self.stopping:
             s.breach = breach
@@ -456,8 +504,7 @@ class Driver:
         allowance = self.timeout + SHUTDOWN_GRACE_SECONDS
         deadline = time.monotonic() + allowance
         while self.backend.active_workers() and time.monotonic() < deadline:
-            for event in self.backend.events(0.1):
-                self._handle(event)
+            self._handle_all(self.backend.events(0.1))
             now = time.monotonic()
             self._enforce_timeouts(now)
             if self.backend.running():
@@ -473,9 +520,12 @@ class Driver:
             try:
                 getattr(observer, method)(*args)  # StepObserver has every method
             except Exception as error:  # noqa: BLE001 - reported as the step's failure
-                where = f"{type(observer).__name__}.{method}"
-                self.log.exception("Observer %s failed", where)  # logging never raises
-                self._stop("Failed", f"{where} failed: {describe_fault(error)}")
+                self._observer_failed(observer, method, error)
+
+    def _observer_failed(self, observer: StepObserver, method: str, error: Exception) -> None:
+        where = f"{type(observer).__name__}.{method}"
+        self.log.exception("Observer %s failed", where)  # logging never raises
+        self._stop("Failed", f"{where} failed: {describe_fault(error)}")
 
 
 def _now() -> datetime:

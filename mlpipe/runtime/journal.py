@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from mlpipe.runtime.faults import naming
+from mlpipe.runtime.id_table import IdTable
 from mlpipe.runtime.textio import DATA_ERRORS
 
 JOURNAL_DIR = "journal"
@@ -113,7 +114,7 @@ class Journal:
         self._seal: tuple[int, int] | None = None  # (size, CRC-32) of the sealed output
         self._output_ok: bool | None = None  # does rows_file match the seal (checked lazily)
         self.problems: list[str] = []  # what was ignored when reading, one line each
-        self._slot: dict[str, int] = {}  # id -> position in the arrays below
+        self._ids = IdTable()  # id -> slot: position in the arrays below
         self._index = array("q")
         self._status = array("B")
         self._counts = array("I")  # total, succeeded, failed per slot
@@ -121,7 +122,11 @@ class Journal:
         self._offset = array("q")
         self._length = array("q")
         self._fresh = array("B")  # 1: recorded by this run (rows written even if it failed)
+        self._seen = array("B")  # 1: recorded or reused by this run (``write()`` orders them)
         self._headers: dict[int, str] = {}
+        self._rows_out = bytearray()  # rows committed, not yet written (:meth:`flush`)
+        self._records_out = bytearray()  # their index records
+        self._committed: list[tuple[Finished, int, int]] = []  # (entry, offset, length) of those
         self._readers: dict[int, int] = {}  # segment number -> read descriptor
         self._index_fd = self._segment_fd = -1
         self._segment_no = 0
@@ -145,32 +150,50 @@ class Journal:
 
     # -- queries -----------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._slot)
+        self.flush()
+        return len(self._ids)
 
     def __contains__(self, mini_batch_id: object) -> bool:
-        return mini_batch_id in self._slot
+        self.flush()
+        return mini_batch_id in self._ids
 
     def get(self, mini_batch_id: str) -> Finished | None:
         """The last recorded outcome of ``mini_batch_id`` (any status), else ``None``."""
-        slot = self._slot.get(mini_batch_id)
-        return None if slot is None else self._entry(mini_batch_id, slot)
+        self.flush()
+        slot = self._ids.find(mini_batch_id)
+        return None if slot < 0 else self._entry(mini_batch_id, slot)
 
     def done(self, mini_batch_id: str) -> Finished | None:
         """The recorded outcome of ``mini_batch_id`` if it succeeded (a resume skips it)."""
-        slot = self._slot.get(mini_batch_id)
-        if slot is None or self._status[slot] != 0:
+        self.flush()
+        slot = self._ids.find(mini_batch_id)
+        if slot < 0 or self._status[slot] != 0:
             return None
         return self._entry(mini_batch_id, slot)
 
+    def reuse(self, mini_batch_id: str, index: int) -> Finished | None:
+        """Like :meth:`done`, and a success found counts as this run's mini-batch ``index``
+        (:meth:`write` without an order places its rows there)."""
+        if not len(self._ids):
+            return None  # a fresh journal: nothing to reuse
+        found = self.done(mini_batch_id)
+        if found is not None:
+            slot = self._ids.find(mini_batch_id)
+            self._seen[slot] = 1
+            self._index[slot] = index
+        return found
+
     def entries(self) -> Iterator[Finished]:
         """The last outcome of every recorded mini-batch, in the order first recorded."""
-        for mini_batch_id, slot in self._slot.items():
-            yield self._entry(mini_batch_id, slot)
+        self.flush()
+        for slot in self._ids.slots():
+            yield self._entry(self._ids.key(slot), slot)
 
     def rows(self, mini_batch_id: str) -> str | None:
         """The append_row text recorded for ``mini_batch_id`` (``None``: not recorded)."""
-        slot = self._slot.get(mini_batch_id)
-        if slot is None:
+        self.flush()
+        slot = self._ids.find(mini_batch_id)
+        if slot < 0:
             return None
         if not self._length[slot]:
             return ""
@@ -179,56 +202,86 @@ class Journal:
 
     # -- writing (the driver) ----------------------------------------------------------
     def commit(self, entry: Finished, rows: str | None) -> Finished:
-        """Record ``entry`` as ``entry.id``'s final outcome: rows first, then its index record."""
+        """Record ``entry`` as ``entry.id``'s final outcome: its rows, then its index record.
+
+        Commits are gathered and written together by :meth:`flush` (rows first, then the
+        records: one write each), which every other method calls first; until then a
+        killed process loses them, and their mini-batches run again on resume.
+        """
         self._writable()
         if entry.status not in STATUSES:
             raise ValueError(f"status {entry.status!r} is not one of {', '.join(STATUSES)}")
-        code = STATUSES.index(entry.status)
         data = rows.encode("utf-8", DATA_ERRORS) if rows else b""
-        if data and self._end and self._end + len(data) > SEGMENT_BYTES:
-            self._next_segment()
         if data and self._segment_fd < 0:
             self._open_segment(self._segment_no)
-        offset = self._end
-        if data:
-            with naming(self.root / _segment_name(self._segment_no)):
-                _append(self._segment_fd, data, offset)
-            self._end += len(data)
-        self._append_record(entry.id, entry.index, code, entry.total, entry.succeeded,
-                            entry.failed, self._segment_no, offset, len(data), entry.header)
-        slot = self._remember(entry.id, entry.index, code, entry.total, entry.succeeded,
-                              entry.failed, self._segment_no, offset, len(data), entry.header)
-        self._fresh[slot] = 1
+        if data and self._end + len(self._rows_out) + len(data) > SEGMENT_BYTES \
+                and self._end + len(self._rows_out):
+            self.flush()
+            self._next_segment()
+        offset = self._end + len(self._rows_out)
+        self._rows_out += data
+        self._records_out += _frame(_encode(
+            entry.id, entry.index, STATUSES.index(entry.status), entry.total, entry.succeeded,
+            entry.failed, self._segment_no, offset, len(data), entry.header))
+        self._committed.append((entry, offset, len(data)))
         return entry
+
+    def flush(self) -> None:
+        """Write the gathered commits: their rows to the current segment, then their index
+        records. On an error nothing of them is recorded (what was written is cut off)
+        and the error is raised."""
+        if not self._committed:
+            return
+        rows, records, committed = self._rows_out, self._records_out, self._committed
+        self._rows_out, self._records_out, self._committed = bytearray(), bytearray(), []
+        if rows:
+            with naming(self.root / _segment_name(self._segment_no)):
+                _append(self._segment_fd, rows, self._end)
+            self._end += len(rows)
+        with naming(self.root / INDEX_FILE):
+            _append(self._index_fd, records, self._index_end)
+        self._index_end += len(records)
+        segment = self._segment_no
+        for entry, offset, length in committed:
+            slot = self._remember(entry.id, entry.index, STATUSES.index(entry.status),
+                                  entry.total, entry.succeeded, entry.failed, segment, offset,
+                                  length, entry.header)
+            self._fresh[slot] = self._seen[slot] = 1
 
     def drop(self, mini_batch_id: str) -> bool:
         """Forget ``mini_batch_id`` (a rerun will run it again); ``False`` when not recorded."""
         self._writable()
-        slot = self._slot.pop(mini_batch_id, None)
-        if slot is None:
+        self.flush()
+        slot = self._ids.remove(mini_batch_id)
+        if slot < 0:
             return False
         self._headers.pop(slot, None)
         self._append_record(mini_batch_id, self._index[slot], _DROPPED, 0, 0, 0, 0, 0, 0, None)
         return True
 
-    def write(self, order: Iterable[str]) -> int:
+    def write(self, order: Iterable[str] | None = None) -> int:
         """Write the rows of the mini-batch ids ``order`` into ``rows_file`` (temporary file,
         then rename) and seal the journal into it; return the rows' bytes.
 
-        Adjacent rows are copied in one piece. Rows of a mini-batch that failed in an
-        earlier run (and was not run again by this one) are left out, as a resumed run
-        always did; a succeeded mini-batch not in ``order`` is forgotten."""
+        Without ``order``, the mini-batches this run recorded or :meth:`reuse`\\ d are
+        written, in mini-batch index order (input order). Adjacent rows are copied in
+        one piece. Rows of a mini-batch that failed in an earlier run (and was not run
+        again by this one) are left out, as a resumed run always did; a succeeded
+        mini-batch not in ``order`` is forgotten."""
         self._writable()
         if self.rows_file is None:
             raise JournalError(f"{self.root}: this step has no append_row output")
+        self.flush()
         target = self.rows_file
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(target.name + ".mlpipe-tmp")
+        slots = self._input_order() if order is None else array(
+            "q", (slot for slot in map(self._ids.find, order) if slot >= 0))
         placed = array("q", [-1]) * len(self._index)  # slot -> offset of its rows in target
         with naming(target), _removed_on_error(temporary), open(temporary, "wb") as out:
             size = crc = 0
-            header = next((self._headers[self._slot[i]] for i in order
-                           if self._slot.get(i) in self._headers), None) if self._headers else None
+            header = next((self._headers[slot] for slot in slots if slot in self._headers),
+                          None) if self._headers else None
             if header:
                 data = header.encode("utf-8", DATA_ERRORS)
                 out.write(data)
@@ -236,9 +289,8 @@ class Journal:
             start = size
             blocks = _Blocks(self)
             run: list[int] = []  # [segment, start, end] of the rows being gathered
-            for mini_batch_id in order:
-                slot = self._slot.get(mini_batch_id)
-                if slot is None or not self._length[slot] or placed[slot] >= 0 or \
+            for slot in slots:
+                if not self._length[slot] or placed[slot] >= 0 or \
                         (self._status[slot] and not self._fresh[slot]):
                     continue
                 segment, offset, length = self._segment[slot], self._offset[slot], \
@@ -256,21 +308,37 @@ class Journal:
         self._seal_into(temporary, placed, size, crc)
         return size - start
 
+    def _input_order(self) -> array[int]:
+        """The slots this run recorded or reused, by mini-batch index (then slot)."""
+        slots = array("q", (slot for slot in self._ids.slots() if self._seen[slot]))
+        index = self._index
+        top = max((index[slot] for slot in slots), default=-1)
+        if top < 4 * len(slots):  # dense: placed by index, no sort
+            by_index = array("q", [-1]) * (top + 1)
+            for slot in slots:
+                if by_index[index[slot]] >= 0:
+                    break  # two at one index (a caller's own mini-batches): sort instead
+                by_index[index[slot]] = slot
+            else:
+                return array("q", (slot for slot in by_index if slot >= 0))
+        return array("q", sorted(slots, key=index.__getitem__))
+
     def _seal_into(self, temporary: Path, placed: array[int], size: int, crc: int) -> None:
         """Point every record at its rows in the new output, then rename both into place."""
         assert self.rows_file is not None
         forget = []  # succeeded, but their rows are not in the output: they run again
-        for mini_batch_id, slot in self._slot.items():
+        for slot in self._ids.slots():
             if not self._length[slot]:
                 continue
             if placed[slot] >= 0:
                 self._segment[slot], self._offset[slot] = OUTPUT_SEGMENT, placed[slot]
             elif self._status[slot] == 0:
-                forget.append(mini_batch_id)
+                forget.append(slot)
             else:  # failed in an earlier run: keep its status, its rows were left out
                 self._length[slot] = 0
-        for mini_batch_id in forget:
-            self._headers.pop(self._slot.pop(mini_batch_id), None)
+        for slot in forget:
+            self._ids.remove(self._ids.key(slot))
+            self._headers.pop(slot, None)
         self._seal = (size, crc)
         next_index = self.root / NEXT_INDEX_FILE
         self._write_index(next_index)
@@ -285,8 +353,16 @@ class Journal:
         self._open_for_append()
 
     def close(self) -> None:
-        """Close the files (idempotent)."""
-        self._close_files()
+        """Write what is gathered (:meth:`flush`) and close the files (idempotent). A write
+        that fails is logged: those mini-batches are not recorded and run again on resume."""
+        pending = len(self._committed)
+        try:
+            self.flush()
+        except OSError as error:
+            self.log.error("%s: %d finished mini-batch(es) could not be recorded: %s",
+                           self.root, pending, error)
+        finally:
+            self._close_files()
 
     def _close_files(self) -> None:
         for fd in (self._segment_fd, self._index_fd, *self._readers.values()):
@@ -310,10 +386,11 @@ class Journal:
     def _remember(self, mini_batch_id: str, index: int, code: int, total: int, succeeded: int,
                   failed: int, segment: int, offset: int, length: int,
                   header: str | None) -> int:
-        slot = self._slot.get(mini_batch_id)
-        if slot is None:
-            slot = self._slot[mini_batch_id] = len(self._index)
+        slot = self._ids.find(mini_batch_id)
+        if slot < 0:
+            slot = self._ids.add(mini_batch_id)
             self._fresh.append(0)
+            self._seen.append(0)
             self._index.append(index)
             self._status.append(code)
             self._counts.extend((total, succeeded, failed))
@@ -459,14 +536,10 @@ class Journal:
         if reason is not None:
             self._problem(f"{path}: record {number} (mini-batch {mini_batch_id!r}): {reason}; "
                           "ignored (that mini-batch runs again)")
-            slot = self._slot.pop(mini_batch_id, None)
-            if slot is not None:
-                self._headers.pop(slot, None)
+            self._headers.pop(self._ids.remove(mini_batch_id), None)
             return
         if code == _DROPPED:
-            slot = self._slot.pop(mini_batch_id, None)
-            if slot is not None:
-                self._headers.pop(slot, None)
+            self._headers.pop(self._ids.remove(mini_batch_id), None)
             return
         self._records_kept += 1
         self._remember(mini_batch_id, index, code, total, succeeded, failed, segment, offset,
@@ -528,7 +601,7 @@ class Journal:
         if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
             self.root.unlink()
         shutil.rmtree(self.root, ignore_errors=True)
-        self._slot.clear()
+        self._ids.clear()
         self._headers.clear()
 
     def _compact(self) -> None:
@@ -537,13 +610,13 @@ class Journal:
         if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
             self.root.unlink()
         self.root.mkdir(parents=True, exist_ok=True)
-        if self.problems or self._records_kept != len(self._slot) \
+        if self.problems or self._records_kept != len(self._ids) \
                 or not os.path.isfile(self.root / INDEX_FILE):
             temporary = self.root / (INDEX_FILE + ".tmp")
             self._write_index(temporary)
             os.replace(temporary, self.root / INDEX_FILE)
         ends: dict[int, int] = {}
-        for slot in self._slot.values():
+        for slot in self._ids.slots():
             segment, length = self._segment[slot], self._length[slot]
             if length and segment != OUTPUT_SEGMENT:
                 ends[segment] = max(ends.get(segment, 0), self._offset[slot] + length)
@@ -577,15 +650,15 @@ class Journal:
         with open(path, "wb") as handle:
             sealed = self._seal is not None and any(
                 self._segment[slot] == OUTPUT_SEGMENT and self._length[slot]
-                for slot in self._slot.values())
+                for slot in self._ids.slots())
             if sealed:
                 assert self._seal is not None
                 handle.write(_frame(_encode("", 0, _SEALED, 0, 0, 0, OUTPUT_SEGMENT,
                                             self._seal[0], self._seal[1], None)))
-            for mini_batch_id, slot in self._slot.items():
+            for slot in self._ids.slots():
                 total, succeeded, failed = self._counts[3 * slot:3 * slot + 3]
                 handle.write(_frame(_encode(
-                    mini_batch_id, self._index[slot], self._status[slot], total, succeeded,
+                    self._ids.key(slot), self._index[slot], self._status[slot], total, succeeded,
                     failed, self._segment[slot], self._offset[slot], self._length[slot],
                     self._headers.get(slot))))
 

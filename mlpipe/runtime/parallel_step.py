@@ -89,7 +89,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         summary = driver.run()
         if target is not None:
             try:
-                store.write(driver.order)
+                store.write()
             except OSError as error:  # the journal stays in the state folder for a resume
                 _failed(summary, f"cannot write the append_row file: {describe_fault(error)}")
                 logger.error("%s", summary.reason)
