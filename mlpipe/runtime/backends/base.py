@@ -29,6 +29,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from mlpipe.errors import MlpipeError
 from mlpipe.runtime.phases import TaskPhase
@@ -54,9 +55,11 @@ class WorkerInitFailed:
     traceback: str
 
 
-@dataclass(frozen=True)
-class TaskDone:
-    """``worker`` ran the task and reported ``result`` (succeeded or failed)."""
+class TaskDone(NamedTuple):
+    """``worker`` ran the task and reported ``result`` (succeeded or failed).
+
+    A named tuple, not a dataclass like the other events: there is one per mini-batch.
+    """
 
     worker: WorkerInfo
     result: TaskResult
