@@ -11,6 +11,7 @@ and the errors grouped with counts and a first message.
 from __future__ import annotations
 
 import csv
+import heapq
 import html
 import json
 import os
@@ -21,13 +22,14 @@ from typing import Any
 from mlpipe.runtime.reports.resource_samples import MACHINE, samples_path
 from mlpipe.runtime.reports.task_stream import (
     ZOOM_SCRIPT,
-    Bar,
+    add_row,
+    csv_rows,
     describe_detail,
     format_seconds_short,
-    read_bars,
     read_utilisation,
     render_body,
 )
+from mlpipe.runtime.reports.timeline import Timeline
 
 REPORT_NAME = "report.html"
 SLOWEST_SHOWN = 10
@@ -94,31 +96,48 @@ def _parallel_section(name: str, step: dict[str, Any]) -> str:
     head = f"<h2 id='{html.escape(name)}'>Step {html.escape(name)}</h2>"
     if not csv_path.is_file():
         return head + "<p>No attempts recorded.</p>"
-    bars = read_bars(csv_path)
-    rows = _rows(csv_path)
-    return (head + "<h3>Task stream</h3>" + render_body(bars, read_utilisation(logs))
-            + "<h3>Throughput</h3>" + _throughput_svg(bars)
+    timeline, slowest, errors = _read(csv_path)
+    return (head + "<h3>Task stream</h3>" + render_body(timeline, read_utilisation(logs))
+            + "<h3>Throughput</h3>" + _throughput_svg(timeline)
             + "<h3>CPU and memory</h3>" + _resources(samples_path(logs))
-            + "<h3>Slowest attempts</h3>" + _slowest(rows)
-            + "<h3>Errors</h3>" + _errors(rows)
+            + "<h3>Slowest attempts</h3>" + _slowest(slowest)
+            + "<h3>Errors</h3>" + errors.render()
             + f"<p>Logs: {html.escape(str(logs))} (readme.txt)</p>")
 
 
-def _rows(csv_path: Path) -> list[dict[str, str]]:
-    with open(csv_path, newline="", encoding="utf-8") as handle:
-        return [row for row in csv.DictReader(handle) if None not in row]
+def _read(csv_path: Path) -> tuple[Timeline, list[dict[str, str]], _ErrorGroups]:
+    """One pass over the job report CSV, in bounded memory: the timeline, the slowest
+    attempts (slowest first) and the failed ones grouped."""
+    timeline, errors = Timeline(), _ErrorGroups()
+    slowest: list[tuple[float, int, dict[str, str]]] = []  # a min-heap of the slowest
+    for number, row in enumerate(csv_rows(csv_path)):
+        add_row(timeline, row)
+        if None in row:
+            continue
+        entry = (_elapsed(row), -number, row)
+        if len(slowest) < SLOWEST_SHOWN:
+            heapq.heappush(slowest, entry)
+        elif entry > slowest[0]:
+            heapq.heapreplace(slowest, entry)
+        errors.add(row)
+    return timeline, [row for _, _, row in sorted(slowest, reverse=True)], errors
 
 
-def _throughput_svg(bars: list[Bar]) -> str:
+def _elapsed(row: dict[str, str]) -> float:
+    try:
+        return float(row["Elapsed Seconds"])
+    except (KeyError, ValueError):
+        return 0.0
+
+
+def _throughput_svg(timeline: Timeline) -> str:
     """Attempts finished per second over time, one column per time bucket (inline SVG)."""
-    if not bars:
+    if not timeline.count:
         return "<p>-</p>"
-    span = max(bar.start + bar.seconds for bar in bars) or 1.0
-    buckets = max(1, min(THROUGHPUT_BUCKETS, len(bars) // 2))
+    span = timeline.span or 1.0
+    buckets = max(1, min(THROUGHPUT_BUCKETS, timeline.count // 2))
     width = span / buckets
-    counts = [0] * buckets
-    for bar in bars:
-        counts[min(int((bar.start + bar.seconds) / width), buckets - 1)] += 1
+    counts = timeline.ended(buckets)
     rates = [count / width for count in counts]
     top = max(rates) or 1.0
     w, h, left = 1100, 160, 120
@@ -189,14 +208,7 @@ def _lines_svg(series: dict[str, list[tuple[float, float, float]]], colours: dic
     return "".join(parts)
 
 
-def _slowest(rows: list[dict[str, str]]) -> str:
-    def seconds(row: dict[str, str]) -> float:
-        try:
-            return float(row["Elapsed Seconds"])
-        except (KeyError, ValueError):
-            return 0.0
-
-    top = sorted(rows, key=seconds, reverse=True)[:SLOWEST_SHOWN]
+def _slowest(top: list[dict[str, str]]) -> str:
     lines = ["<table><tr><th>mini-batch</th><th>attempt</th><th>process</th><th>status</th>"
              "<th>items</th><th>seconds</th><th>files or partition key</th></tr>"]
     for row in top:
@@ -206,30 +218,37 @@ def _slowest(rows: list[dict[str, str]]) -> str:
                      f"<td>{html.escape(row.get('Status', ''))}</td>"
                      f"<td>{html.escape(row.get('Succeeded', ''))}/"
                      f"{html.escape(row.get('Total', ''))}</td>"
-                     f"<td>{seconds(row):.3f}</td>"
+                     f"<td>{_elapsed(row):.3f}</td>"
                      f"<td>{html.escape(describe_detail(row.get('Mini-batch Detail', '')))}"
                      "</td></tr>")
     lines.append("</table>")
     return "".join(lines)
 
 
-def _errors(rows: list[dict[str, str]]) -> str:
-    groups: Counter[tuple[str, str]] = Counter()
-    first: dict[tuple[str, str], str] = {}
-    for row in rows:
+class _ErrorGroups:
+    """Failed attempts counted by (category, last line of the message), the first message
+    of each kept."""
+
+    def __init__(self) -> None:
+        self.groups: Counter[tuple[str, str]] = Counter()
+        self.first: dict[tuple[str, str], str] = {}
+
+    def add(self, row: dict[str, str]) -> None:
         if row.get("Status") == "Succeeded" and not row.get("Error Message"):
-            continue
+            return
         message = row.get("Error Message") or row.get("Status", "")
         lines = [line for line in message.strip().splitlines() if line.strip()]
         key = (row.get("Error Category") or row.get("Status", ""), lines[-1] if lines else "")
-        groups[key] += 1
-        first.setdefault(key, message)
-    if not groups:
-        return "<p>No failed attempts.</p>"
-    out = ["<table><tr><th>count</th><th>category</th><th>error</th></tr>"]
-    for key, count in groups.most_common(ERRORS_SHOWN):
-        out.append(f"<tr><td>{count}</td><td>{html.escape(key[0])}</td><td>"
-                   f"{html.escape(key[1])}<details><summary>first</summary><pre>"
-                   f"{html.escape(first[key])}</pre></details></td></tr>")
-    out.append("</table>")
-    return "".join(out)
+        self.groups[key] += 1
+        self.first.setdefault(key, message)
+
+    def render(self) -> str:
+        if not self.groups:
+            return "<p>No failed attempts.</p>"
+        out = ["<table><tr><th>count</th><th>category</th><th>error</th></tr>"]
+        for key, count in self.groups.most_common(ERRORS_SHOWN):
+            out.append(f"<tr><td>{count}</td><td>{html.escape(key[0])}</td><td>"
+                       f"{html.escape(key[1])}<details><summary>first</summary><pre>"
+                       f"{html.escape(self.first[key])}</pre></details></td></tr>")
+        out.append("</table>")
+        return "".join(out)

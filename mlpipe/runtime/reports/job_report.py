@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import time
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
@@ -59,6 +60,11 @@ def utc_text(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat(timespec="microseconds")
 
 
+def detail_text(detail: Mapping[str, Any]) -> str:
+    """The ``Mini-batch Detail`` column: the mini-batch's detail as JSON."""
+    return _encode_detail(detail) if detail else "{}"
+
+
 def process_label(worker: WorkerInfo) -> str:
     """``0/process003``: the node and process, as in the log file paths."""
     return f"{worker.node}/{worker.process}"
@@ -77,6 +83,7 @@ class ProcessedMiniBatchesCsv:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         keep = append and _has_header(path, PROCESSED_COLUMNS)
+        self.appended = keep  # to an earlier run's rows
         if append and not keep and path.is_file() and path.stat().st_size:
             path.replace(path.with_name(path.stem + ".previous.csv"))
         self._closing = ExitStack()  # owns _file
@@ -112,7 +119,7 @@ class ProcessedMiniBatchesCsv:
             record.status,
             record.error_category or "",
             record.error_message or "",
-            _encode_detail(record.detail) if record.detail else "{}",
+            detail_text(record.detail),
         ))
         now = time.monotonic()
         if now >= self._next_flush:

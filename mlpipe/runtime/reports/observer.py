@@ -43,7 +43,8 @@ from mlpipe.runtime.reports.job_result import ErrorLog, render_error_summary, re
 from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
-from mlpipe.runtime.reports.task_stream import write_task_stream
+from mlpipe.runtime.reports.task_stream import add_attempt, write_task_stream
+from mlpipe.runtime.reports.timeline import Timeline
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural
@@ -74,6 +75,7 @@ class StepReports(StepObserver):
         self.workers = WorkerStats()
         self.errors = ErrorLog(self.logs_dir, append=resume)
         self._csv: ProcessedMiniBatchesCsv | None = None
+        self.timeline = Timeline()  # this run's attempts, for task_stream.html
         self._overview: ProgressOverview | None = None
         self._monitor: ResourceMonitor | None = None
         self._started_at: datetime | None = None
@@ -83,6 +85,7 @@ class StepReports(StepObserver):
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         self._started_at = at
         self.counters = StepCounters()
+        self.timeline = Timeline()
         for worker in workers:
             self.workers.register(worker)
         nodes = sorted({w.node for w in workers}) or list(range(step.instance_count))
@@ -126,6 +129,7 @@ class StepReports(StepObserver):
         self.workers.add(record)
         if self._csv is not None:
             self._csv.write(record)
+        add_attempt(self.timeline, record)
         if attempt_failed(record):
             self.errors.add_attempt(record)  # the driver logs the failure itself
         elif self.logger.isEnabledFor(logging.DEBUG):
@@ -180,8 +184,7 @@ class StepReports(StepObserver):
             (self.logs_dir, lambda: self._overview and self._overview.write(
                 self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
             (self.logs_dir / "sys", self.close),
-            (self.logs_dir / "sys" / "task_stream.html", lambda: (  # dense: aggregated
-                self.counters.attempts > 0 and write_task_stream(self.logs_dir))),
+            (self.logs_dir / "sys" / "task_stream.html", self._write_task_stream),
             (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
             (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
                                                   and copy_logs_to_parent(self.step))),
@@ -204,6 +207,12 @@ class StepReports(StepObserver):
         if self._csv is not None:
             self._csv.close()
         self.errors.close()
+
+    def _write_task_stream(self) -> None:
+        """From this run's timeline, or from the CSV when it holds an earlier run's rows."""
+        if self.counters.attempts > 0:
+            earlier = self._csv is None or self._csv.appended
+            write_task_stream(self.logs_dir, timeline=None if earlier else self.timeline)
 
     def _write_error_summary(self) -> None:
         if self.errors.groups:
