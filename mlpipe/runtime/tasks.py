@@ -48,4 +48,18 @@ class TaskResult(NamedTuple):
     detail: Any = None
 
 
-__all__ = ["Task", "TaskResult"]
+def task_wire(task: Task) -> tuple[Any, ...]:
+    """``task`` as a plain tuple for a worker's socket (cheap to pickle): the mini-batch
+    without its ``detail``, which only the driver's reports use."""
+    mb = task.mini_batch
+    return (task.task_id, task.picked_count, mb.id, mb.index, mb.kind, mb.payload, mb.items,
+            mb.size_bytes, mb.partition_key_value)
+
+
+def task_from_wire(wire: tuple[Any, ...]) -> Task:
+    """The :class:`Task` :func:`task_wire` gave (its mini-batch's ``detail`` empty)."""
+    task_id, picked_count, *fields = wire
+    return Task(task_id, MiniBatch(*fields), picked_count)
+
+
+__all__ = ["Task", "TaskResult", "task_from_wire", "task_wire"]

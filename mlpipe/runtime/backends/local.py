@@ -31,7 +31,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import wait
 from typing import Any
 
 from mlpipe.runtime.backends import local_worker
@@ -41,9 +41,10 @@ from mlpipe.runtime.backends.base import (
     WorkerInitFailed,
     WorkerStopped,
 )
+from mlpipe.runtime.backends.frames import FrameReader, send_message
 from mlpipe.runtime.backends.queueing import QueueingBackend
 from mlpipe.runtime.records import WorkerInfo
-from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.runtime.tasks import Task, TaskResult, task_wire
 from mlpipe.runtime.worker import WorkerConfig
 
 
@@ -62,8 +63,9 @@ class WorkerProcess:
         )
         child.close()
         self.pid = self.popen.pid
-        self.conn = Connection(parent.detach())
-        self.conn.send((config, worker))
+        self.conn = parent
+        self.frames = FrameReader()
+        send_message(parent, (config, worker))
         try:  # a descriptor that becomes readable when the process ends (Linux >= 5.3)
             self.sentinel: int | None = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
@@ -106,7 +108,7 @@ class _Slot:
     def __init__(self, info: WorkerInfo):
         self.info = info
         self.process: Any = None
-        self.conn: Connection | None = None
+        self.conn: socket.socket | None = None
         self.state = "new"  # starting, ready, stopping, failed, ended
         self.queue: deque[int] = deque()
         self.since = 0.0
@@ -123,7 +125,7 @@ class LocalBackend(QueueingBackend[_Slot]):
 
     def __init__(self) -> None:
         super().__init__()
-        self._by_conn: dict[Connection, _Slot] = {}
+        self._by_conn: dict[socket.socket, _Slot] = {}
         self._by_sentinel: dict[int, _Slot] = {}
         self._later: list[BackendEvent] = []  # events to report on the next events() call
 
@@ -180,9 +182,9 @@ class LocalBackend(QueueingBackend[_Slot]):
 
     # -- tasks -------------------------------------------------------------------------
     def submit(self, tasks: Sequence[Task]) -> None:
-        batches: dict[int, list[Task]] = {}
+        batches: dict[int, list[tuple[Any, ...]]] = {}
         for slot, task in self._queue(tasks):
-            batches.setdefault(id(slot), []).append(task)
+            batches.setdefault(id(slot), []).append(task_wire(task))
         for slot in self._slots:  # one message per worker, in worker order
             batch = batches.get(id(slot))
             if batch:
@@ -209,29 +211,30 @@ class LocalBackend(QueueingBackend[_Slot]):
                     self._drain(slot, out)
                     if slot.process is not None and self._by_sentinel.get(ready) is slot:
                         self._died(slot, out)
-            elif isinstance(ready, Connection):
+            else:
                 slot = self._by_conn.get(ready)
                 if slot is not None:
                     self._drain(slot, out)
         return out
 
     def _drain(self, slot: _Slot, out: list[BackendEvent]) -> None:
+        """Everything ``slot``'s worker has sent: results (plain tuples, see
+        :mod:`.local_worker`) and control messages, in the order sent."""
         conn = slot.conn
         if conn is None:
             return
-        try:
-            while conn.poll():
-                message = conn.recv()
-                if isinstance(message, TaskResult):
-                    self._task_finished(slot, message, out)
-                else:
-                    self._control(slot, message, out)
-                if slot.conn is None:
-                    return
-        except (EOFError, OSError):
-            if slot.process is not None and slot.process.sentinel is None:
-                self._died(slot, out)  # no pidfd on this system: the closed socket tells
-            # otherwise the pidfd sentinel reports the death
+        messages = slot.process.frames.read(conn)
+        now = time.monotonic()
+        for message in messages or ():
+            if type(message[0]) is int:
+                self._task_finished(slot, TaskResult._make(message), out, now)
+            else:
+                self._control(slot, message, out)
+            if slot.conn is None:
+                return
+        if messages is None and slot.process is not None and slot.process.sentinel is None:
+            self._died(slot, out)  # no pidfd on this system: the closed socket tells
+        # otherwise the pidfd sentinel reports the death
 
     def _control(self, slot: _Slot, message: tuple[Any, ...], out: list[BackendEvent]) -> None:
         kind = message[0]
@@ -279,7 +282,7 @@ class LocalBackend(QueueingBackend[_Slot]):
     def _send(self, slot: _Slot, message: tuple[Any, ...]) -> None:
         try:
             assert slot.conn is not None
-            slot.conn.send(message)
+            send_message(slot.conn, message)
         except (OSError, AssertionError):
             pass  # the worker died; its sentinel reports it
 

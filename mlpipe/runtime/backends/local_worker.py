@@ -6,16 +6,19 @@ that imports this module (and, through it, :mod:`mlpipe.runtime.worker`) and cal
 tasks in small batches, and answers with one message each:
 
 - ``("ready", pid)`` or ``("init_failed", message, traceback)`` after init();
-- a :class:`~mlpipe.runtime.tasks.TaskResult` per task;
+- a :class:`~mlpipe.runtime.tasks.TaskResult` as a plain tuple per task, sent the
+  moment the task ends (the driver measures the next task's time from it);
 - ``("stopped", returned task ids, shutdown()'s traceback or None)`` after ``("stop",)``.
 
-The driver sends ``("tasks", [Task, ...])`` and ``("stop",)``.
+The driver sends ``("tasks", [task_wire(Task), ...])`` and ``("stop",)``
+(:func:`~mlpipe.runtime.tasks.task_wire`: plain tuples, cheap to pickle).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import signal
 from collections import deque
 from multiprocessing.connection import Connection
@@ -23,7 +26,7 @@ from typing import Any
 
 from mlpipe.runtime.phases import PhaseWriter, phase_file
 from mlpipe.runtime.records import WorkerInfo
-from mlpipe.runtime.tasks import Task
+from mlpipe.runtime.tasks import Task, task_from_wire
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 
 
@@ -59,6 +62,7 @@ def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
 def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
     queue: deque[Task] = deque()
     stopping = False
+    send = conn.send_bytes
     while True:
         if not queue:
             stopping = _handle(conn.recv(), queue) or stopping
@@ -69,7 +73,7 @@ def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
             conn.send(("stopped", returned, runtime.stop()))
             return
         if queue:
-            conn.send(runtime.run_task(queue.popleft()))
+            send(pickle.dumps(tuple(runtime.run_task(queue.popleft())), pickle.HIGHEST_PROTOCOL))
 
 
 def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
@@ -79,7 +83,7 @@ def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
 
 def _handle(message: Any, queue: deque[Task]) -> bool:
     if message[0] == "tasks":
-        queue.extend(message[1])
+        queue.extend(map(task_from_wire, message[1]))
         return False
     return message[0] == "stop"
 

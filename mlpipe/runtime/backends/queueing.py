@@ -62,10 +62,13 @@ class QueueingBackend(Backend, Generic[SlotT]):
         self._depth = 2
 
     def free_slots(self) -> int:
+        """Room on the ready workers whose queue is down to half its depth or less: they
+        are topped up in one message each, not a task at a time."""
         if self._stopping:
             return 0
         depth = self._depth
-        return sum(max(0, depth - len(slot.queue)) for slot in self._slots if slot.state == "ready")
+        return sum(depth - len(slot.queue) for slot in self._slots
+                   if slot.state == "ready" and 2 * len(slot.queue) <= depth)
 
     def running(self) -> list[tuple[int, WorkerInfo, float]]:
         return [(slot.queue[0], slot.info, slot.since) for slot in self._slots
@@ -85,8 +88,11 @@ class QueueingBackend(Backend, Generic[SlotT]):
         if not ready:
             raise RuntimeError("no worker is ready to take tasks")
         now = time.monotonic()
+        depth = self._depth
+        slot = min(ready, key=lambda s: len(s.queue))
         for task in tasks:
-            slot = min(ready, key=lambda s: len(s.queue))
+            if len(slot.queue) >= depth:  # full: the next emptiest (all full: still it)
+                slot = min(ready, key=lambda s: len(s.queue))
             if not slot.queue:
                 slot.since = now
             slot.queue.append(task.task_id)
@@ -115,11 +121,16 @@ class QueueingBackend(Backend, Generic[SlotT]):
         else:
             slot.state = "ready"
 
-    def _task_finished(self, slot: SlotT, result: TaskResult, out: list[BackendEvent]) -> None:
-        """``slot``'s worker reported ``result``: off its queue, into the average, reported."""
-        if result.task_id in slot.queue:
-            slot.queue.remove(result.task_id)
-        slot.since = time.monotonic()
+    def _task_finished(self, slot: SlotT, result: TaskResult, out: list[BackendEvent],
+                       now: float | None = None) -> None:
+        """``slot``'s worker reported ``result`` (received at ``now``): off its queue, into
+        the average, reported; the next task on the queue started then."""
+        queue = slot.queue
+        if queue and queue[0] == result.task_id:
+            queue.popleft()
+        elif result.task_id in queue:
+            queue.remove(result.task_id)
+        slot.since = time.monotonic() if now is None else now
         self._record_time(result.elapsed_seconds)
         out.append(TaskDone(slot.info, result))
 
