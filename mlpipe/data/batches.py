@@ -65,6 +65,16 @@ def _digest(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:20]
 
 
+_quote = json.encoder.encode_basestring_ascii  # what json.dumps does to each string
+
+
+def _files_digest(root: str, files: list[str]) -> str:
+    """``_digest("files", root, files)``, the JSON text joined by hand: strings only, so
+    the same bytes at a fraction of ``json.dumps``'s cost (one call per mini-batch)."""
+    text = f'["files",{_quote(root)},[{",".join(map(_quote, files))}]]'
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:20]
+
+
 def iter_mini_batches(step: ParallelStep,
                       on_warning: WarningSink | None = None) -> Iterator[MiniBatch]:
     """The mini-batches of ``step``'s major input, streamed in input order.
@@ -110,11 +120,12 @@ def _noting_empty(batches: Iterator[MiniBatch], step_name: str, major: PlanInput
 # ----------------------------------------------------------------------------- files
 
 
-def _iter_input_files(path: str, spec: MLTableSpec | None) -> Iterator[tuple[str, int]]:
+def _iter_input_files(path: str, spec: MLTableSpec | None,
+                      sizes: bool = True) -> Iterator[tuple[str, int]]:
     if spec is not None:
         return iter_mltable_files(spec, tabular=False)
     if os.path.isdir(path):
-        return iter_files(path)
+        return iter_files(path, sizes=sizes)
     return iter([(path, os.path.getsize(path))])
 
 
@@ -182,7 +193,7 @@ def _file_partition_batches(spec: MLTableSpec | None, path: str,
 
 def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatch:
     detail = {"files": list(files)}
-    return MiniBatch(id=_digest("files", root, files), index=index, kind="files",
+    return MiniBatch(id=_files_digest(root, files), index=index, kind="files",
                      payload=tuple(files), items=len(files), size_bytes=size, detail=freeze(detail))
 
 
@@ -257,6 +268,6 @@ def count_mini_batches(step: ParallelStep) -> int:
         return sum(1 for _ in iter_table_pieces(spec, sizes.byte_size(step.mini_batch_size)))
     if step.partition_keys:
         return len(_file_groups(spec, path, tuple(step.partition_keys)))
-    files = sum(1 for _ in _iter_input_files(path, spec))
+    files = sum(1 for _ in _iter_input_files(path, spec, sizes=False))
     per_batch = sizes.file_count(step.mini_batch_size)
     return -(-files // per_batch)

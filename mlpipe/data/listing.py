@@ -30,7 +30,15 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-Entry = tuple[str, bool, "os.DirEntry[str] | None"]  # name, is a folder, the entry when kept
+# name, is a folder, the entry when kept, is a regular file (not a link: known without stat)
+Entry = tuple[str, bool, "os.DirEntry[str] | None", bool]
+
+
+def _is_regular(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def _entries(folder: str, sort_limit: int) -> Iterator[Entry]:
@@ -48,7 +56,7 @@ def _entries(folder: str, sort_limit: int) -> Iterator[Entry]:
         buffered: list[Entry] = []
         for entry in scan:
             if entry.name[0] != ".":
-                buffered.append((entry.name, _is_dir(entry), None))
+                buffered.append((entry.name, _is_dir(entry), None, _is_regular(entry)))
                 if len(buffered) >= sort_limit:
                     break
         else:
@@ -60,7 +68,7 @@ def _entries(folder: str, sort_limit: int) -> Iterator[Entry]:
         del buffered
         for entry in scan:
             if entry.name[0] != ".":
-                yield entry.name, _is_dir(entry), entry
+                yield entry.name, _is_dir(entry), entry, _is_regular(entry)
     finally:
         scan.close()
 
@@ -69,12 +77,14 @@ def _name(entry: Entry) -> str:
     return entry[0]
 
 
-def iter_files(root: str, *, skip_mltable: bool = True,
-               sort_limit: int = SORT_LIMIT) -> Iterator[tuple[str, int]]:
+def iter_files(root: str, *, skip_mltable: bool = True, sort_limit: int = SORT_LIMIT,
+               sizes: bool = True) -> Iterator[tuple[str, int]]:
     """Yield ``(absolute path, size in bytes)`` of every regular file below ``root``.
 
     The order is stable: depth-first, names sorted in each folder of up to
-    ``sort_limit`` entries, directory order in larger ones.
+    ``sort_limit`` entries, directory order in larger ones. ``sizes=False`` gives 0 as
+    the size and spares the ``stat`` of each file the folder listing already says is a
+    regular file (counting).
     """
     root = os.path.abspath(root)
     if not os.path.isdir(root):
@@ -84,8 +94,12 @@ def iter_files(root: str, *, skip_mltable: bool = True,
     stack: list[tuple[str, Iterator[Entry]]] = [(root, _entries(root, sort_limit))]
     while stack:
         folder, entries = stack[-1]
-        for name, is_dir, entry in entries:
+        for name, is_dir, entry, regular in entries:
             path = entry.path if entry is not None else os.path.join(folder, name)
+            if regular and not sizes:
+                if not (skip_mltable and folder == root and name == MLTABLE_FILE):
+                    yield path, 0
+                continue
             try:
                 st = entry.stat() if entry is not None else os.stat(path)
             except OSError:  # vanished or dangling link

@@ -50,6 +50,10 @@ class IdTable:
         return self._bytes[self._starts[slot]:self._starts[slot + 1]].decode("utf-8",
                                                                             DATA_ERRORS)
 
+    def raw(self, slot: int) -> bytes:
+        """The id of ``slot``, UTF-8 encoded."""
+        return bytes(self._bytes[self._starts[slot]:self._starts[slot + 1]])
+
     def find(self, key: str) -> int:
         """The slot of ``key``, or -1."""
         position = self._position(key, hash(key))
@@ -57,23 +61,39 @@ class IdTable:
 
     def add(self, key: str) -> int:
         """Give ``key`` (not in the table) the next slot and return it."""
+        return self.find_or_add(key)[0]
+
+    def find_or_add(self, key: str) -> tuple[int, bool]:
+        """``(slot of key, False)``, or ``(next slot, True)`` after adding ``key``."""
         if 2 * (self._used + 1) > len(self._table):
             self._grow()
         code = hash(key)
-        slot = len(self._hashes)
-        self._bytes += key.encode("utf-8", DATA_ERRORS)
-        self._starts.append(len(self._bytes))
-        self._hashes.append(code)
-        self._live.append(1)
-        table, mask = self._table, len(self._table) - 1
+        table, hashes, mask = self._table, self._hashes, len(self._table) - 1
         position = code & mask
-        while table[position] >= 0:
+        free = -1  # the first removed entry on the way: the new key goes there
+        encoded = key.encode("utf-8", DATA_ERRORS)
+        while True:
+            slot = table[position]
+            if slot == _EMPTY:
+                break
+            if slot == _REMOVED:
+                if free < 0:
+                    free = position
+            elif hashes[slot] == code and \
+                    self._bytes[self._starts[slot]:self._starts[slot + 1]] == encoded:
+                return slot, False
             position = (position + 1) & mask
-        if table[position] == _EMPTY:
+        slot = len(hashes)
+        self._bytes += encoded
+        self._starts.append(len(self._bytes))
+        hashes.append(code)
+        self._live.append(1)
+        if free < 0:
             self._used += 1
-        table[position] = slot
+            free = position
+        table[free] = slot
         self._count += 1
-        return slot
+        return slot, True
 
     def remove(self, key: str) -> int:
         """Forget ``key``; return the slot it had, or -1."""

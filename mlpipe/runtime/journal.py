@@ -63,6 +63,7 @@ _FRAME = struct.Struct("<II")  # payload length, CRC-32 of the payload
 # mini-batch index, status, total, succeeded, failed, segment, offset, length, id length
 _FIXED = struct.Struct("<qBIIIHqqH")
 _HEADER_LEN = struct.Struct("<I")
+_NO_HEADER = _HEADER_LEN.pack(0)
 _MAX_RECORD = 1 << 24  # a larger length can only be damage
 _SEGMENT_NAME = re.compile(r"segment-(\d{4,5})")
 _log = logging.getLogger("mlpipe.runtime")
@@ -386,9 +387,8 @@ class Journal:
     def _remember(self, mini_batch_id: str, index: int, code: int, total: int, succeeded: int,
                   failed: int, segment: int, offset: int, length: int,
                   header: str | None) -> int:
-        slot = self._ids.find(mini_batch_id)
-        if slot < 0:
-            slot = self._ids.add(mini_batch_id)
+        slot, new = self._ids.find_or_add(mini_batch_id)
+        if new:
             self._fresh.append(0)
             self._seen.append(0)
             self._index.append(index)
@@ -655,12 +655,14 @@ class Journal:
                 assert self._seal is not None
                 handle.write(_frame(_encode("", 0, _SEALED, 0, 0, 0, OUTPUT_SEGMENT,
                                             self._seal[0], self._seal[1], None)))
-            for slot in self._ids.slots():
-                total, succeeded, failed = self._counts[3 * slot:3 * slot + 3]
-                handle.write(_frame(_encode(
-                    self._ids.key(slot), self._index[slot], self._status[slot], total, succeeded,
-                    failed, self._segment[slot], self._offset[slot], self._length[slot],
-                    self._headers.get(slot))))
+            ids, counts, headers = self._ids, self._counts, self._headers
+            index, status, segment = self._index, self._status, self._segment
+            offset, length = self._offset, self._length
+            for slot in ids.slots():
+                handle.write(_frame(_encode_raw(
+                    ids.raw(slot), index[slot], status[slot], counts[3 * slot],
+                    counts[3 * slot + 1], counts[3 * slot + 2], segment[slot], offset[slot],
+                    length[slot], headers.get(slot))))
 
     def _open_for_append(self) -> None:
         """Open the index for appending; the segment opens with the first rows."""
@@ -736,8 +738,16 @@ def _frame(payload: bytes) -> bytes:
 
 def _encode(mini_batch_id: str, index: int, code: int, total: int, succeeded: int, failed: int,
             segment: int, offset: int, length: int, header: str | None) -> bytes:
-    key = mini_batch_id.encode("utf-8", DATA_ERRORS)
-    head = header.encode("utf-8", DATA_ERRORS) if header else b""
+    return _encode_raw(mini_batch_id.encode("utf-8", DATA_ERRORS), index, code, total,
+                       succeeded, failed, segment, offset, length, header)
+
+
+def _encode_raw(key: bytes, index: int, code: int, total: int, succeeded: int, failed: int,
+                segment: int, offset: int, length: int, header: str | None) -> bytes:
+    if not header:
+        return (_FIXED.pack(index, code, total, succeeded, failed, segment, offset, length,
+                            len(key)) + key + _NO_HEADER)
+    head = header.encode("utf-8", DATA_ERRORS)
     return (_FIXED.pack(index, code, total, succeeded, failed, segment, offset, length, len(key))
             + key + _HEADER_LEN.pack(len(head)) + head)
 

@@ -22,7 +22,9 @@ mini-batch costs one pickled message each way and no per-task process work.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import select
 import signal
 import socket
 import subprocess
@@ -31,7 +33,6 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
-from multiprocessing.connection import wait
 from typing import Any
 
 from mlpipe.runtime.backends import local_worker
@@ -121,12 +122,13 @@ class LocalBackend(QueueingBackend[_Slot]):
 
     name = "local"
     queued_seconds = 0.01
-    max_depth = 32
+    max_depth = 128
 
     def __init__(self) -> None:
         super().__init__()
-        self._by_conn: dict[socket.socket, _Slot] = {}
-        self._by_sentinel: dict[int, _Slot] = {}
+        self._by_conn: dict[int, _Slot] = {}  # socket descriptor -> its worker
+        self._by_sentinel: dict[int, _Slot] = {}  # pidfd -> its worker
+        self._poll = select.poll()  # both kinds of descriptor, registered while watched
         self._later: list[BackendEvent] = []  # events to report on the next events() call
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -144,9 +146,18 @@ class LocalBackend(QueueingBackend[_Slot]):
         slot.process, slot.conn, slot.state = process, process.conn, "starting"
         slot.queue.clear()
         slot.killed = False
-        self._by_conn[process.conn] = slot
+        self._watch(self._by_conn, process.conn.fileno(), slot)
         if process.sentinel is not None:
-            self._by_sentinel[process.sentinel] = slot
+            self._watch(self._by_sentinel, process.sentinel, slot)
+
+    def _watch(self, table: dict[int, _Slot], fd: int, slot: _Slot) -> None:
+        table[fd] = slot
+        self._poll.register(fd, select.POLLIN)
+
+    def _unwatch(self, table: dict[int, _Slot], fd: int) -> None:
+        """Stop watching ``fd`` (before it is closed: its number may be reused)."""
+        if table.pop(fd, None) is not None:
+            self._poll.unregister(fd)
 
     def stop(self) -> None:
         self._stopping = True
@@ -171,14 +182,16 @@ class LocalBackend(QueueingBackend[_Slot]):
         for slot in self._slots:
             if slot.process is not None:
                 slot.process.kill()
+        for fd in [*self._by_conn, *self._by_sentinel]:
+            self._poll.unregister(fd)
+        self._by_conn.clear()
+        self._by_sentinel.clear()
         for slot in self._slots:
             if slot.process is not None:
                 slot.process.join(timeout=5)
             if slot.conn is not None:
                 slot.conn.close()
             slot.conn = None
-        self._by_conn.clear()
-        self._by_sentinel.clear()
 
     # -- tasks -------------------------------------------------------------------------
     def submit(self, tasks: Sequence[Task]) -> None:
@@ -199,22 +212,21 @@ class LocalBackend(QueueingBackend[_Slot]):
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:
         out, self._later = self._later, []
-        waitables: list[Any] = [*self._by_conn, *self._by_sentinel]
-        if not waitables:
+        if not self._by_conn and not self._by_sentinel:
             if timeout and not out:
                 time.sleep(timeout)
             return out
-        for ready in wait(waitables, 0 if out else timeout):
-            if isinstance(ready, int):
-                slot = self._by_sentinel.get(ready)
-                if slot is not None:
-                    self._drain(slot, out)
-                    if slot.process is not None and self._by_sentinel.get(ready) is slot:
-                        self._died(slot, out)
-            else:
-                slot = self._by_conn.get(ready)
-                if slot is not None:
-                    self._drain(slot, out)
+        wait = 0 if out else -1 if timeout is None else math.ceil(timeout * 1000)
+        for fd, _event in self._poll.poll(wait):
+            slot = self._by_sentinel.get(fd)
+            if slot is not None:
+                self._drain(slot, out)
+                if slot.process is not None and self._by_sentinel.get(fd) is slot:
+                    self._died(slot, out)
+                continue
+            slot = self._by_conn.get(fd)
+            if slot is not None:
+                self._drain(slot, out)
         return out
 
     def _drain(self, slot: _Slot, out: list[BackendEvent]) -> None:
@@ -255,10 +267,9 @@ class LocalBackend(QueueingBackend[_Slot]):
 
     def _died(self, slot: _Slot, out: list[BackendEvent]) -> None:
         process = slot.process
-        sentinel = process.sentinel
+        if process.sentinel is not None:
+            self._unwatch(self._by_sentinel, process.sentinel)
         process.join(timeout=1)
-        if sentinel is not None:
-            self._by_sentinel.pop(sentinel, None)
         reason = _exit_reason(slot.info, process.exitcode, slot.killed)
         was = slot.state
         self._forget(slot)
@@ -270,12 +281,12 @@ class LocalBackend(QueueingBackend[_Slot]):
 
     def _forget(self, slot: _Slot) -> None:
         if slot.conn is not None:
-            self._by_conn.pop(slot.conn, None)
+            self._unwatch(self._by_conn, slot.conn.fileno())
             slot.conn.close()
             slot.conn = None
         if slot.process is not None:
             if slot.process.sentinel is not None:
-                self._by_sentinel.pop(slot.process.sentinel, None)
+                self._unwatch(self._by_sentinel, slot.process.sentinel)
             if slot.state in ("ended", "failed"):
                 slot.process.join(timeout=5)
 

@@ -127,9 +127,10 @@ class StepReports(StepObserver):
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.counters.add(record)
         self.workers.add(record)
+        process = process_label(record.worker)
         if self._csv is not None:
-            self._csv.write(record)
-        add_attempt(self.timeline, record)
+            self._csv.write(record, process)
+        add_attempt(self.timeline, record, process)
         if attempt_failed(record):
             self.errors.add_attempt(record)  # the driver logs the failure itself
         elif self.logger.isEnabledFor(logging.DEBUG):

@@ -115,10 +115,11 @@ def add_row(timeline: Timeline, row: dict[str, str]) -> None:
         timeline.add(row["Process"], _epoch(start_time), seconds, row["Status"])
 
 
-def add_attempt(timeline: Timeline, record: AttemptRecord) -> None:
-    """Add a finished attempt as the driver reported it, as its CSV row would add it."""
-    seconds = float(f"{record.elapsed_seconds:.6f}")  # what the CSV holds
-    process = process_label(record.worker)
+def add_attempt(timeline: Timeline, record: AttemptRecord, process: str | None = None) -> None:
+    """Add a finished attempt as the driver reported it, as its CSV row would add it
+    (``process``: its :func:`process_label`, if known)."""
+    seconds = round(record.elapsed_seconds, 6)  # what the CSV holds
+    process = process or process_label(record.worker)
     label = "" if not timeline.keeps_bars else attempt_label(
         record.mini_batch_id, record.picked_count, process, record.status, record.succeeded,
         record.total, seconds, detail_text(record.detail), record.error_category,
