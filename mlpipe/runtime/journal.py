@@ -277,7 +277,7 @@ class Journal:
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(target.name + ".mlpipe-tmp")
         slots = self._input_order() if order is None else array(
-            "q", (slot for slot in map(self._ids.find, order) if slot >= 0))
+            "i", (slot for slot in map(self._ids.find, order) if slot >= 0))
         placed = array("q", [-1]) * len(self._index)  # slot -> offset of its rows in target
         with naming(target), _removed_on_error(temporary), open(temporary, "wb") as out:
             size = crc = 0
@@ -291,7 +291,7 @@ class Journal:
             blocks = _Blocks(self)
             run: list[int] = []  # [segment, start, end] of the rows being gathered
             for slot in slots:
-                if not self._length[slot] or placed[slot] >= 0 or \
+                if slot < 0 or not self._length[slot] or placed[slot] >= 0 or \
                         (self._status[slot] and not self._fresh[slot]):
                     continue
                 segment, offset, length = self._segment[slot], self._offset[slot], \
@@ -310,19 +310,25 @@ class Journal:
         return size - start
 
     def _input_order(self) -> array[int]:
-        """The slots this run recorded or reused, by mini-batch index (then slot)."""
-        slots = array("q", (slot for slot in self._ids.slots() if self._seen[slot]))
-        index = self._index
-        top = max((index[slot] for slot in slots), default=-1)
-        if top < 4 * len(slots):  # dense: placed by index, no sort
-            by_index = array("q", [-1]) * (top + 1)
-            for slot in slots:
-                if by_index[index[slot]] >= 0:
-                    break  # two at one index (a caller's own mini-batches): sort instead
-                by_index[index[slot]] = slot
+        """The slots this run recorded or reused, by mini-batch index (then slot); -1 where
+        an index has none."""
+        index, seen = self._index, self._seen
+        top = count = 0
+        for slot in self._ids.slots():
+            if seen[slot]:
+                count += 1
+                top = max(top, index[slot] + 1)
+        if top <= 4 * count:  # dense: each slot placed at its index, no sort
+            by_index = array("i", [-1]) * top
+            for slot in self._ids.slots():
+                if seen[slot]:
+                    if by_index[index[slot]] >= 0:
+                        break  # two at one index (a caller's own mini-batches): sort instead
+                    by_index[index[slot]] = slot
             else:
-                return array("q", (slot for slot in by_index if slot >= 0))
-        return array("q", sorted(slots, key=index.__getitem__))
+                return by_index
+        return array("i", sorted((slot for slot in self._ids.slots() if seen[slot]),
+                                 key=index.__getitem__))
 
     def _seal_into(self, temporary: Path, placed: array[int], size: int, crc: int) -> None:
         """Point every record at its rows in the new output, then rename both into place."""

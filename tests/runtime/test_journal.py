@@ -96,6 +96,64 @@ def test_rows_out_of_order_and_large_rows_are_written_in_input_order(tmp_path: P
     assert output.read_text() == "".join(rows[i] for i in range(40))
 
 
+def test_without_an_order_this_runs_mini_batches_are_written_by_index(tmp_path: Path) -> None:
+    """What the driver does: no list of ids in memory, the journal orders by index; a resume
+    marks what it reuses (at its index in the new listing) and forgets the rest."""
+    output = tmp_path / "out.txt"
+    with Journal(tmp_path, resume=False, rows_file=output) as journal:
+        for i in (2, 0, 3, 1):
+            journal.commit(_ok(f"m{i}", i), f"row-{i}\n")
+        journal.write()
+    assert output.read_text() == "row-0\nrow-1\nrow-2\nrow-3\n"
+    with Journal(tmp_path, resume=True, rows_file=output) as journal:
+        assert journal.reuse("m3", 0) is not None and journal.reuse("m1", 2) is not None
+        assert journal.reuse("nope", 1) is None
+        journal.commit(_ok("new", 1), "new\n")
+        journal.write()  # m0 and m2 are not in this listing: forgotten
+        assert sorted(e.id for e in journal.entries()) == ["m1", "m3", "new"]
+        assert journal.get("m1") == _ok("m1", 2)  # recorded at its new index
+    assert output.read_text() == "row-3\nnew\nrow-1\n"
+
+
+FSIZE_CHILD = """
+import resource, signal, sys
+from pathlib import Path
+from mlpipe.runtime.journal import Finished, Journal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG
+journal = Journal(Path(sys.argv[1]), resume=False)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+for i in range(3):
+    journal.commit(Finished(f"m{i}", i, "Succeeded", 1, 1, 0), "x" * 1000 + "\\n")
+journal.flush()
+assert len(journal) == 3
+for i in range(3, 8):
+    journal.commit(Finished(f"m{i}", i, "Succeeded", 1, 1, 0), "x" * 1000 + "\\n")
+try:
+    journal.flush()
+except OSError as error:
+    print("flush failed:", error.errno == 27)
+print("recorded", len(journal), journal.get("m3"))
+"""
+
+
+def test_commits_are_written_together_and_a_failed_write_records_none_of_them(
+        tmp_path: Path) -> None:
+    """Commits reach the disk at flush(), rows first, then the records; when the write fails
+    (here: past a file-size limit) none of that batch is recorded, before or after reopening."""
+    with Journal(tmp_path / "a", resume=False) as journal:
+        journal.commit(_ok("m0", 0), "row\n")
+        assert finished_count(tmp_path / "a") == 0  # gathered, not written yet
+        assert len(journal) == 1  # a query writes what is gathered first
+        assert finished_count(tmp_path / "a") == 1
+        journal.commit(_ok("m1", 1), "row\n")
+    assert finished_count(tmp_path / "a") == 2  # close() writes the rest
+    child = subprocess.run([sys.executable, "-c", FSIZE_CHILD, str(tmp_path / "b")],
+                           capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert child.stdout.splitlines() == ["flush failed: True", "recorded 3 None"], child.stderr
+    with Journal(tmp_path / "b", resume=True) as journal:
+        assert sorted(e.id for e in journal.entries()) == ["m0", "m1", "m2"]
+
+
 def test_torn_tails_are_cut_and_unindexed_rows_ignored(tmp_path: Path) -> None:
     with Journal(tmp_path, resume=False) as journal:
         journal.commit(_ok("a", 0), "a\n")
