@@ -70,6 +70,34 @@ def test_folders_above_the_sort_limit_stream_in_stable_directory_order(tmp_path:
     assert sorted(first) == sorted(os.path.relpath(p, root) for p, _ in iter_files(str(root)))
 
 
+@pytest.mark.parametrize("sort_limit", [3, 100])
+def test_counting_without_sizes_lists_the_same_files(tmp_path: Path, sort_limit: int) -> None:
+    """The counting pass skips the stat of what the folder says is a regular file; links,
+    dangling links, a FIFO and the root MLTable are judged as the listing judges them."""
+    root = tmp_path / "in"
+    (root / "sub").mkdir(parents=True)
+    for rel in ["a.txt", "sub/b.txt", "MLTable", "sub/MLTable", "z.bin"]:
+        (root / rel).write_text(rel)
+    (root / "to-file").symlink_to(root / "a.txt")
+    (root / "to-dir").symlink_to(root / "sub")
+    (root / "dangling").symlink_to(root / "nowhere")
+    os.mkfifo(root / "fifo")
+    listed = list(iter_files(str(root), sort_limit=sort_limit))
+    counted = list(iter_files(str(root), sort_limit=sort_limit, sizes=False))
+    assert [path for path, _ in counted] == [path for path, _ in listed]
+    assert {os.path.relpath(path, root) for path, _ in listed} == {  # to-dir: seen as sub
+        "a.txt", "sub/b.txt", "sub/MLTable", "z.bin", "to-file"}
+
+
+def test_a_files_mini_batch_id_is_the_digest_of_its_json(tmp_path: Path) -> None:
+    """The id is joined by hand for speed: the same as hashing json.dumps of the parts."""
+    from mlpipe.data.batches import _digest, _files_digest
+
+    odd = ["/a/\\é", os.fsdecode(b"caf\xe9.txt"), "\n\t\"", "\U0001f600", ""]
+    for root, files in [("/r", ["/r/x"]), ('/a"b', odd), ("", [])]:
+        assert _files_digest(root, files) == _digest("files", root, files)
+
+
 def test_listing_streams_first_batch_before_the_listing_ends(tmp_path: Path) -> None:
     root = tmp_path / "in"
     (root / "a").mkdir(parents=True)
