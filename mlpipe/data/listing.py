@@ -30,7 +30,8 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-# name, is a folder, the entry when kept, is a regular file (not a link: known without stat)
+# name, is a folder, the entry when kept, is a regular file (not a link: known without stat;
+# only looked at when sizes are not wanted)
 Entry = tuple[str, bool, "os.DirEntry[str] | None", bool]
 
 
@@ -41,7 +42,7 @@ def _is_regular(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _entries(folder: str, sort_limit: int) -> Iterator[Entry]:
+def _entries(folder: str, sort_limit: int, regular: bool) -> Iterator[Entry]:
     """A folder's visible entries: sorted by name, or streamed when the folder is large.
 
     Buffered entries keep only their name (a DirEntry costs ~10x the memory);
@@ -56,7 +57,8 @@ def _entries(folder: str, sort_limit: int) -> Iterator[Entry]:
         buffered: list[Entry] = []
         for entry in scan:
             if entry.name[0] != ".":
-                buffered.append((entry.name, _is_dir(entry), None, _is_regular(entry)))
+                buffered.append((entry.name, _is_dir(entry), None,
+                                 regular and _is_regular(entry)))
                 if len(buffered) >= sort_limit:
                     break
         else:
@@ -68,7 +70,7 @@ def _entries(folder: str, sort_limit: int) -> Iterator[Entry]:
         del buffered
         for entry in scan:
             if entry.name[0] != ".":
-                yield entry.name, _is_dir(entry), entry, _is_regular(entry)
+                yield entry.name, _is_dir(entry), entry, regular and _is_regular(entry)
     finally:
         scan.close()
 
@@ -91,12 +93,13 @@ def iter_files(root: str, *, skip_mltable: bool = True, sort_limit: int = SORT_L
         raise DataError("folder does not exist", file=root, code="missing-path")
     root_stat = os.stat(root)
     seen = {(root_stat.st_dev, root_stat.st_ino)}
-    stack: list[tuple[str, Iterator[Entry]]] = [(root, _entries(root, sort_limit))]
+    stack: list[tuple[str, Iterator[Entry]]] = [(root, _entries(root, sort_limit, not sizes))]
     while stack:
         folder, entries = stack[-1]
+        prefix = os.path.join(folder, "")  # folder + "/", once per folder
         for name, is_dir, entry, regular in entries:
-            path = entry.path if entry is not None else os.path.join(folder, name)
-            if regular and not sizes:
+            path = entry.path if entry is not None else prefix + name
+            if regular:  # only asked for when sizes are not
                 if not (skip_mltable and folder == root and name == MLTABLE_FILE):
                     yield path, 0
                 continue
@@ -108,7 +111,7 @@ def iter_files(root: str, *, skip_mltable: bool = True, sort_limit: int = SORT_L
                 if (st.st_dev, st.st_ino) in seen:  # a symlink loop
                     continue
                 seen.add((st.st_dev, st.st_ino))
-                stack.append((path, _entries(path, sort_limit)))
+                stack.append((path, _entries(path, sort_limit, not sizes)))
                 break
             if skip_mltable and folder == root and name == MLTABLE_FILE:
                 continue

@@ -175,14 +175,12 @@ class Journal:
     def reuse(self, mini_batch_id: str, index: int) -> Finished | None:
         """Like :meth:`done`, and a success found counts as this run's mini-batch ``index``
         (:meth:`write` without an order places its rows there)."""
-        if not len(self._ids):
-            return None  # a fresh journal: nothing to reuse
-        found = self.done(mini_batch_id)
-        if found is not None:
-            slot = self._ids.find(mini_batch_id)
-            self._seen[slot] = 1
-            self._index[slot] = index
-        return found
+        slot = self._ids.find(mini_batch_id)  # what is gathered, not written yet, is not reused
+        if slot < 0 or self._status[slot] != 0:
+            return None
+        self._seen[slot] = 1
+        self._index[slot] = index
+        return self._entry(mini_batch_id, slot)
 
     def entries(self) -> Iterator[Finished]:
         """The last outcome of every recorded mini-batch, in the order first recorded."""
