@@ -231,6 +231,7 @@ class Driver:
                 return mini_batch
             self.summary.mini_batches_reused += 1
             self._count_finished(done.total, done.succeeded, done.failed, failed=False)
+            self._notice_scheduled()  # a resume may skip many in a row: keep telling
 
     def _notice_scheduled(self, force: bool = False) -> None:
         now = time.monotonic()

@@ -7,16 +7,19 @@ fails every pending future and every worker is restarted and re-initialised),
 and it cannot kill a single worker. Azure's semantics need the opposite: a dead
 worker costs only its in-flight mini-batch one attempt and is replaced while the
 others go on. So each worker is its own process with its own duplex socket, and
-the driver waits on all sockets and process exit handles (pidfd) at once.
+the driver waits on all sockets and process exit handles (pidfd) at once, in one
+``poll`` set kept for the whole step.
 
 A worker is a fresh interpreter started like loky starts its workers (exec of
 ``sys.executable``, the parent's ``sys.path``, no re-import of ``__main__``, so
 no ``if __name__ == "__main__"`` guard is needed), but it imports only
 :mod:`.local_worker` (its side of the socket) and ``mlpipe.runtime.worker``: loky's
 own bootstrap imports joblib (and numpy) in every worker, which costs about half a
-second of CPU per start and per replacement. Tasks go out in small per-worker
-batches and a few are kept queued per worker (fewer for slow tasks), so a
-mini-batch costs one pickled message each way and no per-task process work.
+second of CPU per start and per replacement. Tasks go out in per-worker batches
+(a worker's queue is topped up once half empty; fewer are queued for slow tasks) as
+plain tuples; each result comes back on its own the moment its task ends, and the
+driver takes all a worker has sent in one read (:mod:`.frames`), so a mini-batch costs
+a small part of a message each way and no per-task process work.
 """
 
 from __future__ import annotations

@@ -47,11 +47,11 @@ _TOTALS_COLUMNS = (
 PROCESS_SUMMARY_COLUMNS = ("Node", "Process", "Pid", *_TOTALS_COLUMNS)
 NODE_SUMMARY_COLUMNS = ("Node", "Processes", *_TOTALS_COLUMNS)
 FLUSH_EVERY_SECONDS = 1.0
-_encode_detail = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False).encode
+_plain_detail = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False).encode
 
 
 def _fast_detail_encoder() -> Callable[[Any], str]:
-    """``_encode_detail`` through the C encoder built once, not at every call (a third of
+    """``_plain_detail`` through the C encoder built once, not at every call (a third of
     the time; details are plain JSON data without cycles); the plain one where CPython's
     encoder is missing or its signature differs."""
     make = getattr(json.encoder, "c_make_encoder", None)
@@ -59,11 +59,11 @@ def _fast_detail_encoder() -> Callable[[Any], str]:
     try:
         encode = make(None, str, json.encoder.encode_basestring, None, ": ", ", ", True,
                       False, True)  # type: ignore[misc]
-        if "".join(encode(sample, 0)) == _encode_detail(sample):
+        if "".join(encode(sample, 0)) == _plain_detail(sample):
             return lambda value: "".join(encode(value, 0))
     except Exception:  # noqa: BLE001 - any surprise: the plain encoder
         pass
-    return _encode_detail
+    return _plain_detail
 
 
 _encode_detail = _fast_detail_encoder()
