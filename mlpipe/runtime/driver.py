@@ -70,6 +70,9 @@ class Driver:
         self.mini_batches: Iterator[MiniBatch] = iter(mini_batches)
         self.store = store
         self.observers = list(observers)
+        # told of every attempt: those that do something with it (one call per attempt)
+        self._attempt_observers = [observer for observer in self.observers
+                                   if _overrides(observer, "attempt_finished")]
         self.cancel = cancel
         self.log = logger or logging.getLogger("mlpipe.runtime")
         self.data_errors = data_errors
@@ -369,7 +372,7 @@ class Driver:
             self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id, picked,
                              worker.node_name, worker.process, result.status, result.error_message,
                              "" if final else "; it will be retried")
-        for observer in self.observers:
+        for observer in self._attempt_observers:
             try:
                 observer.attempt_finished(record)
             except Exception as error:  # noqa: BLE001 - reported as the step's failure
@@ -527,6 +530,13 @@ class Driver:
         where = f"{type(observer).__name__}.{method}"
         self.log.exception("Observer %s failed", where)  # logging never raises
         self._stop("Failed", f"{where} failed: {describe_fault(error)}")
+
+
+def _overrides(observer: StepObserver, method: str) -> bool:
+    """Does ``observer`` (a StepObserver or any object with its methods) define ``method``
+    other than as StepObserver's no-op?"""
+    bound = getattr(observer, method, None)
+    return getattr(bound, "__func__", bound) is not getattr(StepObserver, method)
 
 
 def _now() -> datetime:

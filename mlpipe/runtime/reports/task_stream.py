@@ -119,12 +119,15 @@ def add_attempt(timeline: Timeline, record: AttemptRecord, process: str | None =
     """Add a finished attempt as the driver reported it, as its CSV row would add it
     (``process``: its :func:`process_label`, if known)."""
     seconds = round(record.elapsed_seconds, 6)  # what the CSV holds
-    process = process or process_label(record.worker)
-    label = "" if not timeline.keeps_bars else attempt_label(
-        record.mini_batch_id, record.picked_count, process, record.status, record.succeeded,
-        record.total, seconds, detail_text(record.detail), record.error_category,
-        record.error_message)
-    timeline.add(process, _epoch(record.start_time), seconds, record.status, label)
+    name = process or process_label(record.worker)
+
+    def label() -> str:  # made only if the attempt is drawn as a bar
+        return attempt_label(record.mini_batch_id, record.picked_count, name, record.status,
+                             record.succeeded, record.total, seconds, detail_text(record.detail),
+                             record.error_category, record.error_message)
+
+    timeline.add(name, _epoch(record.start_time), seconds, record.status,
+                 label if timeline.keeps_bars else "")
 
 
 def _epoch(moment: datetime) -> float:

@@ -17,6 +17,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+Label = str | Callable[[], str]
 KEPT_BARS = 3_000  # above it, attempts are drawn per worker and time bucket
 FINE = 8192  # grid buckets; a picture's bucket spans at least FINE / 2 / its buckets of them
 _INF = float("inf")
@@ -52,7 +53,8 @@ class Timeline:
         self.first = _INF  # earliest start
         self.last = -_INF  # latest end
         self.totals: dict[str, ProcessTotals] = {}
-        self._bars: list[tuple[float, Bar]] | None = []  # (start, bar) while count <= KEPT_BARS
+        # (start, process, seconds, status, label) while count <= KEPT_BARS
+        self._bars: list[tuple[float, str, float, str, Label]] | None = []
         self._origin = 0.0
         self._width = 0.0  # 0: no grid yet
         self._busy: dict[str, array[float]] = {}
@@ -74,8 +76,10 @@ class Timeline:
         return max(self.last - self.first, 0.0) if self.count else 0.0
 
     def add(self, process: str, start: float, seconds: float, status: str,
-            label: str = "") -> None:
-        """One attempt on ``process`` from ``start`` (epoch seconds) for ``seconds``."""
+            label: Label = "") -> None:
+        """One attempt on ``process`` from ``start`` (epoch seconds) for ``seconds``;
+        ``label`` is its hover text, or a function that makes it (called only if the
+        attempt is drawn as a bar)."""
         end = start + seconds
         self.count += 1
         if start < self.first:
@@ -90,7 +94,7 @@ class Timeline:
         totals.failed += bad
         totals.busy += seconds
         if self._bars is not None:
-            self._bars.append((start, Bar(process, 0.0, seconds, status, label)))
+            self._bars.append((start, process, seconds, status, label))
             if len(self._bars) > KEPT_BARS:
                 self._to_grid()
             return
@@ -101,8 +105,9 @@ class Timeline:
         ``None`` once there are more than :data:`KEPT_BARS`."""
         if self._bars is None:
             return None
-        return [Bar(bar.process, start - self.first, bar.seconds, bar.status, bar.label)
-                for start, bar in self._bars]
+        return [Bar(process, start - self.first, seconds, status,
+                    label() if callable(label) else label)
+                for start, process, seconds, status, label in self._bars]
 
     # -- bucketed views (more than KEPT_BARS attempts) ------------------------------------
     def busy(self, process: str, buckets: int) -> list[float]:
@@ -139,8 +144,8 @@ class Timeline:
         if self._bars is not None:
             counts = [0] * buckets
             part = self._part(buckets)
-            for start, bar in self._bars:
-                counts[min(int((start + bar.seconds - self.first) / part), buckets - 1)] += 1
+            for start, _process, seconds, _status, _label in self._bars:
+                counts[min(int((start + seconds - self.first) / part), buckets - 1)] += 1
             return counts
         counts = [0] * buckets
         part = self._part(buckets)
@@ -155,7 +160,7 @@ class Timeline:
         too: a bucket is far narrower than such a gap."""
         if self._bars is not None:
             ordered: Iterator[tuple[float, float]] = iter(sorted(
-                (start, start + bar.seconds) for start, bar in self._bars))
+                (bar[0], bar[0] + bar[2]) for bar in self._bars))
         else:
             ordered = ((self._min_start[b], self._max_end[b]) for b in range(FINE)
                        if self._min_start[b] < _INF)
@@ -180,9 +185,8 @@ class Timeline:
         self._min_start = array("d", [_INF]) * FINE
         self._max_end = array("d", [-_INF]) * FINE
         self._ended = array("q", [0]) * FINE
-        for start, bar in bars:
-            self._grid_add(bar.process, start, start + bar.seconds, bar.seconds,
-                           bar.status != "Succeeded")
+        for start, process, seconds, status, _label in bars:
+            self._grid_add(process, start, start + seconds, seconds, status != "Succeeded")
 
     def _grid_add(self, process: str, start: float, end: float, seconds: float,
                   bad: bool) -> None:
