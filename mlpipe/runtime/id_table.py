@@ -8,8 +8,10 @@ about 30 bytes per id plus the id itself, with the same answers as the dict.
 
 from __future__ import annotations
 
+import operator
 from array import array
 from collections.abc import Iterator
+from itertools import compress
 
 from mlpipe.runtime.textio import DATA_ERRORS
 
@@ -40,10 +42,13 @@ class IdTable:
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.find(key) >= 0
 
-    def slots(self) -> Iterator[int]:
-        """The slots of the ids in the table, in slot order."""
+    def slots(self, among: bytes | bytearray | None = None) -> Iterator[int]:
+        """The slots of the ids in the table, in slot order (only those flagged in
+        ``among``, one byte per slot, when given)."""
         live = self._live
-        return (slot for slot in range(len(live)) if live[slot])
+        if among is not None:
+            live = bytes(map(operator.and_, live, among))
+        return compress(range(len(live)), live)
 
     def key(self, slot: int) -> str:
         """The id of ``slot``."""

@@ -288,12 +288,13 @@ class Journal:
             start = size
             blocks = _Blocks(self)
             run: list[int] = []  # [segment, start, end] of the rows being gathered
+            lengths, status, fresh = self._length, self._status, self._fresh
+            segments, offsets = self._segment, self._offset
             for slot in slots:
-                if slot < 0 or not self._length[slot] or placed[slot] >= 0 or \
-                        (self._status[slot] and not self._fresh[slot]):
+                if slot < 0 or not lengths[slot] or placed[slot] >= 0 or \
+                        (status[slot] and not fresh[slot]):
                     continue
-                segment, offset, length = self._segment[slot], self._offset[slot], \
-                    self._length[slot]
+                segment, offset, length = segments[slot], offsets[slot], lengths[slot]
                 placed[slot] = size
                 size += length
                 if run and run[0] == segment and run[2] == offset:
@@ -310,37 +311,33 @@ class Journal:
     def _input_order(self) -> array[int]:
         """The slots this run recorded or reused, by mini-batch index (then slot); -1 where
         an index has none."""
-        index, seen = self._index, self._seen
-        top = count = 0
-        for slot in self._ids.slots():
-            if seen[slot]:
-                count += 1
-                top = max(top, index[slot] + 1)
-        if top <= 4 * count:  # dense: each slot placed at its index, no sort
+        index = self._index
+        slots = array("i", self._ids.slots(among=self._seen))
+        top = max(map(index.__getitem__, slots), default=-1) + 1
+        if top <= 4 * len(slots):  # dense: each slot placed at its index, no sort
             by_index = array("i", [-1]) * top
-            for slot in self._ids.slots():
-                if seen[slot]:
-                    if by_index[index[slot]] >= 0:
-                        break  # two at one index (a caller's own mini-batches): sort instead
-                    by_index[index[slot]] = slot
+            for slot in slots:
+                if by_index[index[slot]] >= 0:
+                    break  # two at one index (a caller's own mini-batches): sort instead
+                by_index[index[slot]] = slot
             else:
                 return by_index
-        return array("i", sorted((slot for slot in self._ids.slots() if seen[slot]),
-                                 key=index.__getitem__))
+        return array("i", sorted(slots, key=index.__getitem__))
 
     def _seal_into(self, temporary: Path, placed: array[int], size: int, crc: int) -> None:
         """Point every record at its rows in the new output, then rename both into place."""
         assert self.rows_file is not None
         forget = []  # succeeded, but their rows are not in the output: they run again
-        for slot in self._ids.slots():
-            if not self._length[slot]:
-                continue
-            if placed[slot] >= 0:
-                self._segment[slot], self._offset[slot] = OUTPUT_SEGMENT, placed[slot]
-            elif self._status[slot] == 0:
+        segments, offsets, lengths, status = self._segment, self._offset, self._length, \
+            self._status
+        for slot in self._ids.slots(among=bytes(map(bool, lengths))):
+            where = placed[slot]
+            if where >= 0:
+                segments[slot], offsets[slot] = OUTPUT_SEGMENT, where
+            elif status[slot] == 0:
                 forget.append(slot)
             else:  # failed in an earlier run: keep its status, its rows were left out
-                self._length[slot] = 0
+                lengths[slot] = 0
         for slot in forget:
             self._ids.remove(self._ids.key(slot))
             self._headers.pop(slot, None)
@@ -662,11 +659,25 @@ class Journal:
             ids, counts, headers = self._ids, self._counts, self._headers
             index, status, segment = self._index, self._status, self._segment
             offset, length = self._offset, self._length
+            pack, frame, crc32 = _FIXED.pack, _FRAME.pack, zlib.crc32
+            chunk: list[bytes] = []
             for slot in ids.slots():
-                handle.write(_frame(_encode_raw(
-                    ids.raw(slot), index[slot], status[slot], counts[3 * slot],
-                    counts[3 * slot + 1], counts[3 * slot + 2], segment[slot], offset[slot],
-                    length[slot], headers.get(slot))))
+                key = ids.raw(slot)
+                header = headers.get(slot)
+                if header is None:  # the usual record: packed here, as _encode_raw does
+                    payload = pack(index[slot], status[slot], counts[3 * slot],
+                                   counts[3 * slot + 1], counts[3 * slot + 2], segment[slot],
+                                   offset[slot], length[slot], len(key)) + key + _NO_HEADER
+                else:
+                    payload = _encode_raw(key, index[slot], status[slot], counts[3 * slot],
+                                          counts[3 * slot + 1], counts[3 * slot + 2],
+                                          segment[slot], offset[slot], length[slot], header)
+                chunk.append(frame(len(payload), crc32(payload)))
+                chunk.append(payload)
+                if len(chunk) >= 8192:
+                    handle.write(b"".join(chunk))
+                    chunk.clear()
+            handle.write(b"".join(chunk))
 
     def _open_for_append(self) -> None:
         """Open the index for appending; the segment opens with the first rows."""
