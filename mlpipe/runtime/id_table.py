@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import compress
 
 from mlpipe.runtime.textio import DATA_ERRORS
@@ -42,10 +42,10 @@ class IdTable:
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.find(key) >= 0
 
-    def slots(self, among: bytes | bytearray | None = None) -> Iterator[int]:
+    def slots(self, among: Iterable[int] | None = None) -> Iterator[int]:
         """The slots of the ids in the table, in slot order (only those flagged in
         ``among``, one byte per slot, when given)."""
-        live = self._live
+        live: bytes | bytearray = self._live
         if among is not None:
             live = bytes(map(operator.and_, live, among))
         return compress(range(len(live)), live)

@@ -824,7 +824,7 @@ def _open_append(path: Path) -> int:
         raise JournalError(f"{path}: cannot open the journal: {error.strerror or error}") from error
 
 
-def _append(fd: int, data: bytes, end: int) -> None:
+def _append(fd: int, data: bytes | bytearray, end: int) -> None:
     """Append all of ``data`` at ``end``; on an error cut what was written and re-raise."""
     view = memoryview(data)
     try:

@@ -19,7 +19,7 @@ OPERATIONS = st.lists(st.tuples(st.sampled_from(["add", "find_or_add", "remove"]
 @settings(max_examples=200, deadline=None)
 @given(OPERATIONS)
 def test_the_table_answers_as_a_dict_does(operations: list[tuple[str, str]]) -> None:
-    table, model, next_slot = IdTable(), {}, 0
+    table, model, next_slot = IdTable(), dict[str, int](), 0
     for operation, key in operations:
         if operation == "remove":
             assert table.remove(key) == model.pop(key, -1)

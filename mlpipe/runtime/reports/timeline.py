@@ -16,6 +16,7 @@ import operator
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 Label = str | Callable[[], str]
 KEPT_BARS = 3_000  # above it, attempts are drawn per worker and time bucket
@@ -135,7 +136,7 @@ class Timeline:
         part = self._part(buckets)
         for bucket, value in self._nonzero(self._started.get(process, array("q"))):
             index = min(max(int((self._min_start[bucket] - self.first) / part), 0), buckets - 1)
-            counts[index] += value
+            counts[index] += int(value)
             failed[index] += self._failed[process][bucket]
         return counts, failed
 
@@ -151,7 +152,7 @@ class Timeline:
         part = self._part(buckets)
         for bucket, value in self._nonzero(self._ended):
             middle = self._origin + (bucket + 0.5) * self._width - self.first
-            counts[min(max(int(middle / part), 0), buckets - 1)] += value
+            counts[min(max(int(middle / part), 0), buckets - 1)] += int(value)
         return counts
 
     def run_starts(self, gap_seconds: float, gap_share: float) -> list[float]:
@@ -218,7 +219,8 @@ class Timeline:
 
     def _double(self, *, left: bool) -> None:
         """Twice as wide buckets (neighbours merged); ``left``: the grid grows to the left."""
-        def merged(values: array, combine: Callable[..., object], fill: object) -> array:
+        def merged(values: array[Any], combine: Callable[[Any, Any], Any],
+                   fill: float) -> array[Any]:
             pairs = array(values.typecode, map(combine, values[0::2], values[1::2]))
             empty = array(values.typecode, [fill]) * (FINE // 2)
             return empty + pairs if left else pairs + empty

@@ -27,7 +27,11 @@ def test_frames_of_every_size_arrive_whole_and_in_order() -> None:
     conn = Connection(worker.detach())
     messages = [(n, "x" * size) for n, size in
                 enumerate([0, 10, 16_385, CHUNK_BYTES + 7, 3, 5 * CHUNK_BYTES, 1])]
-    sender = threading.Thread(target=lambda: [conn.send(m) for m in messages])
+    def send_all() -> None:
+        for message in messages:
+            conn.send(message)
+
+    sender = threading.Thread(target=send_all)
     sender.start()
     reader = FrameReader()
     assert read_all(reader, driver, len(messages)) == messages
@@ -46,6 +50,6 @@ def test_many_small_results_are_taken_in_one_read() -> None:
     for n in range(128):  # a worker's longest queue, its results unread
         conn.send_bytes(pickle.dumps((n, "Succeeded", 1, 1, 0)))
     batch = FrameReader().read(driver)
-    assert batch is not None and [m[0] for m in batch] == list(range(128))  # type: ignore[index]
+    assert batch is not None and [m[0] for m in batch] == list(range(128))
     send_message(driver, ("tasks", [(1, 1)]))
     assert conn.recv() == ("tasks", [(1, 1)])  # and the other way, a Connection reads ours
