@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import select
 import signal
 from collections import deque
 from multiprocessing.connection import Connection
@@ -63,10 +64,12 @@ def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
     queue: deque[Task] = deque()
     stopping = False
     send = conn.send_bytes
+    waiting = select.poll()  # registered once: Connection.poll() builds a selector per call
+    waiting.register(conn.fileno(), select.POLLIN)
     while True:
         if not queue:
             stopping = _handle(conn.recv(), queue) or stopping
-        while conn.poll():
+        while waiting.poll(0):  # more tasks, or "stop", sent meanwhile
             stopping = _handle(conn.recv(), queue) or stopping
         if stopping:
             returned = tuple(task.task_id for task in queue)
