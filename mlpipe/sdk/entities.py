@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mlpipe.sdk.tracking import Record, Tracked, drop_none
+from mlpipe.sdk.tracking import Record, Tracked, drop_none, reading_file
 
 
 class RetrySettings(Record):
@@ -52,6 +52,33 @@ class JobResourceConfiguration(Record):
         self._finish(kwargs)
 
 
+class CommandJobLimits(Record):
+    """``limits`` of a command step: ``timeout`` in seconds (``node.set_limits(timeout=...)``)."""
+
+    _keys = ("timeout",)
+
+    def __init__(self, *, timeout: int | str | None = None, **kwargs: Any) -> None:
+        self.timeout = timeout
+        self._finish(kwargs)
+
+
+class QueueSettings(Record):
+    """``queue_settings`` of a command step (``job_tier``, ``priority``): recorded for the
+    cloud, written in lower case as azure-ai-ml writes them."""
+
+    _keys = ("job_tier", "priority")
+
+    def __init__(self, *, job_tier: str | None = None, priority: str | None = None,
+                 **kwargs: Any) -> None:
+        self.job_tier = job_tier
+        self.priority = priority
+        self._finish(kwargs)
+
+    def _yaml_value(self, key: str) -> Any:
+        value = getattr(self, key)
+        return value.lower() if isinstance(value, str) else value
+
+
 class Environment(Tracked):
     """An environment as azure-ai-ml writes it; mlpipe records it and never builds it."""
 
@@ -89,6 +116,15 @@ class Environment(Tracked):
         return isinstance(other, Environment) and self.to_yaml_value() == other.to_yaml_value()
 
 
+def environment_reference(env: Any) -> Any:
+    """An ``environment=`` given in code as azure-ai-ml keeps it: a string that is not an
+    ``azureml:`` reference is one (``"train-env:4"`` is ``azureml:train-env:4``, ``"env"``
+    ``azureml:env``); other values, and values read from a YAML file, as they are."""
+    if isinstance(env, str) and env and not env.startswith("azureml:") and not reading_file():
+        return "azureml:" + env
+    return env
+
+
 def environment_value(env: Any) -> Any:
     """The YAML value of an ``environment=`` argument (a reference string, dict or Environment)."""
     if isinstance(env, Environment):
@@ -124,6 +160,11 @@ class RunFunction(Record):
         self.append_row_to = append_row_to
         self.environment = environment
         self._finish(kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "environment":
+            value = environment_reference(value)
+        super().__setattr__(name, value)
 
     def _yaml_value(self, key: str) -> Any:
         value = getattr(self, key)

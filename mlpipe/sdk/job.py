@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import mlpipe.sdk.running as running
-from mlpipe.diagnostics import Location
+from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.sdk.bindings import value_to_yaml
 from mlpipe.sdk.io import Output
 from mlpipe.sdk.nodes import Node
@@ -22,6 +22,7 @@ from mlpipe.sdk.tracking import Emitter, Record, Tracked, drop_none
 from mlpipe.sdk.yamlio import dump_text
 
 PIPELINE_SCHEMA = "https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json"
+_SECTIONS = {"inputs": "input", "outputs": "output", "jobs": "step"}
 
 
 class PipelineJobSettings(Record):
@@ -38,6 +39,31 @@ class PipelineJobSettings(Record):
         self.continue_on_step_failure = continue_on_step_failure
         self.force_rerun = force_rerun
         self._finish(kwargs)
+
+
+class AttrDict(dict[str, Any]):
+    """``pipeline_job.inputs`` / ``.outputs`` / ``.jobs``: a dict whose keys are also
+    attributes, as in azure-ai-ml (``job.outputs.scored``, ``job.outputs["scored"]``)."""
+
+    def __init__(self, kind: str, values: Mapping[str, Any] | None = None) -> None:
+        super().__init__(values or {})
+        object.__setattr__(self, "_kind", kind)
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        try:
+            return self[key]
+        except KeyError:
+            hint = did_you_mean(key, list(self)) or f"known: {', '.join(self) or 'none'}"
+            raise AttributeError(f"the pipeline job has no {self._kind} named {key!r} "
+                                 f"({hint})") from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def __delattr__(self, key: str) -> None:
+        del self[key]
 
 
 class PipelineJob(Tracked):
@@ -67,9 +93,9 @@ class PipelineJob(Tracked):
         self.properties = dict(properties or {})
         self.settings = (settings if isinstance(settings, PipelineJobSettings)
                          else PipelineJobSettings(**dict(settings or {})))
-        self.inputs: dict[str, Any] = dict(inputs or {})
-        self.outputs: dict[str, Output | None] = dict(outputs or {})
-        self.jobs: dict[str, Node] = dict(jobs or {})
+        self.inputs: AttrDict = AttrDict("input", inputs)
+        self.outputs: AttrDict = AttrDict("output", outputs)
+        self.jobs: AttrDict = AttrDict("step", jobs)
         self._base_path = Path(base_path).resolve() if base_path else Path.cwd()
         self._source = Path(source).resolve() if source else None
         self._extra = dict(extra or {})
@@ -80,6 +106,11 @@ class PipelineJob(Tracked):
         self._start_tracking(origin)
         if self.settings._origin is None or origin is not None:
             object.__setattr__(self.settings, "_origin", origin)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SECTIONS and not isinstance(value, AttrDict):
+            value = AttrDict(_SECTIONS[name], value)
+        super().__setattr__(name, value)
 
     @property
     def base_path(self) -> Path:
