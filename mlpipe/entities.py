@@ -14,8 +14,10 @@ from mlpipe.sdk.assets import Data, Model
 from mlpipe.sdk.components import CommandComponent, ParallelComponent, PipelineComponent
 from mlpipe.sdk.entities import (
     BatchRetrySettings,
+    CommandJobLimits,
     Environment,
     JobResourceConfiguration,
+    QueueSettings,
     RetrySettings,
 )
 from mlpipe.sdk.identities import (
@@ -42,9 +44,10 @@ Command = CommandNode
 Parallel = ParallelNode
 
 __all__ = ["AmlCompute", "AmlTokenConfiguration", "BatchRetrySettings", "BuildContext",
-           "Command", "CommandComponent", "Compute", "ComputeInstance", "Data", "Environment",
+           "Command", "CommandComponent", "CommandJobLimits", "Compute", "ComputeInstance", "Data", "Environment",
            "JobResourceConfiguration", "ManagedIdentityConfiguration", "Model",
            "MpiDistribution", "Parallel", "ParallelComponent", "PipelineComponent",
-           "PipelineJob", "PipelineJobSettings", "PyTorchDistribution", "RayDistribution",
+           "PipelineJob", "PipelineJobSettings", "PyTorchDistribution", "QueueSettings",
+           "RayDistribution",
            "ResourceConfiguration", "RetrySettings", "TensorFlowDistribution",
            "UserIdentityConfiguration", "Workspace"]

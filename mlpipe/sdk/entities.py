@@ -116,13 +116,20 @@ class Environment(Tracked):
         return isinstance(other, Environment) and self.to_yaml_value() == other.to_yaml_value()
 
 
+def azureml_reference(value: Any, *keep: str) -> Any:
+    """A workspace name given in code as azure-ai-ml writes it: ``"cpu"`` is ``azureml:cpu``
+    (an environment ``"train-env:4"`` is ``azureml:train-env:4``); ``azureml:`` references,
+    the names in ``keep`` (``serverless`` as a default compute, ``local`` as a step's),
+    other values and values read from a YAML file stay as they are."""
+    if (isinstance(value, str) and value and not value.startswith("azureml:")
+            and value not in keep and not reading_file()):
+        return "azureml:" + value
+    return value
+
+
 def environment_reference(env: Any) -> Any:
-    """An ``environment=`` given in code as azure-ai-ml keeps it: a string that is not an
-    ``azureml:`` reference is one (``"train-env:4"`` is ``azureml:train-env:4``, ``"env"``
-    ``azureml:env``); other values, and values read from a YAML file, as they are."""
-    if isinstance(env, str) and env and not env.startswith("azureml:") and not reading_file():
-        return "azureml:" + env
-    return env
+    """An ``environment=`` given in code as azure-ai-ml keeps it (see :func:`azureml_reference`)."""
+    return azureml_reference(env)
 
 
 def environment_value(env: Any) -> Any:

@@ -15,6 +15,7 @@ from typing import IO, Any
 import mlpipe.sdk.running as running
 from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.sdk.bindings import value_to_yaml
+from mlpipe.sdk.entities import azureml_reference
 from mlpipe.sdk.io import Output
 from mlpipe.sdk.nodes import Node
 from mlpipe.sdk.paths import absolute_paths, rebase_paths
@@ -39,6 +40,13 @@ class PipelineJobSettings(Record):
         self.continue_on_step_failure = continue_on_step_failure
         self.force_rerun = force_rerun
         self._finish(kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "default_compute":
+            value = azureml_reference(value, "serverless")
+        elif name == "default_datastore":
+            value = azureml_reference(value)
+        super().__setattr__(name, value)
 
 
 class AttrDict(dict[str, Any]):

@@ -32,6 +32,7 @@ from mlpipe.sdk.entities import (
     QueueSettings,
     RetrySettings,
     RunFunction,
+    azureml_reference,
     environment_reference,
     environment_value,
 )
@@ -54,6 +55,7 @@ _COERCE: dict[str, Callable[[Any], Any]] = {
     "limits": CommandJobLimits.coerce,
     "queue_settings": QueueSettings.coerce,
     "environment": environment_reference,
+    "compute": lambda value: azureml_reference(value, "local"),
 }
 
 
@@ -497,6 +499,8 @@ def inline_input(decl: Input, value: Any, mode: str | None = None) -> Any:
     """The YAML of an inline step's input: its declaration merged with the bound value; the
     input's own ``mode`` (``node.inputs.x.mode``) over the value's over the declaration's."""
     if value is None:
+        if decl.default is not None and decl.is_literal:
+            return decl.default  # the value the cloud takes from the declaration
         return {**decl.to_dict(), **({"mode": mode} if mode else {})}
     if isinstance(value, (PipelineInput, NodeOutput)):
         chosen = mode or decl.mode

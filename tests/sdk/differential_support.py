@@ -12,7 +12,8 @@ equal exactly when they describe the same job:
 - an input is its value (a binding, a path or a literal) with its mode (the node's, else
   the declaration's), and for a data path its type; an input bound to another step or to
   the pipeline takes the type of what it is bound to, so its declared type is left out;
-  an unbound input is its declared default (as text: azure-ai-ml writes defaults as text);
+  an unbound input is its declared default; literal values are compared as text (azure-ai-ml
+  writes a component file's defaults as text);
 - an output is its type, mode, path (name, version), the node's over the declaration's,
   or the pipeline output it is bound to;
 - a step's metadata is its own ``display_name``, ``tags`` and ``experiment_name``; its
@@ -174,11 +175,11 @@ def _inputs(decls: Mapping[str, Any], values: Mapping[str, Any], base: Path) -> 
         value = values.get(key)
         if value is None:
             if decl.get("default") is not None:
-                out[key] = {"default": str(decl["default"])}
+                out[key] = {"value": str(decl["default"])}
             continue
         if isinstance(value, Mapping) and "path" not in value and "value" not in value:
             if value.get("default") is not None:  # an inline declaration left unbound
-                out[key] = {"default": str(value["default"])}
+                out[key] = {"value": str(value["default"])}
             continue
         out[key] = _data_value(value, base, decl)
     return out
@@ -196,7 +197,7 @@ def _data_value(value: Any, base: Path, decl: Mapping[str, Any] | None = None) -
     literal = kind in LITERAL_TYPES or not isinstance(raw, str) or (
         kind is None and not raw.startswith("${{") and not isinstance(value, Mapping))
     if literal:
-        return {"value": raw}
+        return {"value": raw if isinstance(raw, str) and raw.startswith("${{") else str(raw)}
     if raw.startswith("${{"):
         kind = None  # the type of what it is bound to
     data = {"value": _local(raw, base), "type": kind, "mode": mode}

@@ -3,9 +3,10 @@
 Each program is azure-ai-ml code, unchanged (``from azure.ai.ml import ...``), that builds
 a pipeline job named ``job``. Run with a Python that has azure-ai-ml, this script writes
 ``fixtures/<program>.yml``: azure-ai-ml's ``job._to_dict()`` (or the error azure-ai-ml
-raised), with this folder's absolute path written as ``.``. Two things ``_to_dict()``
-leaves implicit are made explicit: a step's ``display_name`` and ``tags``, which it omits
-but the REST body sent to the cloud carries, are taken from that body; and the relative
+raised), with this folder's absolute path written as ``.``. Where ``_to_dict()``
+differs from the REST body sent to the cloud, the body's values are taken: a step's
+``display_name`` and ``tags`` (``_to_dict()`` omits them) and the pipeline's literal
+inputs (``_to_dict()`` writes a boolean ``True`` as ``1``, the body ``"True"``); and the relative
 ``code`` of a component read from a file (and of a step's copy of its task) is made
 relative to this folder (``_to_dict()`` keeps it relative to the component file without
 naming the file). The fixtures are checked in;
@@ -16,8 +17,9 @@ dependency of mlpipe)::
     /tmp/aml/bin/python tests/sdk/differential/make_fixtures.py [PROGRAM ...]
 
 With ``--mirrors`` the same programs run on mlpipe's mirrors instead (the ``azure.ai.ml``
-imports resolve to mlpipe, as under ``mlpipe run-script``) and the dumps are printed as
-one JSON object; ``tests/sdk/test_differential.py`` compares them with the fixtures.
+imports resolve to mlpipe, as under ``mlpipe run-script``); each job is dumped and compiled
+(its problems and warnings kept), and the results are printed as one JSON object;
+``tests/sdk/test_differential.py`` compares them with the fixtures.
 """
 
 from __future__ import annotations
@@ -52,9 +54,13 @@ def relative_paths(value: Any) -> Any:
 
 
 def azure_dump(job: Any) -> dict[str, Any]:
-    """``job._to_dict()`` with the steps' REST ``display_name``/``tags`` and absolute ``code``."""
+    """``job._to_dict()`` with REST values where it differs (see above), absolute ``code``."""
     data = job._to_dict()
-    rest = job._to_rest_object().as_dict()["properties"].get("jobs") or {}
+    body = job._to_rest_object().as_dict()["properties"]
+    for name, value in (body.get("inputs") or {}).items():
+        if value.get("jobInputType") == "literal" and name in (data.get("inputs") or {}):
+            data["inputs"][name] = value.get("value")  # _to_dict() writes True as 1
+    rest = body.get("jobs") or {}
     for name, node in (data.get("jobs") or {}).items():
         for key in ("display_name", "tags"):
             if (rest.get(name) or {}).get(key):
@@ -87,6 +93,7 @@ def build(program: Path, mirrors: bool) -> dict[str, Any]:
                 text = io.StringIO()
                 job.dump(text)
                 data = yaml.safe_load(text.getvalue())
+                compiled = compile_notes(job)
             else:
                 data = azure_dump(job)
     except Exception as error:  # the program's own error is its result
@@ -97,8 +104,25 @@ def build(program: Path, mirrors: bool) -> dict[str, Any]:
     notes = [str(w.message) for w in caught if "experimental" not in str(w.message)]
     text = "\n".join(line for line in stderr.getvalue().splitlines()
                      if "experimental" not in line)
-    return {"job": relative_paths(json.loads(json.dumps(data, default=str))),
-            "stderr": "\n".join([*notes, text]).strip()}
+    result = {"job": relative_paths(json.loads(json.dumps(data, default=str))),
+              "stderr": "\n".join([*notes, text]).strip()}
+    if mirrors:
+        result.update(compiled)
+    return result
+
+
+def compile_notes(job: Any) -> dict[str, Any]:
+    """mlpipe's verdict on the job: ``problems`` (errors) and ``warnings``, as text."""
+    import tempfile
+
+    from mlpipe.diagnostics import ValidationError
+
+    with tempfile.TemporaryDirectory() as runs:
+        try:
+            plan = job.compile(runs_dir=runs, job_name="differential")
+        except ValidationError as error:
+            return {"problems": [str(d) for d in error.diagnostics], "warnings": []}
+    return {"problems": [], "warnings": [str(d) for d in plan.warnings]}
 
 
 def main(argv: list[str]) -> int:
