@@ -44,7 +44,8 @@ Command = CommandNode
 Parallel = ParallelNode
 
 __all__ = ["AmlCompute", "AmlTokenConfiguration", "BatchRetrySettings", "BuildContext",
-           "Command", "CommandComponent", "CommandJobLimits", "Compute", "ComputeInstance", "Data", "Environment",
+           "Command", "CommandComponent", "CommandJobLimits", "Compute", "ComputeInstance",
+           "Data", "Environment",
            "JobResourceConfiguration", "ManagedIdentityConfiguration", "Model",
            "MpiDistribution", "Parallel", "ParallelComponent", "PipelineComponent",
            "PipelineJob", "PipelineJobSettings", "PyTorchDistribution", "QueueSettings",

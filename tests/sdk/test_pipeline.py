@@ -130,7 +130,8 @@ job = p(data=Input(path="./data"))
     step = plan.step("step")
     assert step.instance_count == 3 and step.mini_batch_size.text == "4"
     assert (step.retry.timeout, step.retry.max_retries) == (45, 0)
-    assert step.compute == "gpu-cluster" and step.max_concurrency_per_instance == 2
+    assert step.compute == "azureml:gpu-cluster"  # "gpu-cluster" as azure-ai-ml writes it
+    assert step.max_concurrency_per_instance == 2
     assert step.mini_batch_error_threshold == 3  # ${{parent.inputs.threshold}} resolved
     assert dict(step.environment_variables) == {"FOO": "bar"}
     assert plan.outputs["all_lines"].path == str(project / "out" / "lines.txt")

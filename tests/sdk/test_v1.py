@@ -76,7 +76,7 @@ def test_v1_step_converts_with_the_documented_mapping(v1: dict, tmp_path: Path) 
     assert step.append_row_to == "echoes" and step.outputs["echoes"].path.endswith("echoes.txt")
     node = job.to_dict()["jobs"]["echo"]
     assert node["task"]["environment"] == "azureml:batch-env"
-    assert node["compute"] == "cpu-cluster"
+    assert node["compute"] == "azureml:cpu-cluster"  # a v2 compute reference
 
 
 def test_v1_pipeline_built_in_code_runs(v1: dict, tmp_path: Path) -> None:

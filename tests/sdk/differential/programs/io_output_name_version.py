@@ -1,5 +1,5 @@
 """Outputs registered as data assets: node.outputs.x.name / .version, and on the job."""
-from azure.ai.ml import Input, Output, command, dsl
+from azure.ai.ml import Output, command, dsl
 
 make = command(name="make", command="echo ${{outputs.out}} ${{outputs.other}}",
                environment="azureml:env:1",
