@@ -41,6 +41,8 @@ MIRRORS: dict[str, str] = {
     "azure.ai.ml.dsl": "mlpipe.dsl",
     "azure.ai.ml.entities": "mlpipe.entities",
     "azure.ai.ml.constants": "mlpipe.constants",
+    **{f"azure.ai.ml.constants.{private}": "mlpipe.constants"
+       for private in ("_common", "_component", "_job", "_compute")},
     "azure.ai.ml.parallel": "mlpipe.parallel",
     "azure.ai.ml.operations": "mlpipe.sdk.operations",
     "azure.identity": "mlpipe.identity",

@@ -74,7 +74,7 @@ class AttrDict(dict[str, Any]):
         del self[key]
 
 
-class PipelineJob(Tracked):
+class PipelineJob(Tracked, running.Job):
     """A pipeline job: steps in ``jobs``, pipeline ``inputs``/``outputs`` and ``settings``.
 
     ``base_path`` is the folder relative paths are relative to (the script's
@@ -123,6 +123,14 @@ class PipelineJob(Tracked):
     @property
     def base_path(self) -> Path:
         return self._base_path
+
+    @property
+    def type(self) -> str:
+        return "pipeline"
+
+    # Before it runs a job has no id, status, link or logs (azure-ai-ml: None); what
+    # ``ml_client.jobs.create_or_update(job)`` returns has them.
+    id = status = studio_url = creation_context = log_files = None
 
     @property
     def source(self) -> Path:

@@ -39,6 +39,8 @@ from mlpipe.sdk.entities import (
 from mlpipe.sdk.io import Input, Output, PipelineInput
 from mlpipe.sdk.paths import is_local, relative_to
 from mlpipe.sdk.tracking import Emitter, KeyPath, Record, Tracked, from_file
+from mlpipe.sdk.unavailable import NotAvailableLocally
+from mlpipe.sdk.yamlio import dump_text
 
 ANONYMOUS = "azureml_anonymous"  # azure-ai-ml's name of a component made without one
 
@@ -135,6 +137,29 @@ class Node(Tracked, ABC):
         if isinstance(component, Component) and component.name:
             return str(component.name)
         return str(self.__dict__.get("_template_name") or ANONYMOUS)
+
+    # -- what azure-ai-ml's node also shows ---------------------------------------------------
+    @property
+    def type(self) -> str:
+        """The step type (``parallel``, ``command``, ...)."""
+        return self.kind
+
+    @property
+    def base_path(self) -> Path:
+        """The folder a component file's relative paths start at (else the working folder)."""
+        component = self.component
+        return component.path.parent if isinstance(component, Component) else Path.cwd()
+
+    # A node that is not a submitted job has no id, status, link or logs (azure-ai-ml: None).
+    id = status = studio_url = creation_context = log_files = None
+
+    def dump(self, dest: Any, **kwargs: Any) -> None:
+        """Write this step's YAML mapping to a path or an open text stream."""
+        text = dump_text(self.to_dict(Path.cwd()))
+        if hasattr(dest, "write"):
+            dest.write(text)
+        else:
+            Path(dest).write_text(text, encoding="utf-8")
 
     # -- ports -----------------------------------------------------------------------------
     def _port_names(self, kind: str) -> list[str] | None:
@@ -418,6 +443,13 @@ class CommandNode(Node):
         if self.display_name == self.name:  # azure-ai-ml passes only a display name of its own
             object.__setattr__(new, "display_name", None)
         return new
+
+    def sweep(self, *args: Any, **kwargs: Any) -> Any:
+        """azure-ai-ml's ``command_node.sweep(...)``: a hyperparameter sweep, cloud only."""
+        raise NotAvailableLocally(
+            "node.sweep()", "A sweep runs trials on an Azure ML compute and mlpipe runs no "
+            "type: sweep steps; run the command here with fixed values (set node.inputs.<name> "
+            "= value), or run the sweep with azure-ai-ml against a workspace.")
 
     def set_limits(self, *, timeout: int, **kwargs: Any) -> None:
         """``limits.timeout`` in seconds, like azure-ai-ml's ``node.set_limits(timeout=...)``."""

@@ -16,6 +16,13 @@ from mlpipe.plan import ExecutionPlan
 from mlpipe.sdk.callsite import call_site
 
 
+class Job:
+    """``azure.ai.ml.entities.Job``: the base of every job object here, a
+    :class:`~mlpipe.sdk.job.PipelineJob` to run and what ``ml_client.jobs`` returns for one
+    that ran (:class:`RunResult`, ``LocalJob``), so ``isinstance(x, Job)`` holds as in
+    azure-ai-ml (and ``ml_client.create_or_update(job)`` runs it)."""
+
+
 @runtime_checkable
 class PipelineJob(Protocol):
     """What running needs of a :class:`mlpipe.sdk.job.PipelineJob` (which calls this module):
@@ -62,7 +69,7 @@ def compile_job(job: PipelineJob | str | os.PathLike[str], *,
 
 
 @dataclass
-class RunResult:
+class RunResult(Job):
     """How a job run ended: ``status``, pipeline ``outputs`` and each step's outputs and reports."""
 
     name: str

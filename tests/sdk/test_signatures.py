@@ -102,6 +102,10 @@ def _accepts(theirs: list[dict[str, Any]], ours: list[dict[str, Any]]) -> list[s
 KNOWN = {
     "mlpipe.constants:JobType": "job types mlpipe does not run (base, component, distillation, "
                                 "finetuning) are absent",
+    "mlpipe.entities:Component": "the base of components, for isinstance(); components are "
+                                 "made by load_component(), CommandComponent(...), ...",
+    "mlpipe.constants:NodeType": "node types mlpipe does not know (promptflow_parallel, "
+                                 "_container) are absent",
     "mlpipe.entities:PipelineJob": "PipelineJob(...) built by hand takes no compute=, "
                                    "identity=, component= (use settings.default_compute)",
 }

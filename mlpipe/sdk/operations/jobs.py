@@ -11,7 +11,7 @@ from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.operations.base import Operations
 from mlpipe.sdk.paths import copy_into
-from mlpipe.sdk.running import run
+from mlpipe.sdk.running import Job, run
 
 
 class JobNotFoundError(ResourceNotFoundError):
@@ -22,7 +22,7 @@ class JobFailedError(RuntimeError):
     """``ml_client.jobs.stream(name)`` of a job that did not complete (as azure-ai-ml raises)."""
 
 
-class LocalJob(Resource):
+class LocalJob(Resource, Job):
     """A job as the runs folder records it: ``name``, ``status``, ``outputs`` (name -> path)."""
 
     _fields = ("name", "display_name", "experiment_name", "description", "status", "type",
