@@ -115,6 +115,8 @@ class NodeInput:
         if own is not None:
             return own
         data = self._data
+        if isinstance(data, Mapping):  # as written in a loaded YAML
+            return data.get("mode")
         return data.mode if isinstance(data, Input) else None
 
     @mode.setter
@@ -127,6 +129,8 @@ class NodeInput:
     @property
     def path(self) -> Any:
         data = self._data
+        if isinstance(data, Mapping):
+            return data.get("path")
         return data.path if isinstance(data, Input) else binding_text(data)
 
     @path.setter
@@ -142,6 +146,8 @@ class NodeInput:
         data = self._data
         if isinstance(data, Input):
             return data.type
+        if isinstance(data, Mapping) and data.get("type"):
+            return str(data["type"])
         declared = self._ports._types.get(self._key)
         return declared if declared is not None else getattr(data, "type", None)
 
