@@ -13,7 +13,7 @@ naming the file). The fixtures are checked in;
 make them again only when a program is added or changed (azure-ai-ml is never a
 dependency of mlpipe)::
 
-    python3 -m venv /tmp/aml && /tmp/aml/bin/pip install azure-ai-ml pyyaml
+    python3 -m venv /tmp/aml && /tmp/aml/bin/pip install azure-ai-ml
     /tmp/aml/bin/python tests/sdk/differential/make_fixtures.py [PROGRAM ...]
 
 With ``--mirrors`` the same programs run on mlpipe's mirrors instead (the ``azure.ai.ml``
