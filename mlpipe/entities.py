@@ -26,12 +26,17 @@ from mlpipe.sdk.entities import (
 )
 from mlpipe.sdk.identities import (
     AmlTokenConfiguration,
+    JobService,
+    JupyterLabJobService,
     ManagedIdentityConfiguration,
     MpiDistribution,
     PyTorchDistribution,
     RayDistribution,
+    SshJobService,
+    TensorBoardJobService,
     TensorFlowDistribution,
     UserIdentityConfiguration,
+    VsCodeJobService,
 )
 from mlpipe.sdk.job import PipelineJob, PipelineJobSettings
 from mlpipe.sdk.nodes import CommandNode, Component, ParallelNode
@@ -85,11 +90,10 @@ NOT_LOCAL = ("APIKeyConnection", "AadCredentialConfiguration", "AcceleratorMap",
              "GitSource", "Hub", "IPRule", "IdentityConfiguration", "ImageMetadata",
              "ImageSettings", "ImportDataSchedule", "Index", "IndexDataSource",
              "IndexModelConfiguration", "InputPort", "IntellectualProperty", "IsolationMode",
-             "JobResources", "JobSchedule", "JobService", "JupyterLabJobService",
-             "KubernetesCompute", "KubernetesOnlineDeployment", "KubernetesOnlineEndpoint",
-             "LlmData", "LocalSource", "ManagedNetwork", "ManagedNetworkProvisionStatus",
-             "ManagedOnlineDeployment", "ManagedOnlineEndpoint", "MarketplacePlan",
-             "MarketplaceSubscription", "MaterializationComputeResource",
+             "JobResources", "JobSchedule", "KubernetesCompute", "KubernetesOnlineDeployment",
+             "KubernetesOnlineEndpoint", "LlmData", "LocalSource", "ManagedNetwork",
+             "ManagedNetworkProvisionStatus", "ManagedOnlineDeployment", "ManagedOnlineEndpoint",
+             "MarketplacePlan", "MarketplaceSubscription", "MaterializationComputeResource",
              "MaterializationSettings", "MaterializationStore", "MaterializationType",
              "MicrosoftOneLakeConnection", "ModelBatchDeployment", "ModelBatchDeploymentSettings",
              "ModelConfiguration", "ModelPackage", "ModelPackageInput",
@@ -112,13 +116,12 @@ NOT_LOCAL = ("APIKeyConnection", "AadCredentialConfiguration", "AcceleratorMap",
              "ServerlessComputeSettings", "ServerlessConnection", "ServerlessEndpoint",
              "ServerlessSparkCompute", "ServiceInstance", "ServicePrincipalConfiguration",
              "ServiceTagDestination", "SetupScripts", "Spark", "SparkComponent", "SparkJob",
-             "SparkJobEntry", "SparkJobEntryType", "SparkResourceConfiguration", "SshJobService",
-             "StaticInputData", "Sweep", "SynapseSparkCompute", "SystemCreatedAcrAccount",
+             "SparkJobEntry", "SparkJobEntryType", "SparkResourceConfiguration", "StaticInputData",
+             "Sweep", "SynapseSparkCompute", "SystemCreatedAcrAccount",
              "SystemCreatedStorageAccount", "SystemData", "TargetUtilizationScaleSettings",
-             "TensorBoardJobService", "TrailingInputData", "TritonInferencingServer",
-             "UnsupportedCompute", "Usage", "UsageName", "UsageUnit",
-             "UsernamePasswordConfiguration", "ValidationResult", "VirtualMachineCompute",
-             "VirtualMachineSshSettings", "VmSize", "VolumeSettings", "VsCodeJobService",
+             "TrailingInputData", "TritonInferencingServer", "UnsupportedCompute", "Usage",
+             "UsageName", "UsageUnit", "UsernamePasswordConfiguration", "ValidationResult",
+             "VirtualMachineCompute", "VirtualMachineSshSettings", "VmSize", "VolumeSettings",
              "WorkspaceConnection", "WorkspaceKeys", "WorkspaceModelReference")
 
 
@@ -131,8 +134,9 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["AmlCompute", "AmlTokenConfiguration", "BatchRetrySettings", "BuildContext", "Command",
            "CommandComponent", "CommandJobLimits", "Component", "Compute", "ComputeInstance",
-           "Data", "Environment", "Job", "JobResourceConfiguration",
-           "ManagedIdentityConfiguration", "Model", "MpiDistribution", "Parallel",
-           "ParallelComponent", "PipelineComponent", "PipelineJob", "PipelineJobSettings",
-           "PyTorchDistribution", "QueueSettings", "RayDistribution", "ResourceConfiguration",
-           "RetrySettings", "TensorFlowDistribution", "UserIdentityConfiguration", "Workspace"]
+           "Data", "Environment", "Job", "JobResourceConfiguration", "JobService",
+           "JupyterLabJobService", "ManagedIdentityConfiguration", "Model", "MpiDistribution",
+           "Parallel", "ParallelComponent", "PipelineComponent", "PipelineJob",
+           "PipelineJobSettings", "PyTorchDistribution", "QueueSettings", "RayDistribution",
+           "ResourceConfiguration", "RetrySettings", "SshJobService", "TensorBoardJobService",
+           "TensorFlowDistribution", "UserIdentityConfiguration", "VsCodeJobService", "Workspace"]

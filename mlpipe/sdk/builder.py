@@ -195,6 +195,12 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
             return job
 
         build._mlpipe_pipeline = True  # type: ignore[attr-defined]
+        # What ml_client.components.create_or_update(func) registers it as (a pipeline
+        # component, as azure-ai-ml does; calling the function in a @pipeline uses it).
+        build.name = name or f.__name__  # type: ignore[attr-defined]
+        build.version = version  # type: ignore[attr-defined]
+        build.type = "pipeline"  # type: ignore[attr-defined]
+        build.display_name = display_name or f.__name__  # type: ignore[attr-defined]
         return build
 
     return decorate(func) if func is not None else decorate

@@ -17,6 +17,7 @@ first value of ``node.resources``.
 from __future__ import annotations
 
 import copy
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -314,8 +315,9 @@ class Node(Tracked, ABC):
     def _copy_for_call(self) -> Node:
         new = copy.copy(self)
         object.__setattr__(new, "_sites", dict(self._sites))
-        for attr in ("tags", "properties", "environment_variables", "identity",
-                     *self._CALL_COPIES):
+        # ``tags`` stay shared with the called node, as azure-ai-ml shares them (a tag set on
+        # one node shows on every node of the same function).
+        for attr in ("properties", "environment_variables", "identity", *self._CALL_COPIES):
             object.__setattr__(new, attr, copy.deepcopy(getattr(self, attr, None)))
         for attr in ("resources", "retry_settings", "task", "limits", "queue_settings"):
             value = getattr(new, attr, None)
@@ -387,8 +389,8 @@ class ParallelNode(Node):
         new = super()._copy_for_call()
         # azure-ai-ml's Parallel.__call__ does not copy it: the component's value applies.
         object.__setattr__(new, "mini_batch_error_threshold",
-                           self._defaults.get("mini_batch_error_threshold",
-                                              self.mini_batch_error_threshold))
+                           self._defaults.get("mini_batch_error_threshold") if self._defaults
+                           else self.mini_batch_error_threshold)
         return new
 
     def _called_name(self) -> str | None:
@@ -584,6 +586,32 @@ class Component:
 
     def __repr__(self) -> str:
         return f"Component({str(self.path)!r}, type={self.type!r})"
+
+    def __str__(self) -> str:
+        """The component's YAML, as azure-ai-ml prints a component."""
+        return dump_text(self.data)
+
+    @property
+    def _func(self) -> Callable[..., Node]:
+        """azure-ai-ml's component function (``help(component._func)``): this component's
+        call, with its inputs as keyword parameters and its description as the docstring."""
+        inputs = self.data.get("inputs") if isinstance(self.data.get("inputs"), Mapping) else {}
+
+        def call(**values: Any) -> Node:
+            return self(**values)
+
+        call.__name__ = str(self.name or "component").replace("-", "_")
+        call.__doc__ = "\n".join(filter(None, [
+            str(self.data.get("description") or self.display_name or self.name or ""),
+            *(f"{name}: {decl.get('type') if isinstance(decl, Mapping) else decl}"
+              + (f" - {decl.get('description')}" if isinstance(decl, Mapping)
+                 and decl.get("description") else "")
+              for name, decl in inputs.items())]))
+        call.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              default=decl.get("default") if isinstance(decl, Mapping) else None)
+            for name, decl in inputs.items() if name.isidentifier()])
+        return call
 
     # The settings azure-ai-ml copies from a component onto each node made from it (its
     # Parallel and Command constructors), and the others a node of this kind may override.

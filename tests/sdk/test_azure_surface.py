@@ -7,6 +7,7 @@ what needs a workspace."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -142,3 +143,59 @@ print(AssetTypes.MLTABLE, InputOutputModes.EVAL_MOUNT, LROConfigurations.POLLING
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["mltable", "eval_mount", "720", "jobs", "parallel", "mpi",
                                    "amlcompute", "True"]
+
+
+COMPONENT = """\
+$schema: https://azuremlschemas.azureedge.net/latest/commandComponent.schema.json
+type: command
+name: lister
+description: Lists a folder.
+inputs:
+  folder: {type: uri_folder, description: what to list}
+  depth: {type: integer, default: 1}
+outputs:
+  listing: {type: uri_folder}
+command: ls ${{inputs.folder}} > ${{outputs.listing}}/files.txt
+environment: azureml:env:1
+"""
+
+
+def test_components_print_and_help_and_pipeline_components_register(project: Path,
+                                                                     capsys: Any) -> None:
+    # azureml-examples jobs/pipelines 1a and stepsequence: print(component),
+    # help(component._func); 1j: ml_client.components.create_or_update(pipeline_function)
+    from mlpipe import load_component
+
+    lister = load_component(write(project / "lister.yml", COMPONENT))
+    assert str(lister).startswith("$schema:") and "name: lister" in str(lister)
+    help(lister._func)
+    shown = capsys.readouterr().out
+    assert "lister(*, folder=None, depth=1)" in shown and "Lists a folder." in shown
+
+    @pipeline()
+    def listing(folder):  # type: ignore[no-untyped-def]
+        step = lister(folder=folder)
+        return {"files": step.outputs.listing}
+
+    client = MLClient(runs_dir=project / "runs")
+    registered = client.components.create_or_update(listing)
+    assert (registered.name, registered.type) == ("listing", "pipeline")
+
+    @pipeline(default_compute="cpu-cluster")
+    def outer(folder):  # type: ignore[no-untyped-def]
+        inner = registered(folder=folder)
+        return {"files": inner.outputs.files}
+
+    plan = outer(folder=Input(type="uri_folder", path=str(project / "data"))).compile(
+        runs_dir=project / "runs", job_name="registered")
+    assert [step.name for step in plan.steps] == ["inner.step"]
+
+
+def test_interactive_services_are_recorded(project: Path) -> None:
+    from mlpipe.entities import JobService, SshJobService
+
+    node = command(command="echo hi", environment="azureml:env:1",
+                   services={"lab": JobService(type="jupyter_lab"),
+                             "ssh": SshJobService(ssh_public_keys="ssh-rsa AAA")})
+    assert node.to_dict(project)["services"] == {
+        "lab": {"type": "jupyter_lab"}, "ssh": {"type": "ssh", "ssh_public_keys": "ssh-rsa AAA"}}
