@@ -595,7 +595,8 @@ class Component:
     def _func(self) -> Callable[..., Node]:
         """azure-ai-ml's component function (``help(component._func)``): this component's
         call, with its inputs as keyword parameters and its description as the docstring."""
-        inputs = self.data.get("inputs") if isinstance(self.data.get("inputs"), Mapping) else {}
+        found = self.data.get("inputs")
+        inputs: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
 
         def call(**values: Any) -> Node:
             return self(**values)
