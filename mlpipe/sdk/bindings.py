@@ -9,7 +9,7 @@ same port, so it can still be wired to other steps or returned from the pipeline
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 from mlpipe.diagnostics import did_you_mean
@@ -214,8 +214,7 @@ class Ports(Mapping[str, Any]):
             return self[key]
         except KeyError:
             known = list(dict.fromkeys([*(self._names or ()), *self._values]))
-            hint = did_you_mean(key, known) or f"known: {', '.join(known) or 'none'}"
-            raise AttributeError(f"no {self._kind} named {key!r} ({hint})") from None
+            raise no_such(self._kind, key, known) from None
 
     def __setattr__(self, key: str, value: Any) -> None:
         self[key] = value
@@ -223,8 +222,7 @@ class Ports(Mapping[str, Any]):
     def __setitem__(self, key: str, value: Any) -> None:
         names = self._names
         if names is not None and key not in names:
-            hint = did_you_mean(key, names) or f"known: {', '.join(names) or 'none'}"
-            raise AttributeError(f"no {self._kind} named {key!r} ({hint})")
+            raise no_such(self._kind, key, names)
         port = self._values.get(key)
         if isinstance(port, NodeOutput) and isinstance(value, (Output, str)):
             port.assign(value)
@@ -233,6 +231,13 @@ class Ports(Mapping[str, Any]):
         owner = self._owner
         if owner is not None:
             owner._sites[f"{self._kind}s.{key}"] = call_site()
+
+
+def no_such(kind: str, key: str, known: Iterable[str], owner: str = "") -> AttributeError:
+    """``node.inputs.x`` / ``pipeline_job.outputs.x`` of a name that is not there."""
+    names = list(known)
+    hint = did_you_mean(key, names) or f"known: {', '.join(names) or 'none'}"
+    return AttributeError(f"{owner}no {kind} named {key!r} ({hint})")
 
 
 def value_to_yaml(value: Any) -> Any:

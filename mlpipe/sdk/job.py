@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import IO, Any
 
 import mlpipe.sdk.running as running
-from mlpipe.diagnostics import Location, did_you_mean
-from mlpipe.sdk.bindings import value_to_yaml
+from mlpipe.diagnostics import Location
+from mlpipe.sdk.bindings import no_such, value_to_yaml
 from mlpipe.sdk.entities import azureml_reference
 from mlpipe.sdk.io import Output
 from mlpipe.sdk.nodes import Node
@@ -63,9 +63,7 @@ class AttrDict(dict[str, Any]):
         try:
             return self[key]
         except KeyError:
-            hint = did_you_mean(key, list(self)) or f"known: {', '.join(self) or 'none'}"
-            raise AttributeError(f"the pipeline job has no {self._kind} named {key!r} "
-                                 f"({hint})") from None
+            raise no_such(self._kind, key, self, "the pipeline job has ") from None
 
     def __setattr__(self, key: str, value: Any) -> None:
         self[key] = value
