@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from mlpipe.scripts import MIRRORS
+from mlpipe.import_mirrors import MIRRORS
 
 DUMP = Path(__file__).with_name("dump_signatures.py")
 # Operation groups of the local MLClient and their azure-ai-ml classes.
