@@ -82,7 +82,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     target = None
     if step.append_row_to:
         output = step.outputs[step.append_row_to]
-        target = append_row_target(output.path, output.is_file)
+        target = append_row_target(output.path, output.is_file, step.prs.append_row_file_name)
     store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)

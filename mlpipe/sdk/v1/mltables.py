@@ -57,6 +57,21 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
     return write_mltable(text, "delimited")
 
 
+def folder_table_mltable(folder: str, reader: str, separator: str = ",",
+                         header: str = "all_files_same_headers") -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` reading every file below ``folder`` as
+    one table: ``parquet`` files, or ``delimited`` ones (a step output read as a table)."""
+    root = Path(folder).resolve()
+    if reader == "parquet":
+        text = (f"paths:\n  - pattern: {str(root / '**' / '*.parquet')!r}\n"
+                "transformations:\n  - read_parquet: {}\n")
+    else:
+        text = (f"paths:\n  - pattern: {str(root / '**' / '*')!r}\n"
+                "transformations:\n  - read_delimited:\n"
+                f"      delimiter: {separator!r}\n      header: {header}\n")
+    return write_mltable(text, f"{reader}_table")
+
+
 def files_mltable(path: str, partition_format: str | None) -> Path:
     """An MLTable folder under ``<runs-dir>/datasets`` listing the files at ``path`` (a glob,
     a folder or a file; absolute), with ``partition_format``'s keys as columns when given."""
@@ -84,5 +99,5 @@ def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
     return target
 
 
-__all__ = ["delimited_mltable", "files_mltable", "is_glob", "partitioned_mltable",
-           "write_mltable"]
+__all__ = ["delimited_mltable", "files_mltable", "folder_table_mltable", "is_glob",
+           "partitioned_mltable", "write_mltable"]
