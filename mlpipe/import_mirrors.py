@@ -118,7 +118,8 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
         mirrored = mirror_of(fullname) is not None or _inert(fullname)
         if not mirrored and fullname not in _PARENTS:
-            return self._unmirrored_child(fullname)
+            self._refuse_unmirrored_child(fullname)
+            return None
         if fullname in FALLBACKS or fullname in _PARENTS:
             if _real_installed(fullname):
                 return None  # a real package (azure-core's ``azure.core``): load it as is
@@ -136,7 +137,8 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 return self._installed[root]
         return False
 
-    def _unmirrored_child(self, fullname: str) -> None:
+    def _refuse_unmirrored_child(self, fullname: str) -> None:
+        """A submodule of a mirrored package that has no mirror: say which ones do."""
         parent = fullname.rpartition(".")[0]
         if parent in MIRRORS and isinstance(sys.modules.get(parent), types.ModuleType) \
                 and getattr(sys.modules[parent], "__mlpipe_mirror__", None):
@@ -145,7 +147,6 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
                 f"{', '.join(sorted(n for n in MIRRORS if n.startswith(parent)))}); import the "
                 "names from one of those, or install the real package and set "
                 f"{ENV_FLAG}=0", name=fullname)
-        return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
         return None

@@ -4,6 +4,7 @@ processes): installs mlpipe's import hook (:mod:`mlpipe.import_mirrors`), then r
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -14,7 +15,7 @@ def _run_hidden_sitecustomize() -> None:
     saved_path, this = list(sys.path), sys.modules.pop(__name__, None)
     try:
         sys.path[:] = [p for p in sys.path if os.path.abspath(p or os.curdir) != here]
-        import sitecustomize  # noqa: F401 - the hidden one, run for its effects
+        importlib.import_module("sitecustomize")  # the hidden one, run for its effects
     except ImportError:
         if this is not None:
             sys.modules[__name__] = this

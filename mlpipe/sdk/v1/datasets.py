@@ -152,7 +152,7 @@ class OutputFileDatasetConfig(PipelineData):
         self.mode = "mount"
         self.registration: dict[str, Any] | None = None
 
-    def as_input(self, name: str | None = None) -> DatasetConsumptionConfig:  # type: ignore[override]
+    def as_input(self, name: str | None = None) -> DatasetConsumptionConfig:
         return DatasetConsumptionConfig(name or _random_name("input"), self, "mount")
 
     def as_mount(self, disable_metadata_cache: bool = False) -> OutputFileDatasetConfig:  # type: ignore[override]
@@ -186,7 +186,7 @@ class OutputFileDatasetConfig(PipelineData):
         copy = object.__new__(OutputFileDatasetConfig)
         copy.__dict__.update(self.__dict__)
         copy.__dict__.update(changes)
-        copy._original = getattr(self, "_original", self)  # the same output, another mode
+        copy.__dict__["_original"] = getattr(self, "_original", self)  # same output, other mode
         return copy
 
 
@@ -247,7 +247,8 @@ class DataReference:
                  path_on_datastore: str | None = None, mode: str = "mount",
                  path_on_compute: str | None = None, overwrite: bool = False) -> None:
         self.datastore = datastore
-        self.data_reference_name = data_reference_name or getattr(datastore, "name", "data")
+        self.data_reference_name: str = data_reference_name or str(getattr(datastore, "name",
+                                                                             "data"))
         self.path_on_datastore = path_on_datastore
         self.mode = mode
         self.path_on_compute = path_on_compute

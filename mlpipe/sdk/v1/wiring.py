@@ -141,13 +141,12 @@ class Wiring:
         written = written_data(item)
         if written is not None:
             return self._remember(item, self._upstream(item, written))
-        name, dataset, mode = default_name, item, None
+        name, dataset = default_name, item
+        mode: str | None = None
         if isinstance(item, DatasetConsumptionConfig):
             name, dataset, mode = item.name, resolve(item.dataset), item.mode
         elif isinstance(item, DataReference):
             name, mode = item.data_reference_name, item.mode
-        elif isinstance(item, FileDataset) and item.name:
-            name = item.name
         if isinstance(dataset, (str, os.PathLike)) and not isinstance(dataset, DataPath):
             dataset = FileDataset(os.fspath(dataset))
         kind = "table" if isinstance(dataset, TabularDataset) else "file"
