@@ -63,6 +63,19 @@ def test_overrides() -> None:
         apply_overrides(data, ["jobs.s"])
 
 
+def test_overrides_make_the_mappings_a_key_path_needs() -> None:
+    """As az ml's --set: settings.force_rerun=True in a file with no settings; a string on the
+    way (jobs.s.component is a file reference) is not a mapping."""
+    data = {"jobs": {"s": {"component": "./c.yml"}}}
+    out, problems = apply_overrides(data, ["settings.force_rerun=True",
+                                           "jobs.s.resources.instance_count=2"])
+    assert problems == []
+    assert out["settings"] == {"force_rerun": True}
+    assert out["jobs"]["s"]["resources"] == {"instance_count": 2}
+    _, problems = apply_overrides(data, ["jobs.s.component.name=x"])
+    assert [p.message for p in problems] == ["cannot set: 'component' in jobs.s is not a mapping"]
+
+
 def test_prs_flags() -> None:
     values, problems = parse_prs_arguments(
         ["--model", "m", "--error_threshold=-1", "--task_overhead_timeout", "0", "--copy_logs_to_parent", "maybe",
