@@ -119,11 +119,8 @@ def table(rows: list[Any], *, sort_keys: bool = True) -> str:
     headers: list[str] = []
     for item in items:
         headers += [key for key in item if key not in headers]
-    if not items:
+    if not headers:  # nothing to show (no rows, or no scalar values): an empty line, as az
         return "\n"
-    if not headers:
-        raise ValueError("Table output unavailable. Use the --query option to specify an "
-                         "appropriate query.")
     columns = [[_cell(item.get(header)) for item in items] for header in headers]
     widths = [max(len(header) + TABLE_MIN_PADDING, *(len(cell) for cell in column))
               for header, column in zip(headers, columns, strict=True)]

@@ -87,6 +87,11 @@ def test_prs_flags() -> None:
         "--progress_update_timeout needs a value"]
     _, problems = parse_prs_arguments(["--first_task_creaton_timeout", "5", "--model_path", "x"])
     assert [(p.severity, p.hint) for p in problems] == [("warning", "did you mean '--first_task_creation_timeout'?")]
+    values, problems = parse_prs_arguments(["--append_row_file_name", "scores.txt",
+                                            "--append_row_file_name", "a/b.txt"])
+    assert values == {"append_row_file_name": "scores.txt"}  # v1's append_row_file_name
+    assert [p.message for p in problems] == [
+        "--append_row_file_name: must be a file name (no folder), got 'a/b.txt'"]
 
 
 def test_order_and_cycles() -> None:
