@@ -71,10 +71,16 @@ def _under(name: str, prefix: str) -> bool:
 
 
 def mirror_of(name: str) -> str | None:
-    """The mlpipe module that module ``name`` is (``None``: not a mirrored name)."""
+    """The mlpipe module that module ``name`` is (``None``: not a mirrored name). Below the
+    v1 packages only lower-case names are modules: ``from azureml.core import
+    ScriptRunConfig`` of a name the mirror lacks is then Python's "cannot import name", not a
+    module of that name."""
     if name in MIRRORS:
         return MIRRORS[name]
-    return _V1 if any(_under(name, package) for package in V1_PACKAGES) else None
+    for package in V1_PACKAGES:
+        if _under(name, package) and name[len(package):] == name[len(package):].lower():
+            return _V1
+    return None
 
 
 def _inert(name: str) -> bool:

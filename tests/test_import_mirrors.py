@@ -78,6 +78,10 @@ def test_unmirrored_submodule_is_named(azure_absent: None) -> None:
         proc.stderr
     assert mirror_of("azureml.pipeline.core.graph") == "mlpipe.v1"
     assert mirror_of("azureml.train.automl") is None
+    # a class the mirror lacks is "cannot import name", not a module of that name
+    assert mirror_of("azureml.core.NoSuchClass") is None
+    missing = _python("import mlpipe\nfrom azureml.core import NoSuchClass")
+    assert "ImportError: cannot import name 'NoSuchClass' from 'azureml.core'" in missing.stderr
 
 
 def test_child_environment_puts_the_startup_folder_first() -> None:

@@ -58,7 +58,14 @@ from mlpipe.sdk.v1.models import Model
 from mlpipe.sdk.v1.parameters import PipelineParameter
 from mlpipe.sdk.v1.pipeline import Experiment, Pipeline
 from mlpipe.sdk.v1.run_context import Run
-from mlpipe.sdk.v1.runconfig import DockerConfiguration, RunConfiguration
+from mlpipe.sdk.v1.runconfig import (
+    DockerConfiguration,
+    MpiConfiguration,
+    PyTorchConfiguration,
+    RunConfiguration,
+    ScriptRunConfig,
+    TensorflowConfiguration,
+)
 from mlpipe.sdk.v1.runs import (
     PipelineRun,
     PortDataReference,
@@ -77,17 +84,18 @@ from mlpipe.sdk.v1.workspace import (
     Workspace,
 )
 
-__all__ = ["DEFAULT_CPU_IMAGE", "DEFAULT_GPU_IMAGE", "VERSION", "ActivityFailedException",
-           "AmlCompute", "AuthenticationException", "AzureMLException", "CommandStep",
-           "ComputeTarget", "ComputeTargetException", "CondaDependencies", "DataPath",
-           "DataPathComputeBinding", "DataReference", "Dataset", "DatasetConsumptionConfig",
-           "Datastore", "DockerConfiguration", "Environment", "Experiment",
-           "ExperimentExecutionException", "FileDataset", "InteractiveLoginAuthentication",
-           "Model", "ModelNotFoundException", "MsiAuthentication", "OutputFileDatasetConfig",
+__all__ = ["ActivityFailedException", "AmlCompute", "AuthenticationException", "AzureMLException",
+           "CommandStep", "ComputeTarget", "ComputeTargetException", "CondaDependencies",
+           "DEFAULT_CPU_IMAGE", "DEFAULT_GPU_IMAGE", "DataPath", "DataPathComputeBinding",
+           "DataReference", "Dataset", "DatasetConsumptionConfig", "Datastore",
+           "DockerConfiguration", "Environment", "Experiment", "ExperimentExecutionException",
+           "FileDataset", "InteractiveLoginAuthentication", "Model", "ModelNotFoundException",
+           "MpiConfiguration", "MsiAuthentication", "OutputFileDatasetConfig",
            "OutputTabularDatasetConfig", "ParallelRunConfig", "ParallelRunStep", "Pipeline",
            "PipelineData", "PipelineOutputFileDataset", "PipelineOutputTabularDataset",
            "PipelineParameter", "PipelineRun", "PortDataReference", "ProjectSystemException",
-           "PythonScriptStep", "Run", "RunConfiguration", "RunConfigurationException",
-           "RunDetails", "ServiceException", "ServicePrincipalAuthentication", "StepRun",
-           "StepRunOutput", "TabularDataset", "UserErrorException", "WebserviceException",
+           "PyTorchConfiguration", "PythonScriptStep", "Run", "RunConfiguration",
+           "RunConfigurationException", "RunDetails", "ScriptRunConfig", "ServiceException",
+           "ServicePrincipalAuthentication", "StepRun", "StepRunOutput", "TabularDataset",
+           "TensorflowConfiguration", "UserErrorException", "VERSION", "WebserviceException",
            "Workspace", "WorkspaceException"]

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mlpipe.compiler.assets import stand_in
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.sdk.assets import AssetStore
 from mlpipe.sdk.callsite import call_site, caller_dir
@@ -339,9 +340,13 @@ class FileDataset:
         return _Mount(str(path if path.is_dir() else path.parent))
 
     def local_path(self) -> str:
-        """The dataset's path, absolute (relative paths are the creating script's)."""
-        return (self.path if Path(self.path).is_absolute() or "://" in self.path
-                else str((self._base / self.path).resolve()))
+        """The dataset's path, absolute (relative paths are the creating script's); a URL is
+        its ``mlpipe.toml`` stand-in when one is mapped (else the URL itself)."""
+        if "://" in self.path:
+            found = stand_in(self.path, self._base)
+            return str(found) if found is not None else self.path
+        path = Path(self.path)
+        return self.path if path.is_absolute() else str((self._base / path).resolve())
 
     def register(self: D, workspace: Any, name: str, description: str | None = None,
                  tags: Mapping[str, str] | None = None, create_new_version: bool = False

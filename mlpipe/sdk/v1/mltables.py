@@ -10,6 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from mlpipe.compiler.assets import stand_in
 from mlpipe.runs import resolve_runs_dir
 from mlpipe.sdk.v1.datastores import local_text
 
@@ -48,7 +49,8 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
     entries = []
     for item in items:
         text = local_text(item)
-        local = Path(text) if Path(text).is_absolute() else base / text
+        url = stand_in(text, base) if "://" in text else None  # mlpipe.toml's stand-in
+        local = url or (Path(text) if Path(text).is_absolute() else base / text)
         entries.append(_paths_entry(str(local.resolve()), folder=text.endswith("/")))
     name = getattr(header, "name", header)
     header_value = _HEADERS.get(str(name).lower(), "all_files_same_headers")

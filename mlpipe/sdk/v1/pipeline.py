@@ -14,6 +14,7 @@ from mlpipe.sdk.operations.base import NotAvailableLocally
 from mlpipe.sdk.running import run
 from mlpipe.sdk.v1.datasets import FileDataset
 from mlpipe.sdk.v1.parameters import parameter_values
+from mlpipe.sdk.v1.runconfig import ScriptRunConfig
 from mlpipe.sdk.v1.runs import PUBLISH_HINT, PipelineRun
 from mlpipe.sdk.v1.steps import CommandStep, ParallelRunStep, PythonScriptStep, StepBase, closure
 from mlpipe.sdk.v1.translation import command_node, parallel_node, v2_name
@@ -150,16 +151,23 @@ class Experiment:
         self.workspace = workspace
         self.name = name
 
-    def submit(self, config: Pipeline, tags: Mapping[str, str] | None = None,
+    def submit(self, config: Pipeline | ScriptRunConfig, tags: Mapping[str, str] | None = None,
                **kwargs: Any) -> Any:
-        """Run the v1 ``Pipeline`` locally under this experiment's name; returns a v1
-        ``PipelineRun`` (``pipeline_parameters=`` set ``PipelineParameter`` values)."""
+        """Run the v1 ``Pipeline`` (or a ``ScriptRunConfig``, as a one-step job) locally under
+        this experiment's name; returns a v1 ``PipelineRun`` (``pipeline_parameters=`` set
+        ``PipelineParameter`` values)."""
+        if isinstance(config, ScriptRunConfig):
+            name = Path(str(config.script)).stem if config.script else "command"
+            config = Pipeline(self.workspace, [CommandStep(name=name, runconfig=config)])
         if not isinstance(config, Pipeline):
             raise ValidationError([Diagnostic(
-                f"Experiment.submit() takes a v1 Pipeline, got {type(config).__name__}",
-                location=call_site(), code="type",
+                f"Experiment.submit() takes a v1 Pipeline or ScriptRunConfig, got "
+                f"{type(config).__name__}", location=call_site(), code="type",
                 hint="a v2 PipelineJob runs with job.run() or mlpipe.run(job)")])
         return config.submit(experiment_name=self.name, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Experiment(Name: {self.name},\nWorkspace: {getattr(self.workspace, 'name', None)})"
 
 
 __all__ = ["Experiment", "Pipeline", "step_names"]

@@ -12,7 +12,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mlpipe.sdk.operations.base import NotAvailableLocally
 from mlpipe.sdk.v1.exceptions import ActivityFailedException
 from mlpipe.sdk.v1.translation import v2_name
 
@@ -167,11 +166,60 @@ class PipelineRun:
     def get_portal_url(self) -> str:
         return Path(self._result.run_dir).as_uri()
 
-    def publish_pipeline(self, name: str | None = None, description: str | None = None,
-                         version: str | None = None, continue_on_step_failure: Any = None,
-                         **kwargs: Any) -> Any:
-        """Publishing makes a REST endpoint in a workspace: not available locally."""
-        raise NotAvailableLocally("PipelineRun.publish_pipeline()", PUBLISH_HINT)
+    def get_file_names(self) -> list[str]:
+        """The run's files, as v1 lists them: what its steps wrote to ``./outputs`` and
+        ``./logs`` in their working folder, and what they uploaded (``upload_file``)."""
+        return sorted(self._files())
+
+    def download_file(self, name: str, output_file_path: str | None = None,
+                      _validate_checksum: bool = False) -> None:
+        """Copy the run's file ``name`` (see :meth:`get_file_names`) to ``output_file_path``
+        (a file, or a folder to put it in; default: the working folder)."""
+        source = self._file(name)
+        target = Path(output_file_path or ".")
+        if target.is_dir():
+            target = target / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+    def register_model(self, model_name: str, model_path: str | None = None, tags: Any = None,
+                       properties: Any = None, description: str | None = None,
+                       **kwargs: Any) -> Any:
+        """Register one of the run's files or folders (``outputs/model.pkl``) as a model in
+        the local asset store."""
+        from mlpipe.sdk.v1.models import Model  # noqa: PLC0415 - models reads the asset store
+
+        source = self._file(model_path or model_name, folders=True)
+        return Model.register(None, str(source), model_name, tags=tags, properties=properties,
+                              description=description)
+
+    def _roots(self) -> list[tuple[Path, str]]:
+        """(folder, sub-folder) of each step that holds run files: the working folder's
+        ``outputs`` and ``logs``, and the uploads."""
+        roots = []
+        for logs in self._result.logs.values():
+            step = Path(logs).parent
+            roots += [(step / "code", "outputs"), (step / "code", "logs"), (step / "artifacts", "")]
+        return roots
+
+    def _files(self) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for base, top in self._roots():
+            if (base / top).is_dir():
+                for path in sorted((base / top).rglob("*")):
+                    if path.is_file():
+                        found.setdefault(path.relative_to(base).as_posix(), path)
+        return found
+
+    def _file(self, name: str, folders: bool = False) -> Path:
+        files = self._files()
+        if name in files:
+            return files[name]
+        for base, _top in self._roots() if folders else []:
+            if (base / name).is_dir():
+                return base / name
+        raise FileNotFoundError(f"run {self.id} has no file {name!r} (files: "
+                                f"{', '.join(sorted(files)) or 'none'})")
 
     def __repr__(self) -> str:
         return (f"Run(Experiment: {self.experiment_name}, Id: {self.id}, "

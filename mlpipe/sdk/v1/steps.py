@@ -16,7 +16,7 @@ from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.callsite import call_site, caller_dir
 from mlpipe.sdk.v1.config import ParallelRunConfig
 from mlpipe.sdk.v1.datasets import PipelineData
-from mlpipe.sdk.v1.runconfig import RunConfiguration
+from mlpipe.sdk.v1.runconfig import RunConfiguration, ScriptRunConfig
 from mlpipe.sdk.v1.wiring import origin, written_data
 
 
@@ -110,15 +110,22 @@ class PythonScriptStep(StepBase):
 
 
 class CommandStep(StepBase):
-    """v1 ``CommandStep``: a shell ``command`` (text, or a list of arguments that may hold
-    data) in ``source_directory``, run as a v2 command step."""
+    """v1 ``CommandStep``: a shell ``command`` (text, or a list of words joined by spaces, data
+    among them) in ``source_directory``, run as a v2 command step; ``runconfig`` may be a
+    ``ScriptRunConfig`` giving the command, folder, environment and compute."""
 
     def __init__(self, command: str | Sequence[Any] | None = None, name: str | None = None,
-                 compute_target: Any = None, runconfig: RunConfiguration | None = None,
+                 compute_target: Any = None,
+                 runconfig: RunConfiguration | ScriptRunConfig | None = None,
                  runconfig_pipeline_params: Mapping[str, Any] | None = None,
                  inputs: Sequence[Any] | None = None, outputs: Sequence[Any] | None = None,
                  params: Mapping[str, Any] | None = None, source_directory: str | None = None,
                  allow_reuse: bool = True, version: str | None = None) -> None:
+        if isinstance(runconfig, ScriptRunConfig):
+            command = runconfig.command_words() if command is None else command
+            source_directory = source_directory or runconfig.source_directory
+            compute_target = compute_target or runconfig.run_config.target
+            runconfig = runconfig.run_config
         self.command = command
         self.compute_target = compute_target
         self.runconfig = runconfig

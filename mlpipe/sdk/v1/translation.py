@@ -118,8 +118,10 @@ def command_node(step: PythonScriptStep | CommandStep, name: str, producers: Pro
     words = [wiring.argument(a) for a in step.arguments]
     if isinstance(step, PythonScriptStep):
         command = " ".join(["python", shlex.quote(step.script_name), *words])
-    else:
-        command = step.command if isinstance(step.command, str) else " ".join(words)
+    else:  # v1 joins a command's words as they are (data as its path)
+        command = step.command if isinstance(step.command, str) else " ".join(
+            word if isinstance(word, str) else text
+            for word, text in zip(step.arguments, words, strict=True))
     runconfig = step.runconfig
     env_vars = {**(runconfig.environment_variables_in_force if runconfig else {}),
                 **{f"AML_PARAMETER_{k}": str(resolve(v)) for k, v in step.params.items()},

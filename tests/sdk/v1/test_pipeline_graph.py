@@ -296,3 +296,61 @@ def test_file_dataset_download_and_mount(tmp_path: Path) -> None:
         assert Path(context.mount_point, "labels.txt").read_text() == "cat\n"
     config = dataset.as_named_input("labels_input").as_mount("/tmp/somewhere")
     assert config.path_on_compute == "/tmp/somewhere" and config.mode == "ro_mount"
+
+
+TRAIN = '''\
+import argparse, os
+from azureml.core import Run
+run = Run.get_context()
+parser = argparse.ArgumentParser()
+parser.add_argument("--reg", type=float)
+args = parser.parse_args()
+os.makedirs("outputs", exist_ok=True)
+open("outputs/model.pkl", "w").write(f"model {args.reg}")
+print("trained", run.id)
+'''
+
+
+def test_script_run_config_runs_as_a_one_step_job(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Experiment.submit(ScriptRunConfig(...)) (v1 training notebooks) runs the script once;
+    the run lists its ./outputs files and registers a model from them. CommandStep takes the
+    same config (aml-pipelines-with-commandstep)."""
+    from mlpipe.v1 import Environment, MpiConfiguration, ScriptRunConfig
+
+    monkeypatch.setenv("MLPIPE_RUNS_DIR", str(tmp_path / "runs"))
+    write(tmp_path / "src" / "train.py", TRAIN)
+    src = ScriptRunConfig(source_directory=str(tmp_path / "src"), script="train.py",
+                          arguments=["--reg", 0.5], compute_target="cpu-cluster",
+                          environment=Environment("sklearn-env"))
+    run = Experiment(None, "train-exp").submit(src, runs_dir=tmp_path / "runs")
+    assert run.wait_for_completion(show_output=False) == "Finished"
+    assert run.get_file_names() == ["outputs/model.pkl"]
+    model = run.register_model(model_name="sk-model", model_path="outputs/model.pkl")
+    assert Path(Model.get_model_path("sk-model")).read_text() == "model 0.5"
+    assert model.version == 1
+    run.download_file("outputs/model.pkl", str(tmp_path / "copy.pkl"))
+    assert (tmp_path / "copy.pkl").read_text() == "model 0.5"
+
+    command = ScriptRunConfig(source_directory=str(tmp_path / "src"),
+                              command=["python train.py --reg 2"], compute_target="gpu",
+                              distributed_job_config=MpiConfiguration(node_count=2))
+    step = CommandStep(name="train-mnist", runconfig=command)
+    node = Pipeline(steps=[step]).to_job().to_dict()["jobs"]["train_mnist"]
+    assert node["command"] == "python train.py --reg 2" and node["compute"] == "gpu"
+
+
+def test_datasets_from_urls_read_their_stand_ins(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dataset.File.from_files / Tabular.from_delimited_files of a URL that mlpipe.toml maps
+    (a prefix is enough) read the local stand-in."""
+    write(tmp_path / "mlpipe.toml",
+          '[assets]\n"https://dprepdata.blob.core.windows.net" = "./blob"\n')
+    write(tmp_path / "blob" / "demo" / "Titanic.csv", "PassengerId,Survived\n1,0\n2,1\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MLPIPE_RUNS_DIR", str(tmp_path / "runs"))
+    url = "https://dprepdata.blob.core.windows.net/demo/Titanic.csv"
+    files = Dataset.File.from_files(url)
+    assert files.local_path() == str(tmp_path / "blob" / "demo" / "Titanic.csv")
+    table = Dataset.Tabular.from_delimited_files(url).to_pandas_dataframe()
+    assert table.Survived.tolist() == [0, 1]
