@@ -27,6 +27,7 @@ from mlpipe.sdk.v1.datastores import DataPath, Datastore, local_text
 from mlpipe.sdk.v1.mltables import (
     delimited_mltable,
     files_mltable,
+    frame_mltable,
     is_glob,
     partitioned_mltable,
 )
@@ -415,6 +416,33 @@ class TabularDataset(FileDataset):
         from mlpipe.data import read_mltable
 
         return read_mltable(self.local_path())
+
+    def random_split(self, percentage: float, seed: int | None = None
+                     ) -> tuple[TabularDataset, TabularDataset]:
+        """Two tables: each row goes to the first with probability ``percentage`` (seeded);
+        Azure's split of the same rows is random too, so which rows differ."""
+        import numpy  # noqa: PLC0415 - pandas' own dependency
+
+        frame = self.to_pandas_dataframe()
+        first = numpy.random.RandomState(seed).rand(len(frame)) < percentage
+        return self._derived(frame[first], "split"), self._derived(frame[~first], "split")
+
+    def take(self, count: int) -> TabularDataset:
+        return self._derived(self.to_pandas_dataframe().head(count), "take")
+
+    def skip(self, count: int) -> TabularDataset:
+        return self._derived(self.to_pandas_dataframe().iloc[count:], "skip")
+
+    def keep_columns(self, columns: str | list[str], validate: bool = False) -> TabularDataset:
+        keep = [columns] if isinstance(columns, str) else list(columns)
+        return self._derived(self.to_pandas_dataframe()[keep], "columns")
+
+    def drop_columns(self, columns: str | list[str]) -> TabularDataset:
+        drop = [columns] if isinstance(columns, str) else list(columns)
+        return self._derived(self.to_pandas_dataframe().drop(columns=drop), "columns")
+
+    def _derived(self, frame: Any, prefix: str) -> TabularDataset:
+        return TabularDataset(str(frame_mltable(frame.reset_index(drop=True), prefix)))
 
     def partition_by(self, partition_keys: list[str], target: Any, name: str | None = None,
                      show_progress: bool = True, partition_as_file_dataset: bool = False

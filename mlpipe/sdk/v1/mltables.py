@@ -84,6 +84,20 @@ def files_mltable(path: str, partition_format: str | None) -> Path:
     return write_mltable(text, "files")
 
 
+def frame_mltable(frame: Any, prefix: str) -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` holding ``frame`` as ``data.csv`` (a
+    table derived in code: ``random_split``, ``take``, ``keep_columns``, ...)."""
+    text = frame.to_csv(index=False)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    folder = resolve_runs_dir() / "datasets" / f"{prefix}_{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "data.csv").write_text(text, encoding="utf-8")
+    (folder / "MLTable").write_text("paths:\n  - file: ./data.csv\ntransformations:\n"
+                                    "  - read_delimited:\n      delimiter: ','\n"
+                                    "      header: all_files_same_headers\n", encoding="utf-8")
+    return folder
+
+
 def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
     """v1 ``partition_by``: ``frame`` written as ``target/<key1>/<key2>/part.csv`` files (the key
     columns in the path) and an MLTable reading them back with the keys as columns."""
@@ -101,5 +115,5 @@ def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
     return target
 
 
-__all__ = ["delimited_mltable", "files_mltable", "folder_table_mltable", "is_glob",
+__all__ = ["delimited_mltable", "files_mltable", "folder_table_mltable", "frame_mltable", "is_glob",
            "partitioned_mltable", "write_mltable"]

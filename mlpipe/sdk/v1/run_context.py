@@ -137,8 +137,9 @@ def _context_run() -> _OfflineRun:
     return _OfflineRun(_OfflineRun(name=job, run_id=job), step, f"{job}_{step}")
 
 
-def step_datasets(env: Mapping[str, str]) -> dict[str, Any]:
-    """``input_datasets`` of a step, from the variables :mod:`mlpipe.sdk.v1.wiring` sets."""
+def step_datasets(env: Mapping[str, str], as_objects: bool = False) -> dict[str, Any]:
+    """``input_datasets`` of a step, from the variables :mod:`mlpipe.sdk.v1.wiring` sets
+    (``as_objects``: every one as a dataset object, also those a step gets as a path)."""
     described = json.loads(env.get(DATASETS_ENV) or "{}")
     found: dict[str, Any] = {}
     for name, how in described.items():
@@ -152,7 +153,7 @@ def step_datasets(env: Mapping[str, str]) -> dict[str, Any]:
                 how.get("header", "all_files_same_headers"))))
         elif kind == "table":
             found[name] = TabularDataset(path)
-        elif mode in (None, "direct"):
+        elif mode in (None, "direct") or as_objects:
             found[name] = FileDataset(path)
         else:
             found[name] = path  # as_mount() / as_download(): where the files are

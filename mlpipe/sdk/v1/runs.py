@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.sdk.v1.exceptions import ActivityFailedException
+from mlpipe.sdk.v1.models import Model
+from mlpipe.sdk.v1.run_context import step_datasets
 from mlpipe.sdk.v1.translation import v2_name
 
 _STATUS = {"completed": "Finished", "failed": "Failed", "canceled": "Canceled"}
@@ -63,7 +65,66 @@ class StepRunOutput:
         return self._reference
 
 
-class StepRun:
+class _RunFiles:
+    """v1's run files (``get_file_names``, ``download_file``, ``register_model``): what the
+    run's steps wrote to ``./outputs`` and ``./logs`` in their working folder, and what they
+    uploaded (``upload_file``)."""
+
+    id: str
+
+    def _step_dirs(self) -> list[Path]:
+        raise NotImplementedError
+
+    def get_file_names(self) -> list[str]:
+        return sorted(self._files())
+
+    def download_file(self, name: str, output_file_path: str | None = None,
+                      _validate_checksum: bool = False) -> None:
+        """Copy the run's file ``name`` to ``output_file_path`` (a file, or a folder to put it
+        in; default: the working folder)."""
+        source = self._file(name)
+        target = Path(output_file_path or ".")
+        if target.is_dir():
+            target = target / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+    def register_model(self, model_name: str, model_path: str | None = None, tags: Any = None,
+                       properties: Any = None, description: str | None = None,
+                       **kwargs: Any) -> Any:
+        """Register one of the run's files or folders (``outputs/model.pkl``) as a model in
+        the local asset store."""
+        source = self._file(model_path or model_name, folders=True)
+        return Model.register(None, str(source), model_name, tags=tags, properties=properties,
+                              description=description)
+
+    def _roots(self) -> list[tuple[Path, str]]:
+        roots = []
+        for step in self._step_dirs():
+            roots += [(step / "code", "outputs"), (step / "code", "logs"), (step / "artifacts", "")]
+        return roots
+
+    def _files(self) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for base, top in self._roots():
+            if (base / top).is_dir():
+                for path in sorted((base / top).rglob("*")):
+                    if path.is_file():
+                        found.setdefault(path.relative_to(base).as_posix(), path)
+        return found
+
+    def _file(self, name: str, folders: bool = False) -> Path:
+        files = self._files()
+        if name in files:
+            return files[name]
+        for base, _top in self._roots() if folders else []:
+            if (base / name.rstrip("/")).is_dir():
+                return base / name.rstrip("/")
+        raise FileNotFoundError(f"run {self.id} has no file {name!r} (files: "
+                                f"{', '.join(sorted(files)) or 'none'})")
+
+
+class StepRun(_RunFiles):
     """One step of a :class:`PipelineRun`: ``name`` is the v1 step name."""
 
     def __init__(self, parent: PipelineRun, key: str) -> None:
@@ -89,10 +150,20 @@ class StepRun:
         return PortDataReference(name, outputs[name], f"azureml/{self.id}/{name}")
 
     def get_details(self) -> dict[str, Any]:
+        """``runId``, ``status``, ``logs`` and v1's ``inputDatasets`` (each ``dataset`` a
+        ``FileDataset`` / ``TabularDataset`` of the data the step read)."""
+        step = self.parent._result.plan.step(self.key)
+        inputs = [{"dataset": dataset, "consumptionDetails": {"type": "RunInput",
+                                                                "inputName": name}}
+                  for name, dataset in step_datasets(step.environment_variables,
+                                                     as_objects=True).items()]
         return {"runId": self.id, "status": self.get_status(),
-                "logs": self.parent.logs.get(self.key)}
+                "logs": self.parent.logs.get(self.key), "inputDatasets": inputs}
 
     get_details_with_logs = get_details
+
+    def _step_dirs(self) -> list[Path]:
+        return [Path(self.parent.logs[self.key]).parent]
 
     def get_job_log(self) -> str:
         """The step's log (its std_log or the parallel step's job_result.txt)."""
@@ -110,7 +181,7 @@ class StepRun:
         return f"StepRun(Id: {self.id}, Name: {self.name}, Status: {self.get_status()})"
 
 
-class PipelineRun:
+class PipelineRun(_RunFiles):
     """v1 ``PipelineRun``: the finished local run; other attributes are the
     :class:`mlpipe.sdk.running.RunResult`'s (``status``, ``outputs``, ``reports``, ...).
     ``v1_names`` maps each v2 step name to its v1 name."""
@@ -166,60 +237,8 @@ class PipelineRun:
     def get_portal_url(self) -> str:
         return Path(self._result.run_dir).as_uri()
 
-    def get_file_names(self) -> list[str]:
-        """The run's files, as v1 lists them: what its steps wrote to ``./outputs`` and
-        ``./logs`` in their working folder, and what they uploaded (``upload_file``)."""
-        return sorted(self._files())
-
-    def download_file(self, name: str, output_file_path: str | None = None,
-                      _validate_checksum: bool = False) -> None:
-        """Copy the run's file ``name`` (see :meth:`get_file_names`) to ``output_file_path``
-        (a file, or a folder to put it in; default: the working folder)."""
-        source = self._file(name)
-        target = Path(output_file_path or ".")
-        if target.is_dir():
-            target = target / source.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target)
-
-    def register_model(self, model_name: str, model_path: str | None = None, tags: Any = None,
-                       properties: Any = None, description: str | None = None,
-                       **kwargs: Any) -> Any:
-        """Register one of the run's files or folders (``outputs/model.pkl``) as a model in
-        the local asset store."""
-        from mlpipe.sdk.v1.models import Model  # noqa: PLC0415 - models reads the asset store
-
-        source = self._file(model_path or model_name, folders=True)
-        return Model.register(None, str(source), model_name, tags=tags, properties=properties,
-                              description=description)
-
-    def _roots(self) -> list[tuple[Path, str]]:
-        """(folder, sub-folder) of each step that holds run files: the working folder's
-        ``outputs`` and ``logs``, and the uploads."""
-        roots = []
-        for logs in self._result.logs.values():
-            step = Path(logs).parent
-            roots += [(step / "code", "outputs"), (step / "code", "logs"), (step / "artifacts", "")]
-        return roots
-
-    def _files(self) -> dict[str, Path]:
-        found: dict[str, Path] = {}
-        for base, top in self._roots():
-            if (base / top).is_dir():
-                for path in sorted((base / top).rglob("*")):
-                    if path.is_file():
-                        found.setdefault(path.relative_to(base).as_posix(), path)
-        return found
-
-    def _file(self, name: str, folders: bool = False) -> Path:
-        files = self._files()
-        if name in files:
-            return files[name]
-        for base, _top in self._roots() if folders else []:
-            if (base / name).is_dir():
-                return base / name
-        raise FileNotFoundError(f"run {self.id} has no file {name!r} (files: "
-                                f"{', '.join(sorted(files)) or 'none'})")
+    def _step_dirs(self) -> list[Path]:
+        return [Path(logs).parent for logs in self._result.logs.values()]
 
     def __repr__(self) -> str:
         return (f"Run(Experiment: {self.experiment_name}, Id: {self.id}, "

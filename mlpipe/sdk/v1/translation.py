@@ -33,7 +33,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from mlpipe.diagnostics import Location
+from mlpipe.diagnostics import Diagnostic, Location, ValidationError
 from mlpipe.sdk.entities import JobResourceConfiguration, RetrySettings, RunFunction
 from mlpipe.sdk.io import Output
 from mlpipe.sdk.nodes import CommandNode, ParallelNode
@@ -43,7 +43,7 @@ from mlpipe.sdk.v1.datasets import PipelineData
 from mlpipe.sdk.v1.environments import Environment
 from mlpipe.sdk.v1.parameters import resolve
 from mlpipe.sdk.v1.steps import CommandStep, ParallelRunStep, PythonScriptStep
-from mlpipe.sdk.v1.wiring import Order, Producers, Wiring, binding_name
+from mlpipe.sdk.v1.wiring import Order, Producers, Wiring, binding_name, table_reader
 
 
 def v2_name(name: str) -> str:
@@ -59,6 +59,15 @@ def parallel_node(step: ParallelRunStep, name: str, producers: Producers, order:
     each ``PipelineData``; relative paths are written relative to ``base``)."""
     config = step.parallel_run_config.resolved()
     wiring = Wiring(step.name, step.written(), producers, base, order)
+    if table_reader(step.inputs[0]) is not None:
+        raise ValidationError([Diagnostic(
+            f"ParallelRunStep {step.name!r} reads another step's output as a table "
+            "(read_delimited_files / read_parquet_files / parse_*_files): locally a parallel "
+            "step reads a step's output as files, and run() would get file paths instead of "
+            "DataFrames", location=step._origin, code="unsupported",
+            hint="pass the output itself (as_input() / as_dataset()) and read the files in "
+                 "run(), or have the writing step register a table with "
+                 "Dataset.Tabular.from_delimited_files")])
     data = wiring.add_input(step.inputs[0], "input_data")
     for index, item in enumerate(step.side_inputs):
         wiring.add_input(item, f"side_input_{index}")

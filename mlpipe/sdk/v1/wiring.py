@@ -164,7 +164,7 @@ class Wiring:
         mode = item.mode if isinstance(item, DatasetConsumptionConfig) else None
         self.inputs[key] = {"type": "uri_folder", "path": "${{parent.jobs.%s.outputs.%s}}" % source,
                             **({"mode": "download"} if mode == "download" else {})}
-        reader = _reader(item)
+        reader = table_reader(item)
         if reader is not None:
             self._describe(name, key, {"kind": "folder_table", **reader.as_dict()})
         elif isinstance(item, (DatasetConsumptionConfig, PipelineOutputFileDataset)):
@@ -273,7 +273,8 @@ def binding_name(text: str) -> str:
     return text.rsplit(".", 1)[1].rstrip("}")
 
 
-def _reader(item: Any) -> TableReader | None:
+def table_reader(item: Any) -> TableReader | None:
+    """How ``item`` reads a step's output as a table (``None``: it does not)."""
     while isinstance(item, DatasetConsumptionConfig):
         item = item.dataset
     if isinstance(item, (PipelineOutputTabularDataset, OutputTabularDatasetConfig)):
@@ -306,4 +307,5 @@ def _store_name(store: Any) -> str | None:
 
 
 __all__ = ["DATASETS_ENV", "DATA_REFERENCE_ENV", "RUN_AFTER", "Order", "Producers", "Wiring",
-           "binding_name", "destination", "identifier", "is_data", "origin", "written_data"]
+           "binding_name", "destination", "identifier", "is_data", "origin", "table_reader",
+           "written_data"]

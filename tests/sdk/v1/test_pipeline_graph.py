@@ -119,8 +119,11 @@ frame.to_parquet(os.path.join(args.out, "processed.parquet"))
     "total.py": '''\
 import os
 from azureml.core import Run
-frame = Run.get_context().input_datasets["as_parquet"].to_pandas_dataframe()
-print("TOTAL", int(frame.total.sum()), "ROWS", len(frame))
+dataset = Run.get_context().input_datasets["as_parquet"]
+frame = dataset.to_pandas_dataframe()
+train, test = dataset.random_split(percentage=0.5, seed=111)
+print("TOTAL", int(frame.total.sum()), "ROWS", len(frame),
+      "SPLIT", len(train.to_pandas_dataframe()) + len(test.to_pandas_dataframe()))
 ''',
 }
 
@@ -151,10 +154,14 @@ def test_outputs_read_as_tables_downstream(tmp_path: Path) -> None:
                          source_directory=str(tmp_path / "steps"), compute_target="cpu"),
     ]
     runs = tmp_path / "runs"
-    result = Pipeline(steps=steps).run(runs_dir=runs, job_name="tables")
-    assert result.ok, result
-    stdout = (Path(result.logs["total_py"]) / "user" / "stdout.txt").read_text()
-    assert "TOTAL 21 ROWS 3" in stdout
+    run = Experiment(None, "tables").submit(Pipeline(steps=steps), runs_dir=runs,
+                                            job_name="tables")
+    assert run.get_status() == "Finished"
+    stdout = (Path(run.logs["total_py"]) / "user" / "stdout.txt").read_text()
+    assert "TOTAL 21 ROWS 3 SPLIT 3" in stdout
+    (read,) = run.find_step_run("prepare.py")[0].get_details()["inputDatasets"]
+    assert read["consumptionDetails"]["inputName"] == "raw_data"
+    assert read["dataset"].to_pandas_dataframe().a.tolist() == [1, 3, 5]
     written = runs / "datastores" / "workspaceblobstore" / "prepared" / "tables" / "part.csv"
     assert pd.read_csv(written).total.tolist() == [3, 7, 11]  # {run-id}: the job's name
 
@@ -354,3 +361,21 @@ def test_datasets_from_urls_read_their_stand_ins(tmp_path: Path,
     assert files.local_path() == str(tmp_path / "blob" / "demo" / "Titanic.csv")
     table = Dataset.Tabular.from_delimited_files(url).to_pandas_dataframe()
     assert table.Survived.tolist() == [0, 1]
+
+
+def test_a_parallel_step_reading_an_output_as_a_table_is_refused(tmp_path: Path) -> None:
+    """run() would get file paths where v1 gives DataFrames: refused, not silently different."""
+    from mlpipe.v1 import ParallelRunConfig, ParallelRunStep
+
+    write(tmp_path / "prep.py", "")
+    write(tmp_path / "score.py", "def run(batch):\n    return batch\n")
+    prepared = OutputFileDatasetConfig("prepared")
+    prep = PythonScriptStep("prep.py", arguments=[prepared], source_directory=str(tmp_path),
+                            compute_target="c")
+    config = ParallelRunConfig(source_directory=str(tmp_path), entry_script="score.py",
+                               error_threshold=-1, output_action="summary_only",
+                               environment="env", compute_target="c", node_count=1)
+    score = ParallelRunStep("score", config, inputs=[prepared.read_delimited_files().as_input("t")])
+    with pytest.raises(ValidationError, match="reads another step's output as a table") as err:
+        Pipeline(steps=[prep, score]).to_job()
+    assert err.value.diagnostics[0].location.file == __file__
