@@ -127,7 +127,7 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             self._refuse_unmirrored_child(fullname)
             return None
         if fullname in FALLBACKS or fullname in _PARENTS:
-            if _real_installed(fullname):
+            if real_package_installed(fullname):
                 return None  # a real package (azure-core's ``azure.core``): load it as is
         elif not self.forced and self._family_installed(fullname):
             return None
@@ -139,7 +139,7 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         for prefix, root in _FAMILIES:
             if _under(fullname, prefix):
                 if root not in self._installed:
-                    self._installed[root] = _real_installed(root)
+                    self._installed[root] = real_package_installed(root)
                 return self._installed[root]
         return False
 
@@ -185,9 +185,10 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__getattr__ = __getattr__  # type: ignore[method-assign]
 
 
-def _real_installed(name: str) -> bool:
-    """Whether the other finders find module ``name`` (its parents looked up the same way,
-    nothing imported): the real package is installed."""
+def real_package_installed(name: str) -> bool:
+    """Whether the real module ``name`` is installed: the other finders find it (its parents
+    looked up the same way, nothing imported). ``importlib.util.find_spec`` cannot tell once
+    the hook is installed: it finds the mirror."""
     path: Any = None
     parts = name.split(".")
     for depth in range(1, len(parts) + 1):
@@ -259,4 +260,4 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
 
 __all__ = ["ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "STARTUP_DIR", "V1_PACKAGES", "Inert",
            "MirrorFinder", "Mode", "child_environment", "install", "install_from_environment",
-           "mirror_of", "mode", "set_mode"]
+           "mirror_of", "mode", "real_package_installed", "set_mode"]
