@@ -161,9 +161,10 @@ class Experiment:
             config = Pipeline(self.workspace, [CommandStep(name=name, runconfig=config)])
         if not isinstance(config, Pipeline):
             raise ValidationError([Diagnostic(
-                f"Experiment.submit() takes a v1 Pipeline or ScriptRunConfig, got "
-                f"{type(config).__name__}", location=call_site(), code="type",
-                hint="a v2 PipelineJob runs with job.run() or mlpipe.run(job)")])
+                f"Experiment.submit() takes a v1 Pipeline, got {type(config).__name__}",
+                location=call_site(), code="type",
+                hint="a ScriptRunConfig runs too; a v2 PipelineJob runs with job.run() or "
+                     "mlpipe.run(job)")])
         return config.submit(experiment_name=self.name, **kwargs)
 
     def __repr__(self) -> str:
