@@ -344,7 +344,8 @@ def test_script_run_config_runs_as_a_one_step_job(tmp_path: Path,
                               distributed_job_config=MpiConfiguration(node_count=2))
     step = CommandStep(name="train-mnist", runconfig=command)
     node = Pipeline(steps=[step]).to_job().to_dict()["jobs"]["train_mnist"]
-    assert node["command"] == "python train.py --reg 2" and node["compute"] == "gpu"
+    assert node["command"] == "python train.py --reg 2"
+    assert node["compute"] == "azureml:gpu"  # a v2 compute reference, as azure-ai-ml writes it
 
 
 def test_datasets_from_urls_read_their_stand_ins(tmp_path: Path,
