@@ -20,6 +20,7 @@ from mlpipe.errors import MlpipeError
 from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
+from mlpipe.runtime.backends import BACKENDS, backend_names
 from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
@@ -38,8 +39,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     _runs_dir_option(create)
     create.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
                         metavar="KEY.PATH=VALUE", help="override a key of the YAML (repeatable)")
-    create.add_argument("--backend", choices=("local", "dask"), default="local",
-                        help="where parallel steps run (default: local processes)")
+    _backend_option(create)
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
     create.set_defaults(handler=create_job)
@@ -91,8 +91,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     rerun.add_argument("--set", dest="overrides", action="append", default=[],
                        type=_override, metavar="KEY.PATH=VALUE",
                        help="override a key of the pipeline, as job create --set")
-    rerun.add_argument("--backend", choices=("local", "dask"), default="local",
-                       help="where parallel steps run (default: local processes)")
+    _backend_option(rerun)
     rerun.add_argument("--no-progress", dest="progress", action="store_false",
                        help="no progress bars")
     rerun.set_defaults(handler=rerun_job)
@@ -107,6 +106,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     debug.add_argument("--pdb", action="store_true",
                        help="open the post-mortem debugger when init() or run() raises")
     debug.set_defaults(handler=debug_job)
+
+
+def _backend_option(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, its choices and their help read from the backends' table."""
+    choices = ", ".join(f"{spec.name} ({spec.summary})" if spec.summary else spec.name
+                        for spec in BACKENDS.values())
+    parser.add_argument("--backend", choices=backend_names(), default="local",
+                        help=f"where parallel steps run: {choices}; default: local")
 
 
 def _runs_dir_option(parser: argparse.ArgumentParser) -> None:

@@ -387,7 +387,7 @@ class Driver:
             if now <= deadline:
                 next_deadline = min(next_deadline, deadline)
                 continue
-            why = overrun(stage, self.timeout, self.overhead)
+            why = overrun(stage, self.timeout, self.overhead, self.backend.kill_effect)
             self.timed_out[task_id] = (why, since)
             entry = self.inflight.get(task_id)
             self.log.warning("Mini-batch %s on %s/%s: %s Killing that worker.",
