@@ -106,8 +106,7 @@ class DaskProcesses:
         from distributed import Client
 
         with Client(self.address, timeout=30, set_as_default=False) as client:
-            return {address: meta.get("pid") for address, meta in
-                    client.scheduler_info(n_workers=-1)["workers"].items()}
+            return dict(client.run(os.getpid))
 
     def wait_for_workers(self, count: int, timeout: float = 60.0) -> None:
         from distributed import Client
@@ -142,6 +141,7 @@ def wait_until_no_worker_hosts_mlpipe(address: str, timeout: float = 60.0) -> No
 
 @contextlib.contextmanager
 def dask_processes(folder: Path, dashboard: bool = False) -> Iterator[DaskProcesses]:
+    folder.mkdir(parents=True, exist_ok=True)
     cluster = DaskProcesses(folder, dashboard=dashboard)
     try:
         cluster.start_scheduler()
