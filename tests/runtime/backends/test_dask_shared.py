@@ -1,7 +1,8 @@
 """``mlpipe job create --backend dask`` on a cluster the user started: a ``dask scheduler`` and
 ``dask worker --no-nanny`` processes started by the test. mlpipe never restarts, retires or
 closes those workers: one killed mid-step costs only its mini-batch an attempt, the other
-keeps running after the job; two jobs at once share the cluster fairly."""
+keeps running after the job; two jobs at once share the cluster fairly; workers marked with
+the ``mlpipe`` resource are the only ones it takes."""
 
 from __future__ import annotations
 
@@ -21,8 +22,11 @@ import pytest
 with contextlib.suppress(ImportError):  # see tests/runtime/backends/test_dask_cluster.py
     import hypothesis  # noqa: F401
 
+from mlpipe.runtime import run_parallel_step
+from mlpipe.runtime.backends.dask import DaskBackend
 from mlpipe.runtime.mini_batch_outcomes import read_outcomes
 from tests.runtime.backends.support import REPO, DaskProcesses, dask_processes
+from tests.runtime.support import LOADER, Recorder, file_mini_batches, make_step
 
 pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow
@@ -207,3 +211,21 @@ def test_two_jobs_share_one_cluster_fairly(tmp_path: Path, cluster: DaskProcesse
     master = (tmp_path / "runs" / "first" / "score" / "logs" / "sys" / "master_role.txt")
     assert "gives its Dask worker back after its current mini-batch" in master.read_text()
     assert cluster.worker_addresses() == workers  # both workers, untouched
+
+
+def test_workers_marked_for_mlpipe_are_the_only_ones_it_takes(tmp_path: Path) -> None:
+    with dask_processes(tmp_path / "cluster") as cluster:
+        cluster.add_workers(1, nanny=False, extra=("--resources", "mlpipe=1"))
+        marked = set(cluster.worker_addresses().values())
+        cluster.add_workers(1, nanny=False)  # the team's other work runs there
+        step = make_step(tmp_path, "import os\ndef run(mini_batch):\n    return mini_batch\n",
+                         workers=2)
+        recorder = Recorder()
+        summary = run_parallel_step(step, backend=DaskBackend(cluster.address),
+                                    observers=[recorder], loader=LOADER,
+                                    mini_batches=file_mini_batches(tmp_path / "data", 6))
+    assert summary.status == "Completed", summary.reason
+    assert {a.worker.pid for a in recorder.attempts} == marked
+    failed = recorder.events("init_failed")
+    assert len(failed) == 1 and "the Dask cluster has 1 worker process mlpipe may use" in \
+        failed[0][2]
