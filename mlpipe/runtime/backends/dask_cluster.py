@@ -23,6 +23,7 @@ tasks then ask for it, so a team can set some workers aside for mlpipe jobs.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -255,13 +256,19 @@ class ClusterSession:
         and SIGKILLs it after ``0.8 * grace`` seconds (a run() stuck in C code or sleep
         does not stop it). Returns what went wrong, or None.
         """
+        problems = self.restart_all({address: nanny}, grace)
+        return problems[0] if problems else None
+
+    def restart_all(self, workers: dict[str, str | None], grace: float) -> list[str]:
+        """:meth:`restart` each worker (address -> Nanny) at once; what went wrong with each."""
         if not self.owned:
-            return f"{address}: mlpipe restarts no worker of a cluster it did not start"
+            return [f"{a}: mlpipe restarts no worker of a cluster it did not start"
+                    for a in workers]
         from distributed.core import rpc  # noqa: PLC0415
 
         client = self.client
 
-        async def kill() -> None:
+        async def kill(address: str, nanny: str | None) -> None:
             if nanny is None:
                 await client.scheduler.restart_workers(
                     workers=[address], timeout=RESTART_TIMEOUT_SECONDS, wait_for_workers=False,
@@ -270,11 +277,17 @@ class ClusterSession:
             async with rpc(nanny, connection_args=client.connection_args) as remote:
                 await remote.kill(timeout=grace, reason="mlpipe-restart")
 
+        async def kill_all() -> list[BaseException | None]:
+            return list(await asyncio.gather(*(kill(a, n) for a, n in workers.items()),
+                                             return_exceptions=True))
+
         try:
-            client.sync(kill, callback_timeout=RESTART_TIMEOUT_SECONDS)
+            outcomes = client.sync(kill_all, callback_timeout=RESTART_TIMEOUT_SECONDS)
         except Exception as error:  # noqa: BLE001
-            return f"{address} (Nanny {nanny}): {type(error).__name__}: {error}"
-        return None
+            outcomes = [error] * len(workers)
+        return [f"{address} (Nanny {nanny}): {type(outcome).__name__}: {outcome}"
+                for (address, nanny), outcome in zip(workers.items(), outcomes, strict=True)
+                if isinstance(outcome, BaseException)]
 
     def close(self) -> None:
         """Restart the used workers of the job's own cluster, release the claims, disconnect,
@@ -299,9 +312,9 @@ class ClusterSession:
             live = set(self.client.scheduler_info(n_workers=-1)["workers"])
         except Exception:  # noqa: BLE001
             return
-        used = {address: nanny for address, nanny in self._used.items() if address in live}
-        problems = [problem for address, nanny in sorted(used.items())
-                    if (problem := self.restart(address, nanny, CLEAN_GRACE_SECONDS))]
+        used = {address: nanny for address, nanny in sorted(self._used.items())
+                if address in live}
+        problems = self.restart_all(used, CLEAN_GRACE_SECONDS) if used else []
         if problems:
             self.logger.warning("Dask workers not restarted after the step (they keep this "
                                 "step's entry script state): %s", "; ".join(problems))
