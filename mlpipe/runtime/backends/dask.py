@@ -69,6 +69,8 @@ from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
 from mlpipe.runtime.backends.dask_share import CHECK_SECONDS, Demand, ShareBoard, fair_shares
 from mlpipe.runtime.backends.dask_worker import (
     SlotFiles,
+    bundle_results,
+    read_bundle_results,
     read_task_marker,
     run_tasks,
     slot_files,
@@ -191,12 +193,18 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._log_route = DaskLogRoute()  # Dask's logs to master_role.txt while the step runs
         self._overhead = TASK_OVERHEAD_SECONDS  # measured Dask cost per task (moving average)
         self._bundle = 1  # mini-batches per Dask task now
+        self._sequence = 0  # tasks submitted so far
 
     @classmethod
     def for_job(cls, cluster: JobCluster | None) -> DaskBackend:
         """The backend of one step of a job whose Dask cluster is ``cluster`` (the factory of
         the backends' table)."""
         return cls(cluster=cluster)
+
+    @property
+    def bundle_size(self) -> int:
+        """Mini-batches per Dask task now (1 until the first results are measured)."""
+        return self._bundle
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
@@ -290,8 +298,10 @@ class DaskBackend(QueueingBackend[_Slot]):
         key = f"mlpipe-{kind}-{self._tag}-{slot.generation}-{suffix}"
         extra = {"after": after} if after is not None else {}
         assert self._session is not None
+        self._sequence += 1  # Dask runs a worker's tasks by priority: these in submission order
         future = self._client.submit(function, *args, key=key, workers=[slot.address],
                                      allow_other_workers=False, retries=0,
+                                     priority=-self._sequence,
                                      resources=self._session.resources, **extra)
         self._by_key[key] = (slot, kind, bundle)
         future.add_done_callback(self._on_done)
@@ -325,18 +335,10 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._wind_down(slot, "stopping")
 
     def _wind_down(self, slot: _Slot, state: str) -> None:
-        """Return the bundles not yet started, then stop the worker (shutdown()) after the one
-        running; ``state`` is "stopping" (the step ends) or "yielding" (a fair share)."""
-        queued = [bundle for bundle in list(slot.bundles)[1:]]
-        returned = [task_id for bundle in queued for task_id in bundle.task_ids
-                    if task_id in slot.queue]
-        for bundle in queued:
-            self._release_bundle(slot, bundle)
-        for task_id in returned:
-            slot.queue.remove(task_id)
-            slot.tasks.pop(task_id, None)
-        if returned:
-            self._ready_events.append(TasksReturned(slot.info, tuple(returned)))
+        """Stop the worker (shutdown()) once its current mini-batch ends: its bundles are
+        halted (what they have not run comes back as returned) and the stop task runs after
+        them; ``state`` is "stopping" (the step ends) or "yielding" (a fair share)."""
+        _halt(slot)
         slot.state = state
         slot.control = self._submit(stop_worker, slot, "stop", None, slot.key,
                                     after=self._after(slot))
@@ -360,6 +362,11 @@ class DaskBackend(QueueingBackend[_Slot]):
         for slot in self._slots:
             slot.bundles.clear()
             slot.control = None
+        if self._config is not None:  # results files of bundles halted or given up
+            for path in (Path(self._config.working_root).parent / "dask").glob(
+                    f"*-{self._run_id}-*.results"):
+                with contextlib.suppress(OSError):
+                    path.unlink()
 
     # -- tasks -------------------------------------------------------------------------
     def submit(self, tasks: Sequence[Task]) -> None:
@@ -470,8 +477,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         address = slot.address
         current = self._current(slot, time.monotonic())
         lost, since = current if current is not None else (None, None)
-        with contextlib.suppress(OSError):
-            Path(slot.files.abandon).touch()
+        _halt(slot)
         stop = self._submit(stop_worker, slot, "stop", None, slot.key)
         self._by_key.pop(stop.key, None)
         fire_and_forget(stop)
@@ -564,6 +570,9 @@ class DaskBackend(QueueingBackend[_Slot]):
         results = {result.task_id: result for result in value} \
             if isinstance(value, list) else {}
         self._measure(slot, bundle, list(results.values()))
+        if slot.files is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(bundle_results(slot.files, bundle.task_ids[0]))
         returned = []
         for task_id in bundle.task_ids:
             task = slot.tasks.pop(task_id, None)
@@ -571,7 +580,7 @@ class DaskBackend(QueueingBackend[_Slot]):
                 continue  # reported already (returned)
             result = results.get(task_id)
             if result is None and isinstance(value, list):
-                returned.append(task_id)  # never ran: the bundle was given up after a timeout
+                returned.append(task_id)  # never ran: the bundle was halted before it
                 slot.queue.remove(task_id)
                 continue
             if result is None:
@@ -687,6 +696,9 @@ class DaskBackend(QueueingBackend[_Slot]):
         worker unless the step is stopping."""
         self._by_address.pop(address, None)
         was = slot.state
+        self._recover(slot, out)
+        if lost not in slot.queue:  # it had finished after all
+            lost = since = None
         rest = tuple(task_id for task_id in slot.queue if task_id != lost)
         if lost is not None and slot.files is not None:
             self._lost_phases[lost] = slot.files.phase
@@ -702,6 +714,20 @@ class DaskBackend(QueueingBackend[_Slot]):
         if self._worker_lost(slot, was, reason, lost, since, rest, out):
             slot.state, slot.waiting_for = "waiting", "replacement"
             slot.waiting_since = time.monotonic()
+
+    def _recover(self, slot: _Slot, out: list[BackendEvent]) -> None:
+        """Report the mini-batches of ``slot``'s outstanding bundles that finished before its
+        worker was lost (their results files): they are not run again."""
+        if slot.files is None:
+            return
+        for bundle in list(slot.bundles):
+            path = bundle_results(slot.files, bundle.task_ids[0])
+            for result in read_bundle_results(path):
+                if result.task_id in slot.queue and result.task_id in bundle.task_ids:
+                    slot.tasks.pop(result.task_id, None)
+                    self._task_finished(slot, result, out)
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
     def _running_when_lost(self, slot: _Slot, processing: set[str] | None,
                            ) -> tuple[int | None, float | None]:
@@ -823,6 +849,14 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._completed.discard(bundle.key)
         self._fetched.pop(bundle.key, None)
         _release_future(bundle.future)
+
+
+def _halt(slot: _Slot) -> None:
+    """Tell ``slot``'s bundles to end after the current mini-batch (its halt file): the one
+    running returns what it ran, those queued behind it return at once."""
+    if slot.files is not None and slot.bundles:
+        with contextlib.suppress(OSError):
+            Path(slot.files.halt).touch()
 
 
 def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | None:

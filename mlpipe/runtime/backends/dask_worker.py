@@ -20,8 +20,10 @@ not start is never restarted to be cleaned.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import pickle
 import sys
 import threading
 import time
@@ -36,7 +38,6 @@ from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 
-ABANDON_CHECK_SECONDS = 0.5  # after a mini-batch this long, look whether the driver gave up
 _MARKER = "{:020d} {} {:014.4f} {:014.4f}\n"
 
 
@@ -46,21 +47,26 @@ class SlotFiles:
 
     ``marker``: the mini-batch it runs (``task id``, ``R``unning or ``D``one, and the
     seconds from the start of its bundle to that mini-batch's start and end);
-    ``phase``: the :mod:`~mlpipe.runtime.phases` record; ``abandon``: created by the
-    driver when it gave up on a run() past its timeout on a worker it may not kill.
+    ``phase``: the :mod:`~mlpipe.runtime.phases` record; ``halt``: created by the driver
+    when the bundle running must end after its current mini-batch (the step stops, the
+    worker is given back, or the driver gave up on a run() it may not kill), so what is
+    left of it is returned as if it had been queued; ``results``: the stem of each
+    bundle's results file (:func:`bundle_results`), where each mini-batch's result is
+    written as it ends, so a bundle whose worker dies keeps what it finished.
     Each generation has its own, so a process left to finish a run() never writes
     over its successor's. They live in the step's own (shared) state folder.
     """
 
     marker: str
     phase: str
-    abandon: str
+    halt: str
+    results: str
 
 
 def slot_files(config: WorkerConfig, worker: WorkerInfo, tag: str) -> SlotFiles:
     """The files of ``worker`` in generation ``tag``: ``<state>/dask/<node>-<process>-<tag>.*``."""
     stem = Path(config.working_root).parent / "dask" / f"{worker.node_name}-{worker.process}-{tag}"
-    return SlotFiles(f"{stem}.task", f"{stem}.phase", f"{stem}.abandon")
+    return SlotFiles(f"{stem}.task", f"{stem}.phase", f"{stem}.halt", f"{stem}-bundle")
 
 
 class Marker(NamedTuple):
@@ -80,6 +86,29 @@ def read_task_marker(path: str | Path) -> Marker | None:
         return Marker(int(task_id), state, float(start), float(end))
     except (OSError, ValueError):
         return None
+
+
+def bundle_results(files: SlotFiles, first_task_id: int) -> str:
+    """The results file of the bundle that starts with ``first_task_id``."""
+    return f"{files.results}-{first_task_id:09d}.results"
+
+
+def read_bundle_results(path: str) -> list[TaskResult]:
+    """The results a bundle wrote before it ended or its worker died (a torn last one is
+    left out); ``[]`` when the file cannot be read."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return []
+    found, offset = [], 0
+    while offset + 4 <= len(data):
+        size = int.from_bytes(data[offset:offset + 4], "little")
+        if offset + 4 + size > len(data):
+            break
+        with contextlib.suppress(Exception):
+            found.append(pickle.loads(data[offset + 4:offset + 4 + size]))
+        offset += 4 + size
+    return [result for result in found if isinstance(result, TaskResult)]
 
 
 def _note(fd: int, task_id: int, state: str, start: float, end: float) -> None:
@@ -125,7 +154,8 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo,
 def run_tasks(key: str, tasks: Sequence[Task], after: Any = None) -> list[TaskResult] | None:
     """Run a bundle of mini-batches, in order, on the mlpipe worker ``key`` of this process.
 
-    One TaskResult per mini-batch (fewer only when the driver abandoned the bundle);
+    One TaskResult per mini-batch, fewer when the driver halted the bundle (its halt file,
+    looked at before each mini-batch);
     ``None`` when the worker is not here. ``after`` is the bundle's predecessor on a
     Dask worker with several threads (a dependency that keeps the bundles in order).
     """
@@ -135,15 +165,22 @@ def run_tasks(key: str, tasks: Sequence[Task], after: Any = None) -> list[TaskRe
     results: list[TaskResult] = []
     with hosted.lock:  # a Dask worker with several threads still runs one mini-batch at a time
         began = time.perf_counter()
-        for task in tasks:
-            start = time.perf_counter() - began
-            _note(hosted.marker, task.task_id, "R", start, 0.0)
-            result = hosted.runtime.run_task(task)
-            _note(hosted.marker, task.task_id, "D", start, time.perf_counter() - began)
-            results.append(result)
-            if result.elapsed_seconds >= ABANDON_CHECK_SECONDS \
-                    and os.path.exists(hosted.files.abandon):
-                break
+        kept = os.open(bundle_results(hosted.files, tasks[0].task_id),
+                       os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644) if tasks else -1
+        try:
+            for task in tasks:
+                if os.path.exists(hosted.files.halt):
+                    break
+                start = time.perf_counter() - began
+                _note(hosted.marker, task.task_id, "R", start, 0.0)
+                result = hosted.runtime.run_task(task)
+                data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+                os.write(kept, len(data).to_bytes(4, "little") + data)
+                _note(hosted.marker, task.task_id, "D", start, time.perf_counter() - began)
+                results.append(result)
+        finally:
+            if kept >= 0:
+                os.close(kept)
     return results
 
 
@@ -179,5 +216,5 @@ def _keep_dask_logs_on(fd: int) -> None:
                 handler.setStream(stream)
 
 
-__all__ = ["ABANDON_CHECK_SECONDS", "Marker", "SlotFiles", "read_task_marker", "run_tasks",
-           "slot_files", "start_worker", "stop_worker"]
+__all__ = ["Marker", "SlotFiles", "bundle_results", "read_bundle_results", "read_task_marker",
+           "run_tasks", "slot_files", "start_worker", "stop_worker"]

@@ -7,6 +7,7 @@ Timeouts, dying workers, init() failures."""
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -220,3 +221,72 @@ def run(mini_batch):
         assert summary.status == "Completed", summary.reason  # type: ignore[attr-defined]
         pids.append(set(Path(summary.append_row_file).read_text().split()))  # type: ignore[attr-defined]
     assert len(pids[0]) == 1 and len(pids[1]) == 1 and pids[0] != pids[1]
+
+
+def _bundled_script(body: str, index: int) -> str:
+    """A no-op run(), except that mini-batch ``index`` does ``body`` the first time."""
+    return f"""
+import os, time
+from pathlib import Path
+
+def run(mini_batch):
+    marker = Path(os.environ["AZUREML_BI_OUTPUT_PATH"]) / "marker"
+    if any(p.endswith("f{index:04d}.txt") for p in mini_batch) and not marker.exists():
+        marker.write_text(str(os.getpid()))
+        {body}
+    return [Path(p).name for p in mini_batch]
+"""
+
+
+def test_a_timeout_inside_a_bundle_charges_that_mini_batch_only(
+        tmp_path: Path, on_cluster: str) -> None:
+    step = make_step(tmp_path, _bundled_script("time.sleep(120)", 150), workers=2, timeout=2)
+    recorder = Recorder()
+    owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))
+    summary = run_parallel_step(step, backend=owned, observers=[recorder], loader=LOADER,
+                                mini_batches=file_mini_batches(tmp_path / "data", 300))
+    assert summary.status == "Completed", summary.reason
+    assert owned.bundle_size > 1  # the no-ops went in bundles
+    timed_out = [a for a in recorder.attempts if a.status != "Succeeded"]
+    assert [(a.mini_batch_id, a.picked_count, a.status) for a in timed_out] == \
+        [("mb-0150", 1, "Timeout")]
+    assert timed_out[0].run_method_seconds >= 1.5  # its own start, from the marker and phases
+    assert recorder.picked("mb-0150") == [1, 2]
+    assert all(recorder.picked(f"mb-{i:04d}") == [1] for i in range(300) if i != 150)
+    assert Path(summary.append_row_file).read_text().splitlines() == \
+        [f"f{i:04d}.txt" for i in range(300)]
+
+
+def test_a_stop_halts_a_bundle_after_its_current_mini_batch(
+        tmp_path: Path, on_cluster: str) -> None:
+    go = tmp_path / "go"
+    state = tmp_path / "run" / "step" / ".mlpipe" / "dask"
+    body = (f"while not Path({str(go)!r}).exists():\n"
+            "            time.sleep(0.02)")
+    step = make_step(tmp_path, _bundled_script(body, 150), workers=1, timeout=60)
+    recorder = Recorder()
+    cancel = threading.Event()
+    owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))
+    marker = Path(step.outputs["out"].folder) / "marker"
+
+    def cancel_when_blocked() -> None:  # cancel once f0150 runs, release it once halted
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        cancel.set()
+        while not any(state.glob("*.halt")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        go.touch()
+
+    helper = threading.Thread(target=cancel_when_blocked, daemon=True)
+    helper.start()
+    summary = run_parallel_step(step, backend=owned, observers=[recorder], loader=LOADER,
+                                cancel=cancel,
+                                mini_batches=file_mini_batches(tmp_path / "data", 400))
+    helper.join(timeout=10)
+    assert summary.status == "Canceled", summary.reason
+    assert owned.bundle_size > 1
+    assert sorted(a.mini_batch_id for a in recorder.attempts) == \
+        [f"mb-{i:04d}" for i in range(151)]  # the rest of the bundle did not run
+    assert Path(summary.append_row_file).read_text().splitlines() == \
+        [f"f{i:04d}.txt" for i in range(151)]
