@@ -672,6 +672,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._by_address.pop(address, None)
         self._session.release(address)
         slot.address = None
+        slot.replaced = True  # its next process is a new one, with a new init()
         slot.state, slot.waiting_for, slot.waiting_since = "waiting", "share", time.monotonic()
         self.logger.info("Dask: %s/%s gave %s back to the cluster (fair share: %d of %s).",
                          slot.info.node_name, slot.info.process, address, self._share,
@@ -818,7 +819,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._share = shares[me.run_id]
         starved = [o for o in others if o.held < min(o.wanted, shares[o.run_id])]
         holding = [slot for slot in self._slots if slot.state == "ready"]
-        extra = me.held - self._share
+        extra = me.held - self._share - sum(slot.state == "yielding" for slot in self._slots)
         if starved and extra > 0:
             for slot in reversed(holding[-extra:]):
                 self.logger.info("Dask: %s wants workers (fair share %d of %s for %s); "
