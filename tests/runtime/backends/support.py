@@ -45,6 +45,33 @@ from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 REPO = Path(__file__).resolve().parents[3]
 
 
+# -- pipelines -------------------------------------------------------------------------
+_STEP = """\
+  {name}:
+    type: parallel
+    inputs:
+      files: {{type: uri_folder, path: ./data}}
+    outputs:
+      rows: {{type: uri_file}}
+    input_data: ${{{{inputs.files}}}}
+    mini_batch_size: "{size}"
+    max_concurrency_per_instance: 2
+{extra}    task:
+      type: run_function
+      code: ./src
+      entry_script: score.py
+      append_row_to: ${{{{outputs.rows}}}}
+"""
+
+
+def pipeline_yaml(*names: str, mini_batch_size: int = 1, extra: str = "") -> str:
+    """A pipeline of parallel steps ``names``, each over ``./data`` with ``./src/score.py``, two
+    workers and its rows in ``outputs.rows``; ``extra``: more lines of each step's keys."""
+    steps = "".join(_STEP.format(name=name, size=mini_batch_size, extra=extra) for name in names)
+    return ("$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json\n"
+            f"type: pipeline\njobs:\n{steps}")
+
+
 # -- a Dask cluster of real processes ---------------------------------------------------
 def wait_for_scheduler_file(path: Path, scheduler: subprocess.Popen[bytes],
                             timeout: float = 60.0) -> str:

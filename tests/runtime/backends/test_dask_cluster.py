@@ -51,15 +51,15 @@ def on_cluster(scheduler_address: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return scheduler_address
 
 
-def _marker_script(body: str) -> str:
-    """run() does ``body`` the first time it sees f0002.txt (a marker file remembers it)."""
+def _marker_script(body: str, index: int = 2) -> str:
+    """run() does ``body`` the first time it sees file ``index`` (a marker file remembers it)."""
     return f"""
 import os, time
 from pathlib import Path
 
 def run(mini_batch):
     marker = Path(os.environ["AZUREML_BI_OUTPUT_PATH"]) / "marker"
-    if any(p.endswith("f0002.txt") for p in mini_batch) and not marker.exists():
+    if any(p.endswith("f{index:04d}.txt") for p in mini_batch) and not marker.exists():
         marker.write_text(str(os.getpid()))
         {body}
     return [Path(p).name for p in mini_batch]
@@ -223,24 +223,9 @@ def run(mini_batch):
     assert len(pids[0]) == 1 and len(pids[1]) == 1 and pids[0] != pids[1]
 
 
-def _bundled_script(body: str, index: int) -> str:
-    """A no-op run(), except that mini-batch ``index`` does ``body`` the first time."""
-    return f"""
-import os, time
-from pathlib import Path
-
-def run(mini_batch):
-    marker = Path(os.environ["AZUREML_BI_OUTPUT_PATH"]) / "marker"
-    if any(p.endswith("f{index:04d}.txt") for p in mini_batch) and not marker.exists():
-        marker.write_text(str(os.getpid()))
-        {body}
-    return [Path(p).name for p in mini_batch]
-"""
-
-
 def test_a_timeout_inside_a_bundle_charges_that_mini_batch_only(
         tmp_path: Path, on_cluster: str) -> None:
-    step = make_step(tmp_path, _bundled_script("time.sleep(120)", 150), workers=2, timeout=2)
+    step = make_step(tmp_path, _marker_script("time.sleep(120)", 150), workers=2, timeout=2)
     recorder = Recorder()
     owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))
     summary = run_parallel_step(step, backend=owned, observers=[recorder], loader=LOADER,
@@ -263,7 +248,7 @@ def test_a_stop_halts_a_bundle_after_its_current_mini_batch(
     state = tmp_path / "run" / "step" / ".mlpipe" / "dask"
     body = (f"while not Path({str(go)!r}).exists():\n"
             "            time.sleep(0.02)")
-    step = make_step(tmp_path, _bundled_script(body, 150), workers=1, timeout=60)
+    step = make_step(tmp_path, _marker_script(body, 150), workers=1, timeout=60)
     recorder = Recorder()
     cancel = threading.Event()
     owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))

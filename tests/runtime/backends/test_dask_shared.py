@@ -25,33 +25,11 @@ with contextlib.suppress(ImportError):  # see tests/runtime/backends/test_dask_c
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.backends.dask import DaskBackend
 from mlpipe.runtime.mini_batch_outcomes import read_outcomes
-from tests.runtime.backends.support import REPO, DaskProcesses, dask_processes
+from tests.runtime.backends.support import REPO, DaskProcesses, dask_processes, pipeline_yaml
 from tests.runtime.support import LOADER, Recorder, file_mini_batches, make_step
 
 pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow
-
-PIPELINE = """\
-$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json
-type: pipeline
-jobs:
-  score:
-    type: parallel
-    inputs:
-      files: {{type: uri_folder, path: ./data}}
-    outputs:
-      rows: {{type: uri_file}}
-    input_data: ${{{{inputs.files}}}}
-    mini_batch_size: "1"
-    max_concurrency_per_instance: 2
-    retry_settings: {{max_retries: 2, timeout: 120}}
-    environment_variables: {{JOB: "{job}", LOG: "{log}", SECONDS: "{seconds}"}}
-    task:
-      type: run_function
-      code: ./src
-      entry_script: score.py
-      append_row_to: ${{{{outputs.rows}}}}
-"""
 
 SCRIPT = """\
 import os, time
@@ -85,8 +63,10 @@ def _project(folder: Path, job: str, files: int, seconds: float) -> Path:
     for index in range(files):
         (folder / "data" / f"f{index:02d}.txt").write_text("x\n", encoding="utf-8")
     yaml = folder / "pipeline.yml"
-    yaml.write_text(PIPELINE.format(job=job, log=folder.parent / "runs.log", seconds=seconds),
-                    encoding="utf-8")
+    extra = ("    retry_settings: {max_retries: 2, timeout: 120}\n"
+             f'    environment_variables: {{JOB: "{job}", LOG: "{folder.parent / "runs.log"}", '
+             f'SECONDS: "{seconds}"}}\n')
+    yaml.write_text(pipeline_yaml("score", extra=extra), encoding="utf-8")
     return yaml
 
 

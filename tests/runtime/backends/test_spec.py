@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,32 +22,8 @@ from mlpipe.runtime.backends import (
     register_backend,
     unregister_backend,
 )
-from tests.runtime.backends.support import INLINE, REPO, SCOPES, InlineBackend
+from tests.runtime.backends.support import INLINE, SCOPES, InlineBackend, pipeline_yaml
 from tests.runtime.support import LOADER, file_mini_batches, make_step
-
-PIPELINE = """\
-$schema: https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json
-type: pipeline
-jobs:
-{steps}
-"""
-
-STEP = """\
-  {name}:
-    type: parallel
-    inputs:
-      files: {{type: uri_folder, path: ./data}}
-    outputs:
-      rows: {{type: uri_file}}
-    input_data: ${{{{inputs.files}}}}
-    mini_batch_size: "2"
-    max_concurrency_per_instance: 2
-    task:
-      type: run_function
-      code: ./src
-      entry_script: score.py
-      append_row_to: ${{{{outputs.rows}}}}
-"""
 
 SCRIPT = """\
 import os
@@ -80,8 +55,7 @@ def _project(tmp_path: Path, steps: tuple[str, ...]) -> Path:
     for index in range(5):
         (tmp_path / "data" / f"f{index}.txt").write_text("x\n", encoding="utf-8")
     yaml = tmp_path / "pipeline.yml"
-    yaml.write_text(PIPELINE.format(steps="".join(STEP.format(name=n) for n in steps)),
-                    encoding="utf-8")
+    yaml.write_text(pipeline_yaml(*steps, mini_batch_size=2), encoding="utf-8")
     return yaml
 
 
@@ -146,14 +120,3 @@ def test_a_missing_package_is_named_with_how_to_install_it(
     assert ("the 'needy' backend needs 1 package (mlpipe_no_such_package) that is not "
             "installed; install it with: pip install mlpipe-no-such-package") in captured.err
     assert "Traceback" not in captured.err and not list((tmp_path / "runs").glob("*/job.json"))
-
-
-def test_without_distributed_preflight_names_it_not_mlpipes_own_module() -> None:
-    code = ("import sys; sys.modules['distributed'] = None\n"
-            "from mlpipe.jobs.preflight import check_backend, BackendUnavailableError\n"
-            "try:\n    check_backend('dask')\n"
-            "except BackendUnavailableError as error:\n    print(error)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60, check=True)
-    assert done.stdout.strip() == ("the 'dask' backend needs 1 package (distributed) that is not "
-                                   "installed; install it with: pip install 'mlpipe-azure[dask]'")
