@@ -94,6 +94,7 @@ def test_run_past_its_timeout_on_mlpipes_own_cluster_is_stopped_and_retried_on_a
         [f"f{i:04d}.txt" for i in range(5)]
 
 
+@pytest.mark.slow
 def test_run_past_its_timeout_on_the_users_cluster_is_left_to_finish_there(
         tmp_path: Path, on_cluster: str) -> None:
     release = tmp_path / "release"
@@ -223,6 +224,7 @@ def run(mini_batch):
     assert len(pids[0]) == 1 and len(pids[1]) == 1 and pids[0] != pids[1]
 
 
+@pytest.mark.slow
 def test_a_timeout_inside_a_bundle_charges_that_mini_batch_only(
         tmp_path: Path, on_cluster: str) -> None:
     step = make_step(tmp_path, _marker_script("time.sleep(120)", 150), workers=2, timeout=2)
@@ -242,6 +244,7 @@ def test_a_timeout_inside_a_bundle_charges_that_mini_batch_only(
         [f"f{i:04d}.txt" for i in range(300)]
 
 
+@pytest.mark.slow
 def test_a_stop_halts_a_bundle_after_its_current_mini_batch(
         tmp_path: Path, on_cluster: str) -> None:
     go = tmp_path / "go"
