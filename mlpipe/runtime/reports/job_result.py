@@ -11,7 +11,7 @@ from typing import IO
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
-from mlpipe.runtime.error_keys import error_key
+from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
 from mlpipe.runtime.reports.job_report import process_label, utc_text
@@ -20,21 +20,32 @@ from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural
 
 TOP_ERRORS = 5
-MESSAGE_WIDTH = 300
+FIRST_TEXT_LIMIT = 4000  # characters of the first traceback a group keeps (report.html shows it)
 
 
 @dataclass
 class ErrorGroup:
-    """Failed attempts that share a category and a first message line."""
+    """Failed attempts that share a :class:`~mlpipe.runtime.error_keys.Signature`."""
 
     category: str
-    message: str
+    message: str  # the first occurrence's message line
     where: str  # error file of the first occurrence, relative to logs/
     first: str  # "mini-batch <id> attempt <n> on <node>/<process> at <time>"
+    signature: Signature | None = None
+    first_text: str = ""  # the first occurrence's message and traceback (shortened)
     attempts: int = 0
     mini_batches: set[str] = field(default_factory=set)
     failed_for_good: int = 0
     files: set[str] = field(default_factory=set)
+
+    def as_json(self) -> dict[str, object]:
+        """What ``runs.json`` keeps of the group (report.html reads it back)."""
+        sig = self.signature or signature(self.category, self.message)
+        return {"category": self.category, "exception": sig.exception, "pattern": sig.pattern,
+                "frame": sig.frame, "message": self.message, "attempts": self.attempts,
+                "mini_batches": len(self.mini_batches), "failed_for_good": self.failed_for_good,
+                "where": self.where, "first": self.first, "first_text": self.first_text,
+                "files": sorted(self.files)}
 
     def files_text(self, limit: int = 3) -> str:
         names = sorted(self.files)
@@ -48,7 +59,7 @@ class ErrorLog:
     def __init__(self, logs_dir: Path, *, append: bool = False) -> None:
         self.logs_dir = logs_dir
         self.append = append  # a resumed step adds to the earlier run's tracebacks
-        self.groups: dict[tuple[str, str], ErrorGroup] = {}
+        self.groups: dict[Signature, ErrorGroup] = {}
         self._files: dict[tuple[int, str], IO[str]] = {}
         self._closing = ExitStack()  # owns the handles in _files
 
@@ -84,11 +95,13 @@ class ErrorLog:
                 traceback: str | None) -> ErrorGroup:
         """Write one failure to the worker's error file and count it in its group."""
         where = self._write(worker, header, category, message, traceback)
-        line = _first_line(message)
-        key = (category, error_key(line))  # the message itself stays whole in the error file
+        key = signature(category, message, traceback)  # the error file keeps the whole text
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = ErrorGroup(category, line, where, header)
+            text = message.rstrip() + ("\n" + traceback.rstrip() if traceback
+                                       and traceback.strip() != message.strip() else "")
+            group = self.groups[key] = ErrorGroup(category, _first_line(message), where, header,
+                                                  key, text[:FIRST_TEXT_LIMIT])
         group.files.add(where)
         group.attempts += 1
         return group
@@ -113,9 +126,7 @@ class ErrorLog:
 
 
 def _first_line(message: str) -> str:
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    line = lines[-1] if lines and lines[0].startswith("Traceback") else (lines[0] if lines else "")
-    return line if len(line) <= MESSAGE_WIDTH else line[: MESSAGE_WIDTH - 3] + "..."
+    return message_line(message)
 
 
 def breach_text(breach: ThresholdBreach) -> str:
