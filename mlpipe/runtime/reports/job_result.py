@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -162,7 +163,7 @@ def first_line(summary: StepSummary, errors: ErrorLog) -> str:
 
 
 def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCounters,
-                      errors: ErrorLog) -> str:
+                      errors: ErrorLog, advice: Sequence[str] = ()) -> str:
     """The text of ``job_result.txt``."""
     total = summary.mini_batches_total or counters.scheduled
     failed_percent = 100.0 * summary.mini_batches_failed / total if total else 0.0
@@ -219,6 +220,7 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
             lines.append(f"  {count} x {_first_line(message)}{see}")
     else:
         lines.append("Errors: none")
+    lines.extend(advice)
     if summary.reason and len(summary.reason.strip().splitlines()) > 1:
         lines.append("Reason in full:")
         lines.extend("  " + line for line in summary.reason.strip().splitlines())
