@@ -110,7 +110,7 @@ def advise_job(args: argparse.Namespace) -> int:
                           "steps": {name: a.as_json() for name, a in advice.items()}}, indent=2))
         return 0
     out = console()
-    for name, step_advice in advice.items():
+    for step_advice in advice.values():
         for line in table_lines(step_advice):
             out.print(line, soft_wrap=True, markup=False, highlight=False)
     return 0

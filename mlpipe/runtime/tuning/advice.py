@@ -8,6 +8,7 @@ the short block of job_result.txt. The model is described in docs/advise.md.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -206,7 +207,8 @@ def what_if(profile: StepProfile, step: str, items: list[str]) -> Settings:
         if number < (0 if name == "max_retries" else 1):
             raise AdviceUsageError(f"--set {item!r}: must be at least "
                                    f"{0 if name == 'max_retries' else 1}")
-        settings = replace(settings, **{name: number})
+        changes: dict[str, Any] = {name: number}
+        settings = replace(settings, **changes)
     return settings
 
 
@@ -269,11 +271,12 @@ def predict_cloud(workload: Workload, profile: StepProfile, settings: Settings, 
     return total, terms
 
 
-def advise(profile: StepProfile, step: str, *, overrides: list[str] = (),  # type: ignore[assignment]
+def advise(profile: StepProfile, step: str, *, overrides: Sequence[str] = (),
            instance_type: str | None = None, instance_count: int | None = None,
-           assume: Assumptions = Assumptions(), append_row_mb: float = 0.0) -> StepAdvice:
+           assume: Assumptions | None = None, append_row_mb: float = 0.0) -> StepAdvice:
     """Predict ``step``'s wall time here with ``overrides`` and its cloud duration on
     ``instance_type``, and recommend its settings there."""
+    assume = assume or Assumptions()
     workload = fit(profile)
     settings = what_if(profile, step, list(overrides))
     fitted = predict_here(workload, profile, measured_settings(profile))
@@ -281,9 +284,8 @@ def advise(profile: StepProfile, step: str, *, overrides: list[str] = (),  # typ
     vm = vm_size(instance_type or DEFAULT_INSTANCE_TYPE)
     notes = [] if instance_type else [f"instance type {vm.name} (Azure ML's default; choose "
                                       "with --instance-type)"]
-    cloud_settings = settings if settings.per_node else settings
     count = instance_count or settings.instance_count
-    duration, terms = predict_cloud(workload, profile, cloud_settings, vm, count, assume,
+    duration, terms = predict_cloud(workload, profile, settings, vm, count, assume,
                                     append_row_mb)
     recommendations, curve = recommend(workload, profile, settings, vm, count, assume,
                                        append_row_mb)

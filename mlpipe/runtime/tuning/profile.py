@@ -16,8 +16,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from mlpipe.runtime.records import AttemptRecord
-from mlpipe.runtime.step_logs import Attempt, RunEntry, StepLogs, read_attempts, read_runs, \
-    split_by_run
+from mlpipe.runtime.step_logs import (
+    Attempt,
+    RunEntry,
+    StepLogs,
+    read_attempts,
+    read_runs,
+    split_by_run,
+)
 
 HISTOGRAM_STEPS = 4  # buckets per doubling of a duration
 MACHINE = "machine"  # the machine's row in samples.csv

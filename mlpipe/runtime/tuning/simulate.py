@@ -309,7 +309,8 @@ def stretch(workers: int, cpu_share: float, cores: int) -> float:
 def startup_lead_in(workload: Workload, workers: int, cores: int) -> float:
     """The lead-in with ``workers`` starting on ``cores``: the measured one, plus a worker's
     start-up for every extra round of starts the cores must take."""
-    rounds = math.ceil(workers / max(cores, 1)) - math.ceil(workload.workers / max(workload.cores, 1))
+    before = math.ceil(workload.workers / max(workload.cores, 1))
+    rounds = math.ceil(workers / max(cores, 1)) - before
     return max(workload.lead_in + rounds * workload.startup, 0.0)
 
 
