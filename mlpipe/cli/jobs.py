@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import threading
@@ -213,19 +212,9 @@ def create_job(args: argparse.Namespace) -> int:
         _restore_sigterm(previous_sigterm)
     assert submission.result is not None
     print_job(JobStore(args.runs_dir).load(submission.name), out)
-    _print_report(submission.plan.run_dir)
+    if submission.result.report:  # written by the runner (a warning was said otherwise)
+        print(f"report:     {submission.result.report}", flush=True)
     return 0 if submission.result.ok else 1
-
-
-def _print_report(run_dir: str | os.PathLike[str]) -> None:
-    """Write ``<run>/report.html`` and say where it is (a report that cannot be written
-    is a warning: the job's own result stands)."""
-    from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
-
-    try:
-        print(f"report:     {write_job_report(run_dir)}", flush=True)
-    except (OSError, ValueError) as exc:
-        print(f"mlpipe: warning: report.html not written: {exc}", file=sys.stderr)
 
 
 def _usage(message: str) -> int:
