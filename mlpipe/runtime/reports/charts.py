@@ -9,13 +9,13 @@ equal shade; lines keep at most ``LINE_POINTS`` points.
 
 from __future__ import annotations
 
-import heapq
 import html
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from mlpipe.runtime.step_logs import Attempt, describe_detail
+from mlpipe.runtime.step_logs import Attempt, AttemptTable, describe_detail
 from mlpipe.runtime.tuning.profile import bucket_bounds
 
 WIDTH = 1600  # user units of every chart; the page stretches it to its width
@@ -118,8 +118,11 @@ def attempt_label(a: Attempt) -> str:
 
 
 # -- task stream ---------------------------------------------------------------------------
-def task_stream(attempts: Sequence[Attempt], axis: Axis, processes: Sequence[str]) -> str:
-    """One lane per worker process, one bar per attempt (dense: shaded buckets)."""
+def task_stream(attempts: AttemptTable, axis: Axis, processes: Sequence[str],
+                markers: Sequence[float] = (), lanes: Any = None) -> str:
+    """One lane per worker process, one bar per attempt (dense: shaded buckets); a dashed
+    line at each of ``markers`` where a later run of the step begins. ``lanes`` gives each
+    attempt's lane (default: its process's place in ``processes``)."""
     lane = {name: i for i, name in enumerate(processes)}
     height = LANE * len(processes) + 22
     parts = [svg_open(height, axis, "task stream")]
@@ -129,7 +132,9 @@ def task_stream(attempts: Sequence[Attempt], axis: Axis, processes: Sequence[str
                      f'<line x1="{LEFT}" y1="{y + LANE}" x2="{WIDTH}" y2="{y + LANE}" '
                      'stroke="#eee"/>')
     if len(attempts) > SPARSE_ATTEMPTS:
-        parts.extend(_buckets(attempts, axis, lane))
+        if lanes is None:
+            lanes = [lane[attempts.processes[code]] for code in attempts.process.tolist()]
+        parts.extend(_buckets(attempts, axis, len(processes), lanes))
     else:
         for a in attempts:
             x = axis.x(a.start)
@@ -137,36 +142,63 @@ def task_stream(attempts: Sequence[Attempt], axis: Axis, processes: Sequence[str
             parts.append(f'<rect x="{x:.2f}" y="{lane[a.process] * LANE + 3}" width="{w:.2f}" '
                          f'height="{LANE - 6}" fill="{COLOURS.get(a.status, "#999")}"><title>'
                          f'{html.escape(attempt_label(a))}</title></rect>')
-    parts.append(axis.ticks(LANE * len(processes) + 16) + "</svg>")
+    bottom = LANE * len(processes)
+    for number, at in enumerate(markers, start=2):
+        x = axis.x(at)
+        parts.append(f'<line x1="{x:.1f}" y1="0" x2="{x:.1f}" y2="{bottom}" stroke="#333" '
+                     f'stroke-dasharray="4 3"><title>run {number} starts (a resumed or rerun '
+                     f'step)</title></line><text x="{x + 3:.1f}" y="{bottom - 4}" '
+                     f'font-size="11">run {number}</text>')
+    parts.append(axis.ticks(bottom + 16) + "</svg>")
     return "".join(parts)
 
 
-def _buckets(attempts: Sequence[Attempt], axis: Axis, lane: dict[str, int]) -> list[str]:
+def busy_per_bucket(offsets: Any, durations: Any, width: float, buckets: int) -> Any:
+    """Seconds of attempts (starting ``offsets`` after the axis start, lasting ``durations``)
+    that fall in each of ``buckets`` buckets of ``width`` seconds."""
+    import numpy as np  # noqa: PLC0415
+
+    starts = np.clip(offsets, 0.0, width * buckets)
+    ends = np.clip(offsets + durations, 0.0, width * buckets)
+    edges = np.arange(buckets + 1) * width
+    # covered(t): the attempts' overlap with [0, t], summed; a bucket's busy seconds are
+    # covered(its end) - covered(its start)
+    order_s, order_e = np.sort(starts), np.sort(ends)
+    cum_s = np.concatenate(([0.0], np.cumsum(order_s)))
+    cum_e = np.concatenate(([0.0], np.cumsum(order_e)))
+    n_s = np.searchsorted(order_s, edges, side="right")
+    n_e = np.searchsorted(order_e, edges, side="right")
+    # overlap with [0, t] = min(end, t) - min(start, t)
+    ends_before = cum_e[n_e] + edges * (len(order_e) - n_e)
+    starts_before = cum_s[n_s] + edges * (len(order_s) - n_s)
+    covered = ends_before - starts_before
+    return np.diff(covered)
+
+
+def _buckets(attempts: AttemptTable, axis: Axis, count: int, lanes: Any) -> list[str]:
     """Per lane, the share of each time bucket spent in attempts, drawn as runs of buckets
     of one shade (one path per lane and shade) and a red strip where attempts failed."""
+    import numpy as np  # noqa: PLC0415
+
     width = (axis.span if axis.span > 0 else 1.0) / BUCKETS
-    busy = [[0.0] * BUCKETS for _ in lane]
-    failed = [[0] * BUCKETS for _ in lane]
-    for a in attempts:
-        row = lane[a.process]
-        offset = a.start - axis.start
-        first = min(max(int(offset / width), 0), BUCKETS - 1)
-        last = min(max(int((offset + a.elapsed) / width), 0), BUCKETS - 1)
-        for bucket in range(first, last + 1):
-            low, high = bucket * width, (bucket + 1) * width
-            busy[row][bucket] += max(0.0, min(high, offset + a.elapsed) - max(low, offset))
-        if not a.ok:
-            failed[row][first] += 1
+    offsets = attempts.start - axis.start
+    bad = ~attempts.ok
+    lanes = np.asarray(lanes)
     step = width * axis.scale
     out = []
-    for row in range(len(lane)):
+    for row in range(count):
+        mine = lanes == row
+        busy = busy_per_bucket(offsets[mine], attempts.elapsed[mine], width, BUCKETS)
+        levels = [_shade(value / width) for value in busy.tolist()]
+        failed_at = np.clip((offsets[mine & bad] / width).astype(int), 0, BUCKETS - 1)
+        failed = np.bincount(failed_at, minlength=BUCKETS).tolist()
         y = row * LANE
         shades: dict[int, list[str]] = {}
         bucket = 0
         while bucket < BUCKETS:
-            level = _shade(busy[row][bucket] / width)
+            level = levels[bucket]
             end = bucket
-            while end + 1 < BUCKETS and _shade(busy[row][end + 1] / width) == level:
+            while end + 1 < BUCKETS and levels[end + 1] == level:
                 end += 1
             if level:
                 shades.setdefault(level, []).append(
@@ -177,10 +209,10 @@ def _buckets(attempts: Sequence[Attempt], axis: Axis, lane: dict[str, int]) -> l
             out.append(f'<path d="{"".join(path)}" fill="{COLOURS["Succeeded"]}" '
                        f'fill-opacity="{level / SHADES:.2f}"/>')
         strips = [f"M{LEFT + b * step:.1f} {y}h{max(step, 1):.1f}v3h-{max(step, 1):.1f}z"
-                  for b in range(BUCKETS) if failed[row][b]]
+                  for b in range(BUCKETS) if failed[b]]
         if strips:
             out.append(f'<path d="{"".join(strips)}" fill="{COLOURS["Failed"]}"><title>'
-                       f'{sum(failed[row])} failed attempts</title></path>')
+                       f'{sum(failed)} failed attempts</title></path>')
     return out
 
 
@@ -189,14 +221,15 @@ def _shade(share: float) -> int:
 
 
 # -- throughput, lines ----------------------------------------------------------------------
-def throughput(attempts: Sequence[Attempt], axis: Axis) -> str:
+def throughput(attempts: AttemptTable, axis: Axis) -> str:
     """Attempts finished per time bucket; a rate per second only where buckets are a
     second or longer (a 1 ms step is not drawn as thousands per second)."""
+    import numpy as np  # noqa: PLC0415
+
     buckets = 60
     width = (axis.span if axis.span > 0 else 1.0) / buckets
-    counts = [0] * buckets
-    for a in attempts:
-        counts[min(max(int((a.end - axis.start) / width), 0), buckets - 1)] += 1
+    at = np.clip(((attempts.end - axis.start) / width).astype(int), 0, buckets - 1)
+    counts = np.bincount(at, minlength=buckets).tolist()
     top = max(counts) or 1
     per_second = width >= 1.0
     unit = "/s" if per_second else f" per {format_seconds_short(width)}"
@@ -319,8 +352,15 @@ def gantt(rows: Sequence[tuple[str, float | None, float | None, str]], axis: Axi
     return "".join(parts)
 
 
-def slowest(attempts: Iterable[Attempt], count: int) -> list[Attempt]:
-    return heapq.nlargest(count, attempts, key=lambda a: a.elapsed)
+def slowest(attempts: AttemptTable, count: int) -> list[Attempt]:
+    """The ``count`` longest attempts, longest first."""
+    import numpy as np  # noqa: PLC0415
+
+    if len(attempts) > count:
+        picked = np.argpartition(-attempts.elapsed, count)[:count]
+    else:
+        picked = np.arange(len(attempts))
+    return sorted((attempts.row(int(i)) for i in picked), key=lambda a: -a.elapsed)
 
 
 __all__ = ["COLOURS", "PALETTE", "ZOOM_SCRIPT", "Axis", "attempt_label", "breakdown",

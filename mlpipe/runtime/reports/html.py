@@ -35,9 +35,9 @@ from mlpipe.runtime.reports.charts import (
     throughput,
 )
 from mlpipe.runtime.reports.icicle import icicle
-from mlpipe.runtime.reports.task_stream import read_utilisation, render_body
+from mlpipe.runtime.reports.task_stream import read_utilisation, render_body, run_starts
 from mlpipe.runtime.step_logs import (
-    Attempt,
+    AttemptTable,
     RunEntry,
     StepLogs,
     describe_detail,
@@ -206,8 +206,8 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
         attempts = read_attempts(logs)
     except ValueError as error:
         return head + f"<p>{html.escape(str(error))}</p>"
-    runs = read_runs(logs)
-    if not attempts and not runs:
+    runs = read_runs(logs) or _runs_of(attempts)
+    if not len(attempts) and not runs:
         return head + "<p>No attempts recorded.</p>"
     parts = split_by_run(attempts, runs)
     profile = read_profile(logs, attempts=attempts)
@@ -231,6 +231,16 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
         out.append(f"<details><summary>Earlier runs of this step ({len(parts) - 1})</summary>"
                    f"{''.join(earlier)}</details>")
     return "".join(out)
+
+
+def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
+    """The runs of logs written before runs.json: split where the attempts pause (a resume)."""
+    if not len(attempts):
+        return []
+    starts = [float(attempts.start.min()), *run_starts(attempts, [])]
+    parts = split_by_run(attempts, [RunEntry(started=start) for start in starts])
+    return [RunEntry(started=start, ended=float(part.end.max()) if len(part) else start,
+                     status="") for start, part in zip(starts, parts, strict=True)]
 
 
 def _links(logs: StepLogs, run_dir: Path) -> str:
@@ -310,15 +320,16 @@ def _run_counts(run: RunEntry) -> str:
             f"{plural(c.get('attempts', 0), 'attempt')}")
 
 
-def _run_charts(name: str, logs: StepLogs, attempts: list[Attempt], run: RunEntry | None,
+def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable, run: RunEntry | None,
                 profile: StepProfile | None, *, samples: bool) -> str:
     """The run's task stream, throughput, CPU and memory on one axis (the run's start to its
     end), its durations and slowest attempts."""
-    start = run.started if run is not None else min((a.start for a in attempts), default=0.0)
-    ends = [a.end for a in attempts]
-    end = run.ended if run is not None and run.ended is not None else max(ends, default=start)
-    if run is not None and run.ended is None:
-        end = max(time.time(), *ends) if ends else time.time()
+    last = float(attempts.end.max()) if len(attempts) else None
+    first = float(attempts.start.min()) if len(attempts) else 0.0
+    start = run.started if run is not None else first
+    end = run.ended if run is not None and run.ended is not None else (last or start)
+    if run is not None and run.ended is None:  # still running
+        end = max(time.time(), last or 0.0)
     axis = Axis(start, max(end - start, 1e-3), f"step-{name}")
     out = ["<h4>Task stream</h4>", render_body(attempts, read_utilisation(logs) if samples
                                                 else None, axis)]
@@ -361,7 +372,7 @@ def _resources(logs: StepLogs, axis: Axis) -> str:
             + lines(memory, axis, " MB", colours))
 
 
-def _slowest(attempts: list[Attempt]) -> str:
+def _slowest(attempts: AttemptTable) -> str:
     rows = ["<table><tr><th>mini-batch</th><th>attempt</th><th>process</th><th>status</th>"
             "<th>items</th><th>seconds</th><th>run()</th><th>files or partition key</th></tr>"]
     for a in slowest(attempts, SLOWEST_SHOWN):
@@ -374,14 +385,12 @@ def _slowest(attempts: list[Attempt]) -> str:
     return "".join(rows)
 
 
-def _errors_of(attempts: list[Attempt]) -> list[dict[str, Any]]:
+def _errors_of(attempts: AttemptTable) -> list[dict[str, Any]]:
     """Error groups from the attempts alone (logs written before runs.json)."""
     from mlpipe.runtime.error_keys import signature  # noqa: PLC0415
 
     groups: dict[Any, dict[str, Any]] = {}
-    for a in attempts:
-        if a.ok:
-            continue
+    for a in attempts.take(~attempts.ok):
         message = a.message or a.status
         key = signature(a.category or a.status, message)
         group = groups.get(key)

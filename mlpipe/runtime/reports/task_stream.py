@@ -25,7 +25,7 @@ from mlpipe.runtime.reports.charts import (
     format_seconds_short,
     task_stream,
 )
-from mlpipe.runtime.step_logs import Attempt, StepLogs, read_attempts
+from mlpipe.runtime.step_logs import AttemptTable, RunEntry, StepLogs, read_attempts, read_runs
 from mlpipe.runtime.textio import write_text
 
 
@@ -41,7 +41,7 @@ def read_bars(csv_path: Path) -> list[Bar]:
     """The attempts of ``processed_mini-batches.csv`` as bars, in file order (see
     :func:`mlpipe.runtime.step_logs.read_attempts`)."""
     attempts = read_attempts(StepLogs(csv_path.parent.parent.parent))
-    origin = min((a.start for a in attempts), default=0.0)
+    origin = float(attempts.start.min()) if len(attempts) else 0.0
     return [Bar(a.process, round(a.start - origin, 6), a.elapsed, a.status) for a in attempts]
 
 
@@ -55,24 +55,55 @@ def read_utilisation(logs: StepLogs) -> dict[str, str]:
                 for row in csv.DictReader(handle)}
 
 
-def render_html(attempts: Sequence[Attempt], title: str,
-                utilisation: dict[str, str] | None = None) -> str:
-    """The task-stream page for ``attempts``."""
+def render_html(attempts: AttemptTable, title: str,
+                utilisation: dict[str, str] | None = None, runs: Sequence[float] = ()) -> str:
+    """The task-stream page for ``attempts`` (every run of the step: ``runs`` are the later
+    runs' starts)."""
     return ("<!DOCTYPE html><html><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>body{{font-family:sans-serif;"
             "margin:16px}td,th{padding:2px 10px;text-align:right}</style></head><body>"
-            f"<h2>{html.escape(title)}</h2>{render_body(attempts, utilisation)}{ZOOM_SCRIPT}"
-            "</body></html>\n")
+            f"<h2>{html.escape(title)}</h2>{render_body(attempts, utilisation, runs=runs)}"
+            f"{ZOOM_SCRIPT}</body></html>\n")
 
 
-def render_body(attempts: Sequence[Attempt], utilisation: dict[str, str] | None = None,
-                axis: Axis | None = None) -> str:
-    """The summary line, the picture (on ``axis``, default: the attempts' own span) and the
-    per-process table. A process missing from ``utilisation`` gets busy seconds / span."""
-    processes = sorted({a.process for a in attempts})
+RUN_GAP_SECONDS = 5.0
+RUN_GAP_SHARE = 0.05
+
+
+def run_starts(attempts: AttemptTable, runs: Sequence[RunEntry]) -> list[float]:
+    """Where each later run of the step begins: from ``runs.json``, else (older logs) the end
+    of each idle gap longer than 5 s and 5 % of the span."""
+    import numpy as np  # noqa: PLC0415
+
+    if runs:
+        return [run.started for run in runs[1:]]
+    if not len(attempts):
+        return []
+    order = np.argsort(attempts.start, kind="stable")
+    starts, ends = attempts.start[order], attempts.end[order]
+    busy_until = np.maximum.accumulate(ends)
+    gaps = starts[1:] - busy_until[:-1]
+    span = float(ends.max() - starts[0])
+    found = np.nonzero((gaps > RUN_GAP_SECONDS) & (gaps > RUN_GAP_SHARE * span))[0]
+    return [float(starts[i + 1]) for i in found]
+
+
+def render_body(attempts: AttemptTable, utilisation: dict[str, str] | None = None,
+                axis: Axis | None = None, runs: Sequence[float] = ()) -> str:
+    """The summary line, the picture (on ``axis``, default: the attempts' own span, with a
+    marker where each of ``runs`` after the first begins) and the per-process table. A
+    process missing from ``utilisation`` gets busy seconds / span."""
+    import numpy as np  # noqa: PLC0415
+
+    present = sorted(set(np.unique(attempts.process).tolist()))
+    processes = [attempts.processes[i] for i in present]
+    renumber = np.zeros(len(attempts.processes) or 1, dtype=np.int64)
+    renumber[present] = np.arange(len(present))
+    codes = renumber[attempts.process] if len(attempts) else attempts.process
+    names = processes
     if axis is None:
-        start = min((a.start for a in attempts), default=0.0)
-        end = max((a.end for a in attempts), default=start)
+        start = float(attempts.start.min()) if len(attempts) else 0.0
+        end = float(attempts.end.max()) if len(attempts) else start
         axis = Axis(start, end - start, "task-stream")
     span = axis.span or 1.0
     legend = " ".join(f'<span style="color:{colour}">&#9632; {status}</span>'
@@ -80,23 +111,21 @@ def render_body(attempts: Sequence[Attempt], utilisation: dict[str, str] | None 
     note = (f"<p>{len(attempts)} attempts are drawn per worker process and time bucket: the "
             "shade is the share of the bucket spent in attempts, a red strip marks buckets "
             "where an attempt failed.</p>" if len(attempts) > SPARSE_ATTEMPTS else "")
+    busy = np.bincount(codes, weights=attempts.elapsed, minlength=len(names)).tolist()
+    count = np.bincount(codes, minlength=len(names)).tolist()
+    failed = np.bincount(codes, weights=attempts.status != "Succeeded",
+                         minlength=len(names)).tolist() if len(attempts) else [0] * len(names)
     table = ["<table><tr><th>Process</th><th>Attempts</th><th>Failed</th>"
              "<th>Busy seconds</th><th>Utilization</th></tr>"]
-    busy: dict[str, float] = dict.fromkeys(processes, 0.0)
-    count: dict[str, int] = dict.fromkeys(processes, 0)
-    failed: dict[str, int] = dict.fromkeys(processes, 0)
-    for a in attempts:
-        busy[a.process] += a.elapsed
-        count[a.process] += 1
-        failed[a.process] += a.status != "Succeeded"
-    for name in processes:
-        share = (utilisation or {}).get(name) or f"{100 * busy[name] / span:.1f}"
-        table.append(f"<tr><td>{html.escape(name)}</td><td>{count[name]}</td>"
-                     f"<td>{failed[name]}</td><td>{busy[name]:.3f}</td><td>{share}%</td></tr>")
+    for i, name in enumerate(processes):
+        share = (utilisation or {}).get(name) or f"{100 * busy[i] / span:.1f}"
+        table.append(f"<tr><td>{html.escape(name)}</td><td>{count[i]}</td>"
+                     f"<td>{int(failed[i])}</td><td>{busy[i]:.3f}</td><td>{share}%</td></tr>")
     table.append("</table><p>Utilization: busy seconds / the step's wall time, the figure of "
                  "process_summary.csv.</p>" if utilisation else "</table>")
     return (f"<p>{len(attempts)} attempts over {span:.3f} s on {len(processes)} worker "
-            f"process(es). {legend}</p>{note}{task_stream(attempts, axis, processes)}"
+            f"process(es). {legend}</p>{note}"
+            f"{task_stream(attempts, axis, processes, runs, codes)}"
             f"{''.join(table)}")
 
 
@@ -113,7 +142,9 @@ def write_task_stream(logs_dir: str | Path, out: str | Path | None = None) -> Pa
     target = Path(out) if out is not None else logs.task_stream
     target.parent.mkdir(parents=True, exist_ok=True)
     title = f"Task stream of {logs.root.parent.name}"
-    write_text(target, render_html(read_attempts(logs), title, read_utilisation(logs)))
+    attempts = read_attempts(logs)
+    write_text(target, render_html(attempts, title, read_utilisation(logs),
+                                   run_starts(attempts, read_runs(logs))))
     return target
 
 
@@ -133,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["Bar", "format_seconds_short", "main", "read_bars", "read_utilisation",
-           "render_body", "render_html", "write_task_stream"]
+           "render_body", "render_html", "run_starts", "write_task_stream"]
 
 
 if __name__ == "__main__":

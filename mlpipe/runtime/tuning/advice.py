@@ -396,7 +396,7 @@ def _instance_count(curve: list[tuple[int, float]]) -> tuple[int, str]:
 
 
 def _timeout(workload: Workload, profile: StepProfile, items: int) -> tuple[int, str]:
-    slowest = [(a.run_seconds, a.total) for a in profile.attempts if a.ok and a.total]
+    slowest = [(a.run_seconds, a.total) for a in profile.attempts.rows() if a.ok and a.total]
     if slowest:
         run, n = max(slowest, key=lambda pair: pair[0] / pair[1])
     else:

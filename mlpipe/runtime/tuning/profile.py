@@ -17,7 +17,7 @@ from typing import Any
 
 from mlpipe.runtime.records import AttemptRecord
 from mlpipe.runtime.step_logs import (
-    Attempt,
+    AttemptTable,
     RunEntry,
     StepLogs,
     read_attempts,
@@ -124,35 +124,51 @@ class ProfileTally:
         return cls(**values)
 
     @classmethod
-    def of(cls, attempts: list[Attempt]) -> ProfileTally:
+    def of(cls, attempts: AttemptTable) -> ProfileTally:
         """The tally of attempts read back (when ``runs.json`` has none: older logs)."""
+        import numpy as np  # noqa: PLC0415
+
         tally = cls()
-        for a in sorted(attempts, key=lambda a: a.start):
-            tally.attempts += 1
-            tally.failed_attempts += not a.ok
-            tally.timeouts += a.status == "Timeout"
-            tally.items += a.total
-            tally.elapsed += a.elapsed
-            tally.run += a.run_seconds
-            tally.cpu += a.process_seconds
-            tally.max_elapsed = max(tally.max_elapsed, a.elapsed)
-            if a.ok and a.run_seconds > tally.max_run_ok:
-                tally.max_run_ok, tally.max_run_ok_items = a.run_seconds, a.total
-            tally.max_items = max(tally.max_items, a.total)
-            index = bucket_of(a.elapsed)
-            tally.histogram[index] = tally.histogram.get(index, 0) + 1
-            previous = tally._worker_end.get(a.process)
-            if previous is not None and a.start >= previous:
-                tally.gaps += a.start - previous
-                tally.gap_count += 1
-                gap_index = bucket_of(a.start - previous)
-                tally.gap_histogram[gap_index] = tally.gap_histogram.get(gap_index, 0) + 1
-            tally._worker_end[a.process] = a.end
-            tally.first_start = a.start if tally.first_start is None else tally.first_start
-            tally.last_end = max(tally.last_end, a.end)
-        tally.load = 0.0  # not recorded in the CSV: counted as result handling
-        tally.tabular = bool(attempts) and '"mltable"' in attempts[0].detail
+        if not len(attempts):
+            return tally
+        ok = attempts.ok
+        tally.attempts = len(attempts)
+        tally.failed_attempts = int((~ok).sum())
+        tally.timeouts = int((attempts.status == "Timeout").sum())
+        tally.items = int(attempts.total.sum())
+        tally.elapsed = float(attempts.elapsed.sum())
+        tally.run = float(attempts.run_seconds.sum())  # load is not in the CSV: in "result"
+        tally.cpu = float(attempts.process_seconds.sum())
+        tally.max_elapsed = float(attempts.elapsed.max())
+        if ok.any():
+            best = int(np.argmax(np.where(ok, attempts.run_seconds, -1.0)))
+            tally.max_run_ok = float(attempts.run_seconds[best])
+            tally.max_run_ok_items = int(attempts.total[best])
+        tally.max_items = int(attempts.total.max())
+        tally.histogram = _histogram(attempts.elapsed)
+        order = np.lexsort((attempts.start, attempts.process))
+        process = attempts.process[order]
+        same = process[1:] == process[:-1]
+        gaps = (attempts.start[order][1:] - attempts.end[order][:-1])[same]
+        gaps = gaps[gaps >= 0]
+        tally.gaps, tally.gap_count = float(gaps.sum()), len(gaps)
+        tally.gap_histogram = _histogram(gaps)
+        tally.first_start = float(attempts.start.min())
+        tally.last_end = float(attempts.end.max())
+        tally.tabular = '"mltable"' in str(attempts.detail[0].as_py())
         return tally
+
+
+def _histogram(seconds: Any) -> dict[int, int]:
+    """:func:`bucket_of` over an array of durations."""
+    import numpy as np  # noqa: PLC0415
+
+    if not len(seconds):
+        return {}
+    micros = np.maximum(seconds * 1e6, 1e-9)
+    index = np.where(seconds <= 1e-6, 0, 1 + np.floor(HISTOGRAM_STEPS * np.log2(micros)))
+    values, counts = np.unique(index.astype(int), return_counts=True)
+    return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
 
 
 def histogram_median(histogram: dict[int, int]) -> float:
@@ -197,7 +213,7 @@ class StepProfile:
     status: str
     settings: dict[str, Any]
     tally: ProfileTally
-    attempts: list[Attempt]
+    attempts: AttemptTable
     startup_seconds: dict[str, float]
     usage: dict[str, WorkerUsage]
     errors: list[dict[str, Any]]
@@ -213,7 +229,7 @@ class StepProfile:
     @property
     def workers(self) -> int:
         return int(self.settings.get("workers") or len(self.startup_seconds) or
-                   len({a.process for a in self.attempts}) or 1)
+                   len(set(self.attempts.process.tolist())) or 1)
 
     @property
     def lead_in(self) -> float:
@@ -303,13 +319,13 @@ class StepProfile:
 
 
 def read_profile(logs: StepLogs, run_index: int = -1, *,
-                 attempts: list[Attempt] | None = None) -> StepProfile | None:
+                 attempts: AttemptTable | None = None) -> StepProfile | None:
     """The profile of run ``run_index`` of the step (the last by default); ``None`` when the
     step recorded no run and no attempt. ``attempts`` (all of the step's, as
     :func:`~mlpipe.runtime.step_logs.read_attempts` gives them) saves reading them again."""
     runs = read_runs(logs)
     every = read_attempts(logs) if attempts is None else attempts
-    if not runs and not every:
+    if not runs and not len(every):
         return None
     parts = split_by_run(every, runs)
     index = run_index if run_index >= 0 else len(parts) + run_index
@@ -317,8 +333,8 @@ def read_profile(logs: StepLogs, run_index: int = -1, *,
     if runs:
         run = runs[index]
     else:  # logs written before runs.json: one run spanning the attempts
-        first = min((a.start for a in mine), default=0.0)
-        run = RunEntry(started=first, ended=max((a.end for a in mine), default=first),
+        first = float(mine.start.min()) if len(mine) else 0.0
+        run = RunEntry(started=first, ended=float(mine.end.max()) if len(mine) else first,
                        status="")
     tally = ProfileTally.from_json(run.tally) if run.tally else ProfileTally.of(mine)
     usage = read_usage(logs) if index == len(parts) - 1 else {}

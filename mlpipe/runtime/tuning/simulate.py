@@ -153,7 +153,7 @@ def _failed_cost(status: str, share: float, full: float, timeout: float | None,
 def fit(profile: StepProfile) -> Workload:
     """The workload of ``profile``'s run: its mini-batches in input order and their costs."""
     by_batch: dict[str, list[Attempt]] = {}
-    for attempt in sorted(profile.attempts, key=lambda a: a.start):
+    for attempt in sorted(profile.attempts.rows(), key=lambda a: a.start):
         by_batch.setdefault(attempt.mini_batch_id, []).append(attempt)
     pieces = []
     for attempts in by_batch.values():
