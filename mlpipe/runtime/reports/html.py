@@ -206,7 +206,8 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
         attempts = read_attempts(logs)
     except ValueError as error:
         return head + f"<p>{html.escape(str(error))}</p>"
-    runs = read_runs(logs) or _runs_of(attempts)
+    recorded = read_runs(logs)
+    runs = recorded or _runs_of(attempts)
     if not len(attempts) and not runs:
         return head + "<p>No attempts recorded.</p>"
     parts = split_by_run(attempts, runs)
@@ -218,16 +219,19 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
     out.append(f"<h3>Final run ({label})</h3>")
     out.append(_run_charts(name, logs, final, run, profile, samples=True))
     out.append("<h3>Errors of the final state</h3>" + _errors(
-        run.errors if run is not None else _errors_of(final), logs, run_dir))
+        run.errors if recorded and run is not None else _errors_of(final), logs, run_dir))
     out.append(_profile(logs))
     if len(parts) > 1:
         earlier = []
         for index, (part, entry) in enumerate(zip(parts[:-1], runs[:-1], strict=False)):
-            earlier.append(f"<h4>Run {index + 1}: {html.escape(entry.status)}, "
-                           f"{_run_counts(entry)}</h4>"
+            what = (f"{html.escape(entry.status)}, {_run_counts(entry)}" if recorded
+                    else plural(len(part), "attempt"))
+            earlier.append(f"<h4>Run {index + 1}: {what}</h4>"
                            + _run_charts(f"{name}-{index}", logs, part, entry, None,
                                          samples=False)
-                           + "<h4>Its errors</h4>" + _errors(entry.errors, logs, run_dir))
+                           + "<h4>Its errors</h4>"
+                           + _errors(entry.errors if recorded else _errors_of(part), logs,
+                                     run_dir))
         out.append(f"<details><summary>Earlier runs of this step ({len(parts) - 1})</summary>"
                    f"{''.join(earlier)}</details>")
     return "".join(out)
@@ -387,9 +391,10 @@ def _slowest(attempts: AttemptTable) -> str:
 
 def _errors_of(attempts: AttemptTable) -> list[dict[str, Any]]:
     """Error groups from the attempts alone (logs written before runs.json)."""
-    from mlpipe.runtime.error_keys import signature  # noqa: PLC0415
+    from mlpipe.runtime.error_keys import message_line, signature  # noqa: PLC0415
 
     groups: dict[Any, dict[str, Any]] = {}
+    batches: dict[Any, set[str]] = {}
     for a in attempts.take(~attempts.ok):
         message = a.message or a.status
         key = signature(a.category or a.status, message)
@@ -397,9 +402,13 @@ def _errors_of(attempts: AttemptTable) -> list[dict[str, Any]]:
         if group is None:
             group = groups[key] = {"category": key.category, "exception": key.exception,
                                    "pattern": key.pattern, "frame": key.frame,
-                                   "message": message, "attempts": 0, "mini_batches": 0,
+                                   "message": message_line(message), "attempts": 0,
                                    "first_text": message, "where": "", "first": ""}
+            batches[key] = set()
         group["attempts"] += 1
+        batches[key].add(a.mini_batch_id)
+    for key, group in groups.items():
+        group["mini_batches"] = len(batches[key])
     return sorted(groups.values(), key=lambda g: -g["attempts"])
 
 
