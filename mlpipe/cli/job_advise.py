@@ -126,7 +126,7 @@ def _append_row_mb(step: dict[str, Any]) -> float:
 
 def table_lines(advice: Any) -> list[str]:
     """The advice of one step for the terminal."""
-    from mlpipe.runtime.tuning.advice import seconds  # noqa: PLC0415
+    from mlpipe.runtime.tuning.brief import seconds  # noqa: PLC0415
 
     a = advice
     change = (a.fitted_wall - a.measured_wall) / a.measured_wall if a.measured_wall else 0.0

@@ -46,7 +46,7 @@ from mlpipe.runtime.step_logs import (
     split_by_run,
 )
 from mlpipe.runtime.textio import write_text
-from mlpipe.runtime.tuning.advice import overhead_advice
+from mlpipe.runtime.tuning.brief import overhead_advice
 from mlpipe.runtime.tuning.profile import MACHINE, ProfileTally, StepProfile, read_profile
 from mlpipe.wording import plural
 
@@ -215,8 +215,8 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
     out = [head, _totals(step, runs), _where_time_goes(profile, step, run_dir)]
     final = parts[-1]
     run = runs[-1] if runs else None
-    label = (f"run {len(parts)} of {len(parts)}" if len(parts) > 1 else "the run")
-    out.append(f"<h3>Final run ({label})</h3>")
+    out.append(f"<h3>Final run (run {len(parts)} of {len(parts)})</h3>" if len(parts) > 1
+               else "<h3>The run</h3>")
     out.append(_run_charts(name, logs, final, run, profile, samples=True))
     out.append("<h3>Errors of the final state</h3>" + _errors(
         run.errors if recorded and run is not None else _errors_of(final), logs, run_dir))

@@ -48,7 +48,7 @@ from mlpipe.runtime.reports.task_stream import write_task_stream
 from mlpipe.runtime.step_logs import AttemptTable, RunEntry, StepLogs, read_runs, write_runs
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text
-from mlpipe.runtime.tuning.advice import advice_lines, job_name, run_settings
+from mlpipe.runtime.tuning.brief import advice_lines, job_name, run_settings
 from mlpipe.runtime.tuning.profile import ProfileTally, StepProfile
 from mlpipe.wording import plural
 

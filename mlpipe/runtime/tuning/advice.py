@@ -1,8 +1,8 @@
 """Advice for a parallel step: its run replayed at other settings here and in the cloud, and
 the settings to use there, each with its reason in numbers.
 
-:func:`advise` is ``mlpipe job advise`` (and the report's advice); :func:`advice_lines` is
-the short block of job_result.txt. The model is described in docs/advise.md.
+:func:`advise` is ``mlpipe job advise``; the short advice of job_result.txt and the report is
+:mod:`.brief`. The model is described in docs/advise.md.
 """
 
 from __future__ import annotations
@@ -10,15 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-import psutil
-
-from mlpipe.cores import core_count
 from mlpipe.errors import MlpipeError
-from mlpipe.plan import ParallelStep
-from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.tuning.brief import ms, seconds, size_text
 from mlpipe.runtime.tuning.cloud import DEFAULT_INSTANCE_TYPE, Assumptions, VmSize, vm_size
 from mlpipe.runtime.tuning.profile import StepProfile
 from mlpipe.runtime.tuning.simulate import (
@@ -33,12 +28,13 @@ from mlpipe.sizes import parse_mini_batch_size
 from mlpipe.wording import plural
 
 TARGET_MINI_BATCH_SECONDS = 10.0  # PRS's guide: "more than 10 seconds" per mini-batch
-MINI_BATCHES_PER_WORKER = 4  # at least this many per worker keeps the tail short
+CLOSE = 0.02  # sizes whose cloud run is this close to the shortest count as good
+MAX_REPLAYED = 5_000  # mini-batches replayed per candidate size and node count
 TIMEOUT_MARGIN = 3.0
+MIN_TIMEOUT = 30
 MEMORY_SHARE = 0.8  # of a VM's memory the workers may fill
 NODE_COUNTS = (1, 2, 4, 8, 16, 32, 64, 100)  # AmlCompute: up to 100 nodes (PRS's guide)
 PAYS = 0.8  # twice the nodes pay while they cut the duration below this share
-OVERHEAD_ADVICE_SHARE = 0.5
 SETTING_KEYS = {
     "mini_batch_size": "mini_batch_size",
     "max_concurrency_per_instance": "per_node",
@@ -51,67 +47,6 @@ SETTING_KEYS = {
 
 class AdviceUsageError(MlpipeError, ValueError):
     """A ``--set`` the advisor cannot predict for."""
-
-
-def job_name(step: ParallelStep) -> str:
-    """The job a step's folder belongs to (``<runs>/<job>/<step>``)."""
-    return Path(step.step_dir).parent.name
-
-
-def run_settings(step: ParallelStep, workers: list[WorkerInfo]) -> dict[str, Any]:
-    """The settings a run of ``step`` used, as ``runs.json`` keeps them."""
-    nodes = max(len({w.node for w in workers}), 1)
-    size = step.mini_batch_size
-    return {
-        "mini_batch_size": size.text if size is not None else None,
-        "items_per_mini_batch": size.count if size is not None else None,
-        "bytes_per_mini_batch": size.bytes if size is not None and size.count is None else None,
-        "partition_keys": list(step.partition_keys or ()),
-        "max_concurrency_per_instance": max(len(workers) // nodes, 1),
-        "instance_count": step.instance_count,
-        "workers": len(workers),
-        "max_retries": step.retry.max_retries,
-        "timeout": step.retry.timeout,
-        "cores": core_count(),
-        "memory_mb": round(psutil.virtual_memory().total / 2**20),
-    }
-
-
-# -- the short block of job_result.txt -----------------------------------------------------
-def advice_lines(profile: StepProfile | None, job: str) -> list[str]:
-    """Where a run's time went per mini-batch, and the one advice that matters most."""
-    if profile is None or not profile.tally.attempts:
-        return []
-    p = profile
-    lines = [f"Tuning (measured in this run; mlpipe job advise {job} predicts other settings "
-             "and the cloud run):",
-             f"  per mini-batch: {ms(p.overhead_per_attempt)} overhead (dispatch "
-             f"{ms(p.dispatch_per_attempt)}, load {ms(p.load_per_attempt)}, result "
-             f"{ms(p.result_per_attempt)}) and {ms(p.run_per_attempt)} in run(): overhead is "
-             f"{p.overhead_share:.0%} of worker time",
-             f"  run(): {ms(p.time_per_item)} per item; CPU-bound {p.cpu_share:.0%} of attempt "
-             f"time; worker start-up {seconds(p.startup_per_worker)}; utilisation "
-             f"{p.utilisation:.0%}"]
-    overhead = overhead_advice(p)
-    if overhead:
-        lines.append(f"  advice: {overhead}")
-    return lines
-
-
-def overhead_advice(profile: StepProfile) -> str:
-    """The advice of a step whose per-mini-batch overhead dominates ("" when it does not)."""
-    p = profile
-    if p.overhead_share < OVERHEAD_ADVICE_SHARE or p.settings.get("partition_keys"):
-        return ""
-    current = max(p.items_per_attempt, 1.0)
-    per_item = p.time_per_item
-    # items per mini-batch for run() to be 90 % of a mini-batch's time
-    wanted = math.ceil(9 * p.overhead_per_attempt / per_item) if per_item > 0 else 0
-    if wanted <= current:
-        return ""
-    return (f"per-mini-batch overhead dominates ({p.overhead_share:.0%} of worker time): raise "
-            f"mini_batch_size ({current:g} items now; about {wanted} keeps the overhead under "
-            "10 %)")
 
 
 # -- job advise ----------------------------------------------------------------------------
@@ -323,22 +258,50 @@ def model_words(workload: Workload, profile: StepProfile, settings: Settings,
 def recommend(workload: Workload, profile: StepProfile, settings: Settings, vm: VmSize,
               count: int, assume: Assumptions, append_row_mb: float
               ) -> tuple[list[Recommendation], list[tuple[int, float]]]:
-    """mini_batch_size, max_concurrency_per_instance, instance_count and
-    retry_settings.timeout for ``vm``, each with its reason."""
-    out = []
+    """max_concurrency_per_instance, mini_batch_size, instance_count and
+    retry_settings.timeout for ``vm``, each with its reason, and the duration vs nodes curve
+    (each node count with the mini_batch_size that suits it)."""
     per_node, why = _concurrency(profile, vm)
-    out.append(Recommendation("max_concurrency_per_instance", per_node, why))
-    items, size_value, why = _mini_batch_size(workload, profile, per_node * count, assume)
+    out = [Recommendation("max_concurrency_per_instance", per_node, why)]
+    chosen = replace(settings, per_node=per_node)
+    grid = _size_grid(workload, profile, chosen, vm, assume, append_row_mb)
+    curve = [(nodes, min(durations.values())) for nodes, durations in grid.items()]
+    nodes, nodes_why = _instance_count(curve)
+    tried = dict(grid[nodes])
+    current = max(round(workload.items_per_mini_batch), 1)
+    if current not in tried:  # too many mini-batches to replay at every node count
+        tried[current] = predict_cloud(workload, profile, replace(
+            chosen, items_per_mini_batch=current), vm, nodes, assume, append_row_mb)[0]
+    items, size_value, why = _mini_batch_size(workload, profile, tried, per_node * nodes,
+                                              assume)
     if size_value is not None:
         out.append(Recommendation("mini_batch_size", size_value, why))
-    chosen = replace(settings, per_node=per_node, items_per_mini_batch=items)
-    curve = [(n, predict_cloud(workload, profile, chosen, vm, n, assume, append_row_mb)[0])
-             for n in NODE_COUNTS]
-    nodes, why = _instance_count(curve)
-    out.append(Recommendation("instance_count", nodes, why))
+    out.append(Recommendation("instance_count", nodes, nodes_why))
     timeout, why = _timeout(workload, profile, items)
     out.append(Recommendation("retry_settings.timeout", timeout, why))
     return out, curve
+
+
+def _size_grid(workload: Workload, profile: StepProfile, settings: Settings, vm: VmSize,
+               assume: Assumptions, append_row_mb: float) -> dict[int, dict[int, float]]:
+    """The cloud duration for each node count and candidate mini_batch_size (doublings,
+    PRS's 10 s mini-batch and the measured size)."""
+    current = max(round(workload.items_per_mini_batch), 1)
+    total = max(workload.items, 1)
+    sizes = {current} if total / current <= MAX_REPLAYED else set()
+    if not profile.settings.get("partition_keys"):
+        run, over = workload.run, workload.overhead
+        per_item = run.per_item + over.per_item
+        fixed = run.fixed + over.fixed + assume.schedule_s
+        target = (math.ceil(max(TARGET_MINI_BATCH_SECONDS - fixed, 0.0) / per_item)
+                  if per_item > 0 else current)
+        sizes |= {min(max(size, 1), total) for size in
+                  (target, *(2 ** n for n in range(int(math.log2(total)) + 1)))}
+        sizes = {size for size in sizes if total / size <= MAX_REPLAYED} or {total}
+    return {nodes: {size: predict_cloud(workload, profile,
+                                        replace(settings, items_per_mini_batch=size), vm, nodes,
+                                        assume, append_row_mb)[0] for size in sorted(sizes)}
+            for nodes in NODE_COUNTS}
 
 
 def _concurrency(profile: StepProfile, vm: VmSize) -> tuple[int, str]:
@@ -356,31 +319,36 @@ def _concurrency(profile: StepProfile, vm: VmSize) -> tuple[int, str]:
     return value, f"{cpu_words}; {memory_words}"
 
 
-def _mini_batch_size(workload: Workload, profile: StepProfile, workers: int,
-                     assume: Assumptions) -> tuple[int, Any, str]:
+def _mini_batch_size(workload: Workload, profile: StepProfile, tried: dict[int, float],
+                     workers: int, assume: Assumptions) -> tuple[int, Any, str]:
+    """Of the sizes whose cloud run is within ``CLOSE`` of the shortest, the one nearest
+    PRS's 10 s mini-batch."""
+    current = max(round(workload.items_per_mini_batch), 1)
     if profile.settings.get("partition_keys"):
-        return max(round(workload.items_per_mini_batch), 1), None, ""
+        return current, None, ""
     run, over = workload.run, workload.overhead
     per_item = run.per_item + over.per_item
     fixed = run.fixed + over.fixed + assume.schedule_s
-    total = max(workload.items, 1)
-    current = max(round(workload.items_per_mini_batch), 1)
-    wanted = (math.ceil((TARGET_MINI_BATCH_SECONDS - fixed) / per_item) if per_item > 0
-              else current)
-    cap = max(total // (MINI_BATCHES_PER_WORKER * max(workers, 1)), 1)
-    items = max(min(wanted, cap), 1)
+    fixed_part = assume.node_start_s + assume.image_pull_s
+    best = min(tried.values()) - fixed_part
+    close = [size for size, duration in tried.items()
+             if duration - fixed_part <= best * (1 + CLOSE) + 1e-9 and size != current
+             or duration - fixed_part <= best + 1e-9]
+    items = min(close, key=lambda size: abs(math.log(max(fixed + per_item * size, 1e-9) /
+                                                     TARGET_MINI_BATCH_SECONDS)))
     seconds_each = fixed + per_item * items
     share = fixed / seconds_each if seconds_each > 0 else 0.0
-    why = (f"an item costs {ms(per_item)} (run() {ms(run.per_item)}) and a mini-batch "
-           f"{ms(fixed)} fixed (PRS {ms(assume.schedule_s)}, here {ms(run.fixed + over.fixed)})"
-           f": {items} items make a {seconds(seconds_each)} mini-batch, overhead {share:.1%}")
-    if items < wanted:
-        why += (f" (capped below the {TARGET_MINI_BATCH_SECONDS:g} s target so that "
-                f"{plural(total, 'item')} give {MINI_BATCHES_PER_WORKER} mini-batches to each "
-                f"of the {workers} workers)")
+    why = (f"an item costs {ms(per_item)} and a mini-batch {ms(fixed)} fixed (PRS "
+           f"{ms(assume.schedule_s)}, here {ms(run.fixed + over.fixed)}): {items} items make a "
+           f"{seconds(seconds_each)} mini-batch, overhead {share:.1%}; the cloud run takes "
+           f"{seconds(tried[items])} (with {plural(current, 'item')}: {seconds(tried[current])})")
+    if seconds_each < 0.9 * TARGET_MINI_BATCH_SECONDS and items < workload.items:
+        why += (f"; larger mini-batches toward PRS's {TARGET_MINI_BATCH_SECONDS:g} s would "
+                f"leave some of the {workers} workers idle at the end")
     value: Any = items
     if profile.tally.tabular and profile.bytes_per_item > 0:
         value = size_text(items * profile.bytes_per_item)
+        why += f" (about {value} at {profile.bytes_per_item:.0f} bytes per row)"
     return items, value, why
 
 
@@ -403,43 +371,11 @@ def _timeout(workload: Workload, profile: StepProfile, items: int) -> tuple[int,
         run, n = profile.tally.max_run_ok, max(profile.tally.max_run_ok_items, 1)
     per_item = max(run - workload.run.fixed, 0.0) / max(n, 1)
     expected = workload.run.fixed + per_item * items
-    value = max(30, int(math.ceil(TIMEOUT_MARGIN * expected / 10.0) * 10))
+    value = max(MIN_TIMEOUT, int(math.ceil(TIMEOUT_MARGIN * expected / 10.0) * 10))
     return value, (f"the slowest run() took {seconds(run)} for {plural(n, 'item')}; at "
                    f"{plural(items, 'item')} that is {seconds(expected)}, x{TIMEOUT_MARGIN:g} "
-                   "margin")
+                   f"margin, at least {MIN_TIMEOUT} s")
 
 
-# -- words --------------------------------------------------------------------------------
-def ms(seconds_value: float) -> str:
-    """``1.23 ms``, ``45 µs``, ``2.50 s``."""
-    if seconds_value >= 1:
-        return f"{seconds_value:.2f} s"
-    if seconds_value >= 1e-3:
-        return f"{seconds_value * 1e3:.2f} ms"
-    return f"{seconds_value * 1e6:.0f} µs"
-
-
-def seconds(value: float) -> str:
-    """``0.42 s``, ``12.3 s``, ``4m05s``, ``1h02m``."""
-    if value < 10:
-        return f"{value:.2f} s"
-    if value < 60:
-        return f"{value:.1f} s"
-    minutes, secs = divmod(int(round(value)), 60)
-    if minutes < 60:
-        return f"{minutes}m{secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m"
-
-
-def size_text(value: float) -> str:
-    """Bytes as a ``mini_batch_size``: ``512``, ``64kb``, ``3mb``."""
-    for unit, scale in (("gb", 1024**3), ("mb", 1024**2), ("kb", 1024)):
-        if value >= scale:
-            return f"{max(round(value / scale), 1)}{unit}"
-    return str(max(round(value), 1))
-
-
-__all__ = ["AdviceUsageError", "Recommendation", "Settings", "StepAdvice", "advice_lines",
-           "advise", "job_name", "measured_settings", "overhead_advice", "predict_cloud",
-           "predict_here", "recommend", "run_settings", "what_if"]
+__all__ = ["AdviceUsageError", "Recommendation", "Settings", "StepAdvice", "advise",
+           "measured_settings", "predict_cloud", "predict_here", "recommend", "what_if"]

@@ -12,19 +12,18 @@ time, tail and stragglers included.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
-from mlpipe.runtime.step_logs import Attempt
+import numpy as np
+
+from mlpipe.runtime.step_logs import AttemptTable
 from mlpipe.runtime.tuning.profile import StepProfile
 
-# (items, run() seconds, load + result seconds, failed attempts as (status, share of a full
-#  attempt), failed for good) of one mini-batch as measured
-Piece = tuple[int, float, float, tuple[tuple[str, float], ...], bool]
 MIN_GROUP = 3  # mini-batches needed at each of two item counts to fit a fixed cost per call
 MAX_PAIRS = 20_000
 
@@ -51,11 +50,19 @@ class Line:
         return self.fixed + self.per_item * items
 
 
+Failures = tuple[tuple[str, float], ...]  # failed attempts as (status, share of a full one)
+
+
 @dataclass
 class Workload:
-    """A run's mini-batches in input order, with the costs the replay adds to them."""
+    """A run's mini-batches in input order (numpy columns, one entry per mini-batch as
+    measured), with the costs the replay adds to them."""
 
-    pieces: list[Piece]  # per original mini-batch
+    piece_items: Any  # items of each mini-batch (at least 1)
+    piece_run: Any  # run() seconds of its last attempt (warm-up taken off)
+    piece_overhead: Any  # load + result seconds of its last attempt
+    piece_final: Any  # it failed for good
+    piece_failures: dict[int, Failures]  # mini-batch -> its failed attempts before the last
     run: Line  # run() seconds of a mini-batch of n items
     overhead: Line  # load + result seconds of a mini-batch of n items
     warmup: float  # a worker's first mini-batch takes this much longer (imports, caches)
@@ -67,78 +74,69 @@ class Workload:
     workers: int  # as measured
     cores: int  # of the machine measured
     items_per_mini_batch: float
-    _cumulative: list[tuple[int, float, float]] = field(default_factory=list, repr=False)
 
     @property
     def items(self) -> int:
-        return sum(piece[0] for piece in self.pieces)
+        return int(self.piece_items.sum())
 
     def units(self, timeout: float | None = None) -> list[Unit]:
         """The mini-batches as measured."""
-        out = []
-        for items, run, overhead, failures, _final in self.pieces:
-            full = run + overhead
-            out.append(Unit(items, tuple(_failed_cost(status, share, full, timeout, overhead)
-                                         for status, share in failures) + (full,),
-                            self.cpu_share))
+        full = (self.piece_run + self.piece_overhead).tolist()
+        items = self.piece_items.tolist()
+        out = [Unit(n, (seconds,), self.cpu_share) for n, seconds in zip(items, full,
+                                                                         strict=True)]
+        for index, failures in self.piece_failures.items():
+            overhead = float(self.piece_overhead[index])
+            out[index] = Unit(items[index], tuple(
+                _failed_cost(status, share, full[index], timeout, overhead)
+                for status, share in failures) + (full[index],), self.cpu_share)
         return out
 
     def recut(self, items_per_mini_batch: int, *, max_retries: int, timeout: float) -> list[Unit]:
-        """The same items in mini-batches of ``items_per_mini_batch``."""
+        """The same items in mini-batches of ``items_per_mini_batch``: each new mini-batch
+        costs the fixed costs once and the measured time of the items it holds (spread
+        evenly over the items of a measured mini-batch)."""
         size = max(1, int(items_per_mini_batch))
-        if not self._cumulative:
-            total_items, run_sum, over_sum = 0, 0.0, 0.0
-            self._cumulative.append((0, 0.0, 0.0))
-            for items, run, overhead, _failures, _final in self.pieces:
-                n = max(items, 1)
-                total_items += n
-                run_sum += max(run - self.run.fixed, 0.0)
-                over_sum += max(overhead - self.overhead.fixed, 0.0)
-                self._cumulative.append((total_items, run_sum, over_sum))
-        edges = [entry[0] for entry in self._cumulative]
-        total = edges[-1]
-        units = []
-        for begin in range(0, total, size):
-            end = min(begin + size, total)
-            run = self.run.fixed + self._between(edges, begin, end, 1)
-            overhead = self.overhead.fixed + self._between(edges, begin, end, 2)
-            failures, final = self._failures(edges, begin, end)
-            full = run + overhead
-            tries = [_failed_cost(status, share, full, timeout, overhead)
+        edges = np.concatenate(([0], np.cumsum(self.piece_items)))
+        total = int(edges[-1])
+        run_sum = np.concatenate(([0.0], np.cumsum(np.maximum(
+            self.piece_run - self.run.fixed, 0.0))))
+        over_sum = np.concatenate(([0.0], np.cumsum(np.maximum(
+            self.piece_overhead - self.overhead.fixed, 0.0))))
+        bounds = np.append(np.arange(0, total, size), total)
+        run = self.run.fixed + np.diff(np.interp(bounds, edges, run_sum))
+        overhead = self.overhead.fixed + np.diff(np.interp(bounds, edges, over_sum))
+        full = (run + overhead).tolist()
+        items = np.diff(bounds).tolist()
+        units = [Unit(n, (seconds,), self.cpu_share) for n, seconds in zip(items, full,
+                                                                           strict=True)]
+        for unit, (failures, final) in self._failing_units(edges, size).items():
+            seconds, over = full[unit], float(overhead[unit])
+            tries = [_failed_cost(status, share, seconds, timeout, over)
                      for status, share in failures]
             if final:  # a mini-batch that failed for good fails every attempt it is given
                 status, share = failures[-1] if failures else ("Failed", 1.0)
-                tries = [_failed_cost(status, share, full, timeout, overhead)] * (max_retries + 1)
+                tries = [_failed_cost(status, share, seconds, timeout, over)] * (max_retries + 1)
             else:
-                tries = tries[:max_retries] + [full]
-            units.append(Unit(end - begin, tuple(tries), self.cpu_share))
+                tries = tries[:max_retries] + [seconds]
+            units[unit] = Unit(items[unit], tuple(tries), self.cpu_share)
         return units
 
-    def _between(self, edges: list[int], begin: int, end: int, column: int) -> float:
-        return self._value(edges, end, column) - self._value(edges, begin, column)
-
-    def _value(self, edges: list[int], at: int, column: int) -> float:
-        """The cumulative seconds of ``column`` at item ``at`` (linear inside a mini-batch)."""
-        index = bisect.bisect_right(edges, at) - 1
-        index = min(max(index, 0), len(edges) - 2) if len(edges) > 1 else 0
-        low = self._cumulative[index]
-        if len(edges) == 1 or at <= low[0]:
-            return float(low[column])
-        high = self._cumulative[index + 1]
-        span = high[0] - low[0]
-        return float(low[column] + (high[column] - low[column]) * (at - low[0]) / span)
-
-    def _failures(self, edges: list[int], begin: int, end: int
-                  ) -> tuple[tuple[tuple[str, float], ...], bool]:
-        first = max(bisect.bisect_right(edges, begin) - 1, 0)
-        last = max(bisect.bisect_left(edges, end) - 1, first)
-        worst: tuple[tuple[str, float], ...] = ()
-        final = False
-        for piece in self.pieces[first:last + 1]:
-            if len(piece[3]) > len(worst):
-                worst = piece[3]
-            final = final or piece[4]
-        return worst, final
+    def _failing_units(self, edges: Any, size: int) -> dict[int, tuple[Failures, bool]]:
+        """The new mini-batches holding an item of a measured mini-batch that failed: the
+        most failed attempts among those, and whether one failed for good."""
+        failing = set(self.piece_failures) | set(np.flatnonzero(self.piece_final).tolist()) \
+            if len(self.piece_final) else set(self.piece_failures)
+        out: dict[int, tuple[Failures, bool]] = {}
+        for piece in sorted(failing):
+            first, last = int(edges[piece]) // size, (int(edges[piece + 1]) - 1) // size
+            failures = self.piece_failures.get(piece, ())
+            final = bool(self.piece_final[piece])
+            for unit in range(first, last + 1):
+                known, was_final = out.get(unit, ((), False))
+                out[unit] = (failures if len(failures) > len(known) else known,
+                             was_final or final)
+        return out
 
 
 def _failed_cost(status: str, share: float, full: float, timeout: float | None,
@@ -151,97 +149,102 @@ def _failed_cost(status: str, share: float, full: float, timeout: float | None,
 
 
 def fit(profile: StepProfile) -> Workload:
-    """The workload of ``profile``'s run: its mini-batches in input order and their costs."""
-    by_batch: dict[str, list[Attempt]] = {}
-    for attempt in sorted(profile.attempts.rows(), key=lambda a: a.start):
-        by_batch.setdefault(attempt.mini_batch_id, []).append(attempt)
-    pieces = []
-    for attempts in by_batch.values():
-        last = attempts[-1]
-        full = last.elapsed if last.ok else max(
-            (a.elapsed for a in attempts if a.ok), default=last.elapsed)
-        failures = tuple((a.status, a.elapsed / full if full > 0 else 1.0)
-                         for a in attempts if not a.ok)
-        if not last.ok:
-            failures = failures[:-1]
-        run = last.run_seconds if last.ok else min(last.run_seconds, full)
-        pieces.append((max(last.total, 1), run, max(last.elapsed - last.run_seconds, 0.0),
-                       failures, not last.ok))
-    ok = [(n, run, over) for n, run, over, _f, final in pieces if not final]
-    run_line = _line([(n, run) for n, run, _o in ok])
-    overhead_line = _line([(n, over) for n, _r, over in ok])
-    pieces, warmup = _without_warmup(pieces, list(by_batch), _first_of_each_worker(profile),
-                                     run_line, overhead_line)
+    """The workload of ``profile``'s run: its mini-batches in input order (of their first
+    attempt) and their costs."""
+    a = profile.attempts
+    order = np.argsort(a.start, kind="stable")
+    ids = a.mini_batch_id[order].astype(str)
+    unique, first_seen, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    count = len(unique)
+    rank = np.empty(count, dtype=np.int64)
+    rank[np.argsort(first_seen, kind="stable")] = np.arange(count)  # input order
+    piece_of = rank[inverse]  # piece of each attempt (in start order)
+    last = np.full(count, -1, dtype=np.int64)
+    np.maximum.at(last, piece_of, np.arange(len(ids)))
+    attempts = np.bincount(piece_of, minlength=count)
+    at = order[last]  # each piece's last attempt, as a row of the table
+    ok = a.ok[at]
+    items = np.maximum(a.total[at], 1)
+    run = a.run_seconds[at].astype(float)
+    overhead = np.maximum(a.elapsed[at] - a.run_seconds[at], 0.0)
+    failures: dict[int, Failures] = {}
+    grouped = np.argsort(piece_of, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(attempts)))
+    for piece in np.flatnonzero((attempts > 1) | ~ok).tolist():
+        rows = order[grouped[starts[piece]:starts[piece + 1]]]
+        good = [float(a.elapsed[r]) for r in rows if a.ok[r]]
+        full = float(a.elapsed[rows[-1]]) if ok[piece] else max(good, default=float(
+            a.elapsed[rows[-1]]))
+        tried = tuple((str(a.status[r]), float(a.elapsed[r]) / full if full > 0 else 1.0)
+                      for r in rows if not a.ok[r])
+        if not ok[piece]:
+            tried = tried[:-1]
+            run[piece] = min(run[piece], full)
+        if tried:
+            failures[piece] = tried
+    good_rows = ok
+    run_line = _line(items[good_rows], run[good_rows])
+    overhead_line = _line(items[good_rows], overhead[good_rows])
+    warmup = _take_warmup(a, order, piece_of, items, run, overhead, ~ok, run_line,
+                          overhead_line)
     settings = profile.settings
     return Workload(
-        pieces=pieces,
-        run=run_line,
-        overhead=overhead_line,
-        warmup=warmup,
+        piece_items=items, piece_run=run, piece_overhead=overhead, piece_final=~ok,
+        piece_failures=failures, run=run_line, overhead=overhead_line, warmup=warmup,
         dispatch=profile.dispatch_per_attempt, lead_in=profile.lead_in, tail=profile.tail,
         startup=profile.startup_per_worker, cpu_share=profile.cpu_share,
         workers=profile.workers, cores=int(settings.get("cores") or 1),
         items_per_mini_batch=profile.items_per_attempt)
 
 
-def _first_of_each_worker(profile: StepProfile) -> set[str]:
-    """The mini-batch each worker process ran first."""
-    first: dict[str, tuple[float, str]] = {}
-    for attempt in profile.attempts:
-        known = first.get(attempt.process)
-        if known is None or attempt.start < known[0]:
-            first[attempt.process] = (attempt.start, attempt.mini_batch_id)
-    return {mini_batch for _start, mini_batch in first.values()}
-
-
-def _without_warmup(pieces: list[Piece], ids: list[str], firsts: set[str], run: Line,
-                    overhead: Line) -> tuple[list[Piece], float]:
+def _take_warmup(a: AttemptTable, order: Any, piece_of: Any, items: Any, run: Any,
+                 overhead: Any, final: Any, run_line: Line, overhead_line: Line) -> float:
     """A worker's first mini-batch pays for imports and caches once: what it took beyond
-    the fitted lines is taken off it and paid once per worker (the median over workers)."""
+    the fitted lines is taken off it (in place) and paid once per worker (the median)."""
+    process = a.process[order]
+    _names, first = np.unique(process, return_index=True)  # in start order: each one's first
     excesses = []
-    out = []
-    for mini_batch, piece in zip(ids, pieces, strict=True):
-        items, run_s, over_s, failures, final = piece
-        if mini_batch in firsts and not final:
-            run_extra = max(run_s - run.at(items), 0.0)
-            over_extra = max(over_s - overhead.at(items), 0.0)
-            excesses.append(run_extra + over_extra)
-            piece = (items, run_s - run_extra, over_s - over_extra, failures, final)
-        out.append(piece)
-    return out, statistics.median(excesses) if excesses else 0.0
+    for piece in sorted({int(piece_of[i]) for i in first.tolist()}):
+        if final[piece]:
+            continue
+        run_extra = max(float(run[piece]) - run_line.at(int(items[piece])), 0.0)
+        over_extra = max(float(overhead[piece]) - overhead_line.at(int(items[piece])), 0.0)
+        run[piece] -= run_extra
+        overhead[piece] -= over_extra
+        excesses.append(run_extra + over_extra)
+    return statistics.median(excesses) if excesses else 0.0
 
 
-def _line(points: Sequence[tuple[int, float]]) -> Line:
-    """Least squares of seconds over items when at least two item counts have
-    ``MIN_GROUP`` mini-batches each; else everything per item (PRS's rule: "excluding the
-    overhead part, run time is linear to mini_batch_size")."""
-    if not points:
+def _line(items: Any, seconds: Any) -> Line:
+    """Seconds over items: a Theil-Sen fit when at least two item counts have ``MIN_GROUP``
+    mini-batches each; else everything per item (PRS's rule: "excluding the overhead part,
+    run time is linear to mini_batch_size")."""
+    if not len(items):
         return Line(0.0, 0.0, False)
-    counts: dict[int, int] = {}
-    for n, _ in points:
-        counts[n] = counts.get(n, 0) + 1
-    if sum(1 for c in counts.values() if c >= MIN_GROUP) >= 2:
-        slope = max(_median_slope(points), 0.0)
-        fixed = max(statistics.median(t - slope * n for n, t in points), 0.0)
+    _values, counts = np.unique(items, return_counts=True)
+    if int((counts >= MIN_GROUP).sum()) >= 2:
+        slope = max(_median_slope(items, seconds), 0.0)
+        fixed = max(float(np.median(seconds - slope * items)), 0.0)
         return Line(fixed, slope, True)
-    items = sum(n for n, _ in points)
-    return Line(0.0, sum(t for _, t in points) / items if items else 0.0, False)
+    total = int(items.sum())
+    return Line(0.0, float(seconds.sum()) / total if total else 0.0, False)
 
 
-def _median_slope(points: Sequence[tuple[int, float]]) -> float:
-    """The Theil-Sen slope: the median of the slopes between pairs of points with different
-    item counts (a worker's first mini-batch, slow with imports, does not tilt it); at most
-    ``MAX_PAIRS`` pairs, spread evenly."""
-    ordered = sorted(points)
-    step = max(1, len(ordered) * (len(ordered) - 1) // 2 // MAX_PAIRS)
-    slopes = []
-    count = 0
-    for i, (n1, t1) in enumerate(ordered):
-        for n2, t2 in ordered[i + 1:]:
-            count += 1
-            if n2 != n1 and count % step == 0:
-                slopes.append((t2 - t1) / (n2 - n1))
-    return statistics.median(slopes) if slopes else 0.0
+def _median_slope(items: Any, seconds: Any) -> float:
+    """The Theil-Sen slope: the median of the slopes between pairs of mini-batches with
+    different item counts (a worker's first mini-batch, slow with imports, does not tilt
+    it), over at most ``MAX_PAIRS`` pairs drawn with a fixed seed."""
+    n = len(items)
+    if n * (n - 1) // 2 <= MAX_PAIRS:
+        first, second = np.triu_indices(n, k=1)
+    else:
+        chance = np.random.default_rng(0)
+        first, second = chance.integers(0, n, MAX_PAIRS), chance.integers(0, n, MAX_PAIRS)
+    apart = items[second] != items[first]
+    if not apart.any():
+        return 0.0
+    slopes = (seconds[second] - seconds[first])[apart] / (items[second] - items[first])[apart]
+    return float(np.median(slopes))
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mlpipe.runtime.tuning.advice import (
-    AdviceUsageError,
-    advice_lines,
-    advise,
-    overhead_advice,
-    what_if,
-)
+from mlpipe.runtime.tuning.advice import AdviceUsageError, advise, what_if
+from mlpipe.runtime.tuning.brief import advice_lines, overhead_advice
 from mlpipe.runtime.tuning.cloud import Assumptions, UnknownVmSize, vm_size
 from tests.runtime.tuning.support import profile
 
