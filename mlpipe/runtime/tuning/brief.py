@@ -16,6 +16,7 @@ from mlpipe.cores import core_count
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tuning.profile import StepProfile
+from mlpipe.wording import plural
 
 OVERHEAD_ADVICE_SHARE = 0.5
 
@@ -77,9 +78,11 @@ def overhead_advice(profile: StepProfile) -> str:
     wanted = math.ceil(9 * p.overhead_per_attempt / per_item) if per_item > 0 else 0
     if wanted <= current:
         return ""
+    size = (f" ({size_text(wanted * p.bytes_per_item)} at {p.bytes_per_item:.0f} bytes per row)"
+            if p.tally.tabular and p.bytes_per_item > 0 else "")
     return (f"per-mini-batch overhead dominates ({p.overhead_share:.0%} of worker time): raise "
-            f"mini_batch_size ({current:g} items now; about {wanted} keeps the overhead under "
-            "10 %)")
+            f"mini_batch_size ({plural(round(current), 'item')} now; about {wanted} items"
+            f"{size} keep the overhead under 10 %)")
 
 
 # -- words --------------------------------------------------------------------------------
