@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from mlpipe.cli.arguments import add_job_name, add_output_format
+from mlpipe.cli.arguments import add_job_name, add_output_format, positive_count
 from mlpipe.cli.job_views import console
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.store import JobNotFound, JobStore
@@ -36,23 +36,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                              "resources.instance_count, retry_settings.max_retries/timeout)")
     parser.add_argument("--instance-type", metavar="VM_SIZE",
                         help="the Azure VM size of the cloud run (default: Standard_DS3_v2)")
-    parser.add_argument("--instance-count", type=_positive, metavar="N",
+    parser.add_argument("--instance-count", type=positive_count, metavar="N",
                         help="nodes of the cloud run (default: the step's instance_count)")
     parser.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
                         help="change an assumption of the cloud prediction (node_start_s, "
                              "image_pull_s, schedule_s, schedule_rate, concat_mb_per_s, "
                              "core_speed)")
     parser.set_defaults(handler=advise_job)
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
-    return value
 
 
 def advise_job(args: argparse.Namespace) -> int:

@@ -11,7 +11,12 @@ from typing import Any
 
 from rich.table import Table
 
-from mlpipe.cli.arguments import add_job_name, add_output_format, print_structured
+from mlpipe.cli.arguments import (
+    add_job_name,
+    add_output_format,
+    positive_count,
+    print_structured,
+)
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
 from mlpipe.cli.validate import file_problem
 from mlpipe.diagnostics import ValidationError
@@ -59,7 +64,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     listing = job.add_parser("list", help="list jobs, newest first")
     _runs_dir_option(listing)
-    listing.add_argument("--max-results", "-r", type=_count, metavar="N",
+    listing.add_argument("--max-results", "-r", type=positive_count, metavar="N",
                          help="list at most N jobs (the newest)")
     add_output_format(listing)
     listing.set_defaults(handler=list_jobs)
@@ -120,16 +125,6 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
     return value
 
 
