@@ -332,6 +332,7 @@ def show_job(args: argparse.Namespace) -> int:
 def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     """``job show NAME --mini-batches [--step STEP] [--failed]``."""
     from mlpipe.runtime.mini_batch_outcomes import read_outcomes  # noqa: PLC0415
+    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
 
     if not args.mini_batches:
         return _usage("--step and --failed go with --mini-batches")
@@ -359,7 +360,7 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     console().print(table)
     kind = "failed mini-batch" if args.failed else "mini-batch"
     print(f"{plural(len(outcomes), kind)} in step {name} "
-          f"({steps[name].get('logs_dir')}/sys/job_report/processed_mini-batches.csv)")
+          f"({StepLogs.of(steps[name].get('logs_dir') or '').processed})")
     return 0
 
 

@@ -37,6 +37,7 @@ from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.journal import Finished, Journal
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
 from mlpipe.runtime.timeouts import (
@@ -332,7 +333,7 @@ class Driver:
         if failed_attempt and result.error_message:  # every failed attempt, as job_result.txt
             self._count_error(result.status if result.error_category is None
                               else result.error_category, result.error_message,
-                              f"logs/user/error/{worker.node_name}/{worker.process}.txt",
+                              f"logs/{StepLogs.error_file(worker)}",
                               traceback=result.traceback)
         if not final:
             self.pending.append((mini_batch, picked + 1))

@@ -110,9 +110,14 @@ class StepLogs:
         """The ``.prof`` files of ``--profiling_module`` (``[]`` when it was off)."""
         return sorted(self.profile.glob("*/*.prof")) if self.profile.is_dir() else []
 
-    def error_file(self, worker: WorkerInfo) -> str:
+    @staticmethod
+    def error_file(worker: WorkerInfo) -> str:
         """``user/error/<node>/<process>.txt``, relative to ``root``: a worker's tracebacks."""
         return f"user/error/{worker.node}/{worker.process}.txt"
+
+    def profile_file(self, worker: WorkerInfo) -> Path:
+        """``sys/profile/<node>/<process>.prof``: a worker's run() profile (pstats format)."""
+        return self.profile / worker.node_name / f"{worker.process}.prof"
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ from mlpipe.runtime.results import (
     format_rows,
 )
 from mlpipe.runtime.source_paths import to_user_paths, user_traceback
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.scripts import install_from_environment as install_import_mirrors
 
@@ -112,7 +113,7 @@ class InitError(MlpipeError):
 
 def profile_file(logs_dir: str, worker: WorkerInfo) -> Path:
     """``logs/sys/profile/<node>/<process>.prof``: the worker's run() profile (pstats format)."""
-    return Path(logs_dir) / "sys" / "profile" / worker.node_name / f"{worker.process}.prof"
+    return StepLogs.of(logs_dir).profile_file(worker)
 
 
 class RunProfiler:

@@ -16,6 +16,7 @@ from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
 from mlpipe.runtime.reports.job_report import process_label, utc_text
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.textio import open_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural
@@ -109,7 +110,7 @@ class ErrorLog:
 
     def _write(self, worker: WorkerInfo, header: str, category: str, message: str,
                traceback: str | None) -> str:
-        relative = f"user/error/{worker.node}/{worker.process}.txt"
+        relative = StepLogs.error_file(worker)
         handle = self._files.get((worker.node, worker.process))
         if handle is None:
             path = self.logs_dir / relative

@@ -71,13 +71,13 @@ class StepReports(StepObserver):
         self.resume = resume
         self.logs_dir = Path(step.logs_dir)
         self.logs_dir.mkdir(parents=True, exist_ok=True)
+        self.paths = StepLogs.of(step.logs_dir)
         self.logger: logging.Logger = master_role_logger(
-            self.logs_dir / "sys" / "master_role.txt", step.logging_level,
+            self.paths.master_role, step.logging_level,
             name=f"mlpipe.master_role.{step.name}")
         self.counters = StepCounters()
         self.workers = WorkerStats()
         self.errors = ErrorLog(self.logs_dir, append=resume)
-        self.paths = StepLogs.of(step.logs_dir)
         self.tally = ProfileTally()
         self._runs: list[RunEntry] = []
         self._lost_at: dict[tuple[int, str], float] = {}  # a dead worker's time of death
@@ -101,7 +101,7 @@ class StepReports(StepObserver):
         self._overview = ProgressOverview(self.logs_dir, step.name, len(workers))
         self._overview.write(self.counters)
         self._monitor = ResourceMonitor(
-            self.logs_dir / "sys" / "perf", step.prs.resource_monitor_interval, nodes)
+            self.paths.perf, step.prs.resource_monitor_interval, nodes)
         self._monitor.set_workers(workers)
         self._monitor.start()
         if not self._monitor.enabled:
@@ -180,7 +180,7 @@ class StepReports(StepObserver):
         started = summary.started_at or self._started_at
         ended = summary.ended_at or datetime.now(timezone.utc)
         wall = _seconds_between(started, ended) if started is not None else self.counters.elapsed()
-        job_report = self.logs_dir / "sys" / "job_report"
+        job_report = self.paths.job_report
         self._end_run(summary, ended)
         steps: list[tuple[Path, Callable[[], object]]] = [
             (self.paths.runs, lambda: write_runs(self.paths, self._runs)),
@@ -190,11 +190,11 @@ class StepReports(StepObserver):
                                   advice_lines(self._profile(), job_name(self.step))))),
             (job_report, self._close_streams),
             (job_report, lambda: self.workers.write_summaries(job_report, wall)),
-            (self.logs_dir / "user" / "error.txt", self._write_error_summary),
+            (self.paths.error_summary, self._write_error_summary),
             (self.logs_dir, lambda: self._overview and self._overview.write(
                 self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
-            (self.logs_dir / "sys", self.close),
-            (self.logs_dir / "sys" / "task_stream.html", lambda: (  # dense: aggregated
+            (self.paths.sys, self.close),
+            (self.paths.task_stream, lambda: (  # dense: aggregated
                 self.counters.attempts > 0 and write_task_stream(self.logs_dir))),
             (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
             (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
@@ -265,8 +265,8 @@ class StepReports(StepObserver):
 
     def _write_error_summary(self) -> None:
         if self.errors.groups:
-            (self.logs_dir / "user").mkdir(exist_ok=True)
-            write_text(self.logs_dir / "user" / "error.txt", render_error_summary(self.errors))
+            self.paths.error_summary.parent.mkdir(exist_ok=True)
+            write_text(self.paths.error_summary, render_error_summary(self.errors))
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
