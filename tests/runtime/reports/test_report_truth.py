@@ -107,6 +107,7 @@ def test_failures_are_counted_alike_on_the_page_in_job_result_and_job_show(
     assert on_page == expected
     assert "ValueError: cannot score bad_&lt;n&gt;.txt" in page_text
     assert "31 failed attempts in 5 kinds of error" in page_text
+    assert "Per-mini-batch overhead dominates" in page_text  # run() does almost nothing
     # the first traceback of each group is linked (its error file, at its header)
     assert page_text.count("score/logs/user/error/0/process00") >= 5
     assert "#:~:text=mini-batch%20" in page_text
@@ -169,6 +170,17 @@ def test_every_job_gets_its_report_from_the_front_door(tmp_path: Path) -> None:
     assert len(machine) >= 10, machine
     page = report.read_text()
     assert "<polyline" in page and "meta http-equiv='refresh'" not in page
+    # one time axis for the step's charts: task stream, throughput, CPU, memory
+    charts = re.findall(r'<svg [^>]*data-axis="([^"]+)"[^>]*aria-label="([^"]+)"', page)
+    step_charts = {label: axis for axis, label in charts if axis.startswith("step-")}
+    assert set(step_charts) == {"task stream", "throughput", "%", " MB"}
+    assert len(set(step_charts.values())) == 1
+    ends = {label: page.split(f'aria-label="{label}"', 1)[1].split("</svg>", 1)[0]
+            .rsplit('text-anchor="end">', 1)[1].split("<", 1)[0] for label in step_charts}
+    assert len(set(ends.values())) == 1, ends  # the four end at the same second
+    # a 2 s step's throughput is counted per bucket, not blown up to a rate per second
+    throughput = page.split('aria-label="throughput"', 1)[1].split("</svg>", 1)[0]
+    assert "/s</text>" not in throughput and " per " in throughput
 
 
 def test_a_running_job_reloads_and_long_error_lists_fold(tmp_path: Path) -> None:
