@@ -19,6 +19,7 @@ import json
 import os
 import time
 import urllib.parse
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -166,8 +167,6 @@ def _steps_table(steps: dict[str, dict[str, Any]]) -> str:
 
 
 def _epoch(text: Any) -> float | None:
-    from datetime import datetime  # noqa: PLC0415
-
     try:
         return datetime.fromisoformat(str(text)).timestamp() if text else None
     except ValueError:

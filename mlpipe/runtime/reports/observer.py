@@ -45,7 +45,7 @@ from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
 from mlpipe.runtime.reports.task_stream import write_task_stream
-from mlpipe.runtime.step_logs import AttemptTable, RunEntry, StepLogs, read_runs, write_runs
+from mlpipe.runtime.step_logs import RunEntry, StepLogs, read_runs, write_runs
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.runtime.tuning.brief import advice_lines, job_name, run_settings
@@ -252,7 +252,7 @@ class StepReports(StepObserver):
             return None
         run = self._runs[-1]
         return StepProfile(self.paths, len(self._runs) - 1, len(self._runs), run.started,
-                           run.ended, run.status, run.settings, self.tally, AttemptTable.empty(),
+                           run.ended, run.status, run.settings, self.tally, None,
                            run.startup_seconds, {}, run.errors, run.counts, run.reused)
 
     def _close_streams(self) -> None:

@@ -364,7 +364,8 @@ def _instance_count(curve: list[tuple[int, float]]) -> tuple[int, str]:
 
 
 def _timeout(workload: Workload, profile: StepProfile, items: int) -> tuple[int, str]:
-    slowest = [(a.run_seconds, a.total) for a in profile.attempts.rows() if a.ok and a.total]
+    rows = profile.attempts.rows() if profile.attempts is not None else []
+    slowest = [(a.run_seconds, a.total) for a in rows if a.ok and a.total]
     if slowest:
         run, n = max(slowest, key=lambda pair: pair[0] / pair[1])
     else:

@@ -213,7 +213,7 @@ class StepProfile:
     status: str
     settings: dict[str, Any]
     tally: ProfileTally
-    attempts: AttemptTable
+    attempts: AttemptTable | None  # None: a profile of the sums alone (the driver's, at the end)
     startup_seconds: dict[str, float]
     usage: dict[str, WorkerUsage]
     errors: list[dict[str, Any]]
@@ -228,8 +228,8 @@ class StepProfile:
 
     @property
     def workers(self) -> int:
-        return int(self.settings.get("workers") or len(self.startup_seconds) or
-                   len(set(self.attempts.process.tolist())) or 1)
+        seen = len(set(self.attempts.process.tolist())) if self.attempts is not None else 0
+        return int(self.settings.get("workers") or len(self.startup_seconds) or seen or 1)
 
     @property
     def lead_in(self) -> float:

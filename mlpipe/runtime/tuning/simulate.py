@@ -152,6 +152,8 @@ def fit(profile: StepProfile) -> Workload:
     """The workload of ``profile``'s run: its mini-batches in input order (of their first
     attempt) and their costs."""
     a = profile.attempts
+    if a is None:
+        raise ValueError("the workload needs the run's attempts (read_profile reads them)")
     order = np.argsort(a.start, kind="stable")
     ids = a.mini_batch_id[order].astype(str)
     unique, first_seen, inverse = np.unique(ids, return_index=True, return_inverse=True)
