@@ -25,11 +25,6 @@ _MLPIPE_DIR = str(Path(__file__).resolve().parents[1])
 MESSAGE_WIDTH = 300
 
 
-def error_key(message: str) -> str:
-    """``message`` with object addresses replaced by ``at 0x...``."""
-    return _ADDRESS.sub("at 0x...", message)
-
-
 @dataclass(frozen=True)
 class Signature:
     """What makes two failures the same error."""
@@ -64,7 +59,7 @@ def message_line(message: str) -> str:
 
 def mask(text: str) -> str:
     """``text`` with addresses, quoted names, paths and numbers replaced by placeholders."""
-    text = _ADDRESS.sub("at 0x…", text)
+    text = _ADDRESS.sub("at <address>", text)
     text = _QUOTED.sub("'…'", text)
     text = _PATH.sub("<path>", text)
     return _NUMBER.sub("<n>", text)
@@ -84,4 +79,4 @@ def user_frame(traceback: str) -> str:
     return ""
 
 
-__all__ = ["Signature", "error_key", "mask", "message_line", "signature", "user_frame"]
+__all__ = ["Signature", "mask", "message_line", "signature", "user_frame"]
