@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import json
 import os
 import sys
 from typing import Any
 
-from mlpipe.cli.arguments import add_job_name, add_output_format, positive_count
+from mlpipe.cli.arguments import add_job_name, add_output_format, emit, positive_count
 from mlpipe.cli.job_views import console
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.store import JobNotFound, JobStore
@@ -28,7 +27,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     parser.add_argument("--runs-dir",
                         help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
     parser.add_argument("--step", metavar="STEP", help="the parallel step (default: every one)")
-    add_output_format(parser, ("table", "json"))
+    add_output_format(parser)
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY.PATH=VALUE",
                         help="a setting to predict for, e.g. jobs.score.mini_batch_size=20 "
@@ -95,14 +94,14 @@ def advise_job(args: argparse.Namespace) -> int:
         except MlpipeError as error:
             print(f"mlpipe: {error}", file=sys.stderr)
             return 1
-    if args.output == "json":
-        print(json.dumps({"job": args.name,
-                          "steps": {name: a.as_json() for name, a in advice.items()}}, indent=2))
-        return 0
-    out = console()
-    for step_advice in advice.values():
-        for line in table_lines(step_advice):
-            out.print(line, soft_wrap=True, markup=False, highlight=False)
+    def human() -> None:
+        out = console()
+        for step_advice in advice.values():
+            for line in table_lines(step_advice):
+                out.print(line, soft_wrap=True, markup=False, highlight=False)
+
+    emit(args, {"job": args.name, "steps": {name: a.as_json() for name, a in advice.items()}},
+         human)
     return 0
 
 

@@ -10,6 +10,7 @@ worker budget allows), and stops cleanly on cancel.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import signal
 import threading
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cores import core_count
+from mlpipe.frozen import freeze
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.liveness import runner_identity
 from mlpipe.jobs.preflight import (
@@ -34,6 +36,7 @@ from mlpipe.jobs.recorder import JobRecorder, RecordObserver
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
 from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
+from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
 from mlpipe.runtime import worker_names
 from mlpipe.runtime.backends.dask_cluster import job_cluster
 from mlpipe.runtime.faults import describe_fault
@@ -447,6 +450,7 @@ class _Scheduler:
         try:
             try:
                 make_output_folders(step)
+                step = self._with_run_identity(step)
                 if isinstance(step, CommandStep):
                     fields = self._run_command(step)
                 else:
@@ -467,6 +471,15 @@ class _Scheduler:
             self._fault(exc)
         finally:
             self.done.put(step.name)
+
+    def _with_run_identity(self, step: Step) -> Step:
+        """``step`` whose processes know their job, step and experiment (``mlpipe.runs``'
+        ``*_ENV`` names; the step's own ``environment_variables`` win)."""
+        identity = {JOB_NAME_ENV: Path(self.plan.run_dir).name, STEP_NAME_ENV: step.name,
+                    STEP_DIR_ENV: step.step_dir,
+                    EXPERIMENT_ENV: self.plan.experiment_name or ""}
+        return dataclasses.replace(step, environment_variables=freeze(
+            {**identity, **step.environment_variables}))
 
     def _run_command(self, step: CommandStep) -> dict[str, Any]:
         outcome = run_command_step(step, cancel=self.cancel)

@@ -26,6 +26,7 @@ import mlpipe.runtime.entry_script as entry_script_module
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
+from mlpipe.import_mirrors import Mode, set_mode
 from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
@@ -70,6 +71,7 @@ class WorkerConfig:
     capture_output: bool = True
     profiling_module: str | None = None  # "cProfile" or "profile": profile run() calls
     source_dir: str | None = None  # the folder code_dir is a snapshot of: tracebacks name it
+    import_mirrors: Mode = "auto"  # the driver's mlpipe.import_mirrors mode, for every backend
 
     @property
     def entry_script_path(self) -> str:
@@ -230,7 +232,8 @@ class WorkerRuntime:
         for path in (SHIM_DIR, config.code_dir, script_dir):  # script_dir ends up first
             if path not in sys.path:
                 sys.path.insert(0, path)
-        install_import_mirrors()  # under `mlpipe run-script`: azureml.core is mlpipe's mirror
+        set_mode(config.import_mirrors)
+        install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
         try:
