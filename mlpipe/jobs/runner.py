@@ -14,6 +14,7 @@ import dataclasses
 import queue
 import signal
 import threading
+import time
 import traceback
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -46,6 +47,7 @@ from mlpipe.version import __version__
 from mlpipe.wording import error_summary
 
 CANCEL_POLL_SECONDS = 0.2
+REPORT_SECONDS = 5.0
 BLOCKING = ("failed", "skipped", "canceled")
 
 
@@ -84,6 +86,7 @@ class JobResult:
     steps: dict[str, StepResult]  # in plan order
     outputs: dict[str, str]  # pipeline output name -> local path
     record_path: str
+    report: str | None = None  # <run_dir>/report.html (None when it could not be written)
 
     @property
     def ok(self) -> bool:
@@ -167,12 +170,14 @@ def execute_plan(
     watcher = threading.Thread(target=_watch_cancel, args=(store, name, cancel, stop_watch),
                                name=f"mlpipe-cancel-{name}", daemon=True)
     watcher.start()
+    report = ReportRefresher(run_dir, say)
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
     try:
         budget = max_workers or core_count()
         scheduler = _Scheduler(plan, recorder, cancel, progress, spec, say, budget)
+        report.start()
         with spec.scope(plan, say, budget) as scope:
             scheduler.scope = scope
             scheduler.run()
@@ -187,6 +192,7 @@ def execute_plan(
             signal.signal(signal.SIGINT, previous_sigint)
         stop_watch.set()
         watcher.join()
+        report.stop()
     ended = now()
     steps = recorder.record["steps"]
     if scheduler.fault is not None:
@@ -203,7 +209,54 @@ def execute_plan(
                         duration_seconds=round((ended - started).total_seconds(), 3), **fields)
     finally:
         recorder.release()
-    return _result(plan, recorder, scheduler.summaries, status, started, ended)
+    result = _result(plan, recorder, scheduler.summaries, status, started, ended)
+    result.report = report.write_final()
+    return result
+
+
+class ReportRefresher:
+    """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end.
+
+    The page is rewritten every ``REPORT_SECONDS``, or ten times as long as the last writing
+    took, whichever is longer, on a daemon thread; a page that cannot be written is a
+    warning, never the job's failure."""
+
+    def __init__(self, run_dir: Path, say: Echo):
+        self.run_dir = run_dir
+        self.say = say
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._warned = False
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="mlpipe-report", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def write_final(self) -> str | None:
+        return self._write()
+
+    def _loop(self) -> None:
+        wait = REPORT_SECONDS
+        while not self._stop.wait(wait):
+            began = time.monotonic()
+            self._write()
+            wait = max(REPORT_SECONDS, 10 * (time.monotonic() - began))
+
+    def _write(self) -> str | None:
+        from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
+
+        try:
+            return str(write_job_report(self.run_dir))
+        except (OSError, ValueError) as error:
+            if not self._warned:
+                self._warned = True
+                self.say(f"warning: report.html not written: {error}")
+            return None
 
 
 def _cancel_on_sigint(cancel: threading.Event) -> Any:
