@@ -11,6 +11,7 @@
 - :func:`add_workspace_options` accepts az's ``--resource-group/-g``, ``--workspace-name/-w``
   and ``--subscription`` (one local workspace: they select nothing); :func:`add_web`
   accepts ``--web`` and :func:`web_note` says what it would have opened.
+- :func:`positive_count` reads a whole number of 1 or more.
 """
 
 from __future__ import annotations
@@ -85,6 +86,17 @@ class _JobName(argparse.Action):
 def _require_name(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
     if getattr(namespace, "name", None) is None:
         parser.error("the job's name is required: NAME or --name/-n NAME")
+
+
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (``--max-results``, ``--instance-count``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
+    return value
 
 
 def add_output_format(parser: argparse.ArgumentParser,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import os
 import signal
 import sys
 import threading
@@ -20,6 +19,7 @@ from mlpipe.cli.arguments import (
     add_workspace_options,
     emit,
     machine_output,
+    positive_count,
     web_note,
 )
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines, steps_table
@@ -30,6 +30,7 @@ from mlpipe.jobs.azure_view import azure_children, azure_record
 from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
+from mlpipe.runtime.backends import BACKENDS, backend_names
 from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
@@ -48,8 +49,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     _runs_dir_option(create)
     create.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
                         metavar="KEY.PATH=VALUE", help="override a key of the YAML (repeatable)")
-    create.add_argument("--backend", choices=("local", "dask"), default="local",
-                        help="where parallel steps run (default: local processes)")
+    _backend_option(create)
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
     create.add_argument("--stream", action="store_true",
@@ -76,7 +76,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     listing = job.add_parser("list", help="list jobs, newest first")
     _runs_dir_option(listing)
-    listing.add_argument("--max-results", "-r", type=_count, metavar="N",
+    listing.add_argument("--max-results", "-r", type=positive_count, metavar="N",
                          help="list at most N jobs (the newest)")
     listing.add_argument("--parent-job-name", "-p", metavar="NAME",
                          help="list the steps of this pipeline job (its child jobs), as az ml")
@@ -113,8 +113,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     rerun.add_argument("--set", dest="overrides", action="append", default=[],
                        type=_override, metavar="KEY.PATH=VALUE",
                        help="override a key of the pipeline, as job create --set")
-    rerun.add_argument("--backend", choices=("local", "dask"), default="local",
-                       help="where parallel steps run (default: local processes)")
+    _backend_option(rerun)
     rerun.add_argument("--no-progress", dest="progress", action="store_false",
                        help="no progress bars")
     rerun.set_defaults(handler=rerun_job)
@@ -154,6 +153,14 @@ def _az_conventions(parser: argparse.ArgumentParser, *, web: bool = False) -> No
         add_web(parser)
 
 
+def _backend_option(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, its choices and their help read from the backends' table."""
+    choices = ", ".join(f"{spec.name} ({spec.summary})" if spec.summary else spec.name
+                        for spec in BACKENDS.values())
+    parser.add_argument("--backend", choices=backend_names(), default="local",
+                        help=f"where parallel steps run: {choices}; default: local")
+
+
 def _runs_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir",
                         help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
@@ -166,16 +173,6 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
     return value
 
 
@@ -271,22 +268,10 @@ def _create(args: argparse.Namespace) -> int:
     assert submission.result is not None
     args.created = submission.name
     print_job(JobStore(args.runs_dir).load(submission.name), out)
-    web_note(args, _print_report(submission.plan.run_dir))
+    if submission.result.report:  # written by the runner (a warning was said otherwise)
+        print(f"report:     {submission.result.report}", flush=True)
+    web_note(args, submission.result.report)
     return 0 if submission.result.ok else 1
-
-
-def _print_report(run_dir: str | os.PathLike[str]) -> str | None:
-    """Write ``<run>/report.html``, say where it is and return its path (a report that cannot
-    be written is a warning: the job's own result stands)."""
-    from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
-
-    try:
-        report = str(write_job_report(run_dir))
-    except (OSError, ValueError) as exc:
-        print(f"mlpipe: warning: report.html not written: {exc}", file=sys.stderr)
-        return None
-    print(f"report:     {report}", flush=True)
-    return report
 
 
 def _usage(message: str) -> int:
@@ -408,6 +393,7 @@ def show_job(args: argparse.Namespace) -> int:
 def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     """``job show NAME --mini-batches [--step STEP] [--failed]``."""
     from mlpipe.runtime.mini_batch_outcomes import read_outcomes  # noqa: PLC0415
+    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
 
     if not args.mini_batches:
         return _usage("--step and --failed go with --mini-batches")
@@ -435,7 +421,7 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     console().print(table)
     kind = "failed mini-batch" if args.failed else "mini-batch"
     print(f"{plural(len(outcomes), kind)} in step {name} "
-          f"({steps[name].get('logs_dir')}/sys/job_report/processed_mini-batches.csv)")
+          f"({StepLogs.of(steps[name].get('logs_dir') or '').processed})")
     return 0
 
 

@@ -25,6 +25,7 @@ from mlpipe.runtime.journal import Journal
 from mlpipe.runtime.records import StepObserver, StepSummary
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.worker import DEFAULT_LOADER, WorkerConfig
 
 
@@ -51,7 +52,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     Path(step.logs_dir).mkdir(parents=True, exist_ok=True)
     Path(step.state_dir).mkdir(parents=True, exist_ok=True)
     if not resume:  # a replacement worker adds to its predecessor's profile, a new run does not
-        shutil.rmtree(Path(step.logs_dir) / "sys" / "profile", ignore_errors=True)
+        shutil.rmtree(StepLogs.of(step.logs_dir).profile, ignore_errors=True)
 
     all_observers = [*_report_observers(step, progress, resume), *observers]
     if mini_batches is None:  # last: the others' step_started runs before the total arrives

@@ -38,6 +38,7 @@ from mlpipe.runtime.results import (
     format_rows,
 )
 from mlpipe.runtime.source_paths import to_user_paths, user_traceback
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.scripts import install_from_environment as install_import_mirrors
 
@@ -114,7 +115,7 @@ class InitError(MlpipeError):
 
 def profile_file(logs_dir: str, worker: WorkerInfo) -> Path:
     """``logs/sys/profile/<node>/<process>.prof``: the worker's run() profile (pstats format)."""
-    return Path(logs_dir) / "sys" / "profile" / worker.node_name / f"{worker.process}.prof"
+    return StepLogs.of(logs_dir).profile_file(worker)
 
 
 class RunProfiler:
@@ -295,8 +296,9 @@ class WorkerRuntime:
             args = self._arguments(mini_batch, data)
             phases = self.phases
             run_start = time.perf_counter()
+            load_seconds = run_start - start
             if phases is not None:
-                phases.note(task.task_id, RUN, run_start - start, 0.0)
+                phases.note(task.task_id, RUN, load_seconds, 0.0)
                 run_start = time.perf_counter()  # Run Method Seconds: run() alone
             try:
                 value = self._run(*args) if self.profiler is None \
@@ -306,7 +308,7 @@ class WorkerRuntime:
                 if phases is not None:
                     phases.note(task.task_id, RESULT, run_start - start, run_seconds)
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
-                                    _describe(error), self.user_traceback(error))
+                                    _describe(error), self.user_traceback(error), load_seconds)
             run_seconds = time.perf_counter() - run_start
             if phases is not None:
                 phases.note(task.task_id, RESULT, run_start - start, run_seconds)
@@ -314,7 +316,7 @@ class WorkerRuntime:
                 returned = count_results(value)
             except ReturnValueError as error:
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "ReturnValue",
-                                    str(error), None)
+                                    str(error), None, load_seconds)
             succeeded = min(returned, total)
             failed = total - succeeded
             warning = (MORE_RESULTS_WARNING.format(returned=returned, items=total)
@@ -327,7 +329,7 @@ class WorkerRuntime:
                     return self._failed(task, total, start_wall, start, cpu, run_seconds,
                                         "ReturnValue", f"append_row could not write the results: "
                                         f"{_describe(error)}",
-                                        self._user_paths(traceback.format_exc()))
+                                        self._user_paths(traceback.format_exc()), load_seconds)
             message = category = None
             if failed:
                 category = "ReturnValue"
@@ -336,7 +338,7 @@ class WorkerRuntime:
             return TaskResult(
                 task.task_id, "Failed" if failed else "Succeeded", total, succeeded, failed,
                 start_wall, time.perf_counter() - start, time.process_time() - cpu, run_seconds,
-                category, message, None, rows, header, warning,
+                category, message, None, rows, header, warning, load_seconds=load_seconds,
             )
         finally:
             _flush_std()
@@ -356,10 +358,12 @@ class WorkerRuntime:
 
     def _failed(self, task: Task, total: int, start_wall: float, start: float, cpu: float,
                 run_seconds: float, category: str, message: str,
-                traceback_text: str | None) -> TaskResult:
+                traceback_text: str | None, load_seconds: float | None = None) -> TaskResult:
+        elapsed = time.perf_counter() - start
         return TaskResult(
-            task.task_id, "Failed", total, 0, total, start_wall, time.perf_counter() - start,
+            task.task_id, "Failed", total, 0, total, start_wall, elapsed,
             time.process_time() - cpu, run_seconds, category, message, traceback_text,
+            load_seconds=elapsed if load_seconds is None else load_seconds,
         )
 
     def user_traceback(self, error: BaseException) -> str:
