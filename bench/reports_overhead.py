@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from mlpipe.plan import ParallelStep, PrsOptions  # noqa: E402
-from mlpipe.runtime.reports.progress_bar import ProgressDisplay  # noqa: E402
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo  # noqa: E402
 from mlpipe.runtime.reports.observer import StepReports  # noqa: E402
+from mlpipe.runtime.reports.progress_bar import ProgressDisplay  # noqa: E402
 
 N = 20_000
 WORKERS = [WorkerInfo(0, f"process{i:03d}", os.getpid()) for i in range(2)]

@@ -21,7 +21,7 @@ had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps 
     ├── JobConflictError (RuntimeError)  mlpipe.jobs.store  the name completed or still runs
     ├── SubmitUsageError (ValueError)  mlpipe.jobs.front_door  runs folder or job name unusable
     ├── NotebookError (ValueError)  mlpipe.scripts    a script or notebook run-script cannot read
-    └── NotAvailableLocally (RuntimeError)  mlpipe.sdk.operations.base  a workspace-only call
+    └── NotAvailableLocally (RuntimeError)  mlpipe.sdk.unavailable  a workspace-only call
 
 The azure-core mirrors (mlpipe.sdk.exceptions: AzureError, ResourceNotFoundError, ...) keep
 azure-core's own hierarchy instead, so scripts' ``except`` clauses match as in the cloud.

@@ -8,7 +8,9 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent
 PACKAGE = TESTS.parent / "mlpipe"
 ACROSS_LAYERS = {"hostile"}  # hostile inputs and injected faults, end to end through every layer
-DATA = {"notebooks", "__pycache__"}
+# Data folders: published notebooks; the differential programs with their fixtures and
+# make_fixtures.py (run with azure-ai-ml, or by test_differential.py in a child process).
+DATA = {"notebooks", "differential", "__pycache__"}
 SCRIPTS = {"dump_signatures.py"}  # run in another interpreter, not imported
 
 

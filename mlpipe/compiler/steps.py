@@ -88,25 +88,33 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
 
 def _environment_variables(node: Node, values: StepValues,
                            ctx: BuildContext) -> dict[str, str]:
-    """Component variables overridden by the node's, with bindings substituted (the node's
-    may also bind pipeline literals: ``${{parent.inputs.x}}``)."""
+    """The step's own variables, with bindings substituted (they may also bind pipeline
+    literals: ``${{parent.inputs.x}}``). A component's ``environment_variables`` are not
+    applied, as in the cloud: azure-ai-ml drops them (its component schemas have no such
+    key), so a job that needs them must set them on the step; a warning says so."""
     reporter = ctx.reporter
-    sources: dict[str, Source] = {}
-    places = ((node.comp_doc, ("environment_variables",)),
-              (node.doc, node.path + ("environment_variables",)))
-    for doc, path in places:
-        mapping = doc.get(*path) if doc is not None else None
-        if doc is not None and isinstance(mapping, dict):
-            sources.update({str(k): Source(v, doc, path + (k,)) for k, v in mapping.items()})
+    dropped = node.comp_doc.get("environment_variables") if node.comp_doc is not None else None
+    if node.comp_doc is not None and isinstance(dropped, dict) and dropped:
+        names = ", ".join(str(key) for key in dropped)
+        reporter.warn(node.comp_doc, ("environment_variables",),
+                      f"environment_variables ({names}) of a {node.kind} component are not "
+                      "applied: azure-ai-ml drops them (its component schema has no such key), "
+                      "so the cloud runs the step without them", code="dropped-key",
+                      hint=f"set them on the step: jobs.{node.name}.environment_variables in "
+                           "the pipeline YAML, or node.environment_variables = {...} in code")
+    path = node.path + ("environment_variables",)
+    mapping = node.doc.get(*path)
     out: dict[str, str] = {}
-    for key, src in sources.items():
-        if src.value is None:
+    if not isinstance(mapping, dict):
+        return out
+    for key, value in mapping.items():
+        if value is None:
             continue
-        text = ("True" if src.value else "False") if isinstance(src.value, bool) else str(src.value)
-        if src.doc is node.doc:
-            text = parent_literals(text, ctx.pipeline_inputs, src, reporter)
+        src = Source(value, node.doc, path + (key,))
+        text = ("True" if value else "False") if isinstance(value, bool) else str(value)
+        text = parent_literals(text, ctx.pipeline_inputs, src, reporter)
         check_own_bindings(text, node.inputs, node.outputs, src, reporter, "environment_variables")
-        out[key] = values.text(text)
+        out[str(key)] = values.text(text)
     return out
 
 

@@ -27,7 +27,9 @@ class CommandComponent(ComponentBase):
     )
     code: Text | None = Field(None, description="Local code folder (or azureml: code asset).")
     environment: Environment | None = None
-    environment_variables: dict[str, Text] | None = None
+    environment_variables: dict[str, Text] | None = Field(
+        None, description="Not applied: azure-ai-ml drops a component's environment_variables "
+        "(set them on the step).")
     resources: Resources | None = None
     distribution: dict[str, Any] | None = Field(None,
                                                 description="Cloud only: distributed training.")

@@ -91,6 +91,9 @@ class ParallelComponent(ComponentBase, ParallelSettings):
     """A parallel component file (``type: parallel``)."""
 
     type: Literal["parallel"] = Field(description="Always 'parallel'.")
+    environment_variables: dict[str, Text] | None = Field(
+        None, description="Not applied: azure-ai-ml drops a component's environment_variables "
+        "(set them on the step).")
 
 
 class ParallelNode(NodeBase, ParallelSettings):

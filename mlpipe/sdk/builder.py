@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -54,42 +55,68 @@ def _call_with_locals(func: Callable[..., Any], kwargs: dict[str, Any]
     return result, captured
 
 
-def _name_nodes(nodes: list[Node], local_vars: Mapping[str, Any]) -> None:
-    """Give each node a unique name: explicit, else its variable's, else its component's."""
-    taken: set[str] = set()
-    by_id = {id(node): node for node in nodes}
+def _name_nodes(nodes: list[Node], local_vars: Mapping[str, Any], func_name: str) -> None:
+    """Name every node as azure-ai-ml's pipeline builder does.
+
+    A node held by a local variable is named by its own ``name`` if it has one (set with
+    ``node.name = ...``, or kept from ``parallel_run_function(name=...)``), else by the
+    variable; two variables may not give one name. Every other node is named by its name
+    or its component's (the variable's name when a variable holds a node of that
+    component), made unique with ``_1``, ``_2``, ...
+    """
+    in_pipeline = {id(node) for node in nodes}
+    chosen: dict[int, str] = {}
+    counts: dict[str, int] = {}
     problems = []
-    for node in nodes:
-        if node._site("name") and node.name:
-            if node.name in taken:
-                problems.append(Diagnostic(
-                    message=f"two steps are named {node.name!r}; step names must be unique",
-                    key_path=f"jobs.{node.name}", location=node._site("name"),
-                    code="duplicate"))
-            taken.add(node.name)
+    for var, value in local_vars.items():
+        if not isinstance(value, Node) or id(value) not in in_pipeline:
+            continue
+        name = value.name or var
+        if name == "_":
+            continue
+        if not _NODE_NAME.fullmatch(name):
+            problems.append(Diagnostic(
+                message=f"invalid step name {name!r}: a step name starts with a lower-case "
+                        "letter or '_' and has only lower-case letters, digits and '_' "
+                        "(azure-ai-ml refuses it)", key_path=f"jobs.{name}",
+                location=value._site("name") or value._origin, code="name",
+                hint=f"set {var}.name = {_sanitized(name)!r}"))
+            continue
+        if name in counts and id(value) not in chosen:
+            problems.append(Diagnostic(
+                message=f"two steps are named {name!r} in {func_name}() (azure-ai-ml refuses "
+                        f"it): a step keeps the name of parallel_run_function(name=...) or the "
+                        f"name set on it, whichever variable holds it",
+                key_path=f"jobs.{name}", location=value._site("name") or value._origin,
+                code="duplicate",
+                hint=f"set {var}.name = {var!r} (or another unique name)"))
+            continue
+        chosen[id(value)] = name
+        counts[name] = 1
     if problems:
         raise ValidationError(problems)
-    named: set[int] = set()
-    for var, value in local_vars.items():
-        held = by_id.get(id(value))
-        if (held is not None and id(held) not in named and not (held._site("name") and held.name)
-                and var not in taken):
-            object.__setattr__(held, "name", var)
-            named.add(id(held))
-            taken.add(var)
+    by_component: dict[str, str] = {}
     for node in nodes:
-        if node.name and node.name in taken:
-            continue
-        stem = (getattr(node, "_template_name", None) or
-                (node.component.name if getattr(node.component, "name", None) else None) or
-                "node")
-        stem = str(stem).replace("-", "_").replace(" ", "_")
-        name, index = stem, 1
-        while name in taken:
-            name = f"{stem}_{index}"
-            index += 1
-        object.__setattr__(node, "name", name)
-        taken.add(name)
+        if id(node) in chosen:
+            by_component[node.name or node._naming_stem()] = chosen[id(node)]
+    for node in nodes:
+        if id(node) not in chosen:
+            target = node.name or node._naming_stem()
+            if node.name is None and target in by_component:
+                target = by_component[target]
+            counts[target] = counts.get(target, 0) + 1
+            suffix = "" if counts[target] == 1 else f"_{counts[target] - 1}"
+            chosen[id(node)] = f"{_sanitized(target)}{suffix}"
+        object.__setattr__(node, "name", chosen[id(node)])
+
+
+_NODE_NAME = re.compile(r"[a-z_][a-z\d_]*")
+
+
+def _sanitized(name: str) -> str:
+    """azure-ai-ml's ``_sanitize_python_variable_name``: lower case, words joined by ``_``."""
+    text = re.sub(" +", " ", re.sub(r"[\W_]", " ", name.lower())).strip()
+    return ("n" + text if re.match(r"\d", text) else text).replace(" ", "_")
 
 
 def _function_location(func: Callable[..., Any]) -> Location | None:
@@ -146,7 +173,7 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
                     message=f"the @pipeline function {f.__name__}() made no steps: call a "
                             "parallel_run_function(...), command(...) or loaded component in it",
                     location=origin, code="no-steps")])
-            _name_nodes(builder.nodes, local_vars)
+            _name_nodes(builder.nodes, local_vars, f.__name__)
             outputs = _pipeline_outputs(result, f.__name__)
             settings = {key: kwargs[key] for key in _SETTINGS_KEYS if key in kwargs}
             if "default_compute_target" in settings:
@@ -168,6 +195,12 @@ def pipeline(func: Callable[..., Any] | None = None, *, name: str | None = None,
             return job
 
         build._mlpipe_pipeline = True  # type: ignore[attr-defined]
+        # What ml_client.components.create_or_update(func) registers it as (a pipeline
+        # component, as azure-ai-ml does; calling the function in a @pipeline uses it).
+        build.name = name or f.__name__  # type: ignore[attr-defined]
+        build.version = version  # type: ignore[attr-defined]
+        build.type = "pipeline"  # type: ignore[attr-defined]
+        build.display_name = display_name or f.__name__  # type: ignore[attr-defined]
         return build
 
     return decorate(func) if func is not None else decorate
@@ -225,7 +258,7 @@ def _pipeline_outputs(result: Any, func_name: str) -> dict[str, Output]:
                 location=call_site(), code="type"))
             continue
         settings = port.settings()
-        output = Output(type=settings.pop("type", None), **settings)
+        output = Output(type=settings.pop("type", None) or port._declared_type, **settings)
         object.__setattr__(output, "_origin", port._origin)
         object.__setattr__(port, "_pipeline_output", str(key))
         outputs[str(key)] = output

@@ -12,6 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mlpipe.sdk.assets import Model
+from mlpipe.sdk.entities import Environment
+from mlpipe.sdk.nodes import Component
 from mlpipe.sdk.operations import (
     ComponentOperations,
     ComputeOperations,
@@ -19,10 +22,13 @@ from mlpipe.sdk.operations import (
     EnvironmentOperations,
     JobOperations,
     ModelOperations,
+    NotAvailableLocally,
     Unavailable,
     WorkspaceOperations,
 )
-from mlpipe.sdk.resources import Workspace
+from mlpipe.sdk.operations.jobs import Poller
+from mlpipe.sdk.resources import Compute, Workspace
+from mlpipe.sdk.running import Job
 
 LOCAL_WORKSPACE = "local"
 
@@ -89,6 +95,37 @@ class MLClient:
         return cls(credential, config.get("subscription_id"), config.get("resource_group"),
                    config.get("workspace_name"),
                    **{k: v for k, v in kwargs.items() if k == "runs_dir"})
+
+    def create_or_update(self, entity: Any, **kwargs: Any) -> Any:
+        """azure-ai-ml's ``ml_client.create_or_update(entity)``: by the entity's type, a job
+        runs (``jobs``), a model, environment or component is registered; any other type is
+        refused as azure-ai-ml refuses it (a ``Data`` asset goes through ``ml_client.data``)."""
+        if isinstance(entity, Job):
+            return self.jobs.create_or_update(entity, **kwargs)
+        if isinstance(entity, Model):
+            return self.models.create_or_update(entity)
+        if isinstance(entity, Environment):
+            return self.environments.create_or_update(entity)
+        if isinstance(entity, Component):
+            return self.components.create_or_update(entity, **kwargs)
+        kind = type(entity).__name__
+        if kind in ("Datastore", "AzureBlobDatastore", "AzureDataLakeGen2Datastore",
+                    "AzureFileDatastore", "Index"):
+            raise NotAvailableLocally(f"ml_client.create_or_update({kind})")
+        raise TypeError(f"ml_client.create_or_update() takes a Job, Model, Environment or "
+                        f"Component (as azure-ai-ml's), got {kind}"
+                        + ("; register data with ml_client.data.create_or_update(data)"
+                           if kind == "Data" else ""))
+
+    def begin_create_or_update(self, entity: Any, **kwargs: Any) -> Poller:
+        """azure-ai-ml's ``ml_client.begin_create_or_update(entity)``: a compute is recorded
+        (``ml_client.compute``), the workspace is the local one; endpoints, deployments,
+        schedules and registries need a workspace."""
+        if isinstance(entity, Compute):
+            return self.compute.begin_create_or_update(entity, **kwargs)
+        if isinstance(entity, Workspace):
+            return Poller(self.workspaces.get(entity.name))
+        raise NotAvailableLocally(f"ml_client.begin_create_or_update({type(entity).__name__})")
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mlpipe.sdk.tracking import Record, Tracked, drop_none
+from mlpipe.sdk.tracking import Record, Tracked, drop_none, reading_file
 
 
 class RetrySettings(Record):
@@ -52,6 +52,33 @@ class JobResourceConfiguration(Record):
         self._finish(kwargs)
 
 
+class CommandJobLimits(Record):
+    """``limits`` of a command step: ``timeout`` in seconds (``node.set_limits(timeout=...)``)."""
+
+    _keys = ("timeout",)
+
+    def __init__(self, *, timeout: int | str | None = None, **kwargs: Any) -> None:
+        self.timeout = timeout
+        self._finish(kwargs)
+
+
+class QueueSettings(Record):
+    """``queue_settings`` of a command step (``job_tier``, ``priority``): recorded for the
+    cloud, written in lower case as azure-ai-ml writes them."""
+
+    _keys = ("job_tier", "priority")
+
+    def __init__(self, *, job_tier: str | None = None, priority: str | None = None,
+                 **kwargs: Any) -> None:
+        self.job_tier = job_tier
+        self.priority = priority
+        self._finish(kwargs)
+
+    def _yaml_value(self, key: str) -> Any:
+        value = getattr(self, key)
+        return value.lower() if isinstance(value, str) else value
+
+
 class Environment(Tracked):
     """An environment as azure-ai-ml writes it; mlpipe records it and never builds it."""
 
@@ -89,6 +116,22 @@ class Environment(Tracked):
         return isinstance(other, Environment) and self.to_yaml_value() == other.to_yaml_value()
 
 
+def azureml_reference(value: Any, *keep: str) -> Any:
+    """A workspace name given in code as azure-ai-ml writes it: ``"cpu"`` is ``azureml:cpu``
+    (an environment ``"train-env:4"`` is ``azureml:train-env:4``); ``azureml:`` references,
+    the names in ``keep`` (``serverless`` as a default compute, ``local`` as a step's),
+    other values and values read from a YAML file stay as they are."""
+    if (isinstance(value, str) and value and not value.startswith("azureml:")
+            and value not in keep and not reading_file()):
+        return "azureml:" + value
+    return value
+
+
+def environment_reference(env: Any) -> Any:
+    """An ``environment=`` given in code as azure-ai-ml keeps it (see :func:`azureml_reference`)."""
+    return azureml_reference(env)
+
+
 def environment_value(env: Any) -> Any:
     """The YAML value of an ``environment=`` argument (a reference string, dict or Environment)."""
     if isinstance(env, Environment):
@@ -124,6 +167,11 @@ class RunFunction(Record):
         self.append_row_to = append_row_to
         self.environment = environment
         self._finish(kwargs)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "environment":
+            value = environment_reference(value)
+        super().__setattr__(name, value)
 
     def _yaml_value(self, key: str) -> Any:
         value = getattr(self, key)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.sdk.building import current_builder
 from mlpipe.sdk.callsite import call_site
-from mlpipe.sdk.entities import JobResourceConfiguration, RunFunction
+from mlpipe.sdk.entities import (
+    CommandJobLimits,
+    JobResourceConfiguration,
+    QueueSettings,
+    RetrySettings,
+    RunFunction,
+    environment_reference,
+)
 from mlpipe.sdk.io import Input, Output
 from mlpipe.sdk.nodes import CommandNode, Node, ParallelNode
 
@@ -54,17 +62,27 @@ def _outputs(outputs: Mapping[str, Any] | None) -> dict[str, Output]:
     return out
 
 
-def _resources(instance_count: Any, instance_type: Any, docker_args: Any, shm_size: Any,
-               **more: Any) -> JobResourceConfiguration | None:
-    given = dict(instance_count=instance_count, instance_type=instance_type,
-                 docker_args=docker_args, shm_size=shm_size, **more)
-    if all(value is None for value in given.values()):
-        return None
-    return JobResourceConfiguration(**{k: v for k, v in given.items() if v is not None})
+def _component_settings(**settings: Any) -> dict[str, Any]:
+    """What azure-ai-ml gives the inline component of ``parallel_run_function``/``command``
+    (the node's defaults): copies, so that changing the node changes only the node."""
+    coerce = {"resources": JobResourceConfiguration.coerce,
+              "retry_settings": RetrySettings.coerce}
+    out = {}
+    for key, value in settings.items():
+        if value is None:
+            continue
+        value = coerce[key](value) if key in coerce else value
+        out[key] = copy.deepcopy(value)
+    return out
 
 
-def _finish(node: N, declarations: dict[str, Input], values: dict[str, Any]) -> N:
+def _finish(node: N, declarations: dict[str, Input], values: dict[str, Any],
+            resources: dict[str, Any]) -> N:
+    node.set_resources(**resources)  # the keywords over resources=, as azure-ai-ml does
+    node._sites.pop("resources", None)
+    node.resources._sites.clear()
     names = [*declarations, *(key for key in values if key not in declarations)]
+    object.__setattr__(node, "_template_name", node.name)
     object.__setattr__(node, "_declared_inputs", names)
     object.__setattr__(node._inputs, "_names", names)
     node._inputs._values.update(values)
@@ -109,21 +127,35 @@ def parallel_run_function(
 
     Every argument is written to the step's YAML; those that only matter in the
     cloud (``instance_type``, ``docker_args``, ``shm_size``, ``identity``,
-    ``is_deterministic``, ...) are recorded, not acted on.
+    ``is_deterministic``, ...) are recorded, not acted on. As in azure-ai-ml the settings
+    are also the defaults of the step's component: a setting changed on a node later wins,
+    one set to ``None`` (``node.task = None``) falls back to them. ``resources=`` is the
+    first value of ``node.resources``; ``instance_count=`` and the other resource keywords
+    are set over it.
     """
     declarations, values = _split_inputs(inputs)
+    resources = kwargs.pop("resources", None)
     node = ParallelNode(
         name=name, description=description, tags=tags, properties=properties,
         display_name=display_name, experiment_name=experiment_name, compute=compute,
-        retry_settings=retry_settings, environment_variables=environment_variables,
+        retry_settings=copy.deepcopy(retry_settings),
+        environment_variables=environment_variables,
         logging_level=logging_level, max_concurrency_per_instance=max_concurrency_per_instance,
         error_threshold=error_threshold, mini_batch_error_threshold=mini_batch_error_threshold,
         task=task, mini_batch_size=mini_batch_size, partition_keys=partition_keys,
         input_data=input_data, input_declarations=declarations, outputs=_outputs(outputs),
-        resources=_resources(instance_count, instance_type, docker_args, shm_size),
-        identity=identity, is_deterministic=None if is_deterministic is True else is_deterministic,
+        resources=copy.deepcopy(resources), identity=identity,
+        is_deterministic=None if is_deterministic is True else is_deterministic,
+        defaults=_component_settings(
+            retry_settings=retry_settings, logging_level=logging_level,
+            max_concurrency_per_instance=max_concurrency_per_instance,
+            error_threshold=error_threshold, mini_batch_error_threshold=mini_batch_error_threshold,
+            task=task, mini_batch_size=None if mini_batch_size is None else str(mini_batch_size),
+            partition_keys=partition_keys, input_data=input_data, resources=resources),
         extra=kwargs)
-    return _finish(node, declarations, values)
+    return _finish(node, declarations, values, dict(
+        instance_count=instance_count, instance_type=instance_type, docker_args=docker_args,
+        shm_size=shm_size))
 
 
 def command(
@@ -150,23 +182,39 @@ def command(
     code: str | None = None,
     identity: Any = None,
     is_deterministic: bool = True,
+    services: dict[str, Any] | None = None,
+    job_tier: str | None = None,
+    priority: str | None = None,
+    parent_job_name: str | None = None,
     **kwargs: Any,
 ) -> CommandNode:
-    """A command step (azure-ai-ml's ``command``); call it in ``@pipeline`` to bind inputs."""
+    """A command step (azure-ai-ml's ``command``); call it in ``@pipeline`` to bind inputs.
+
+    ``command``, ``code``, ``environment``, ``distribution`` and ``resources=`` are also
+    the defaults of the step's component (``node.environment = None`` falls back to it);
+    ``timeout`` is ``node.set_limits(timeout=...)``, ``job_tier``/``priority``
+    ``node.set_queue_settings(...)`` (recorded); ``parent_job_name`` names a standalone
+    job's parent in the cloud and is ignored here.
+    """
     declarations, values = _split_inputs(inputs)
-    extra = dict(kwargs)
-    if distribution is not None:
-        extra["distribution"] = distribution
-    if timeout is not None:
-        extra["limits"] = {"timeout": timeout}
-    if is_deterministic is not True:
-        extra["is_deterministic"] = is_deterministic
+    resources = kwargs.pop("resources", None)
     node = CommandNode(
         name=name, description=description, tags=tags, properties=properties,
         display_name=display_name, command=command, experiment_name=experiment_name,
         environment=environment, environment_variables=environment_variables, compute=compute,
+        distribution=distribution, services=services,
+        limits=None if timeout is None else CommandJobLimits(timeout=timeout),
+        queue_settings=None if job_tier is None and priority is None
+        else QueueSettings(job_tier=job_tier, priority=priority),
         input_declarations=declarations, outputs=_outputs(outputs),
-        resources=_resources(instance_count, instance_type, docker_args, shm_size,
-                             locations=locations),
-        code=None if code is None else str(code), identity=identity, extra=extra)
-    return _finish(node, declarations, values)
+        resources=copy.deepcopy(resources), code=None if code is None else str(code),
+        identity=identity, is_deterministic=None if is_deterministic is True else is_deterministic,
+        defaults=_component_settings(command=command,
+                                     code=None if code is None else str(code),
+                                     environment=environment_reference(environment),
+                                     distribution=distribution, resources=resources),
+        extra=kwargs)
+    return _finish(node, declarations, values, dict(
+        locations=locations, instance_count=instance_count, instance_type=instance_type,
+        docker_args=docker_args, shm_size=shm_size))
+

@@ -1,5 +1,6 @@
-"""Job identity and distribution settings of azure-ai-ml: recorded in the job YAML for the
-cloud (a local step runs as the current user, in one process per worker)."""
+"""Job identity, distribution and interactive-service settings of azure-ai-ml: recorded in
+the job YAML for the cloud (a local step runs as the current user, in one process per
+worker, with no JupyterLab, VS Code, TensorBoard or SSH endpoint)."""
 
 from __future__ import annotations
 
@@ -107,3 +108,49 @@ class TensorFlowDistribution(_Typed):
 __all__ = ["AmlTokenConfiguration", "ManagedIdentityConfiguration", "MpiDistribution",
            "PyTorchDistribution", "RayDistribution", "TensorFlowDistribution",
            "UserIdentityConfiguration"]
+
+
+class JobService(_Typed):
+    """``services: {<name>: {type: jupyter_lab | vs_code | tensor_board | ssh, ...}}`` of a
+    command step (recorded: a local step opens no endpoint)."""
+
+    _keys = ("type", "nodes", "port", "endpoint", "status", "properties", "log_dir",
+             "ssh_public_keys")
+
+    def __init__(self, *, endpoint: str | None = None, type: str | None = None,
+                 nodes: str | None = None, status: str | None = None, port: int | None = None,
+                 properties: dict[str, str] | None = None, **kwargs: Any) -> None:
+        self.type = type or self._type or None
+        self.endpoint = endpoint
+        self.nodes = nodes
+        self.status = status
+        self.port = port
+        self.properties = properties
+        self.log_dir = kwargs.pop("log_dir", None)
+        self.ssh_public_keys = kwargs.pop("ssh_public_keys", None)
+        self._finish(kwargs)
+
+
+class JupyterLabJobService(JobService):
+    """``{type: jupyter_lab}``."""
+
+    _type = "jupyter_lab"
+
+
+class VsCodeJobService(JobService):
+    """``{type: vs_code}``."""
+
+    _type = "vs_code"
+
+
+class TensorBoardJobService(JobService):
+    """``{type: tensor_board, log_dir}``."""
+
+    _type = "tensor_board"
+
+
+class SshJobService(JobService):
+    """``{type: ssh, ssh_public_keys}``."""
+
+    _type = "ssh"
+

@@ -14,7 +14,8 @@ from typing import IO, Any
 
 import mlpipe.sdk.running as running
 from mlpipe.diagnostics import Location
-from mlpipe.sdk.bindings import value_to_yaml
+from mlpipe.sdk.bindings import no_such, value_to_yaml
+from mlpipe.sdk.entities import azureml_reference
 from mlpipe.sdk.io import Output
 from mlpipe.sdk.nodes import Node
 from mlpipe.sdk.paths import absolute_paths, rebase_paths
@@ -22,6 +23,7 @@ from mlpipe.sdk.tracking import Emitter, Record, Tracked, drop_none
 from mlpipe.sdk.yamlio import dump_text
 
 PIPELINE_SCHEMA = "https://azuremlschemas.azureedge.net/latest/pipelineJob.schema.json"
+_SECTIONS = {"inputs": "input", "outputs": "output", "jobs": "step"}
 
 
 class PipelineJobSettings(Record):
@@ -39,8 +41,38 @@ class PipelineJobSettings(Record):
         self.force_rerun = force_rerun
         self._finish(kwargs)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "default_compute":
+            value = azureml_reference(value, "serverless")
+        elif name == "default_datastore":
+            value = azureml_reference(value)
+        super().__setattr__(name, value)
 
-class PipelineJob(Tracked):
+
+class AttrDict(dict[str, Any]):
+    """``pipeline_job.inputs`` / ``.outputs`` / ``.jobs``: a dict whose keys are also
+    attributes, as in azure-ai-ml (``job.outputs.scored``, ``job.outputs["scored"]``)."""
+
+    def __init__(self, kind: str, values: Mapping[str, Any] | None = None) -> None:
+        super().__init__(values or {})
+        object.__setattr__(self, "_kind", kind)
+
+    def __getattr__(self, key: str) -> Any:
+        if key.startswith("_"):
+            raise AttributeError(key)
+        try:
+            return self[key]
+        except KeyError:
+            raise no_such(self._kind, key, self, "the pipeline job has ") from None
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        self[key] = value
+
+    def __delattr__(self, key: str) -> None:
+        del self[key]
+
+
+class PipelineJob(Tracked, running.Job):
     """A pipeline job: steps in ``jobs``, pipeline ``inputs``/``outputs`` and ``settings``.
 
     ``base_path`` is the folder relative paths are relative to (the script's
@@ -67,9 +99,9 @@ class PipelineJob(Tracked):
         self.properties = dict(properties or {})
         self.settings = (settings if isinstance(settings, PipelineJobSettings)
                          else PipelineJobSettings(**dict(settings or {})))
-        self.inputs: dict[str, Any] = dict(inputs or {})
-        self.outputs: dict[str, Output | None] = dict(outputs or {})
-        self.jobs: dict[str, Node] = dict(jobs or {})
+        self.inputs: AttrDict = AttrDict("input", inputs)
+        self.outputs: AttrDict = AttrDict("output", outputs)
+        self.jobs: AttrDict = AttrDict("step", jobs)
         self._base_path = Path(base_path).resolve() if base_path else Path.cwd()
         self._source = Path(source).resolve() if source else None
         self._extra = dict(extra or {})
@@ -81,9 +113,22 @@ class PipelineJob(Tracked):
         if self.settings._origin is None or origin is not None:
             object.__setattr__(self.settings, "_origin", origin)
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SECTIONS and not isinstance(value, AttrDict):
+            value = AttrDict(_SECTIONS[name], value)
+        super().__setattr__(name, value)
+
     @property
     def base_path(self) -> Path:
         return self._base_path
+
+    @property
+    def type(self) -> str:
+        return "pipeline"
+
+    # Before it runs a job has no id, status, link or logs (azure-ai-ml: None); what
+    # ``ml_client.jobs.create_or_update(job)`` returns has them.
+    id = status = studio_url = creation_context = log_files = None
 
     @property
     def source(self) -> Path:

@@ -3,29 +3,72 @@
 A node holds what its YAML mapping under ``jobs.<name>`` holds. Settings may be
 changed after the node is made (``node.mini_batch_size = "20"``,
 ``node.resources.instance_count = 3``); each change remembers its call site.
+
+Every setting of a node has one owner, :meth:`Node._setting`, which merges in
+azure-ai-ml's order: the component's value (a component file's, or the keywords
+``parallel_run_function``/``command`` give their inline component) is the default; the
+node's own attribute, set by a build-time keyword, copied from the component when the
+node is made (as azure-ai-ml's ``Parallel`` copies ``resources``, ``retry_settings``,
+``task``, ...) or set later, wins whenever it is set. ``node.task = None`` therefore
+runs the component's task again, and ``resources=`` given at build time is just the
+first value of ``node.resources``.
 """
 
 from __future__ import annotations
 
 import copy
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
-from mlpipe.sdk.bindings import NodeOutput, Ports, value_to_yaml
+from mlpipe.sdk.bindings import NodeInput, NodeOutput, Ports, value_to_yaml
 from mlpipe.sdk.building import current_builder
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import (
+    CommandJobLimits,
     JobResourceConfiguration,
+    QueueSettings,
     RetrySettings,
     RunFunction,
+    azureml_reference,
+    environment_reference,
     environment_value,
 )
 from mlpipe.sdk.io import Input, Output, PipelineInput
-from mlpipe.sdk.paths import relative_to
-from mlpipe.sdk.tracking import Emitter, KeyPath, Tracked
+from mlpipe.sdk.paths import is_local, relative_to
+from mlpipe.sdk.tracking import Emitter, KeyPath, Record, Tracked, from_file
+from mlpipe.sdk.unavailable import NotAvailableLocally
+from mlpipe.sdk.yamlio import dump_text
+
+ANONYMOUS = "azureml_anonymous"  # azure-ai-ml's name of a component made without one
+
+
+def _task(value: Any) -> Any:
+    return RunFunction.from_dict(value) if isinstance(value, Mapping) else value
+
+
+# Values assigned to these attributes are converted as azure-ai-ml's setters convert them.
+_COERCE: dict[str, Callable[[Any], Any]] = {
+    "resources": JobResourceConfiguration.coerce,
+    "retry_settings": RetrySettings.coerce,
+    "task": _task,
+    "limits": CommandJobLimits.coerce,
+    "queue_settings": QueueSettings.coerce,
+    "environment": environment_reference,
+    "compute": lambda value: azureml_reference(value, "local"),
+}
+
+
+def _unset(value: Any) -> bool:
+    """No value of the node's own: ``None``, or a settings object with nothing set."""
+    return value is None or (isinstance(value, Record) and not value.to_dict())
+
+
+def _yaml(value: Any) -> Any:
+    return value.to_dict() if isinstance(value, Record) else environment_value(value)
 
 
 class Node(Tracked, ABC):
@@ -39,9 +82,11 @@ class Node(Tracked, ABC):
                  experiment_name: str | None = None, compute: str | None = None,
                  environment_variables: dict[str, str] | None = None,
                  resources: Any = None, identity: Any = None,
+                 is_deterministic: bool | None = None,
                  inputs: Mapping[str, Any] | None = None,
                  input_declarations: Mapping[str, Input] | None = None,
                  outputs: Mapping[str, Output | None] | None = None,
+                 defaults: Mapping[str, Any] | None = None,
                  extra: Mapping[str, Any] | None = None) -> None:
         self.component = component
         self.name = name
@@ -54,14 +99,68 @@ class Node(Tracked, ABC):
         self.environment_variables = environment_variables
         self.resources = JobResourceConfiguration.coerce(resources) or JobResourceConfiguration()
         self.identity = identity
+        self.is_deterministic = is_deterministic
+        self._defaults: dict[str, Any] = dict(defaults or {})
         self._input_decls: dict[str, Input] = dict(input_declarations or {})
         names = self._port_names("input")
-        self._inputs = Ports("input", dict(inputs or {}), names, owner=self)
+        self._inputs = Ports("input", dict(inputs or {}), names, owner=self,
+                             types={k: d.type for k, d in self._input_decls.items()})
         self._outputs = Ports("output", {
             key: NodeOutput(self, key, decl) for key, decl in (outputs or {}).items()
         }, owner=self)
         self._extra: dict[str, Any] = dict(extra or {})
         self._start_tracking()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        convert = _COERCE.get(name)
+        super().__setattr__(name, convert(value) if convert is not None else value)
+
+    # -- settings: one owner ----------------------------------------------------------------
+    @property
+    def _from_file(self) -> bool:
+        """Whether the component is a file the YAML refers to (its settings stay in it)."""
+        return isinstance(self.component, Component)
+
+    def _setting(self, key: str) -> Any:
+        """The value of setting ``key`` to write: the node's own when set, else the
+        component's; for a component file, only a value that differs from the file's."""
+        own = getattr(self, key, None)
+        default = self._defaults.get(key)
+        if _unset(own):
+            return None if self._from_file else default
+        if self._from_file and _yaml(own) == _yaml(default):
+            return None
+        return own
+
+    def _naming_stem(self) -> str:
+        """The name azure-ai-ml gives this node's component (names anonymous nodes)."""
+        component = self.component
+        if isinstance(component, Component) and component.name:
+            return str(component.name)
+        return str(self.__dict__.get("_template_name") or ANONYMOUS)
+
+    # -- what azure-ai-ml's node also shows ---------------------------------------------------
+    @property
+    def type(self) -> str:
+        """The step type (``parallel``, ``command``, ...)."""
+        return self.kind
+
+    @property
+    def base_path(self) -> Path:
+        """The folder a component file's relative paths start at (else the working folder)."""
+        component = self.component
+        return component.path.parent if isinstance(component, Component) else Path.cwd()
+
+    # A node that is not a submitted job has no id, status, link or logs (azure-ai-ml: None).
+    id = status = studio_url = creation_context = log_files = None
+
+    def dump(self, dest: Any, **kwargs: Any) -> None:
+        """Write this step's YAML mapping to a path or an open text stream."""
+        text = dump_text(self.to_dict(Path.cwd()))
+        if hasattr(dest, "write"):
+            dest.write(text)
+        else:
+            Path(dest).write_text(text, encoding="utf-8")
 
     # -- ports -----------------------------------------------------------------------------
     def _port_names(self, kind: str) -> list[str] | None:
@@ -85,15 +184,18 @@ class Node(Tracked, ABC):
                       locations: list[str] | None = None, properties: dict[str, Any] | None = None,
                       docker_args: str | None = None, shm_size: str | None = None,
                       **kwargs: Any) -> None:
-        """Set ``resources`` like azure-ai-ml's ``node.set_resources(...)``."""
+        """Set ``resources`` like azure-ai-ml's ``node.set_resources(...)``: the given fields
+        change, the others keep their value."""
         site = call_site()
+        if self.resources is None:
+            self.resources = JobResourceConfiguration()
         given = dict(instance_type=instance_type, instance_count=instance_count,
                      locations=locations, properties=properties, docker_args=docker_args,
                      shm_size=shm_size, **kwargs)
         for key, value in given.items():
             if value is None:
                 continue
-            if hasattr(self.resources, key) and not key.startswith("_"):
+            if key in self.resources._keys:
                 setattr(self.resources, key, value)
             else:
                 self.resources._extra[key] = value
@@ -108,18 +210,22 @@ class Node(Tracked, ABC):
 
     def _inputs_yaml(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        values, modes = self._inputs._values, self._inputs._modes
         if self.component is None:
             for key, decl in self._input_decls.items():
-                out[key] = inline_input(decl, self._inputs.get(key))
-        for key, value in self._inputs.items():
+                out[key] = inline_input(decl, values.get(key), modes.get(key))
+        for key, value in values.items():
             if key not in out:
-                out[key] = value_to_yaml(value)
+                out[key] = bound_input(value, modes.get(key))
+        for key, mode in modes.items():  # a mode set on an input nothing is bound to
+            if key not in out and mode is not None:
+                out[key] = {"mode": mode}
         return out
 
     def _outputs_yaml(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key, port in self._outputs.items():
-            if not isinstance(port, NodeOutput):  # replaced: node.outputs.x = Output(...)
+            if not isinstance(port, NodeOutput):  # a value kept as written
                 out[key] = value_to_yaml(port)
             elif port._raw is not None:
                 out[key] = port._raw
@@ -132,12 +238,12 @@ class Node(Tracked, ABC):
         return out
 
     @abstractmethod
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self, base: Path) -> dict[str, Any]:
         """The node-kind specific keys, in the order they are written (``None``: left out)."""
 
-    def _body(self) -> dict[str, Any]:
+    def _body(self, base: Path) -> dict[str, Any]:
         body = {"inputs": self._inputs_yaml() or None, "outputs": self._outputs_yaml() or None,
-                **self._settings()}
+                **self._settings(base)}
         return {key: plain(value) for key, value in body.items() if value is not None}
 
     def to_dict(self, base: Path, emitter: Emitter | None = None,
@@ -152,8 +258,9 @@ class Node(Tracked, ABC):
             "component": self._component_value(base),
         }
         data = {key: plain(value) for key, value in head.items() if value not in (None, {})}
-        data.update(self._body())
-        data.update(plain(self._extra))
+        data.update(self._body(base))
+        for key, value in self._extra.items():  # unknown keys never replace a known one
+            data.setdefault(key, plain(value))
         if emitter is not None:
             self._mark(emitter, path, list(data))
         return data
@@ -173,11 +280,11 @@ class Node(Tracked, ABC):
                 emitter.mark(path + (key,), definition)
         for key, decl in self._input_decls.items():
             emitter.mark(path + ("inputs", key), decl._origin)
-        for key in self._inputs:
+        for key in self._inputs._values:
             emitter.mark(path + ("inputs", key), self.__dict__.get("_call_site") or definition)
         for key, port in self._outputs.items():
             emitter.mark_object(path + ("outputs", key), port)
-        for attr in ("resources", "retry_settings", "task"):
+        for attr in ("resources", "retry_settings", "task", "limits", "queue_settings"):
             value = getattr(self, attr, None)
             if isinstance(value, Tracked):
                 emitter.mark_object(path + (attr,), value)
@@ -200,23 +307,37 @@ class Node(Tracked, ABC):
         if problems:
             raise ValidationError(problems)
 
+    # Attributes a called node takes from the node it was called on (deep copies), as
+    # azure-ai-ml's ``Parallel.__call__`` / ``Command.__call__`` copy them; every other
+    # setting comes from the component (``_defaults``).
+    _CALL_COPIES: tuple[str, ...] = ()
+
     def _copy_for_call(self) -> Node:
         new = copy.copy(self)
         object.__setattr__(new, "_sites", dict(self._sites))
-        for attr in ("resources", "retry_settings", "task"):
-            value = getattr(self, attr, None)
+        # ``tags`` stay shared with the called node, as azure-ai-ml shares them (a tag set on
+        # one node shows on every node of the same function).
+        for attr in ("properties", "environment_variables", "identity", *self._CALL_COPIES):
+            object.__setattr__(new, attr, copy.deepcopy(getattr(self, attr, None)))
+        for attr in ("resources", "retry_settings", "task", "limits", "queue_settings"):
+            value = getattr(new, attr, None)
             if isinstance(value, Tracked):
                 object.__setattr__(new, attr, clone_tracked(value))
-        object.__setattr__(new, "_inputs", Ports("input", {
-            k: v for k, v in self._inputs.items()}, self._port_names("input"), owner=new))
+        object.__setattr__(new, "_inputs", Ports(
+            "input", dict(self._inputs._values), self._port_names("input"), owner=new,
+            modes=self._inputs._modes, types=self._inputs._types))
         outputs = {}
         for key, port in self._outputs.items():
             clone = clone_tracked(port)
             object.__setattr__(clone, "_node", new)
             outputs[key] = clone
         object.__setattr__(new, "_outputs", Ports("output", outputs, owner=new))
-        object.__setattr__(new, "_extra", dict(self._extra))
+        object.__setattr__(new, "_extra", copy.deepcopy(self._extra))
         return new
+
+    def _called_name(self) -> str | None:
+        """The name a called node starts with (``None``: named by the pipeline)."""
+        return None
 
     def __call__(self, *args: Any, **inputs: Any) -> Node:
         """A new node with ``inputs`` bound; inside ``@pipeline`` it joins the pipeline."""
@@ -226,10 +347,12 @@ class Node(Tracked, ABC):
         node = self._copy_for_call()
         object.__setattr__(node, "_origin", call_site())
         object.__setattr__(node, "_call_site", node._origin)
-        object.__setattr__(node, "_template_name", self.name)
+        object.__setattr__(node, "_template_name",
+                           self.__dict__.get("_template_name") or self.name)
         object.__setattr__(node, "_definition_site", self._origin)
-        object.__setattr__(node, "name", None)
-        node._inputs._values.update(inputs)
+        object.__setattr__(node, "name", self._called_name())
+        node._sites.pop("name", None)
+        node._inputs._values.update(unwrap(inputs))
         builder = current_builder()
         if builder is not None:
             builder.discard(self)  # a step made in the pipeline and then called is a template
@@ -241,14 +364,14 @@ class ParallelNode(Node):
     """A ``type: parallel`` step (azure-ai-ml's ``Parallel``)."""
 
     kind = "parallel"
+    _CALL_COPIES = ("retry_settings", "task", "resources")
 
     def __init__(self, *, input_data: str | None = None, mini_batch_size: Any = None,
                  partition_keys: list[str] | str | None = None,
                  max_concurrency_per_instance: Any = None, error_threshold: Any = None,
                  mini_batch_error_threshold: Any = None, logging_level: str | None = None,
                  retry_settings: Any = None, task: RunFunction | Mapping[str, Any] | None = None,
-                 is_deterministic: bool | None = None, environment: Any = None,
-                 **common: Any) -> None:
+                 environment: Any = None, **common: Any) -> None:
         self.input_data = input_data
         self.mini_batch_size = None if mini_batch_size is None else (
             mini_batch_size if isinstance(mini_batch_size, str) else str(mini_batch_size))
@@ -258,28 +381,40 @@ class ParallelNode(Node):
         self.mini_batch_error_threshold = mini_batch_error_threshold
         self.logging_level = logging_level
         self.retry_settings = RetrySettings.coerce(retry_settings) or RetrySettings()
-        self.task = RunFunction.from_dict(task) if isinstance(task, Mapping) else task
-        self.is_deterministic = is_deterministic
+        self.task = task
         self.environment = environment
         super().__init__(**common)
 
-    def _settings(self) -> dict[str, Any]:
-        size = self.mini_batch_size
+    def _copy_for_call(self) -> Node:
+        new = super()._copy_for_call()
+        # azure-ai-ml's Parallel.__call__ does not copy it: the component's value applies.
+        object.__setattr__(new, "mini_batch_error_threshold",
+                           self._defaults.get("mini_batch_error_threshold") if self._defaults
+                           else self.mini_batch_error_threshold)
+        return new
+
+    def _called_name(self) -> str | None:
+        return self.name  # azure-ai-ml's Parallel.__call__ keeps the function's name
+
+    def _settings(self, base: Path) -> dict[str, Any]:
+        get = self._setting
+        size = get("mini_batch_size")
+        task = get("task")
         return {
-            "input_data": self.input_data,
+            "input_data": get("input_data"),
             "mini_batch_size": str(size) if isinstance(size, int) else size,
-            "partition_keys": self.partition_keys,
-            "resources": _settings_dict(self.resources),
-            "max_concurrency_per_instance": self.max_concurrency_per_instance,
-            "mini_batch_error_threshold": self.mini_batch_error_threshold,
-            "error_threshold": self.error_threshold,
-            "logging_level": self.logging_level,
-            "retry_settings": _settings_dict(self.retry_settings),
-            "environment_variables": self.environment_variables,
-            "environment": environment_value(self.environment),
+            "partition_keys": get("partition_keys"),
+            "resources": _settings_dict(get("resources")),
+            "max_concurrency_per_instance": get("max_concurrency_per_instance"),
+            "mini_batch_error_threshold": get("mini_batch_error_threshold"),
+            "error_threshold": get("error_threshold"),
+            "logging_level": get("logging_level"),
+            "retry_settings": _settings_dict(get("retry_settings")),
+            "environment_variables": self.environment_variables or None,
+            "environment": environment_value(get("environment")),
             "identity": self.identity,
-            "is_deterministic": self.is_deterministic,
-            "task": self.task.to_dict() if isinstance(self.task, RunFunction) else self.task,
+            "is_deterministic": get("is_deterministic"),
+            "task": rebased_task(task, base),
         }
 
 
@@ -287,23 +422,85 @@ class CommandNode(Node):
     """A ``type: command`` step, usually from a component file."""
 
     kind = "command"
+    _CALL_COPIES = ("environment", "limits", "distribution", "resources", "queue_settings",
+                    "services")
 
     def __init__(self, *, command: str | None = None, code: str | None = None,
-                 environment: Any = None, **common: Any) -> None:
+                 environment: Any = None, distribution: Any = None, limits: Any = None,
+                 queue_settings: Any = None, services: Any = None, **common: Any) -> None:
         self.command = command
         self.code = code
         self.environment = environment
+        self.distribution = distribution
+        self.limits = limits
+        self.queue_settings = queue_settings
+        self.services = services
         super().__init__(**common)
 
-    def _settings(self) -> dict[str, Any]:
+    def _called_name(self) -> str | None:
+        return None  # azure-ai-ml's Command.__call__: the variable names the node
+
+    def _copy_for_call(self) -> Node:
+        new = super()._copy_for_call()
+        if self.display_name == self.name:  # azure-ai-ml passes only a display name of its own
+            object.__setattr__(new, "display_name", None)
+        return new
+
+    def sweep(self, *args: Any, **kwargs: Any) -> Any:
+        """azure-ai-ml's ``command_node.sweep(...)``: a hyperparameter sweep, cloud only."""
+        raise NotAvailableLocally(
+            "node.sweep()", "A sweep runs trials on an Azure ML compute and mlpipe runs no "
+            "type: sweep steps; run the command here with fixed values (set node.inputs.<name> "
+            "= value), or run the sweep with azure-ai-ml against a workspace.")
+
+    def set_limits(self, *, timeout: int, **kwargs: Any) -> None:
+        """``limits.timeout`` in seconds, like azure-ai-ml's ``node.set_limits(timeout=...)``."""
+        if isinstance(self.limits, CommandJobLimits):
+            self.limits.timeout = timeout
+        else:
+            self.limits = CommandJobLimits(timeout=timeout)
+
+    def set_queue_settings(self, *, job_tier: str | None = None,
+                           priority: str | None = None) -> None:
+        """``queue_settings`` (recorded for the cloud), like azure-ai-ml's method."""
+        if isinstance(self.queue_settings, QueueSettings):
+            self.queue_settings.job_tier = job_tier
+            self.queue_settings.priority = priority
+        else:
+            self.queue_settings = QueueSettings(job_tier=job_tier, priority=priority)
+
+    def _settings(self, base: Path) -> dict[str, Any]:
+        get = self._setting
         return {
-            "code": self.code,
-            "command": self.command,
-            "environment": environment_value(self.environment),
-            "environment_variables": self.environment_variables,
-            "resources": _settings_dict(self.resources),
+            "code": get("code"),
+            "command": get("command"),
+            "environment": environment_value(get("environment")),
+            "environment_variables": self.environment_variables or None,
+            "resources": _settings_dict(get("resources")),
+            "distribution": get("distribution"),
+            "limits": _settings_dict(get("limits")),
+            "queue_settings": _settings_dict(get("queue_settings")),
+            "services": self.services,
             "identity": self.identity,
+            "is_deterministic": get("is_deterministic"),
         }
+
+
+def unwrap(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Values bound at a call: another node's ``node.inputs.x`` binds what it is bound to."""
+    return {key: value._data if isinstance(value, NodeInput) else value
+            for key, value in inputs.items()}
+
+
+def rebased_task(task: Any, base: Path) -> Any:
+    """A task's YAML, with an absolute ``code`` (a component file's copy) relative to ``base``."""
+    if not isinstance(task, RunFunction):
+        return task
+    data = task.to_dict()
+    code = data.get("code")
+    if isinstance(code, str) and is_local(code) and Path(code).is_absolute():
+        data["code"] = relative_to(code, base)
+    return data
 
 
 def plain(value: Any) -> Any:
@@ -317,7 +514,7 @@ def plain(value: Any) -> Any:
 
 def _settings_dict(value: Any) -> Any:
     """A settings object's mapping, ``None`` when nothing is set (so the key is left out)."""
-    if isinstance(value, (RetrySettings, JobResourceConfiguration)):
+    if isinstance(value, Record):
         return value.to_dict() or None
     return value
 
@@ -332,21 +529,38 @@ def clone_tracked(value: Tracked) -> Any:
     return clone
 
 
-def inline_input(decl: Input, value: Any) -> Any:
-    """The YAML of an inline step's input: its declaration merged with the bound value."""
+def inline_input(decl: Input, value: Any, mode: str | None = None) -> Any:
+    """The YAML of an inline step's input: its declaration merged with the bound value; the
+    input's own ``mode`` (``node.inputs.x.mode``) over the value's over the declaration's."""
     if value is None:
-        return decl.to_dict()
+        if decl.default is not None and decl.is_literal:
+            return decl.default  # the value the cloud takes from the declaration
+        return {**decl.to_dict(), **({"mode": mode} if mode else {})}
     if isinstance(value, (PipelineInput, NodeOutput)):
-        if decl.mode is None:
+        chosen = mode or decl.mode
+        if chosen is None:
             return value.binding()
-        return {"type": decl.type, "path": value.binding(), "mode": decl.mode}
+        return {"type": decl.type, "path": value.binding(), "mode": chosen}
     if isinstance(value, Input):
         merged = decl.to_dict()
         merged.update(value.to_dict())
-        if decl.mode and not value.mode:
-            merged["mode"] = decl.mode
+        chosen = mode or value.mode or decl.mode
+        if chosen:
+            merged["mode"] = chosen
         return merged
     return value_to_yaml(value)
+
+
+def bound_input(value: Any, mode: str | None) -> Any:
+    """The YAML of an input of a component step: the value, with the input's own mode."""
+    written = value_to_yaml(value)
+    if mode is None:
+        return written
+    if isinstance(written, Mapping):
+        return {**written, "mode": mode}
+    if isinstance(written, str) and "${{" in written:
+        return {"path": written, "mode": mode}
+    return written  # a literal has no mode
 
 
 class Component:
@@ -373,23 +587,99 @@ class Component:
     def __repr__(self) -> str:
         return f"Component({str(self.path)!r}, type={self.type!r})"
 
+    def __str__(self) -> str:
+        """The component's YAML, as azure-ai-ml prints a component."""
+        return dump_text(self.data)
+
+    @property
+    def _func(self) -> Callable[..., Node]:
+        """azure-ai-ml's component function (``help(component._func)``): this component's
+        call, with its inputs as keyword parameters and its description as the docstring."""
+        found = self.data.get("inputs")
+        inputs: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+
+        def call(**values: Any) -> Node:
+            return self(**values)
+
+        call.__name__ = str(self.name or "component").replace("-", "_")
+        call.__doc__ = "\n".join(filter(None, [
+            str(self.data.get("description") or self.display_name or self.name or ""),
+            *(f"{name}: {decl.get('type') if isinstance(decl, Mapping) else decl}"
+              + (f" - {decl.get('description')}" if isinstance(decl, Mapping)
+                 and decl.get("description") else "")
+              for name, decl in inputs.items())]))
+        call.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+            inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              default=decl.get("default") if isinstance(decl, Mapping) else None)
+            for name, decl in inputs.items() if name.isidentifier()])
+        return call
+
+    # The settings azure-ai-ml copies from a component onto each node made from it (its
+    # Parallel and Command constructors), and the others a node of this kind may override.
+    _COPIED = {"parallel": ("resources", "retry_settings", "input_data",
+                            "max_concurrency_per_instance", "mini_batch_error_threshold",
+                            "mini_batch_size", "partition_keys", "task"),
+               "command": ("resources", "distribution")}
+    _DEFAULTS = {"parallel": ("error_threshold", "logging_level", "environment",
+                              "is_deterministic"),
+                 "command": ("command", "code", "environment", "limits", "is_deterministic")}
+
+    def settings(self) -> dict[str, Any]:
+        """This file's step settings as SDK objects (a task's ``code`` and ``conda_file``
+        absolute, so that a node's copy may be written into another folder's YAML)."""
+        kind = self.type
+        out: dict[str, Any] = {}
+        with from_file():
+            for key in (*self._COPIED.get(kind, ()), *self._DEFAULTS.get(kind, ())):
+                value = self.data.get(key)
+                convert = _COERCE.get(key)
+                if isinstance(value, Mapping) and convert is not None:
+                    value = convert(dict(value))
+                if key == "mini_batch_size" and isinstance(value, int):
+                    value = str(value)
+                if isinstance(value, RunFunction):
+                    self._absolute_paths(value)
+                if value is not None:
+                    out[key] = value
+        return out
+
+    def _absolute_paths(self, task: RunFunction) -> None:
+        folder = self.path.parent
+        if is_local(task.code) and not Path(str(task.code)).is_absolute():
+            object.__setattr__(task, "code", str((folder / str(task.code)).resolve()))
+        env = task.environment
+        if isinstance(env, Mapping) and is_local(env.get("conda_file")):
+            conda = Path(str(env["conda_file"]))
+            object.__setattr__(task, "environment", {
+                **env, "conda_file": str(conda if conda.is_absolute() else folder / conda)})
+
     def __call__(self, *args: Any, **inputs: Any) -> Node:
-        """A new step using this component with ``inputs`` bound."""
+        """A new step using this component with ``inputs`` bound; the node starts with
+        copies of the settings azure-ai-ml copies (``node.task.program_arguments = ...``
+        changes this node's copy)."""
 
         _keywords_only(self, args)
         node_cls = ParallelNode if self.type == "parallel" else CommandNode
-        node = node_cls(component=self)
+        node = node_cls(component=self, defaults=self.settings())
+        for key, value in self.settings().items():
+            if key in self._COPIED.get(self.type, ()):
+                object.__setattr__(node, key, value)
         if self.type not in ("parallel", "command"):
             object.__setattr__(node, "kind", self.type)  # written as is; the compiler judges it
         object.__setattr__(node, "_origin", call_site())
         node._check_input_names(inputs)
         object.__setattr__(node, "_call_site", node._origin)
         object.__setattr__(node, "_template_name", self.name)
+        found = self.data.get("outputs")
+        declared: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
         outputs = {key: NodeOutput(node, key) for key in self.output_names}
-        for port in outputs.values():
+        for key, port in outputs.items():
             object.__setattr__(port, "_origin", node._origin)
+            decl = declared.get(key)
+            object.__setattr__(port, "_declared_type",
+                               decl.get("type") if isinstance(decl, Mapping) else None)
         object.__setattr__(node, "_outputs", Ports("output", outputs, owner=node))
-        node._inputs._values.update(inputs)
+        node._inputs._values.update(unwrap(inputs))
         builder = current_builder()
         if builder is not None:
             builder.add(node)

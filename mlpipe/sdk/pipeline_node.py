@@ -49,7 +49,7 @@ class PipelineComponentNode(Node):
         component["jobs"] = inner.get("jobs", {})
         return component
 
-    def _settings(self) -> dict[str, Any]:
+    def _settings(self, base: Path) -> dict[str, Any]:
         return {}
 
 

@@ -16,6 +16,13 @@ from mlpipe.plan import ExecutionPlan
 from mlpipe.sdk.callsite import call_site
 
 
+class Job:
+    """``azure.ai.ml.entities.Job``: the base of every job object here, a
+    :class:`~mlpipe.sdk.job.PipelineJob` to run and what ``ml_client.jobs`` returns for one
+    that ran (:class:`RunResult`, ``LocalJob``), so ``isinstance(x, Job)`` holds as in
+    azure-ai-ml (and ``ml_client.create_or_update(job)`` runs it)."""
+
+
 @runtime_checkable
 class PipelineJob(Protocol):
     """What running needs of a :class:`mlpipe.sdk.job.PipelineJob` (which calls this module):
@@ -62,7 +69,7 @@ def compile_job(job: PipelineJob | str | os.PathLike[str], *,
 
 
 @dataclass
-class RunResult:
+class RunResult(Job):
     """How a job run ended: ``status``, pipeline ``outputs`` and each step's outputs and reports."""
 
     name: str
@@ -74,6 +81,7 @@ class RunResult:
     logs: dict[str, str] = field(repr=False)  # step -> logs folder
     plan: ExecutionPlan = field(repr=False)
     job_result: Any = field(repr=False, default=None)
+    report: str | None = None  # <run_dir>/report.html, written by the front door for every job
 
     @property
     def ok(self) -> bool:
@@ -113,4 +121,5 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
         logs={name: step.logs_dir for name, step in steps.items()},
         plan=submission.plan,
         job_result=result,
+        report=result.report,
     )

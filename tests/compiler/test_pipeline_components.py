@@ -308,10 +308,11 @@ def test_nested_pipeline_functions_become_pipeline_components(tmp_path: Path) ->
     again = mlpipe.load_job(tmp_path / "dumped.yml")
     assert again == job
     plan = again.compile(runs_dir=tmp_path / "runs")
-    assert [s.name for s in plan.steps] == ["top.inner.step", "copy"]
+    # the step keeps the name of parallel_run_function(name="score"), as azure-ai-ml names it
+    assert [s.name for s in plan.steps] == ["top.inner.score", "copy"]
     result = mlpipe.run(job, runs_dir=tmp_path / "runs")
     assert result.status == "completed"
-    rows = Path(result.step_outputs["top.inner.step"]["scored"]).read_text().splitlines()
+    rows = Path(result.step_outputs["top.inner.score"]["scored"]).read_text().splitlines()
     assert rows == [f"f{i}.txt: row {i}" for i in range(5)]
 
 

@@ -54,9 +54,11 @@ def _check_iris(runs: Path, output: str) -> None:
 def _check_oj(runs: Path, output: str) -> None:
     assert "Status: Completed" in output
     (job,) = _job_folders(runs)
-    models = sorted(p.name for p in (job / "parallel_train" / "outputs" / "model_folder").iterdir())
+    # azure-ai-ml names the step after parallel_run_function(name=...), not its variable
+    step = job / "train_many_models_with_partition_keys"
+    models = sorted(p.name for p in (step / "outputs" / "model_folder").iterdir())
     assert models == sorted(f"{s}_{b}.txt" for s in OJ_STORES for b in OJ_BRANDS)
-    first = (job / "parallel_train" / "outputs" / "model_folder" / models[0]).read_text()
+    first = (step / "outputs" / "model_folder" / models[0]).read_text()
     assert first.split()[1] == str(OJ_WEEKS)  # one partition = one store/brand's rows
 
 

@@ -22,7 +22,6 @@ from tests.sdk.support import make_file_project, write
 
 def echo_function(**overrides):
     settings = dict(
-        name="echo",
         inputs=dict(files=Input(type="uri_folder")),
         outputs=dict(lines=Output(type="uri_file")),
         input_data="${{inputs.files}}",
@@ -53,7 +52,6 @@ from mlpipe import Input, Output, pipeline
 from mlpipe.parallel import RunFunction, parallel_run_function
 
 echo = parallel_run_function(
-    name="echo",
     inputs=dict(files=Input(type="uri_folder")),
     outputs=dict(lines=Output(type="uri_file")),
     input_data="${{inputs.files}}",
@@ -63,8 +61,7 @@ echo = parallel_run_function(
 """
 
 
-def test_node_names_come_from_variables_then_component_name(project: Path) -> None:
-    ns = build_in(project, HEAD + """
+NAMES = """
 @pipeline()
 def p(data):
     first = echo(files=data)
@@ -74,8 +71,23 @@ def p(data):
     renamed.name = "chosen"
     first_again = first
 job = p(data=Input(path="./data"))
-""")
-    assert list(ns["job"].jobs) == ["first", "echo", "echo_1", "chosen"]
+"""
+
+
+def test_node_names_come_from_variables_then_component_name(project: Path) -> None:
+    # The names azure-ai-ml 1.35 gives: the last variable holding a node names it; nodes
+    # held by none take the name of a variable holding a node of their component, numbered.
+    ns = build_in(project, HEAD + NAMES)
+    assert list(ns["job"].jobs) == ["first_again", "first_again_1", "first_again_2", "chosen"]
+
+
+def test_nodes_of_a_named_parallel_function_keep_its_name(project: Path) -> None:
+    # parallel_run_function(name="echo"): azure-ai-ml names every node "echo", whatever
+    # variable holds it (output folders follow); the others are numbered.
+    named = HEAD.replace("echo = parallel_run_function(", "echo = parallel_run_function(\n"
+                         "    name='echo',")
+    ns = build_in(project, named + NAMES)
+    assert list(ns["job"].jobs) == ["echo", "echo_1", "echo_2", "chosen"]
 
 
 def test_duplicate_explicit_names_are_rejected(project: Path) -> None:
@@ -90,7 +102,7 @@ def p(data):
 job = p(data=Input(path="./data"))
 """)
     assert "two steps are named 'same'" in str(err.value)
-    assert f"{project / 'build.py'}:19" in str(err.value)
+    assert f"{project / 'build.py'}:18" in str(err.value)  # b.name = "same"
 
 
 def test_settings_changed_after_construction_reach_the_plan(project: Path) -> None:
@@ -118,7 +130,8 @@ job = p(data=Input(path="./data"))
     step = plan.step("step")
     assert step.instance_count == 3 and step.mini_batch_size.text == "4"
     assert (step.retry.timeout, step.retry.max_retries) == (45, 0)
-    assert step.compute == "gpu-cluster" and step.max_concurrency_per_instance == 2
+    assert step.compute == "azureml:gpu-cluster"  # "gpu-cluster" as azure-ai-ml writes it
+    assert step.max_concurrency_per_instance == 2
     assert step.mini_batch_error_threshold == 3  # ${{parent.inputs.threshold}} resolved
     assert dict(step.environment_variables) == {"FOO": "bar"}
     assert plan.outputs["all_lines"].path == str(project / "out" / "lines.txt")
@@ -176,7 +189,7 @@ job = p(data=Input(path="./data"))
 
 
 def test_cloud_only_arguments_are_recorded(project: Path) -> None:
-    ns = build_in(project, HEAD.replace('name="echo",', '''name="echo",
+    ns = build_in(project, HEAD.replace("echo = parallel_run_function(", '''echo = parallel_run_function(
     instance_count=2, instance_type="Standard_NC6", docker_args="--ipc=host", shm_size="8g",
     identity={"type": "managed"}, is_deterministic=False, tags={"team": "ml"},
     properties={"p": "1"}, logging_level="DEBUG", error_threshold=4,''') + """
@@ -232,7 +245,9 @@ def test_loaded_components_become_steps(project: Path) -> None:
     data = job.to_dict()
     assert data["jobs"]["scored"]["component"].startswith("file:")
     assert data["jobs"]["scored"]["component"].endswith("components/echo.yml")
-    assert list(job.jobs) == ["scored", "echo_component"]
+    # as azure-ai-ml: a node held by no variable takes the name of the variable that holds
+    # another node of its component, numbered (differential/programs/name_*.py)
+    assert list(job.jobs) == ["scored", "scored_1"]
     result = job.run(runs_dir=project / "runs", job_name="components")
     assert result.ok
     lines = Path(result.outputs["lines"]).read_text().split("\n")
@@ -302,14 +317,14 @@ def test_load_job_params_override(tmp_path: Path) -> None:
 def test_outputs_can_be_replaced_and_profilers_are_left_alone(project: Path) -> None:
     import cProfile
 
-    echo = echo_function()
+    echo = echo_function(name="echo")
 
     @pipeline()
     def p(data):
         step = echo(files=data)
         step.outputs.lines = Output(type="uri_file", path="./out/x.txt")
 
-    assert p(data=Input(path="./data")).to_dict()["jobs"]["step"]["outputs"] == {
+    assert p(data=Input(path="./data")).to_dict()["jobs"]["echo"]["outputs"] == {
         "lines": {"type": "uri_file", "path": "./out/x.txt"}}
     profiler = cProfile.Profile()
     profiler.enable()

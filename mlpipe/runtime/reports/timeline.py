@@ -1,13 +1,13 @@
-"""A parallel step's attempts over time, in bounded memory whatever their number.
+"""A parallel step's attempts over time, kept while it runs in bounded memory whatever their
+number, for its task stream.
 
-:class:`Timeline` takes attempts one by one (live from the driver's records, or read
-from ``processed_mini-batches.csv``) and keeps what the task-stream pictures need:
-per-process totals, every attempt as a :class:`Bar` while there are at most
-:data:`KEPT_BARS`, and beyond that a grid of :data:`FINE` time buckets (busy seconds,
-attempts started and failed per process; earliest start and latest end of the attempts
-starting in each bucket; attempts ended). The grid doubles its bucket width (merging
-neighbours) when an attempt falls outside it, so a million attempts cost what a few
-thousand do.
+:class:`Timeline` takes the attempts one by one from the driver's records and keeps what a
+dense task stream needs (``charts.bucketed_task_stream``): per-process totals, and a grid of
+:data:`FINE` time buckets (busy seconds, attempts started and failed per process; the
+earliest start and latest end of the attempts starting in each bucket). The grid doubles
+its bucket width (merging neighbours) whenever an attempt falls outside it, so a million
+attempts cost what a few thousand do, and reading ``processed_mini-batches.csv`` back at the
+end of a large step (every row in memory) is not needed.
 """
 
 from __future__ import annotations
@@ -18,22 +18,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-Label = str | Callable[[], str]
-KEPT_BARS = 3_000  # above it, attempts are drawn per worker and time bucket
-FINE = 8192  # grid buckets; a picture's bucket spans at least FINE / 2 / its buckets of them
+from mlpipe.runtime.records import AttemptRecord
+
+KEPT = 500  # attempts kept as they are before the grid starts (its first span comes from them)
+FINE = 8192  # grid buckets; a drawn bucket spans at least FINE / 2 / its count of them
 _INF = float("inf")
-
-
-@dataclass(frozen=True)
-class Bar:
-    """One attempt: its process lane, start (seconds after the first attempt's), length,
-    status and hover text."""
-
-    process: str
-    start: float  # seconds since the first attempt started
-    seconds: float
-    status: str
-    label: str
 
 
 @dataclass
@@ -46,41 +35,30 @@ class ProcessTotals:
 
 
 class Timeline:
-    """Attempts added with :meth:`add`; read :attr:`count`, :attr:`first`/:attr:`last`
-    (epoch seconds), :attr:`totals`, and :meth:`bars` or the bucketed views."""
+    """Attempts added with :meth:`add`; read :attr:`count`, :attr:`first` / :attr:`last`
+    (epoch seconds), :attr:`totals`, :meth:`busy`, :meth:`started` and :meth:`run_starts`."""
 
     def __init__(self) -> None:
         self.count = 0
         self.first = _INF  # earliest start
         self.last = -_INF  # latest end
         self.totals: dict[str, ProcessTotals] = {}
-        # (start, process, seconds, status, label) while count <= KEPT_BARS
-        self._bars: list[tuple[float, str, float, str, Label]] | None = []
+        self._kept: list[tuple[str, float, float, bool]] | None = []  # until KEPT attempts
         self._origin = 0.0
-        self._width = 0.0  # 0: no grid yet
+        self._width = 0.0
         self._busy: dict[str, array[float]] = {}
         self._started: dict[str, array[int]] = {}
         self._failed: dict[str, array[int]] = {}
         self._min_start = array("d")
         self._max_end = array("d")
-        self._ended = array("q")
-
-    @property
-    def keeps_bars(self) -> bool:
-        """True while every attempt is kept as a bar (a caller may skip building labels
-        otherwise)."""
-        return self._bars is not None
 
     @property
     def span(self) -> float:
         """Seconds from the first start to the last end (0 without attempts)."""
         return max(self.last - self.first, 0.0) if self.count else 0.0
 
-    def add(self, process: str, start: float, seconds: float, status: str,
-            label: Label = "") -> None:
-        """One attempt on ``process`` from ``start`` (epoch seconds) for ``seconds``;
-        ``label`` is its hover text, or a function that makes it (called only if the
-        attempt is drawn as a bar)."""
+    def add(self, process: str, start: float, seconds: float, status: str) -> None:
+        """One attempt on ``process`` from ``start`` (epoch seconds) for ``seconds``."""
         end = start + seconds
         self.count += 1
         if start < self.first:
@@ -94,100 +72,85 @@ class Timeline:
         totals.attempts += 1
         totals.failed += bad
         totals.busy += seconds
-        if self._bars is not None:
-            self._bars.append((start, process, seconds, status, label))
-            if len(self._bars) > KEPT_BARS:
-                self._to_grid()
+        if self._kept is None:
+            self._grid_add(process, start, end, seconds, bad)
             return
-        self._grid_add(process, start, end, seconds, bad)
+        self._kept.append((process, start, seconds, bad))
+        if len(self._kept) > KEPT:
+            self._start_grid()
 
-    def bars(self) -> list[Bar] | None:
-        """Every attempt as a bar in the order added, starts relative to :attr:`first`;
-        ``None`` once there are more than :data:`KEPT_BARS`."""
-        if self._bars is None:
-            return None
-        return [Bar(process, start - self.first, seconds, status,
-                    label() if callable(label) else label)
-                for start, process, seconds, status, label in self._bars]
+    def add_record(self, record: AttemptRecord, process: str) -> None:
+        """An attempt as the driver reported it (``process``: its lane's name), with the
+        seconds its CSV row holds."""
+        self.add(process, record.start_time.timestamp(), round(record.elapsed_seconds, 6),
+                 record.status)
 
-    # -- bucketed views (more than KEPT_BARS attempts) ------------------------------------
     def busy(self, process: str, buckets: int) -> list[float]:
         """Busy seconds of ``process`` in each of ``buckets`` equal parts of :attr:`span`
-        (a grid bucket straddling two parts is shared in proportion)."""
+        (a grid bucket straddling two parts is shared in proportion; the last part takes
+        what reaches the span's end)."""
         out = [0.0] * buckets
+        self._start_grid()
         values = self._busy.get(process)
         if values is None:
             return out
-        width, part = self._width, self._part(buckets)
-        for bucket, value in self._nonzero(values):
-            low = self._origin + bucket * width - self.first
-            first = int(low / part)
-            last = int((low + width) / part)
-            for index in range(max(first, 0), min(last, buckets - 1) + 1):
-                overlap = min(low + width, (index + 1) * part) - max(low, index * part)
+        width, part, span = self._width, self._part(buckets), self.span
+        for bucket, value in _nonzero(values):
+            # what a grid bucket holds lies between the first start and the last end
+            low = max(self._origin + bucket * width - self.first, 0.0)
+            high = min(self._origin + (bucket + 1) * width - self.first, span)
+            if high <= low:
+                out[min(max(int(low / part), 0), buckets - 1)] += value
+                continue
+            for index in range(int(low / part), min(int(high / part), buckets - 1) + 1):
+                overlap = min(high, (index + 1) * part) - max(low, index * part)
                 if overlap > 0:
-                    out[index] += value * overlap / width
+                    out[index] += value * overlap / (high - low)
         return out
 
     def started(self, process: str, buckets: int) -> tuple[list[int], list[int]]:
         """Attempts of ``process`` started, and failed among them, per part of :attr:`span`
         (each grid bucket counted in the part of its earliest start)."""
         counts, failed = [0] * buckets, [0] * buckets
+        self._start_grid()
         part = self._part(buckets)
-        for bucket, value in self._nonzero(self._started.get(process, array("q"))):
+        for bucket, value in _nonzero(self._started.get(process, array("q"))):
             index = min(max(int((self._min_start[bucket] - self.first) / part), 0), buckets - 1)
             counts[index] += int(value)
             failed[index] += self._failed[process][bucket]
         return counts, failed
 
-    def ended(self, buckets: int) -> list[int]:
-        """Attempts ended per part of :attr:`span` (a grid bucket counted at its middle)."""
-        if self._bars is not None:
-            counts = [0] * buckets
-            part = self._part(buckets)
-            for start, _process, seconds, _status, _label in self._bars:
-                counts[min(int((start + seconds - self.first) / part), buckets - 1)] += 1
-            return counts
-        counts = [0] * buckets
-        part = self._part(buckets)
-        for bucket, value in self._nonzero(self._ended):
-            middle = self._origin + (bucket + 0.5) * self._width - self.first
-            counts[min(max(int(middle / part), 0), buckets - 1)] += int(value)
-        return counts
-
     def run_starts(self, gap_seconds: float, gap_share: float) -> list[float]:
-        """Where a later run begins (seconds after :attr:`first`): the end of an idle gap
-        longer than ``gap_seconds`` and than ``gap_share`` of the span. Exact on the grid
-        too: a bucket is far narrower than such a gap."""
-        if self._bars is not None:
-            ordered: Iterator[tuple[float, float]] = iter(sorted(
-                (bar[0], bar[0] + bar[2]) for bar in self._bars))
-        else:
-            ordered = ((self._min_start[b], self._max_end[b]) for b in range(FINE)
-                       if self._min_start[b] < _INF)
+        """Where a later run begins (epoch seconds): the end of an idle gap longer than
+        ``gap_seconds`` and than ``gap_share`` of the span. Exact on the grid: a bucket is
+        far narrower than such a gap."""
+        self._start_grid()
         starts, busy_until, span = [], self.first, self.span
-        for start, end in ordered:
+        for bucket in range(FINE if self.count else 0):
+            start = self._min_start[bucket]
+            if start == _INF:
+                continue
             gap = start - busy_until
             if gap > gap_seconds and gap > gap_share * span:
-                starts.append(start - self.first)
-            busy_until = max(busy_until, end)
+                starts.append(start)
+            busy_until = max(busy_until, self._max_end[bucket])
         return starts
 
     # -- the grid -----------------------------------------------------------------------
     def _part(self, buckets: int) -> float:
         return (self.span or 1.0) / buckets
 
-    def _to_grid(self) -> None:
-        """Past KEPT_BARS: start the grid over the span so far and move the bars into it."""
-        assert self._bars is not None
-        bars, self._bars = self._bars, None
-        self._origin = self.first
+    def _start_grid(self) -> None:
+        """Start the grid over the span so far and move the kept attempts into it."""
+        if self._kept is None:
+            return
+        kept, self._kept = self._kept, None
+        self._origin = self.first if self.count else 0.0
         self._width = max(self.span / (FINE // 2), 1e-6)
         self._min_start = array("d", [_INF]) * FINE
         self._max_end = array("d", [-_INF]) * FINE
-        self._ended = array("q", [0]) * FINE
-        for start, process, seconds, status, _label in bars:
-            self._grid_add(process, start, start + seconds, seconds, status != "Succeeded")
+        for process, start, seconds, bad in kept:
+            self._grid_add(process, start, start + seconds, seconds, bad)
 
     def _grid_add(self, process: str, start: float, end: float, seconds: float,
                   bad: bool) -> None:
@@ -215,7 +178,6 @@ class Timeline:
             self._min_start[first] = start
         if end > self._max_end[first]:
             self._max_end[first] = end
-        self._ended[last] += 1
 
     def _double(self, *, left: bool) -> None:
         """Twice as wide buckets (neighbours merged); ``left``: the grid grows to the left."""
@@ -230,14 +192,13 @@ class Timeline:
                 series[process] = merged(values, operator.add, 0)
         self._min_start = merged(self._min_start, min, _INF)
         self._max_end = merged(self._max_end, max, -_INF)
-        self._ended = merged(self._ended, operator.add, 0)
         if left:
             self._origin -= FINE * self._width
         self._width *= 2
 
-    @staticmethod
-    def _nonzero(values: array) -> Iterator[tuple[int, float]]:
-        return ((bucket, value) for bucket, value in enumerate(values) if value)
+
+def _nonzero(values: array[Any]) -> Iterator[tuple[int, Any]]:
+    return ((bucket, value) for bucket, value in enumerate(values) if value)
 
 
-__all__ = ["FINE", "KEPT_BARS", "Bar", "ProcessTotals", "Timeline"]
+__all__ = ["FINE", "KEPT", "ProcessTotals", "Timeline"]

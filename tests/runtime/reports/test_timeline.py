@@ -1,16 +1,18 @@
-"""The task stream's timeline: bounded whatever the number of attempts, the same picture live
-and from the CSV, exact totals and run starts."""
+"""The task stream's timeline: bounded whatever the number of attempts, exact totals and run
+starts, and at a step's end the page the CSV would give."""
 
 from __future__ import annotations
 
 import random
+import re
 import sys
 from datetime import timedelta
 from pathlib import Path
 
+from mlpipe.runtime.reports.charts import BUCKETS
 from mlpipe.runtime.reports.observer import StepReports
-from mlpipe.runtime.reports.task_stream import read_bars, read_timeline, write_task_stream
-from mlpipe.runtime.reports.timeline import FINE, KEPT_BARS, Timeline
+from mlpipe.runtime.reports.task_stream import write_task_stream
+from mlpipe.runtime.reports.timeline import FINE, KEPT, Timeline
 from tests.runtime.reports.support import T0, W0, W1, attempt, make_step, summary
 
 
@@ -19,7 +21,7 @@ def brute_run_starts(spans: list[tuple[float, float]], gap: float, share: float)
     starts, busy_until = [], first
     for start, end in sorted(spans):
         if start - busy_until > gap and start - busy_until > share * (last - first):
-            starts.append(start - first)
+            starts.append(start)
         busy_until = max(busy_until, end)
     return starts
 
@@ -37,58 +39,57 @@ def synthetic(count: int, seed: int = 7) -> list[tuple[str, float, float, str]]:
     return out
 
 
+def held_bytes(timeline: Timeline) -> int:
+    arrays = [*timeline._busy.values(), *timeline._started.values(), *timeline._failed.values(),
+              timeline._min_start, timeline._max_end]
+    return sum(map(sys.getsizeof, arrays))
+
+
 def test_a_dense_timeline_is_bounded_and_keeps_exact_totals_and_run_starts() -> None:
     sizes = []
-    for count in (KEPT_BARS + 1, 60_000):
+    for count in (KEPT + 1, 60_000):
         timeline = Timeline()
         attempts = synthetic(count)
         for process, start, seconds, status in attempts:
             timeline.add(process, start, seconds, status)
-        assert timeline.bars() is None and timeline.count == count
-        sizes.append(sum(sys.getsizeof(value) for value in vars(timeline).values()
-                         if not isinstance(value, dict))
-                     + sum(sys.getsizeof(array) for series in (timeline._busy, timeline._started,
-                                                               timeline._failed)
-                           for array in series.values()))
         for process, totals in timeline.totals.items():
             mine = [a for a in attempts if a[0] == process]
             assert totals.attempts == len(mine)
             assert totals.failed == sum(a[3] != "Succeeded" for a in mine)
-            assert abs(sum(timeline.busy(process, 400)) - totals.busy) < 1e-6 * len(mine)
-            counts, failed = timeline.started(process, 400)
+            assert abs(sum(timeline.busy(process, BUCKETS)) - totals.busy) < 1e-6 * len(mine)
+            counts, failed = timeline.started(process, BUCKETS)
             assert (sum(counts), sum(failed)) == (totals.attempts, totals.failed)
         spans = [(start, start + seconds) for _, start, seconds, _ in attempts]
         assert timeline.run_starts(5.0, 0.05) == brute_run_starts(spans, 5.0, 0.05)
         assert len(timeline.run_starts(5.0, 0.05)) == 1  # the second run
-        assert sum(timeline.ended(60)) == count
-    assert sizes[1] == sizes[0] and sizes[0] < 40 * FINE * 3  # the same grid for 20x the attempts
+        sizes.append(held_bytes(timeline))
+    assert sizes[1] == sizes[0] < 40 * FINE * 3  # the same grid for 100 times the attempts
 
 
-def test_up_to_3000_attempts_are_bars_in_the_order_added() -> None:
-    timeline = Timeline()
-    for process, start, seconds, status in synthetic(100):
-        timeline.add(process, start, seconds, status, "label")
-    bars = timeline.bars()
-    assert bars is not None and len(bars) == 100 and min(bar.start for bar in bars) == 0.0
+def test_at_a_dense_steps_end_the_page_is_the_one_the_csv_gives(tmp_path: Path) -> None:
+    """StepReports draws a large step from its timeline; redrawn from the CSV, the page says
+    the same: counts, totals, lanes, the same buckets where a few attempts would not move
+    a shade."""
+    step = make_step(tmp_path)
+    reports = StepReports(step)
+    reports.step_started(step, [W0, W1], T0)
+    count = 3 * KEPT
+    for n in range(count):
+        record = attempt(n, worker=(W0, W1)[n % 2], elapsed=0.25,
+                         status="Failed" if n % 11 == 0 else "Succeeded",
+                         message="ValueError: bad" if n % 11 == 0 else None)
+        reports.attempt_finished(record._replace(start_time=T0 + timedelta(seconds=n / 8)))
+    reports.step_finished(summary(mini_batches_total=count))
+    live = (Path(step.logs_dir) / "sys" / "task_stream.html").read_text()
+    again = write_task_stream(step.logs_dir, tmp_path / "again.html").read_text()
+    assert f"{count} attempts over" in live and "per worker process and time bucket" in live
 
+    def table(page: str) -> list[str]:
+        return re.findall(r"<tr><td>0/process00\d</td>.*?</tr>", page)
 
-def test_the_live_task_stream_is_the_one_drawn_from_the_csv(tmp_path: Path) -> None:
-    for count in (40, KEPT_BARS + 500):
-        step = make_step(tmp_path / str(count))
-        reports = StepReports(step)
-        reports.step_started(step, [W0, W1], T0)
-        for n in range(count):
-            record = attempt(n, worker=(W0, W1)[n % 2], elapsed=0.25 + (n % 7) / 100,
-                             status="Failed" if n % 11 == 0 else "Succeeded",
-                             message="ValueError: bad" if n % 11 == 0 else None)
-            reports.attempt_finished(record._replace(start_time=T0 + timedelta(seconds=n / 4)))
-        reports.step_finished(summary(mini_batches_total=count))
-        logs = Path(step.logs_dir)
-        live = (logs / "sys" / "task_stream.html").read_text()
-        assert write_task_stream(logs, tmp_path / "again.html").read_text() == live
-        assert f"{count} attempts over" in live
-        if count <= KEPT_BARS:
-            csv_path = logs / "sys" / "job_report" / "processed_mini-batches.csv"
-            bars = read_timeline(csv_path).bars()
-            assert bars is not None and [b.label for b in bars] == [
-                b.label for b in read_bars(csv_path)]
+    def shapes(page: str) -> list[str]:
+        return re.findall(r'fill-opacity="[\d.]+"', page)
+
+    assert table(live) == table(again) and len(table(live)) == 2
+    assert shapes(live) == shapes(again)
+    assert live.count("failed attempts</title>") == again.count("failed attempts</title>") == 2

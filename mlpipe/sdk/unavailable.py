@@ -1,0 +1,45 @@
+"""What cannot run on this machine: :class:`NotAvailableLocally` (one line naming the call
+and what to do) and :class:`Unavailable`, the stand-in for a name that raises it when used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mlpipe.errors import MlpipeError
+
+
+class NotAvailableLocally(MlpipeError, RuntimeError):
+    """A call that needs an Azure ML workspace; the message names it and what to do."""
+
+    def __init__(self, call: str, hint: str | None = None) -> None:
+        self.call = call
+        message = (f"{call} needs an Azure ML workspace; mlpipe runs pipelines on this machine "
+                   f"and has no local equivalent. "
+                   + (hint or "Remove the call for local runs, or run the script with azure-ai-ml "
+                      "against a workspace."))
+        super().__init__(message)
+
+
+class Unavailable:
+    """Stands for a name the local client does not have: using it (calling it, or calling
+    anything reached through it) raises :class:`NotAvailableLocally` naming the call."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def __getattr__(self, name: str) -> Unavailable:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Unavailable(f"{self._path}.{name}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotAvailableLocally(f"{self._path}()")
+
+    def __iter__(self) -> Any:
+        raise NotAvailableLocally(self._path)
+
+    def __repr__(self) -> str:
+        return f"<{self._path}: not available locally>"
+
+
+__all__ = ["NotAvailableLocally", "Unavailable"]

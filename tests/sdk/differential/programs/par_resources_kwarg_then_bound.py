@@ -1,0 +1,19 @@
+"""resources= at build time, then node.resources.instance_count bound to a pipeline input."""
+from azure.ai.ml import Input, Output, dsl
+from azure.ai.ml.parallel import RunFunction, parallel_run_function
+
+score = parallel_run_function(
+    name="score", inputs=dict(data=Input(type="uri_folder")),
+    outputs=dict(out=Output(type="uri_folder")), input_data="${{inputs.data}}",
+    mini_batch_size="5", resources={"instance_count": 2},
+    task=RunFunction(code="./src", entry_script="score.py", environment="azureml:batch-env:1"))
+
+
+@dsl.pipeline(default_compute="cpu-cluster")
+def resources_bound(data, nodes: int = 4):
+    step = score(data=data)
+    step.resources.instance_count = nodes
+    return {"scored": step.outputs.out}
+
+
+job = resources_bound(data=Input(type="uri_folder", path="./src"))

@@ -1,0 +1,20 @@
+"""node.task = None: the step runs its component's task."""
+from azure.ai.ml import Input, Output, dsl
+from azure.ai.ml.parallel import RunFunction, parallel_run_function
+
+score = parallel_run_function(
+    name="score", inputs=dict(data=Input(type="uri_folder")),
+    outputs=dict(out=Output(type="uri_folder")), input_data="${{inputs.data}}",
+    mini_batch_size="5",
+    task=RunFunction(code="./src", entry_script="score.py", environment="azureml:batch-env:1",
+                     program_arguments="--mode fast"))
+
+
+@dsl.pipeline(default_compute="cpu-cluster")
+def task_none(data):
+    step = score(data=data)
+    step.task = None
+    return {"scored": step.outputs.out}
+
+
+job = task_none(data=Input(type="uri_folder", path="./src"))
