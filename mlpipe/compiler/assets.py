@@ -23,6 +23,7 @@ from pathlib import Path
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.limits import InputLimitError, check_file_size
+from mlpipe.runs import ASSETS_DIR
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,7 +32,7 @@ else:  # pragma: no cover
 
 ASSETS_FILE = "mlpipe.toml"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
-REGISTRY_FILE = Path("assets") / "registry.json"
+REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 _REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)
 
 

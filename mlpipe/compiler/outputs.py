@@ -20,6 +20,7 @@ from pathlib import Path
 
 from mlpipe.compiler.assets import is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute
+from mlpipe.runs import DATASTORES_DIR
 
 APPEND_ROW_FILE = "parallel_run_step.txt"
 _DATASTORE = re.compile(r"^azureml://datastores/([^/]+)/paths/(.*)$")
@@ -49,7 +50,7 @@ def output_path(place: OutputPlace, step: str, name: str, type_: str, template: 
         concrete = _fill(template, place, name)
         match = _DATASTORE.match(concrete)
         if match:
-            target = place.runs_dir / "datastores" / match.group(1) / match.group(2)
+            target = place.runs_dir / DATASTORES_DIR / match.group(1) / match.group(2)
             return _finish(target, type_, append_target, name, concrete)
         if not is_remote(concrete):
             local = Path(concrete).expanduser()

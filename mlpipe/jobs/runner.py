@@ -23,6 +23,7 @@ from typing import Any
 from mlpipe.cores import core_count
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.liveness import runner_identity
+from mlpipe.jobs.ownership import own_job
 from mlpipe.jobs.preflight import (
     check_backend,
     check_remote_assets,
@@ -113,15 +114,18 @@ def run_plan(
 
     Raises :class:`~mlpipe.jobs.preflight.RemoteAssetsError` before anything starts
     when the plan references cloud-only assets, :class:`JobConflictError` when the
-    name belongs to a completed or running job, and :class:`ValueError` for a backend
-    that is unknown or not installed.
+    name belongs to a completed or running job (:class:`~mlpipe.jobs.ownership.JobBusyError`
+    when another process owns it), and :class:`ValueError` for a backend that is unknown
+    or not installed.
     """
     check_remote_assets(plan)
     check_backend(backend)
     run_dir = Path(plan.run_dir)
-    previous = JobStore(run_dir.parent).resumable(run_dir.name)
-    return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=backend,
-                        echo=echo, max_workers=max_workers)
+    store = JobStore(run_dir.parent)
+    with own_job(store, run_dir.name):
+        previous = store.resumable(run_dir.name)
+        return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=backend,
+                            echo=echo, max_workers=max_workers)
 
 
 def execute_plan(
@@ -138,7 +142,8 @@ def execute_plan(
 
     ``previous`` is the record of the unfinished job being resumed (``None``: a new
     job). :func:`run_plan` and :func:`mlpipe.jobs.front_door.submit` call this after
-    checking, once, what :func:`run_plan` documents; the options are the same.
+    checking, once, what :func:`run_plan` documents, while they own the job
+    (:func:`mlpipe.jobs.ownership.own_job`); the options are the same.
     """
     say = _console(echo)
     notice = compute_notice(plan, backend)

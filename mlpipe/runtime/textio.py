@@ -13,6 +13,7 @@ produced them.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +34,19 @@ def write_text(path: str | Path, text: str) -> None:
         handle.write(text)
 
 
+def replace_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to ``<path>.tmp``, then rename it over ``path``: readers see the old
+    file or the new one, and a failed write (a full disk) leaves neither a torn file nor
+    the temporary one."""
+    temporary = Path(f"{path}.tmp")
+    try:
+        write_text(temporary, text)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def file_handler(path: str | Path) -> logging.FileHandler:
     """A :class:`logging.FileHandler` writing ``path`` like :func:`open_text`."""
     return logging.FileHandler(path, encoding=ENCODING, errors=ERRORS)
@@ -45,4 +59,4 @@ def encodable(text: str) -> str:
 
 
 __all__ = ["DATA_ERRORS", "ENCODING", "ERRORS", "encodable", "file_handler", "open_text",
-           "write_text"]
+           "replace_text", "write_text"]

@@ -182,9 +182,13 @@ class RunProfiler:
                     stats.add(part)
         if not stats.stats:  # type: ignore[attr-defined]
             return
-        temporary = str(self.path) + ".tmp"
-        stats.dump_stats(temporary)
-        os.replace(temporary, self.path)
+        temporary = Path(str(self.path) + ".tmp")
+        try:
+            stats.dump_stats(str(temporary))
+            os.replace(temporary, self.path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)  # a full disk keeps no torn profile
+            raise
 
 
 class WorkerRuntime:

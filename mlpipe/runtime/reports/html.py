@@ -28,6 +28,7 @@ from mlpipe.runtime.reports.task_stream import (
     read_utilisation,
     render_body,
 )
+from mlpipe.runtime.textio import replace_text
 
 REPORT_NAME = "report.html"
 SLOWEST_SHOWN = 10
@@ -39,14 +40,15 @@ STYLE = ("body{font-family:sans-serif;margin:20px;max-width:1200px}"
          ".completed{color:#2a7a2a}.failed{color:#c62828}.canceled{color:#b26a00}")
 
 
-def write_job_report(run_dir: str | os.PathLike[str]) -> Path:
-    """Write ``<run_dir>/report.html`` from the job's ``job.json`` and step logs."""
+def write_job_report(run_dir: str | os.PathLike[str],
+                     record: dict[str, Any] | None = None) -> Path:
+    """Write ``<run_dir>/report.html`` from the job's record (``record``, else its
+    ``job.json``) and step logs; a write that fails leaves no temporary file."""
     run = Path(run_dir)
-    record = json.loads((run / "job.json").read_text(encoding="utf-8"))
+    if record is None:
+        record = json.loads((run / "job.json").read_text(encoding="utf-8"))
     target = run / REPORT_NAME
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(render_job_report(record), encoding="utf-8")
-    tmp.replace(target)
+    replace_text(target, render_job_report(record))
     return target
 
 
