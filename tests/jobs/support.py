@@ -177,3 +177,35 @@ def wait_for(predicate, timeout: float = 30.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+TOGETHER = """
+import os, sys, time
+sys.path[:0] = {paths!r}
+import mlpipe.cli, mlpipe.cli.jobs, mlpipe.compiler, mlpipe.jobs.front_door, mlpipe.jobs.rerun
+import mlpipe.runtime, mlpipe.data  # the slow imports happen before the start line
+open({ready!r}, "w").close()
+while not os.path.exists({go!r}):
+    time.sleep(0.001)
+raise SystemExit(mlpipe.cli.main({argv!r}))
+"""
+
+
+def start_together(folder: Path, *argvs: list[str]) -> list[subprocess.Popen[str]]:
+    """``mlpipe ARGV`` for each of ``argvs`` in its own process, released at the same instant
+    once every one of them has imported mlpipe (so their first steps overlap)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    go = folder / "go"
+    go.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started, ready = [], []
+    for number, argv in enumerate(argvs):
+        ready.append(folder / f"ready-{number}")
+        ready[-1].unlink(missing_ok=True)
+        code = TOGETHER.format(paths=[str(REPO)], ready=str(ready[-1]), go=str(go), argv=argv)
+        started.append(subprocess.Popen([sys.executable, "-c", code], env=env, cwd=folder,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True))
+    wait_for(lambda: all(path.exists() for path in ready), timeout=120)
+    go.touch()
+    return started
