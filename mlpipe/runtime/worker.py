@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 import mlpipe.runtime.entry_script as entry_script_module
+from mlpipe.data import item_count
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
@@ -289,8 +290,8 @@ class WorkerRuntime:
             try:
                 data = self._load(mini_batch)
             except Exception as error:  # noqa: BLE001
-                return self._failed(task, total, start_wall, start, cpu, 0.0, "DataError",
-                                    _describe(error), self.user_traceback(error))
+                return self._failed(task, item_count(mini_batch), start_wall, start, cpu, 0.0,
+                                    "DataError", _describe(error), self.user_traceback(error))
             if mini_batch.items is None:
                 total = len(data)
             args = self._arguments(mini_batch, data)
