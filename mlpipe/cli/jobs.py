@@ -44,6 +44,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         help="where parallel steps run (default: local processes)")
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
+    create.add_argument("--allow-external-outputs", action="store_true",
+                        help="let outputs with a declared 'path' be written outside the runs "
+                             "folder (kept by the job's resumes and reruns)")
     create.set_defaults(handler=create_job)
 
     show = job.add_parser("show", help="show a job's record")
@@ -185,7 +188,8 @@ def create_job(args: argparse.Namespace) -> int:
                             progress=args.progress, cancel=cancel, on_start=on_start,
                             echo=lambda line: print(line, flush=True), on_compiled=warn,
                             rerun_of=getattr(args, "rerun_of", None),
-                            owner=getattr(args, "owner", None))
+                            owner=getattr(args, "owner", None),
+                            allow_external_outputs=getattr(args, "allow_external_outputs", False))
     except SubmitUsageError as exc:
         return _usage(str(exc))
     except NotAPipelineError as exc:

@@ -100,6 +100,7 @@ def submit(
     on_start: Callable[[Submission], None] | None = None,
     rerun_of: Mapping[str, Any] | None = None,
     owner: JobLock | None = None,
+    allow_external_outputs: bool = False,
 ) -> Submission:
     """Name, decide, compile, check and run one pipeline job; the result is on the
     returned :class:`Submission`.
@@ -110,7 +111,9 @@ def submit(
     first step starts. ``rerun_of`` is the record a rerun resumes from
     (:func:`mlpipe.jobs.rerun.plan_rerun`, read under ``owner``, the caller's hold on the
     job): the job ``name`` runs again in place. Without ``owner`` the job is owned here
-    until it ends. Raises before anything runs: :class:`SubmitUsageError` (runs
+    until it ends. ``allow_external_outputs`` lets declared output paths lie outside the runs
+    folder (``--allow-external-outputs``); a job that allowed it keeps it when resumed or
+    rerun. Raises before anything runs: :class:`SubmitUsageError` (runs
     folder, job name), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
     pipeline), :class:`~mlpipe.compiler.OverrideSyntaxError`,
     :class:`~mlpipe.jobs.preflight.RemoteAssetsError`, :class:`JobConflictError`
@@ -130,8 +133,10 @@ def submit(
         name = held.name
         decision = Decision(name, "rerun", rerun_of) if rerun_of is not None else \
             decide(store, name, mode)
+        allow = allow_external_outputs or bool(
+            (decision.previous or {}).get("allow_external_outputs"))
         plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
-                                overrides=tuple(overrides))
+                                overrides=tuple(overrides), allow_external_outputs=allow)
         if on_compiled is not None:
             on_compiled(plan)
         check_remote_assets(plan)

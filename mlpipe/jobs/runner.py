@@ -29,6 +29,8 @@ from mlpipe.jobs.preflight import (
     check_remote_assets,
     compute_notice,
     environment_warnings,
+    outputs_found,
+    overwrite_warnings,
 )
 from mlpipe.jobs.recorder import JobRecorder, RecordObserver
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
@@ -151,11 +153,16 @@ def execute_plan(
         say(notice)
     for warning in environment_warnings(plan):
         say(f"warning: {warning}")
+    found = outputs_found(plan, previous)
+    for warning in overwrite_warnings(found):
+        say(f"warning: {warning}")
 
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    recorder = JobRecorder(store, name, _new_record(plan, backend, previous))
+    record = _new_record(plan, backend, previous)
+    record["outputs_found"] = found
+    recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
     recorder.save()
     recorder.reserve()
@@ -271,6 +278,7 @@ def _new_record(plan: ExecutionPlan, backend: str,
         "mlpipe_version": __version__,
         "attempt": int((previous or {}).get("attempt", 0)) + 1,
         "settings": {"continue_on_step_failure": plan.settings.continue_on_step_failure},
+        "allow_external_outputs": plan.external_outputs,
         "outputs": {
             o.name: {"type": o.type, "path": o.path,
                      "step": o.source.step if o.source else None,
