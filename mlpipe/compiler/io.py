@@ -146,16 +146,22 @@ class IOResolver:
             return replace(given_out, name=name, type=str(type_), mode=mode,
                            location=self.doc.locate(path))
         written = output_path(self.place, node.name, name, str(type_), template, append)
-        problem = place_problem(self.place, name, template, written) if template else None
-        if problem is not None and problem.external and self.place.allow_external:
-            self.reporter.warn(self.doc, template_at, problem.message,
-                               code="output-outside-runs", hint=problem.hint)
-        elif problem is not None:
-            self.reporter.error(self.doc, template_at, problem.message,
-                                code="output-outside-runs" if problem.external
-                                else "output-place", hint=problem.hint)
+        if template:
+            self.check_place(name, template, written, template_at)
         return PlanOutput(name=name, type=str(type_), mode=mode, path=written,
                           declared_path=template, location=self.doc.locate(path))
+
+    def check_place(self, name: str, template: str, written: str, at: KeyPath) -> None:
+        """Report where output ``name`` (declared as ``template`` at ``at``) may not be
+        written (:func:`~mlpipe.compiler.outputs.place_problem`)."""
+        problem = place_problem(self.place, name, template, written)
+        if problem is not None and problem.external and self.place.allow_external:
+            self.reporter.warn(self.doc, at, problem.message, code="output-outside-runs",
+                               hint=problem.hint)
+        elif problem is not None:
+            self.reporter.error(self.doc, at, problem.message,
+                                code="output-outside-runs" if problem.external
+                                else "output-place", hint=problem.hint)
 
     # -- step inputs ----------------------------------------------------------------------
 

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mlpipe.compiler.assets import is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute
+from mlpipe.plan import PlanOutput, Step
 from mlpipe.runs import DATASTORES_DIR
 
 APPEND_ROW_FILE = "parallel_run_step.txt"
@@ -52,10 +54,14 @@ def template_problems(template: str) -> list[str]:
 
 def output_path(place: OutputPlace, step: str, name: str, type_: str, template: str | None,
                 append_target: bool) -> str:
-    """The absolute local path of output ``name`` of ``step``."""
+    """The absolute local path of output ``name`` of ``step`` (``""``: a pipeline output no
+    step writes). As in Azure ML, ``${{name}}`` in the path of an output a step writes is
+    that step's job name (:func:`child_job_name`), not the pipeline job's: two steps'
+    ``.../${{name}}/${{output_name}}`` outputs never share a path."""
     default_dir = place.run_dir / step / "outputs" / name
     if template:
-        concrete = _fill(template, place, name)
+        concrete = _fill(template, place, name,
+                         child_job_name(place.job_name, step) if step else place.job_name)
         match = _DATASTORE.match(concrete)
         if match:
             target = place.runs_dir / DATASTORES_DIR / match.group(1) / match.group(2)
@@ -74,8 +80,13 @@ def output_path(place: OutputPlace, step: str, name: str, type_: str, template: 
     return _norm(default_dir)
 
 
-def _fill(template: str, place: OutputPlace, name: str) -> str:
-    values = {"name": place.job_name, "output_name": name, "default_datastore": place.datastore}
+def child_job_name(job_name: str, step: str) -> str:
+    """The name ``${{name}}`` stands for in a step's own output path: ``<job>_<step>``."""
+    return f"{job_name}_{step}"
+
+
+def _fill(template: str, place: OutputPlace, name: str, job_name: str) -> str:
+    values = {"name": job_name, "output_name": name, "default_datastore": place.datastore}
 
     def render(ref: Reference) -> str:
         return values.get(ref.name, ref.text) if ref.scope == "template" else ref.text
@@ -149,6 +160,33 @@ def _in_runs_problem(place: OutputPlace, name: str, path: Path, runs: Path) -> P
                         "path (azureml://datastores/<datastore>/paths/...)")
 
 
+def clashes(steps: Sequence[Step]) -> list[tuple[PlanOutput, str]]:
+    """Outputs with a declared path that land on (or inside, or around) another output of
+    the job, or on a local input's data: ``(output, what it clashes with)``."""
+    written = [(step.name, output) for step in steps for output in step.outputs.values()]
+    read = [(step.name, data) for step in steps for data in step.inputs.values()
+            if data.path and data.source is None]
+    found = []
+    for index, (step, output) in enumerate(written):
+        if output.declared_path is None:
+            continue
+        other = next((f"output {s}.{o.name} ({o.path})" for n, (s, o) in enumerate(written)
+                      if n != index and _overlap(output.path, o.path)), None) or next(
+            (f"the data of input {s}.{i.name} ({i.path})" for s, i in read
+             if i.path and _overlap(output.path, i.path)), None)
+        if other is not None:
+            found.append((output, f"output {step}.{output.name} would be written over {other}"))
+    return found
+
+
+def _overlap(first: str, second: str) -> bool:
+    for a, b in ((Path(first), Path(second)),
+                 (Path(os.path.realpath(first)), Path(os.path.realpath(second)))):
+        if _within(a, b) or _within(b, a):
+            return True
+    return False
+
+
 def _within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
@@ -157,5 +195,6 @@ def _norm(path: Path) -> str:
     return os.path.normpath(str(path.absolute()))
 
 
-__all__ = ["APPEND_ROW_FILE", "OutputPlace", "PlaceProblem", "output_path",
+__all__ = ["APPEND_ROW_FILE", "OutputPlace", "PlaceProblem", "child_job_name", "clashes",
+           "output_path",
            "place_problem", "template_problems"]

@@ -14,7 +14,7 @@ from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.flatten import SubScope, expand_pipeline_node, plan_dependencies
 from mlpipe.compiler.graph import order_steps
 from mlpipe.compiler.io import IOResolver
-from mlpipe.compiler.outputs import OutputPlace, output_path
+from mlpipe.compiler.outputs import OutputPlace, clashes, output_path
 from mlpipe.compiler.overrides import apply_overrides, overridden_paths
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
@@ -233,6 +233,11 @@ class _Compiler:
             ctx.remote = []
             steps.append(build_step(node, ctx))
             remote += self._component_asset(node) + ctx.remote + self.io.remote.get(node.name, [])
+        if self.scope is None:
+            for output, message in clashes(steps):
+                self.reporter.add(Diagnostic(message, location=output.location,
+                                             code="output-place",
+                                             hint="give each output a path of its own"))
         if any(d.code not in SERVICE_ONLY for d in self.reporter.errors):
             return None
         return ExecutionPlan(
@@ -338,7 +343,10 @@ class _Compiler:
             self.reporter.warn(self.doc, ("outputs", name),
                                f"pipeline output '{name}' is not bound to any step output",
                                code="unbound-output")
-            path = output_path(self.io.place, "", name, type_, _text(part(value, "path")), False)
+            template = _text(part(value, "path"))
+            path = output_path(self.io.place, "", name, type_, template, False)
+            if template:
+                self.io.check_place(name, template, path, ("outputs", name, "path"))
             result[name] = PipelineOutput(name, path, type_)
         return result
 

@@ -128,3 +128,23 @@ def test_the_runs_folders_own_names_are_not_job_names() -> None:
     for name in ("datastores", "assets", "Datastores"):
         assert "reserved" in (check_job_name(name) or "")
     assert check_job_name("j1\n") is not None  # a trailing newline is no part of a name
+
+
+def test_two_outputs_on_one_path_or_an_output_over_an_input_are_refused(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    twice = tmp_path / "twice" / "p.yml"
+    twice.parent.mkdir()
+    step = ("    type: command\n    command: echo\n    environment: azureml:env@latest\n"
+            "    outputs:\n      out:\n        type: uri_folder\n"
+            "        path: azureml://datastores/ds/paths/{}\n")
+    twice.write_text("type: pipeline\njobs:\n  a:\n" + step.format("same")
+                     + "  b:\n" + step.format("same/inner"))
+    result = check_pipeline(twice, runs_dir=runs, job_name="mine")
+    messages = [d.message for d in result.diagnostics if d.code == "output-place"]
+    assert any("output a.out would be written over output b.out" in m for m in messages), \
+        result.diagnostics
+    over_input = _project(tmp_path / "in", "./data", toml="[outputs]\nallow_external = true\n")
+    result = check_pipeline(over_input, runs_dir=runs, job_name="mine")
+    messages = [d.message for d in result.diagnostics if d.code == "output-place"]
+    assert any("would be written over the data of input" in m for m in messages), \
+        result.diagnostics
