@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,13 +36,17 @@ def write_text(path: str | Path, text: str) -> None:
 
 
 def replace_text(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``<path>.tmp``, then rename it over ``path``: readers see the old
-    file or the new one, and a failed write (a full disk) leaves neither a torn file nor
-    the temporary one."""
-    temporary = Path(f"{path}.tmp")
+    """Write ``text`` to a temporary file beside ``path`` (a name of its own: two writers at
+    once never share it), then rename it over ``path``: readers see the old file or the new
+    one, and a failed write (a full disk) leaves neither a torn file nor the temporary one."""
+    target = Path(path)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    temporary = Path(name)
     try:
-        write_text(temporary, text)
-        os.replace(temporary, path)
+        with open(fd, "w", encoding=ENCODING, errors=ERRORS) as handle:
+            handle.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
