@@ -82,17 +82,21 @@ def write(path: Path, text: str) -> Path:
 
 
 def flaky_pipeline(folder: Path) -> Path:
-    """Six files, one per mini-batch; the entry script fails on bad.txt until a gate file exists."""
+    """Six files, one per mini-batch; the entry script fails on bad.txt until a gate file
+    exists, and while ``<folder>/hold`` does not exist (once it did), run() waits for it."""
     for name in ("a", "b", "bad", "c", "d", "e"):
         write(folder / "data" / f"{name}.txt", f"{name}\n")
     write(folder / "src" / "score.py", """\
-        import os
+        import os, time
         LOG = os.environ["SEEN_LOG"]
 
         def init():
             pass
 
         def run(mini_batch):
+            while os.path.exists(os.environ["HOLD"] + ".on") and \\
+                    not os.path.exists(os.environ["HOLD"]):
+                time.sleep(0.01)
             out = []
             for path in mini_batch:
                 name = os.path.basename(path)
@@ -127,6 +131,7 @@ def flaky_pipeline(folder: Path) -> Path:
             environment_variables:
               SEEN_LOG: {folder / "seen.log"}
               GATE: {folder / "gate"}
+              HOLD: {folder / "hold"}
             task:
               type: run_function
               code: ./src

@@ -14,7 +14,7 @@ import pytest
 from mlpipe.jobs import JobStore
 from mlpipe.jobs.ownership import JobBusyError, own_job, request_cancel
 from tests.conftest import run_cli
-from tests.jobs.support import start_together, write
+from tests.jobs.support import flaky_pipeline, start_together
 
 TRIALS = 5
 BUSY = re.compile(r"mlpipe: job j1 is being run by process (\d+) \(started \d\d:\d\d:\d\d\); "
@@ -31,64 +31,16 @@ def _rerun(runs: Path) -> list[str]:
     return ["job", "rerun", "j1", "--failed-only", "--runs-dir", str(runs), "--no-progress"]
 
 
-def _pipeline(folder: Path) -> Path:
-    """Six files, one mini-batch each; run() fails on bad.txt until ``gate`` exists and, while
-    ``hold`` does not exist, waits (so a second run, if it started, overlaps this one)."""
-    for name in ("a", "b", "bad", "c", "d", "e"):
-        write(folder / "data" / f"{name}.txt", f"{name}\n")
-    write(folder / "src" / "score.py", f"""\
-        import os, time
-
-        def run(mini_batch):
-            while not os.path.exists({str(folder / "hold")!r}):
-                time.sleep(0.01)
-            names = [os.path.basename(path) for path in mini_batch]
-            if "bad.txt" in names and not os.path.exists({str(folder / "gate")!r}):
-                raise RuntimeError("bad.txt is not ready")
-            with open({str(folder / "seen.log")!r}, "a") as log:
-                log.write(" ".join(names) + "\\n")
-            return names
-        """)
-    return write(folder / "pipeline.yml", """\
-        type: pipeline
-        settings:
-          default_compute: azureml:cpu-cluster
-        jobs:
-          score:
-            type: parallel
-            inputs:
-              files:
-                type: uri_folder
-                path: ./data
-            outputs:
-              rows:
-                type: uri_file
-            input_data: ${{inputs.files}}
-            mini_batch_size: "1"
-            mini_batch_error_threshold: 0
-            max_concurrency_per_instance: 2
-            retry_settings:
-              max_retries: 0
-              timeout: 60
-            task:
-              type: run_function
-              code: ./src
-              entry_script: score.py
-              environment: azureml:AzureML-sklearn-1.0-ubuntu20.04-py38-cpu@latest
-              append_row_to: ${{outputs.rows}}
-        """)
-
-
 def _one_ran(procs: list[subprocess.Popen[str]], hold: Path) -> subprocess.Popen[str]:
     """Exactly one of ``procs`` ran the job (exit 0), the other was told who did (exit 1,
-    that single line, nothing on stdout); the winner. The job's run() calls wait until the
-    first of them ended, so both were there at once."""
-    hold.unlink(missing_ok=True)
+    that single line, nothing on stdout); the winner. The job's run() calls wait (``hold``)
+    until the first of them ended, so both were there at once."""
     deadline = time.monotonic() + 120
     while all(proc.poll() is None for proc in procs) and time.monotonic() < deadline:
         time.sleep(0.05)
     hold.touch()
     outputs = [proc.communicate(timeout=300) for proc in procs]
+    hold.unlink()
     codes = sorted(proc.returncode for proc in procs)
     assert codes == [0, 1], outputs
     winner, loser = sorted(zip(procs, outputs, strict=True), key=lambda pair: pair[0].returncode)
@@ -106,19 +58,20 @@ def _rows(runs: Path) -> list[str]:
 
 def _dead_job(tmp_path: Path) -> tuple[Path, Path]:
     """A job j1 that failed (bad.txt failed), its input then fixed."""
-    yaml = _pipeline(tmp_path / "p")
+    yaml = flaky_pipeline(tmp_path / "p")
     runs = tmp_path / "runs"
-    (tmp_path / "p" / "hold").touch()
     first = run_cli(*_create(yaml, runs))
     assert first.returncode == 1, first.stderr
     (tmp_path / "p" / "gate").touch()
+    (tmp_path / "p" / "hold.on").touch()  # from here on run() waits for p/hold
     return yaml, runs
 
 
 @pytest.mark.slow
 def test_two_creates_of_a_fresh_job_at_once_run_it_once(tmp_path: Path) -> None:
-    yaml = _pipeline(tmp_path / "p")
+    yaml = flaky_pipeline(tmp_path / "p")
     (tmp_path / "p" / "gate").touch()
+    (tmp_path / "p" / "hold.on").touch()
     seen = tmp_path / "p" / "seen.log"
     for trial in range(TRIALS):
         runs = tmp_path / f"runs{trial}"
