@@ -44,7 +44,7 @@ import zlib
 from array import array
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -68,6 +68,7 @@ from mlpipe.runtime.journal_format import (
     invalid,
     open_append,
     open_regular,
+    placed,
     scan_segment,
 )
 from mlpipe.runtime.textio import DATA_ERRORS
@@ -141,6 +142,8 @@ class Journal:
         self._readers: dict[int, int] = {}  # segment number -> read descriptor
         self._ends: dict[int, int] = {}  # segment -> end of the last block accounted for
         self._index_fd = self._segment_fd = -1
+        self._index_path = self.root / INDEX_FILE
+        self._segment_path = self.root / _segment_name(0)
         self._segment_no = 0
         self._end = 0  # bytes in the current segment
         self._records_kept = 0  # records read that were taken as they are (none superseded)
@@ -213,10 +216,9 @@ class Journal:
         if entry.status not in STATUSES:
             raise ValueError(f"status {entry.status!r} is not one of {', '.join(STATUSES)}")
         data = rows.encode("utf-8", DATA_ERRORS) if rows else b""
-        rec = self._append_block(Rec(entry.id, entry.index, STATUSES.index(entry.status),
-                                     entry.total, entry.succeeded, entry.failed, 0, 0,
-                                     len(data), entry.header, zlib.crc32(data)), data)
-        self._append_record(rec)
+        rec = self._append(Rec(entry.id, entry.index, STATUSES.index(entry.status), entry.total,
+                               entry.succeeded, entry.failed, 0, 0, len(data), entry.header,
+                               zlib.crc32(data)), data)
         slot = self._remember(rec)
         self._fresh[slot] = 1
         return entry
@@ -228,9 +230,7 @@ class Journal:
         if slot is None:
             return False
         self._headers.pop(slot, None)
-        rec = self._append_block(Rec(mini_batch_id, self._index[slot], DROPPED, 0, 0, 0, 0, 0,
-                                     0), b"")
-        self._append_record(rec)
+        self._append(Rec(mini_batch_id, self._index[slot], DROPPED, 0, 0, 0, 0, 0, 0), b"")
         return True
 
     def write(self, order: Iterable[str]) -> int:
@@ -351,7 +351,7 @@ class Journal:
         if slot is None:
             slot = self._slot[rec.id] = len(self._index)
             self._fresh.append(0)
-            self._index.append(rec.index)
+            self._index.append(rec.number)
             self._status.append(rec.code)
             self._counts.extend((rec.total, rec.succeeded, rec.failed))
             self._segment.append(rec.segment)
@@ -359,7 +359,7 @@ class Journal:
             self._length.append(rec.length)
             self._crc.append(rec.crc)
         else:
-            self._index[slot], self._status[slot] = rec.index, rec.code
+            self._index[slot], self._status[slot] = rec.number, rec.code
             self._counts[3 * slot:3 * slot + 3] = array("I", (rec.total, rec.succeeded,
                                                               rec.failed))
             self._segment[slot], self._offset[slot] = rec.segment, rec.offset
@@ -375,21 +375,22 @@ class Journal:
         if slot is not None:
             self._headers.pop(slot, None)
 
-    def _append_block(self, rec: Rec, data: bytes) -> Rec:
-        """Append ``rec``'s block (and ``data``, its rows) to the current segment; ``rec``
-        with the segment and the offset where its rows landed."""
-        head = block_head(encode(rec))
+    def _append(self, rec: Rec, data: bytes) -> Rec:
+        """Append ``rec``'s block (and ``data``, its rows) to the current segment, then its
+        index record; ``rec`` with the segment and the offset where its rows landed."""
+        payload = encode(rec)
+        head = block_head(payload)
         if self._segment_fd >= 0 and self._end \
                 and self._end + len(head) + len(data) > SEGMENT_BYTES:
             self._next_segment()
         if self._segment_fd < 0:
             self._open_segment(self._segment_no)
-        start = append(self._segment_fd, (head, data), self._where(self._segment_no))
+        start = append(self._segment_fd, (head, data), self._segment_path)
         self._end = start + len(head) + len(data)
-        return replace(rec, segment=self._segment_no, offset=start + len(head))
-
-    def _append_record(self, rec: Rec) -> None:
-        append(self._index_fd, (frame(encode(rec)),), self.root / INDEX_FILE)
+        offset = start + len(head)
+        append(self._index_fd, (frame(placed(payload, self._segment_no, offset)),),
+               self._index_path)
+        return rec._replace(segment=self._segment_no, offset=offset)
 
     def _writable(self) -> None:
         if self.read_only or self._index_fd < 0:
@@ -525,7 +526,7 @@ class Journal:
         size = os.fstat(fd).st_size
         if rec.offset + rec.length > size:
             return f"its rows end at byte {rec.offset + rec.length} of {where} ({size} bytes)"
-        head = block_head(encode(replace(rec, segment=0, offset=0)))
+        head = block_head(encode(rec._replace(segment=0, offset=0)))
         start = rec.offset - len(head)
         if start < 0 or os.pread(fd, len(head), start) != head:
             return f"its block in {where} (bytes {max(0, start)}..{rec.offset}) is damaged"
@@ -730,7 +731,7 @@ class Journal:
     def _open_for_append(self) -> None:
         """Open the index for appending; the segment opens with the first block."""
         self.root.mkdir(parents=True, exist_ok=True)
-        self._index_fd = open_append(self.root / INDEX_FILE)
+        self._index_fd = open_append(self._index_path)
 
     def _next_segment(self) -> None:
         os.close(self._segment_fd)
@@ -741,7 +742,8 @@ class Journal:
         if number >= OUTPUT_SEGMENT:
             raise JournalError(f"{self.root}: more than {OUTPUT_SEGMENT:,} segments")
         self._segment_no = number
-        self._segment_fd = open_append(self.root / _segment_name(number))
+        self._segment_path = self.root / _segment_name(number)
+        self._segment_fd = open_append(self._segment_path)
         self._end = os.fstat(self._segment_fd).st_size
 
 

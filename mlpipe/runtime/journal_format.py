@@ -23,10 +23,10 @@ import stat
 import struct
 import zlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
-from mlpipe.runtime.faults import naming
 from mlpipe.runtime.textio import DATA_ERRORS
 
 STATUSES = ("Succeeded", "Failed", "Timeout", "ProcessDied")
@@ -43,12 +43,11 @@ MAX_RECORD = 1 << 24  # a larger length can only be damage
 READ_CHUNK = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class Rec:
+class Rec(NamedTuple):
     """One record: a mini-batch's outcome and where its rows are (see the module docstring)."""
 
     id: str
-    index: int
+    number: int  # the mini-batch's index (its place in input order)
     code: int  # position in STATUSES, or DROPPED / SEALED
     total: int
     succeeded: int
@@ -71,7 +70,7 @@ class JournalError(OSError):
 def encode(rec: Rec) -> bytes:
     key = rec.id.encode("utf-8", DATA_ERRORS)
     head = rec.header.encode("utf-8", DATA_ERRORS) if rec.header else b""
-    return (_FIXED.pack(rec.index, rec.code, rec.total, rec.succeeded, rec.failed, rec.segment,
+    return (_FIXED.pack(rec.number, rec.code, rec.total, rec.succeeded, rec.failed, rec.segment,
                         rec.offset, rec.length, rec.crc, len(key))
             + key + _HEADER_LEN.pack(len(head)) + head)
 
@@ -97,6 +96,17 @@ def decode(payload: bytes) -> Rec:
                header, crc)
 
 
+_PLACE = struct.Struct("<Hq")  # segment, offset: where they sit in an encoded record
+_PLACE_AT = struct.calcsize("<qBIII")
+
+
+def placed(payload: bytes, segment: int, offset: int) -> bytes:
+    """The encoded record ``payload`` with its segment and offset set (no re-encoding)."""
+    patched = bytearray(payload)
+    _PLACE.pack_into(patched, _PLACE_AT, segment, offset)
+    return bytes(patched)
+
+
 def frame(payload: bytes) -> bytes:
     """An index record: ``payload`` framed by its length and CRC-32."""
     return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
@@ -113,7 +123,7 @@ def invalid(rec: Rec) -> str | None:
         return "its mini-batch id is empty"
     if rec.code != DROPPED and rec.code >= len(STATUSES):
         return f"unknown status code {rec.code}"
-    if rec.index < 0 or rec.offset < 0 or rec.length < 0:
+    if rec.number < 0 or rec.offset < 0 or rec.length < 0:
         return "a negative index, offset or length"
     if rec.succeeded + rec.failed != rec.total:
         return f"{rec.succeeded} succeeded + {rec.failed} failed items is not {rec.total}"
@@ -170,7 +180,7 @@ def _block_at(fd: int, number: int, pos: int, size: int) -> Block | None:
     except ValueError:
         return Block(None, pos, size)
     rows_at = pos + BLOCK.size + length
-    rec = replace(rec, segment=number, offset=rows_at)
+    rec = rec._replace(segment=number, offset=rows_at)
     end = rows_at + rec.length
     if end > size:
         return None
@@ -236,22 +246,23 @@ def append(fd: int, parts: Sequence[bytes], path: Path | str) -> int:
     :class:`JournalError`."""
     views = [memoryview(part) for part in parts if part]
     start = end = -1
-    with naming(path):
-        try:
-            while views:
-                written = os.writev(fd, views)
-                landed = os.lseek(fd, 0, os.SEEK_CUR) - written
-                if start < 0:
-                    start = landed
-                elif landed != end:
-                    raise JournalError(f"{path}: another process appended to it while this "
-                                       f"one wrote (at byte {end}); one writer per journal")
-                end = landed + written
-                views = _advance(views, written)
-        except BaseException:
-            if start >= 0:
-                os.ftruncate(fd, start)
-            raise
+    try:
+        while views:
+            written = os.writev(fd, views)
+            landed = os.lseek(fd, 0, os.SEEK_CUR) - written
+            if start < 0:
+                start = landed
+            elif landed != end:
+                raise JournalError(f"{path}: another process appended to it while this "
+                                   f"one wrote (at byte {end}); one writer per journal")
+            end = landed + written
+            views = _advance(views, written)
+    except BaseException as error:
+        if start >= 0:
+            os.ftruncate(fd, start)
+        if isinstance(error, OSError) and error.filename is None:
+            error.filename = str(path)  # write() errors such as ENOSPC name no file
+        raise
     return start if start >= 0 else os.lseek(fd, 0, os.SEEK_END)
 
 
@@ -265,5 +276,5 @@ def _advance(views: list[memoryview], written: int) -> list[memoryview]:
 
 __all__ = ["BLOCK", "DROPPED", "FRAME", "MAGIC", "MAX_RECORD", "OUTPUT_SEGMENT", "SEALED",
            "STATUSES", "Block", "JournalError", "Rec", "append", "block_head", "crc32_of",
-           "decode", "encode", "frame", "invalid", "open_append", "open_regular",
+           "decode", "encode", "frame", "invalid", "open_append", "open_regular", "placed",
            "scan_segment"]
