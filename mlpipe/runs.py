@@ -27,6 +27,12 @@ DATASTORES_DIR = "datastores"  # <runs-dir>/datastores/<ds>/...: outputs at azur
 ASSETS_DIR = "assets"  # <runs-dir>/assets/registry.json: assets registered from Python
 RESERVED_NAMES = frozenset({DATASTORES_DIR, ASSETS_DIR})
 NAME_BASE_LIMIT = 200
+# What a step's processes learn of the run they belong to (set by the runner, read by the
+# v1 ``Run.get_context()``): the job's name, the step's name and folder, the experiment.
+JOB_NAME_ENV = "MLPIPE_JOB_NAME"
+STEP_NAME_ENV = "MLPIPE_STEP_NAME"
+STEP_DIR_ENV = "MLPIPE_STEP_DIR"
+EXPERIMENT_ENV = "MLPIPE_EXPERIMENT_NAME"
 
 
 def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:

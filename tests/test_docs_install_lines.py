@@ -78,9 +78,12 @@ def test_every_install_line_names_this_distribution_and_existing_extras() -> Non
 
 
 def test_the_install_hints_in_the_code_name_this_distribution() -> None:
-    from mlpipe.runtime.backends.dask import INSTALL_HINT
+    from mlpipe.runtime.backends import BACKENDS
 
-    (requirement,) = requirements(INSTALL_HINT.removeprefix("pip install "))
-    match = _REQUIREMENT.match(requirement)
-    assert match and _normal(match.group("name")) == _normal(DIST)
-    assert set((match.group("extras") or "").split(",")) <= EXTRAS
+    hints = [spec.install_hint for spec in BACKENDS.values() if spec.install_hint]
+    assert hints  # the dask row's
+    for hint in hints:
+        (requirement,) = requirements(hint.removeprefix("pip install "))
+        match = _REQUIREMENT.match(requirement)
+        assert match and _normal(match.group("name")) == _normal(DIST)
+        assert set((match.group("extras") or "").split(",")) <= EXTRAS

@@ -33,6 +33,7 @@ from mlpipe.jobs.runner import Echo, JobResult, execute_plan
 from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, generate_job_name, runs_dir_problem
+from mlpipe.runtime.backends import BackendSpec
 from mlpipe.schema import Loaded, load_pipeline, load_yaml_file
 from mlpipe.schema.kinds import not_a_pipeline
 
@@ -91,7 +92,7 @@ def submit(
     name: str | None = None,
     overrides: Sequence[str] = (),
     mode: Mode = Mode.AUTO,
-    backend: str = "local",
+    backend: str | BackendSpec = "local",
     progress: bool = False,
     cancel: threading.Event | None = None,
     echo: Echo | None = None,
@@ -140,13 +141,13 @@ def submit(
         if on_compiled is not None:
             on_compiled(plan)
         check_remote_assets(plan)
-        check_backend(backend)
+        spec = check_backend(backend)
         submission = Submission(decision, plan)
         if on_start is not None:
             on_start(submission)
         submission.result = execute_plan(
             plan, dict(decision.previous) if decision.previous is not None else None,
-            cancel=cancel, progress=progress, backend=backend, echo=echo,
+            cancel=cancel, progress=progress, backend=spec, echo=echo,
             max_workers=max_workers)
         return submission
     finally:

@@ -11,6 +11,7 @@ from typing import Any
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.errors import MlpipeError
 from mlpipe.plan import EnvironmentInfo, ExecutionPlan
+from mlpipe.runtime.backends import BackendSpec, backend_spec
 
 REMOTE_MESSAGE = "remote asset not available offline"
 
@@ -80,24 +81,18 @@ class BackendUnavailableError(MlpipeError, ValueError):
     """The backend asked for is unknown or not installed; nothing was started."""
 
 
-def check_backend(backend: str) -> None:
-    """Raise :class:`BackendUnavailableError` when ``backend`` is unknown or not available in
-    this install."""
-    from mlpipe.runtime.backends import BACKENDS
-
-    reference = BACKENDS.get(backend)
-    if reference is None:
-        raise BackendUnavailableError(
-            f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}")
-    module = reference.partition(":")[0]
+def check_backend(backend: str | BackendSpec) -> BackendSpec:
+    """The table's spec of ``backend``, once it is known and its packages are installed;
+    else :class:`BackendUnavailableError` (a "did you mean" for a typo, the missing
+    packages and how to install them)."""
     try:
-        found = importlib.util.find_spec(module) is not None
-    except ImportError:
-        found = False
-    if not found:
-        raise BackendUnavailableError(
-            f"the {backend!r} backend is not available in this installation "
-            f"({module} is missing)")
+        spec = backend if isinstance(backend, BackendSpec) else backend_spec(backend)
+    except ValueError as error:
+        raise BackendUnavailableError(str(error)) from None
+    problem = spec.unavailable()
+    if problem:
+        raise BackendUnavailableError(problem)
+    return spec
 
 
 def compute_notice(plan: ExecutionPlan, backend: str = "local") -> str | None:

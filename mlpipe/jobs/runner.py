@@ -10,18 +10,21 @@ worker budget allows), and stops cleanly on cancel.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import signal
 import threading
+import time
 import traceback
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from mlpipe.cores import core_count
+from mlpipe.frozen import freeze
 from mlpipe.jobs.command import make_output_folders, run_command_step
+from mlpipe.jobs.console import Echo, WorkerNotices, console
 from mlpipe.jobs.liveness import runner_identity
 from mlpipe.jobs.ownership import own_job
 from mlpipe.jobs.preflight import (
@@ -36,8 +39,9 @@ from mlpipe.jobs.recorder import JobRecorder, RecordObserver
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
 from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
+from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
 from mlpipe.runtime import worker_names
-from mlpipe.runtime.backends.dask_cluster import job_cluster
+from mlpipe.runtime.backends import BackendSpec, backend_spec
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.reports.files import report_files
@@ -45,8 +49,8 @@ from mlpipe.runtime.textio import write_text
 from mlpipe.version import __version__
 from mlpipe.wording import error_summary
 
-Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
+REPORT_SECONDS = 5.0
 BLOCKING = ("failed", "skipped", "canceled")
 
 
@@ -85,6 +89,7 @@ class JobResult:
     steps: dict[str, StepResult]  # in plan order
     outputs: dict[str, str]  # pipeline output name -> local path
     record_path: str
+    report: str | None = None  # <run_dir>/report.html (None when it could not be written)
 
     @property
     def ok(self) -> bool:
@@ -100,7 +105,7 @@ def run_plan(
     *,
     cancel: threading.Event | None = None,
     progress: bool = False,
-    backend: str = "local",
+    backend: str | BackendSpec = "local",
     echo: Echo | None = None,
     max_workers: int | None = None,
 ) -> JobResult:
@@ -117,16 +122,17 @@ def run_plan(
     Raises :class:`~mlpipe.jobs.preflight.RemoteAssetsError` before anything starts
     when the plan references cloud-only assets, :class:`JobConflictError` when the
     name belongs to a completed or running job (:class:`~mlpipe.jobs.ownership.JobBusyError`
-    when another process owns it), and :class:`ValueError` for a backend that is unknown
-    or not installed.
+    when another process owns it), and
+    :class:`~mlpipe.jobs.preflight.BackendUnavailableError` (a :class:`ValueError`) for a
+    backend that is unknown or not installed.
     """
     check_remote_assets(plan)
-    check_backend(backend)
+    spec = check_backend(backend)
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     with own_job(store, run_dir.name):
         previous = store.resumable(run_dir.name)
-        return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=backend,
+        return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=spec,
                             echo=echo, max_workers=max_workers)
 
 
@@ -136,7 +142,7 @@ def execute_plan(
     *,
     cancel: threading.Event | None = None,
     progress: bool = False,
-    backend: str = "local",
+    backend: BackendSpec | None = None,
     echo: Echo | None = None,
     max_workers: int | None = None,
 ) -> JobResult:
@@ -145,10 +151,14 @@ def execute_plan(
     ``previous`` is the record of the unfinished job being resumed (``None``: a new
     job). :func:`run_plan` and :func:`mlpipe.jobs.front_door.submit` call this after
     checking, once, what :func:`run_plan` documents, while they own the job
-    (:func:`mlpipe.jobs.ownership.own_job`); the options are the same.
+    (:func:`mlpipe.jobs.ownership.own_job`); the options are the same, except
+    that ``backend`` is the spec those checks resolved (``None``: local). The runner
+    holds the backend's job scope (the Dask cluster) while the job runs and hands it
+    to every parallel step.
     """
-    say = _console(echo)
-    notice = compute_notice(plan, backend)
+    spec = backend or backend_spec("local")
+    say = console(echo)
+    notice = compute_notice(plan, spec.name)
     if notice:
         say(notice)
     for warning in environment_warnings(plan):
@@ -160,7 +170,7 @@ def execute_plan(
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    record = _new_record(plan, backend, previous)
+    record = _new_record(plan, spec.name, previous)
     record["outputs_found"] = found
     recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
@@ -172,13 +182,16 @@ def execute_plan(
     watcher = threading.Thread(target=_watch_cancel, args=(store, name, cancel, stop_watch),
                                name=f"mlpipe-cancel-{name}", daemon=True)
     watcher.start()
+    report = ReportRefresher(run_dir, say)
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
     try:
         budget = max_workers or core_count()
-        scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say, budget)
-        with job_cluster(plan, backend, say, budget):
+        scheduler = _Scheduler(plan, recorder, cancel, progress, spec, say, budget)
+        report.start()
+        with spec.scope(plan, say, budget) as scope:
+            scheduler.scope = scope
             scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
         try:
@@ -191,6 +204,7 @@ def execute_plan(
             signal.signal(signal.SIGINT, previous_sigint)
         stop_watch.set()
         watcher.join()
+        report.stop()
     ended = now()
     steps = recorder.record["steps"]
     if scheduler.fault is not None:
@@ -207,25 +221,54 @@ def execute_plan(
                         duration_seconds=round((ended - started).total_seconds(), 3), **fields)
     finally:
         recorder.release()
-    return _result(plan, recorder, scheduler.summaries, status, started, ended)
+    result = _result(plan, recorder, scheduler.summaries, status, started, ended)
+    result.report = report.write_final()
+    return result
 
 
-def _console(echo: Echo | None) -> Echo:
-    """``echo`` made harmless: a console that cannot be written (a closed pipe, a full disk)
-    is silenced, it never stops a step or the job."""
-    if echo is None:
-        return lambda _line: None
-    broken = threading.Event()
+class ReportRefresher:
+    """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end.
 
-    def say(line: str) -> None:
-        if broken.is_set():
-            return
+    The page is rewritten every ``REPORT_SECONDS``, or ten times as long as the last writing
+    took, whichever is longer, on a daemon thread; a page that cannot be written is a
+    warning, never the job's failure."""
+
+    def __init__(self, run_dir: Path, say: Echo):
+        self.run_dir = run_dir
+        self.say = say
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._warned = False
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="mlpipe-report", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def write_final(self) -> str | None:
+        return self._write()
+
+    def _loop(self) -> None:
+        wait = REPORT_SECONDS
+        while not self._stop.wait(wait):
+            began = time.monotonic()
+            self._write()
+            wait = max(REPORT_SECONDS, 10 * (time.monotonic() - began))
+
+    def _write(self) -> str | None:
+        from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
+
         try:
-            echo(line)
-        except (OSError, ValueError):  # BrokenPipeError, ENOSPC, a closed stream
-            broken.set()
-
-    return say
+            return str(write_job_report(self.run_dir))
+        except (OSError, ValueError) as error:
+            if not self._warned:
+                self._warned = True
+                self.say(f"warning: report.html not written: {error}")
+            return None
 
 
 def _cancel_on_sigint(cancel: threading.Event) -> Any:
@@ -311,12 +354,13 @@ class _Scheduler:
     """Starts steps as their dependencies complete, within a worker budget."""
 
     def __init__(self, plan: ExecutionPlan, recorder: JobRecorder, cancel: threading.Event,
-                 progress: bool, backend: str, say: Echo, budget: int):
+                 progress: bool, backend: BackendSpec, say: Echo, budget: int):
         self.plan = plan
         self.recorder = recorder
         self.cancel = cancel
         self.progress = progress
         self.backend = backend
+        self.scope: Any = None  # the backend's job scope, handed to each parallel step
         self.say = say
         self.budget = max(1, budget)
         self.status = {s.name: recorder.record["steps"][s.name]["status"] for s in plan.steps}
@@ -407,6 +451,7 @@ class _Scheduler:
         try:
             try:
                 make_output_folders(step)
+                step = self._with_run_identity(step)
                 if isinstance(step, CommandStep):
                     fields = self._run_command(step)
                 else:
@@ -428,6 +473,15 @@ class _Scheduler:
         finally:
             self.done.put(step.name)
 
+    def _with_run_identity(self, step: Step) -> Step:
+        """``step`` whose processes know their job, step and experiment (``mlpipe.runs``'
+        ``*_ENV`` names; the step's own ``environment_variables`` win)."""
+        identity = {JOB_NAME_ENV: Path(self.plan.run_dir).name, STEP_NAME_ENV: step.name,
+                    STEP_DIR_ENV: step.step_dir,
+                    EXPERIMENT_ENV: self.plan.experiment_name or ""}
+        return dataclasses.replace(step, environment_variables=freeze(
+            {**identity, **step.environment_variables}))
+
     def _run_command(self, step: CommandStep) -> dict[str, Any]:
         outcome = run_command_step(step, cancel=self.cancel)
         return {"status": outcome.status, "exit_code": outcome.exit_code, "error": outcome.error,
@@ -444,8 +498,10 @@ class _Scheduler:
             if display:
                 self._display_owner = step.name
         try:
-            summary = run_parallel_step(step, backend=self.backend, observers=(observer,),
-                                        cancel=self.cancel, progress=display, resume=resume)
+            observers = (observer,) if display else (observer, WorkerNotices(step.name, self.say))
+            summary = run_parallel_step(step, backend=self.backend.create(self.scope),
+                                        observers=observers, cancel=self.cancel,
+                                        progress=display, resume=resume)
         finally:
             if display:
                 self._display_owner = None

@@ -61,9 +61,12 @@ def attempt_deadline(since: float, phase: TaskPhase | None, timeout: float,
     return since + phase.run_seconds + overhead, "result"
 
 
-def overrun(stage: str, timeout: float, overhead: float) -> Overrun:
-    """The Error Category and message of an attempt stopped in ``stage``."""
-    replaced = "its worker process was stopped and replaced."
+REPLACED = "its worker process was stopped and replaced."
+
+
+def overrun(stage: str, timeout: float, overhead: float, replaced: str = REPLACED) -> Overrun:
+    """The Error Category and message of an attempt stopped in ``stage``; ``replaced`` says
+    what became of its worker (the backend's ``kill_effect``)."""
     if stage == "run":
         return Overrun("Timeout", f"run() did not finish within retry_settings.timeout = "
                                   f"{timeout:g} seconds; {replaced}")
@@ -81,4 +84,5 @@ def overrun(stage: str, timeout: float, overhead: float) -> Overrun:
                               f"{replaced}")
 
 
-__all__ = ["Overrun", "attempt_deadline", "overrun", "progress_text", "progress_update_timeout"]
+__all__ = ["REPLACED", "Overrun", "attempt_deadline", "overrun", "progress_text",
+           "progress_update_timeout"]

@@ -76,7 +76,8 @@ def test_set_display_name_names_the_job(tmp_path: Path) -> None:
 
 
 VERBS = [["job", "show"], ["job", "stream"], ["job", "cancel"], ["job", "rerun"],
-         ["job", "report"], ["job", "debug", "--step", "s", "--mini-batch", "m"]]
+         ["job", "report"], ["job", "debug", "--step", "s", "--mini-batch", "m"],
+         ["job", "download"], ["job", "advise"]]
 
 
 @pytest.mark.parametrize("verb", VERBS, ids=lambda verb: verb[1])
@@ -86,7 +87,7 @@ def test_every_verb_checks_the_name_through_the_one_rule(tmp_path: Path, verb: l
     runs = tmp_path / "runs"
     proc = run_cli(*verb, "-n", name, "--runs-dir", str(runs))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("mlpipe: error: ")
+    assert proc.stderr.count("\n") == 1 and re.match(r"mlpipe( job \w+)?: error: ", proc.stderr)
     assert not runs.exists() or not any(runs.iterdir())
 
 

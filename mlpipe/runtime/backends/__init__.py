@@ -1,29 +1,70 @@
-"""Where worker processes run: ``local`` (this machine) or ``dask`` (a Dask cluster)."""
+"""Where worker processes run: the table of backends, one :class:`BackendSpec` row each.
+
+``local`` runs workers as processes of this machine, ``dask`` in the worker processes of
+a Dask cluster. A new backend is one module (its :class:`Backend`) plus one row here, or
+one :func:`register_backend` call: ``--backend``'s choices, the pre-run check of its
+packages, its job-wide scope and ``run_parallel_step(backend=name)`` all read this table.
+"""
 
 from __future__ import annotations
 
-import importlib
+from typing import Any
 
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.runtime.backends.base import Backend, BackendError
+from mlpipe.runtime.backends.spec import BackendSpec, JobScope
 
-BACKENDS = {
-    "local": "mlpipe.runtime.backends.local:LocalBackend",
-    "dask": "mlpipe.runtime.backends.dask:DaskBackend",
+DASK_INSTALL_HINT = "pip install 'mlpipe-azure[dask]'"
+
+BACKENDS: dict[str, BackendSpec] = {
+    spec.name: spec for spec in (
+        BackendSpec("local", "mlpipe.runtime.backends.local:LocalBackend",
+                    summary="worker processes on this machine"),
+        BackendSpec("dask", "mlpipe.runtime.backends.dask:DaskBackend.for_job",
+                    requires=("distributed",),
+                    job_scope="mlpipe.runtime.backends.dask_cluster:job_cluster",
+                    install_hint=DASK_INSTALL_HINT,
+                    summary="the worker processes of a Dask cluster ($MLPIPE_DASK_SCHEDULER, "
+                            "else a LocalCluster for the job)"),
+    )
 }
 
 
-def get_backend(backend: str | Backend) -> Backend:
-    """A backend instance for ``backend`` (a name in :data:`BACKENDS` or an instance)."""
+def register_backend(spec: BackendSpec, *, replace: bool = False) -> None:
+    """Add ``spec`` to the table (``replace``: over a backend of the same name)."""
+    if spec.name in BACKENDS and not replace:
+        raise ValueError(f"a backend named {spec.name!r} is already registered")
+    BACKENDS[spec.name] = spec
+
+
+def unregister_backend(name: str) -> None:
+    """Remove the backend ``name`` from the table (nothing when it is not there)."""
+    BACKENDS.pop(name, None)
+
+
+def backend_names() -> tuple[str, ...]:
+    """The names ``--backend`` and ``backend=`` accept, in table order."""
+    return tuple(BACKENDS)
+
+
+def backend_spec(name: str) -> BackendSpec:
+    """The table's row for ``name``; :class:`ValueError` (with "did you mean") when unknown."""
+    spec = BACKENDS.get(name)
+    if spec is None:
+        hint = did_you_mean(name, BACKENDS)
+        raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}"
+                         + (f" ({hint})" if hint else ""))
+    return spec
+
+
+def get_backend(backend: str | BackendSpec | Backend, scope: Any = None) -> Backend:
+    """A backend instance for ``backend``: a name in the table, a spec (made with the job
+    ``scope``'s value) or an instance (returned as is)."""
     if isinstance(backend, Backend):
         return backend
-    reference = BACKENDS.get(backend)
-    if reference is None:
-        hint = did_you_mean(backend, BACKENDS)
-        raise ValueError(f"unknown backend {backend!r}; expected one of {', '.join(BACKENDS)}"
-                         + (f" ({hint})" if hint else ""))
-    module_name, _, name = reference.partition(":")
-    return getattr(importlib.import_module(module_name), name)()
+    spec = backend if isinstance(backend, BackendSpec) else backend_spec(backend)
+    return spec.create(scope)
 
 
-__all__ = ["BACKENDS", "Backend", "BackendError", "get_backend"]
+__all__ = ["BACKENDS", "Backend", "BackendError", "BackendSpec", "JobScope", "backend_names",
+           "backend_spec", "get_backend", "register_backend", "unregister_backend"]

@@ -34,6 +34,7 @@ from mlpipe.errors import MlpipeError
 from mlpipe.runtime.phases import TaskPhase
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.runtime.timeouts import REPLACED
 from mlpipe.runtime.worker import WorkerConfig
 
 
@@ -121,6 +122,7 @@ class Backend(ABC):
 
     name: str = "backend"
     logger: logging.Logger = logging.getLogger("mlpipe.runtime")
+    kill_effect: str = REPLACED  # what :meth:`kill` does, ending a timed-out attempt's message
 
     @abstractmethod
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:

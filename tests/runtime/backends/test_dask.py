@@ -31,10 +31,11 @@ FILE_SCRIPT = """
 import os
 from pathlib import Path
 from azureml_user.parallel_run import EntryScript
+from azureml.core import Run  # mlpipe's mirror, in local and Dask workers alike
 
 def init():
     global prefix
-    prefix = "seen"
+    prefix = "seen" if Run.get_context() is not None else "no run"
     EntryScript().logger.info("init in %s", os.getpid())
 
 def run(mini_batch):
@@ -133,11 +134,18 @@ def test_dask_name_selects_the_backend_and_a_typo_is_explained() -> None:
 
 
 def test_missing_distributed_gives_the_install_hint() -> None:
+    """The pre-run check names the package (not mlpipe's own module, which is always there),
+    and so does the backend made outside a job."""
     code = ("import sys; sys.modules['distributed'] = None\n"
             "from mlpipe.runtime.backends import get_backend, BackendError\n"
+            "from mlpipe.jobs.preflight import check_backend, BackendUnavailableError\n"
+            "try:\n    check_backend('dask')\n"
+            "except BackendUnavailableError as error:\n    print(error)\n"
             "try:\n    get_backend('dask')\n"
             "except BackendError as error:\n    print(error)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60, check=True)
-    assert "pip install 'mlpipe-azure[dask]'" in done.stdout
+    message = ("the 'dask' backend needs 1 package (distributed) that is not installed; "
+               "install it with: pip install 'mlpipe-azure[dask]'")
+    assert done.stdout.splitlines() == [message, message]
     assert "Traceback" not in done.stdout + done.stderr

@@ -1,19 +1,18 @@
-"""The dask backend on an external cluster (``MLPIPE_DASK_SCHEDULER``): a scheduler and
-Nanny-managed workers started as separate processes (``dask scheduler`` / ``dask worker``),
-sharing no process tree with the driver. Timeouts, dying workers, init() failures."""
+"""The dask backend on a cluster of separate processes (``dask scheduler`` / ``dask worker``
+with Nannies) sharing no process tree with the driver: as the user's cluster
+(``MLPIPE_DASK_SCHEDULER``: mlpipe restarts none of its workers) and as one mlpipe started
+(the job's cluster: a run() past its timeout is stopped by restarting its worker).
+Timeouts, dying workers, init() failures."""
 
 from __future__ import annotations
 
 import contextlib
-import json
-import os
-import signal
-import subprocess
-import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 # pytest's hypothesis plugin imports (and so ast-parses) hypothesis at session end, when
@@ -26,41 +25,19 @@ from mlpipe.frozen import freeze
 from mlpipe.plan import PrsOptions
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.backends.dask import SCHEDULER_ENV, DaskBackend
+from mlpipe.runtime.backends.dask_cluster import JobCluster
+from tests.runtime.backends.support import dask_processes, wait_until_no_worker_hosts_mlpipe
 from tests.runtime.support import LOADER, SLOW_LOADER, Recorder, file_mini_batches, make_step
 
-REPO = Path(__file__).resolve().parents[3]
 DASK_WORKERS = 2
 
 
 @pytest.fixture(scope="module")
 def scheduler_address(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A scheduler and two single-threaded Nanny workers, each step gets fresh processes."""
-    from distributed import Client
-
-    folder = tmp_path_factory.mktemp("dask-cluster")
-    scheduler_file = folder / "scheduler.json"
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    common = dict(cwd=folder, env=env, start_new_session=True,
-                  stdout=subprocess.DEVNULL, stderr=(folder / "cluster.log").open("w"))
-    scheduler = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler",
-                                  "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                                  "--scheduler-file", str(scheduler_file)], **common)
-    workers = subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker",
-                                "--scheduler-file", str(scheduler_file), "--nworkers",
-                                str(DASK_WORKERS), "--nthreads", "1", "--memory-limit", "2GB",
-                                "--no-dashboard", "--local-directory", str(folder)], **common)
-    try:
-        deadline = time.monotonic() + 60
-        while not scheduler_file.is_file() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        address = json.loads(scheduler_file.read_text())["address"]
-        with Client(address, timeout=30, set_as_default=False) as client:
-            client.wait_for_workers(DASK_WORKERS, timeout=60)
-        yield address
-    finally:
-        for process in (workers, scheduler):  # the sessions these two started, nothing else
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+    """A scheduler and two single-threaded Nanny workers, separate processes."""
+    with dask_processes(tmp_path_factory.mktemp("dask-cluster")) as cluster:
+        cluster.add_workers(DASK_WORKERS, nanny=True)
+        yield cluster.address
 
 
 @pytest.fixture
@@ -74,27 +51,28 @@ def on_cluster(scheduler_address: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return scheduler_address
 
 
-def _marker_script(body: str) -> str:
-    """run() does ``body`` the first time it sees f0002.txt (a marker file remembers it)."""
+def _marker_script(body: str, index: int = 2) -> str:
+    """run() does ``body`` the first time it sees file ``index`` (a marker file remembers it)."""
     return f"""
 import os, time
 from pathlib import Path
 
 def run(mini_batch):
     marker = Path(os.environ["AZUREML_BI_OUTPUT_PATH"]) / "marker"
-    if any(p.endswith("f0002.txt") for p in mini_batch) and not marker.exists():
+    if any(p.endswith("f{index:04d}.txt") for p in mini_batch) and not marker.exists():
         marker.write_text(str(os.getpid()))
         {body}
     return [Path(p).name for p in mini_batch]
 """
 
 
-def test_run_past_its_timeout_is_stopped_and_retried_on_a_new_process(
+def test_run_past_its_timeout_on_mlpipes_own_cluster_is_stopped_and_retried_on_a_new_process(
         tmp_path: Path, on_cluster: str) -> None:
     step = make_step(tmp_path, _marker_script("time.sleep(120)"), workers=1, timeout=2)
     recorder = Recorder()
     started = time.monotonic()
-    summary = run_parallel_step(step, backend="dask", observers=[recorder], loader=LOADER,
+    owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))  # as the job's LocalCluster
+    summary = run_parallel_step(step, backend=owned, observers=[recorder], loader=LOADER,
                                 mini_batches=file_mini_batches(tmp_path / "data", 5))
     assert time.monotonic() - started < 60  # the sleep was cut short
     assert summary.status == "Completed", summary.reason
@@ -103,6 +81,7 @@ def test_run_past_its_timeout_is_stopped_and_retried_on_a_new_process(
     timed_out = next(a for a in recorder.attempts if a.status == "Timeout")
     assert timed_out.error_category == "Timeout" and timed_out.elapsed_seconds >= 2
     assert timed_out.run_method_seconds >= 1.5  # the phase file said run() had started
+    assert "its worker process was stopped and replaced" in (timed_out.error_message or "")
     assert sorted(a for a in attempts if a[0] != "mb-0002") == \
         [(f"mb-{i:04d}", 1, "Succeeded") for i in (0, 1, 3, 4)]
     slept_in = int((Path(step.outputs["out"].folder) / "marker").read_text())
@@ -115,6 +94,33 @@ def test_run_past_its_timeout_is_stopped_and_retried_on_a_new_process(
         [f"f{i:04d}.txt" for i in range(5)]
 
 
+@pytest.mark.slow
+def test_run_past_its_timeout_on_the_users_cluster_is_left_to_finish_there(
+        tmp_path: Path, on_cluster: str) -> None:
+    release = tmp_path / "release"
+    body = ("deadline = time.monotonic() + 60\n"
+            f"        while not Path({str(release)!r}).exists() and time.monotonic() < deadline:\n"
+            "            time.sleep(0.05)")
+    step = make_step(tmp_path, _marker_script(body), workers=1, timeout=2)
+    recorder = Recorder()
+    summary = run_parallel_step(step, backend="dask", observers=[recorder], loader=LOADER,
+                                mini_batches=file_mini_batches(tmp_path / "data", 5))
+    assert summary.status == "Completed", summary.reason
+    assert recorder.picked("mb-0002") == [1, 2]
+    timed_out = next(a for a in recorder.attempts if a.status == "Timeout")
+    assert "mlpipe left run() to finish on its Dask worker" in (timed_out.error_message or "")
+    slept_in = int((Path(step.outputs["out"].folder) / "marker").read_text())
+    retry = next(a for a in recorder.attempts if a.mini_batch_id == "mb-0002" and a.picked_count == 2)
+    assert retry.worker.pid != slept_in  # another Dask worker ran the retry ...
+    assert psutil.pid_exists(slept_in)  # ... and the one still in run() was not touched
+    release.touch()
+    wait_until_no_worker_hosts_mlpipe(on_cluster)  # its stop task ran once run() returned
+    assert Path(summary.append_row_file).read_text().splitlines() == \
+        [f"f{i:04d}.txt" for i in range(5)]
+    died = recorder.events("died")
+    assert len(died) == 1 and "given up by mlpipe" in died[0][2]
+
+
 def test_slow_loading_is_a_task_overhead_timeout(tmp_path: Path, on_cluster: str) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()
@@ -123,7 +129,8 @@ def test_slow_loading_is_a_task_overhead_timeout(tmp_path: Path, on_cluster: str
                      timeout=30, prs=PrsOptions(task_overhead_timeout=1),
                      environment_variables=freeze(env))
     recorder = Recorder()
-    summary = run_parallel_step(step, backend="dask", observers=[recorder], loader=SLOW_LOADER,
+    owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))  # a loader past its timeout
+    summary = run_parallel_step(step, backend=owned, observers=[recorder], loader=SLOW_LOADER,
                                 mini_batches=file_mini_batches(tmp_path / "data", 3))
     assert summary.status == "Completed", summary.reason
     lost = next(a for a in recorder.attempts if a.mini_batch_id == "mb-0001")
@@ -215,3 +222,59 @@ def run(mini_batch):
         assert summary.status == "Completed", summary.reason  # type: ignore[attr-defined]
         pids.append(set(Path(summary.append_row_file).read_text().split()))  # type: ignore[attr-defined]
     assert len(pids[0]) == 1 and len(pids[1]) == 1 and pids[0] != pids[1]
+
+
+@pytest.mark.slow
+def test_a_timeout_inside_a_bundle_charges_that_mini_batch_only(
+        tmp_path: Path, on_cluster: str) -> None:
+    step = make_step(tmp_path, _marker_script("time.sleep(120)", 150), workers=2, timeout=2)
+    recorder = Recorder()
+    owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))
+    summary = run_parallel_step(step, backend=owned, observers=[recorder], loader=LOADER,
+                                mini_batches=file_mini_batches(tmp_path / "data", 300))
+    assert summary.status == "Completed", summary.reason
+    assert owned.bundle_size > 1  # the no-ops went in bundles
+    timed_out = [a for a in recorder.attempts if a.status != "Succeeded"]
+    assert [(a.mini_batch_id, a.picked_count, a.status) for a in timed_out] == \
+        [("mb-0150", 1, "Timeout")]
+    assert timed_out[0].run_method_seconds >= 1.5  # its own start, from the marker and phases
+    assert recorder.picked("mb-0150") == [1, 2]
+    assert all(recorder.picked(f"mb-{i:04d}") == [1] for i in range(300) if i != 150)
+    assert Path(summary.append_row_file).read_text().splitlines() == \
+        [f"f{i:04d}.txt" for i in range(300)]
+
+
+@pytest.mark.slow
+def test_a_stop_halts_a_bundle_after_its_current_mini_batch(
+        tmp_path: Path, on_cluster: str) -> None:
+    go = tmp_path / "go"
+    state = tmp_path / "run" / "step" / ".mlpipe" / "dask"
+    body = (f"while not Path({str(go)!r}).exists():\n"
+            "            time.sleep(0.02)")
+    step = make_step(tmp_path, _marker_script(body, 150), workers=1, timeout=60)
+    recorder = Recorder()
+    cancel = threading.Event()
+    owned = DaskBackend(cluster=JobCluster(on_cluster, owned=True))
+    marker = Path(step.outputs["out"].folder) / "marker"
+
+    def cancel_when_blocked() -> None:  # cancel once f0150 runs, release it once halted
+        deadline = time.monotonic() + 120
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        cancel.set()
+        while not any(state.glob("*.halt")) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        go.touch()
+
+    helper = threading.Thread(target=cancel_when_blocked, daemon=True)
+    helper.start()
+    summary = run_parallel_step(step, backend=owned, observers=[recorder], loader=LOADER,
+                                cancel=cancel,
+                                mini_batches=file_mini_batches(tmp_path / "data", 400))
+    helper.join(timeout=10)
+    assert summary.status == "Canceled", summary.reason
+    assert owned.bundle_size > 1
+    assert sorted(a.mini_batch_id for a in recorder.attempts) == \
+        [f"mb-{i:04d}" for i in range(151)]  # the rest of the bundle did not run
+    assert Path(summary.append_row_file).read_text().splitlines() == \
+        [f"f{i:04d}.txt" for i in range(151)]

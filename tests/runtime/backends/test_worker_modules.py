@@ -20,6 +20,7 @@ DRIVER_SIDE = {
     "mlpipe.runtime.backends.local",
     "mlpipe.runtime.backends.dask",
     "mlpipe.runtime.backends.dask_cluster",
+    "mlpipe.runtime.backends.dask_share",
     "mlpipe.runtime.backends.queueing",
 }
 
