@@ -40,6 +40,7 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
@@ -246,9 +247,13 @@ class Journal:
             raise JournalError(f"{self.root}: this step has no append_row output")
         target = self.rows_file
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(target.name + ".mlpipe-tmp")
+        # a name of its own: two jobs sealing into one datastore output never share it
+        with naming(target):
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mlpipe-tmp",
+                                        dir=target.parent)
+        temporary = Path(name)
         placed = array("q", [-1]) * len(self._index)  # slot -> offset of its rows in target
-        with naming(target), _removed_on_error(temporary), open(temporary, "wb") as out:
+        with naming(target), _removed_on_error(temporary), open(fd, "wb") as out:
             size = crc = 0
             header = next((self._headers[self._slot[i]] for i in order
                            if self._slot.get(i) in self._headers), None) if self._headers else None
@@ -310,6 +315,7 @@ class Journal:
         self._seal = (size, crc)
         next_index = self.root / NEXT_INDEX_FILE
         self._write_index(next_index)
+        os.chmod(temporary, 0o644)  # mkstemp's 0600: the output is read like any other file
         os.replace(temporary, self.rows_file)
         os.replace(next_index, self.root / INDEX_FILE)
         self._output_ok = True
