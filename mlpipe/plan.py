@@ -261,6 +261,7 @@ class ExecutionPlan:
     settings: JobSettings = field(default_factory=JobSettings)
     remote_assets: tuple[RemoteAsset, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
+    external_outputs: bool = False  # declared output paths may lie outside the runs folder
 
     @property
     def base_dir(self) -> str:

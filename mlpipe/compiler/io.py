@@ -10,7 +10,7 @@ from mlpipe.compiler.assets import AssetMap, is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
 from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
-from mlpipe.compiler.outputs import OutputPlace, output_path, outside_runs, template_problems
+from mlpipe.compiler.outputs import OutputPlace, output_path, place_problem, template_problems
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.values import (
     INPUT_MODE_ALIASES,
@@ -146,14 +146,22 @@ class IOResolver:
             return replace(given_out, name=name, type=str(type_), mode=mode,
                            location=self.doc.locate(path))
         written = output_path(self.place, node.name, name, str(type_), template, append)
-        if template is not None and outside_runs(self.place, written):
-            self.reporter.warn(self.doc, template_at, f"output '{name}' is written outside the "
-                               f"runs folder {self.place.runs_dir}: to {written}",
-                               code="output-outside-runs",
-                               hint="mlpipe creates and writes it there; leave out 'path' to "
-                                    "write under the run's folder")
+        if template:
+            self.check_place(name, template, written, template_at)
         return PlanOutput(name=name, type=str(type_), mode=mode, path=written,
                           declared_path=template, location=self.doc.locate(path))
+
+    def check_place(self, name: str, template: str, written: str, at: KeyPath) -> None:
+        """Report where output ``name`` (declared as ``template`` at ``at``) may not be
+        written (:func:`~mlpipe.compiler.outputs.place_problem`)."""
+        problem = place_problem(self.place, name, template, written)
+        if problem is not None and problem.external and self.place.allow_external:
+            self.reporter.warn(self.doc, at, problem.message, code="output-outside-runs",
+                               hint=problem.hint)
+        elif problem is not None:
+            self.reporter.error(self.doc, at, problem.message,
+                                code="output-outside-runs" if problem.external
+                                else "output-place", hint=problem.hint)
 
     # -- step inputs ----------------------------------------------------------------------
 

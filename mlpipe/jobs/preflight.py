@@ -6,6 +6,7 @@ import importlib.metadata
 import importlib.util
 import re
 from pathlib import Path
+from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.errors import MlpipeError
@@ -117,6 +118,32 @@ def missing_packages(environment: EnvironmentInfo) -> list[str]:
         if name and name not in NOT_IMPORTED and not is_installed(name) and name not in missing:
             missing.append(name)
     return missing
+
+
+def outputs_found(plan: ExecutionPlan, previous: dict[str, Any] | None) -> list[str]:
+    """Declared output paths outside the job's own folder (datastore or external paths) that
+    exist before the job first ran: files it did not create, that it will overwrite.
+    Found at the job's first attempt and kept in its record (``outputs_found``): a later
+    attempt finds the job's own outputs there."""
+    if previous is not None and isinstance(previous.get("outputs_found"), list):
+        return [str(path) for path in previous["outputs_found"]]
+    run_dir = Path(plan.run_dir)
+    found = []
+    for step in plan.steps:
+        for output in step.outputs.values():
+            path = Path(output.path)
+            if output.declared_path is None or path == run_dir or run_dir in path.parents:
+                continue
+            if path.is_file() or path.is_symlink() or (path.is_dir() and any(path.iterdir())):
+                found.append(str(path))
+    return found
+
+
+def overwrite_warnings(found: list[str]) -> list[str]:
+    """What the console says, before the first step, of :func:`outputs_found`."""
+    return [f"{path} exists and was not written by this job: "
+            + ("files in it may be overwritten" if Path(path).is_dir()
+               else "it will be overwritten") for path in found]
 
 
 def environment_warnings(plan: ExecutionPlan) -> list[str]:

@@ -109,6 +109,8 @@ class JobRecord(_Part):
     error: str | None = None
     pid: int | None = None
     pid_create_time: float | None = None
+    allow_external_outputs: bool = False
+    outputs_found: list[str] = []
 
 
 def check_record(record: Any) -> str | None:

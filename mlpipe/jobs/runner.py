@@ -26,11 +26,14 @@ from mlpipe.frozen import freeze
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.console import Echo, WorkerNotices, console
 from mlpipe.jobs.liveness import runner_identity
+from mlpipe.jobs.ownership import own_job
 from mlpipe.jobs.preflight import (
     check_backend,
     check_remote_assets,
     compute_notice,
     environment_warnings,
+    outputs_found,
+    overwrite_warnings,
 )
 from mlpipe.jobs.recorder import JobRecorder, RecordObserver
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
@@ -118,16 +121,19 @@ def run_plan(
 
     Raises :class:`~mlpipe.jobs.preflight.RemoteAssetsError` before anything starts
     when the plan references cloud-only assets, :class:`JobConflictError` when the
-    name belongs to a completed or running job, and
+    name belongs to a completed or running job (:class:`~mlpipe.jobs.ownership.JobBusyError`
+    when another process owns it), and
     :class:`~mlpipe.jobs.preflight.BackendUnavailableError` (a :class:`ValueError`) for a
     backend that is unknown or not installed.
     """
     check_remote_assets(plan)
     spec = check_backend(backend)
     run_dir = Path(plan.run_dir)
-    previous = JobStore(run_dir.parent).resumable(run_dir.name)
-    return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=spec,
-                        echo=echo, max_workers=max_workers)
+    store = JobStore(run_dir.parent)
+    with own_job(store, run_dir.name):
+        previous = store.resumable(run_dir.name)
+        return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=spec,
+                            echo=echo, max_workers=max_workers)
 
 
 def execute_plan(
@@ -144,7 +150,8 @@ def execute_plan(
 
     ``previous`` is the record of the unfinished job being resumed (``None``: a new
     job). :func:`run_plan` and :func:`mlpipe.jobs.front_door.submit` call this after
-    checking, once, what :func:`run_plan` documents; the options are the same, except
+    checking, once, what :func:`run_plan` documents, while they own the job
+    (:func:`mlpipe.jobs.ownership.own_job`); the options are the same, except
     that ``backend`` is the spec those checks resolved (``None``: local). The runner
     holds the backend's job scope (the Dask cluster) while the job runs and hands it
     to every parallel step.
@@ -156,11 +163,16 @@ def execute_plan(
         say(notice)
     for warning in environment_warnings(plan):
         say(f"warning: {warning}")
+    found = outputs_found(plan, previous)
+    for warning in overwrite_warnings(found):
+        say(f"warning: {warning}")
 
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    recorder = JobRecorder(store, name, _new_record(plan, spec.name, previous))
+    record = _new_record(plan, spec.name, previous)
+    record["outputs_found"] = found
+    recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
     recorder.save()
     recorder.reserve()
@@ -309,6 +321,7 @@ def _new_record(plan: ExecutionPlan, backend: str,
         "mlpipe_version": __version__,
         "attempt": int((previous or {}).get("attempt", 0)) + 1,
         "settings": {"continue_on_step_failure": plan.settings.continue_on_step_failure},
+        "allow_external_outputs": plan.external_outputs,
         "outputs": {
             o.name: {"type": o.type, "path": o.path,
                      "step": o.source.step if o.source else None,

@@ -423,7 +423,9 @@ def test_output_paths(project: Path, tmp_path: Path) -> None:
     runs = (tmp_path / "runs").resolve()
     step = plan.step("score")
     assert plan.run_dir == str(runs / "myjob")
-    assert step.outputs["result"].path == str(runs / "datastores" / "workspaceblobstore" / "myjob" / "result.csv")
+    # ${{name}} is the step's job name in a step's output path, as in Azure ML
+    assert step.outputs["result"].path == str(runs / "datastores" / "workspaceblobstore" / "myjob_score"
+                                              / "result.csv")
     assert step.outputs["extra"].path == str(runs / "myjob" / "score" / "outputs" / "extra")
     assert plan.outputs["final"].path == step.outputs["extra"].path
     assert plan.outputs["final"].source is not None and plan.outputs["final"].source.step == "score"

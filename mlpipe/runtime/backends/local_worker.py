@@ -22,6 +22,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from mlpipe.runtime.phases import PhaseWriter, phase_file
+from mlpipe.runtime.process_tree import OrphanReaper, become_subreaper
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -30,6 +31,7 @@ from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 def main(fd: int) -> None:
     """Entry point of a worker process: ``fd`` is its end of the socket to the driver."""
     os.set_inheritable(fd, False)
+    become_subreaper()  # orphans of run()'s processes stay in this worker's tree
     conn = Connection(fd)
     config, worker = conn.recv()
     serve(conn, config, worker)
@@ -59,6 +61,7 @@ def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
 def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
     queue: deque[Task] = deque()
     stopping = False
+    reaper = OrphanReaper()
     while True:
         if not queue:
             stopping = _handle(conn.recv(), queue) or stopping
@@ -70,6 +73,7 @@ def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
             return
         if queue:
             conn.send(runtime.run_task(queue.popleft()))
+            reaper.maybe_reap()
 
 
 def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:
