@@ -62,24 +62,37 @@ def check_parallel(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
     return out
 
 
-def check_command(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
-                  inline: bool) -> list[Diagnostic]:
-    if inline and "command" not in obj:
-        return [_error("required key 'command' is missing", path + ("command",), positions,
-                       "missing", at_parent=True)]
-    return []
+def _required(keys: tuple[str, ...], what: str) -> Callable[
+        [dict[str, Any], KeyPath, PositionMap, bool], list[Diagnostic]]:
+    """Keys a component of that type, or a step of it without ``component:``, must have."""
+
+    def check(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
+              inline: bool) -> list[Diagnostic]:
+        return [_error(f"required key '{key}' is missing{what}", path + (key,), positions,
+                       "missing", at_parent=True)
+                for key in keys if inline and key not in obj]
+
+    return check
 
 
-_STEP_CHECKS: dict[str,
-                   Callable[[dict[str, Any], KeyPath, PositionMap, bool],
-                            list[Diagnostic]]] = {"parallel": check_parallel,
-                                                  "command": check_command}
+_STEP_CHECKS: dict[str, Callable[[dict[str, Any], KeyPath, PositionMap, bool],
+                                 list[Diagnostic]]] = {
+    "parallel": check_parallel,
+    "command": _required(("command",), ""),
+    "spark": _required(("entry",), " (a Spark step without 'component' runs this entry)"),
+    "import": _required(("source", "output"), " (an import step without 'component' "
+                                              "imports this source)"),
+}
+
+
+def _kind(obj: dict[str, Any]) -> str | None:
+    kind = obj.get("type")
+    return kind.lower() if isinstance(kind, str) else None
 
 
 def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
-    kind = data.get("type")
-    check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
+    check = _STEP_CHECKS.get(_kind(data) or "")
     return check(data, prefix, positions, True) if check is not None else []
 
 
@@ -96,8 +109,8 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
         path: KeyPath = prefix + ("jobs", name)
         component = node.get("component")
         inline = component is None
-        kind = node.get("type")
-        check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
+        kind = _kind(node)
+        check = _STEP_CHECKS.get(kind or "")
         if check is not None:
             out.extend(check(node, path, positions, inline))
             if isinstance(component, dict):
@@ -118,7 +131,7 @@ def _owners(data: dict[str, Any], is_pipeline: bool,
                 owners.append((path, node))
                 component = node.get("component")
                 if isinstance(component, dict):
-                    owners.extend(_owners(component, component.get("type") == "pipeline",
+                    owners.extend(_owners(component, _kind(component) == "pipeline",
                                           path + ("component",)))
     return owners
 
@@ -155,21 +168,3 @@ def is_cloud_only_key(diagnostic: Diagnostic) -> bool:
         return False
     parent = CLOUD_ONLY_KEYS[key]
     return parent is None or (len(parts) > 1 and parts[-2] == parent)
-
-
-def other_node_warnings(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
-    """Steps of types mlpipe accepts but does not check or run."""
-    from mlpipe.schema.pipeline import OTHER_NODE_TYPES
-
-    out = []
-    jobs = data.get("jobs")
-    if isinstance(jobs, dict):
-        for name, node in jobs.items():
-            if isinstance(node, dict) and node.get("type") in OTHER_NODE_TYPES:
-                path = ("jobs", name, "type")
-                out.append(Diagnostic(f"steps of type '{node['type']}' are accepted but not "
-                                      f"checked or run "
-                                      "by mlpipe", key_path=format_key_path(path),
-                                      location=positions.locate(path), severity="warning",
-                                      code="unsupported-step"))
-    return out
