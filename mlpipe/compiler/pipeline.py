@@ -122,7 +122,8 @@ def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) ->
 
 def _at_set(positions: PositionMap, data: Any, overrides: Sequence[str]) -> PositionMap:
     """``positions`` where every value an override set (and all below it) is at ``--set``."""
-    moved = PositionMap(positions.file, dict(positions.keys), dict(positions.values))
+    moved = PositionMap(positions.file, dict(positions.keys), dict(positions.values),
+                        positions.lines)
     for path in overridden_paths(data, overrides):
         for table in (moved.keys, moved.values):
             for key in [k for k in table if k[:len(path)] == path]:

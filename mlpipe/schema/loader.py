@@ -116,6 +116,7 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
     if done is not None:
         return done
     extra = (checks.check_pipeline(plain, positions)
+             + checks.binding_syntax(plain, positions)
              + checks.cloud_only_warnings(plain, positions, is_pipeline=True))
     return _check(PipelineJob, plain, source, positions, extra)
 
@@ -138,6 +139,7 @@ def load_component_data(data: Mapping[str, Any], source: str,
         extra = checks.check_pipeline(plain, positions)
     else:
         extra = checks.check_component(plain, positions)
+    extra += checks.binding_syntax(plain, positions)
     extra += checks.cloud_only_warnings(plain, positions, is_pipeline=is_pipeline)
     return _check(model_cls, plain, source, positions, extra)
 

@@ -64,7 +64,7 @@ class _ChosenByType:
 
     def __get_pydantic_json_schema__(self, core: Any, handler: GetJsonSchemaHandler) -> Any:
         members = handler(core)["oneOf"]  # one schema per Tag, in the union's order
-        choices = [{"if": {"properties": {"type": {"const": kind}}, "required": ["type"]},
+        choices = [{"if": {"properties": {"type": {"enum": [kind]}}, "required": ["type"]},
                     "then": member} for kind, member in zip(NODE_TYPES, members, strict=True)]
         return {"type": "object", "required": ["type"],
                 "properties": {"type": {"enum": list(NODE_TYPES),

@@ -126,10 +126,11 @@ def test_component_rules(root: Path, case: str) -> None:
 
 PIPELINE_CASES = {
     "no compute anywhere": ("settings:\n  default_compute: azureml:cpu-cluster\n", "",
-                            "jobs:", "jobs",
-                            "no compute: no step sets 'compute' and there is no "
+                            "  score:", "jobs.score.compute",
+                            "step 'score' has no compute and there is no "
                             "settings.default_compute",
-                            "set settings.default_compute: azureml:<cluster> (or 'serverless')"),
+                            "set settings.default_compute: azureml:<cluster> (or 'serverless'), "
+                            "or a compute on the step"),
     "default_compute without azureml:": ("default_compute: azureml:cpu-cluster",
                                          "default_compute: cpu-cluster", "default_compute",
                                          "settings.default_compute",
@@ -256,7 +257,7 @@ def test_a_local_run_warns_once_per_service_only_rule(root: Path) -> None:
     assert [d.code for d in errors].count("azure-environment") == 2
     # the CLI: create runs, validate refuses
     proc = run_cli("job", "validate", str(path))
-    assert proc.returncode == 1 and proc.stdout.count(REJECTS) == 3
+    assert proc.returncode == 1 and proc.stdout.count(REJECTS) == 4  # 2 steps: compute, env
 
 
 def test_rules_that_matter_locally_stay_errors_for_a_local_run(root: Path) -> None:
