@@ -42,6 +42,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         help="where parallel steps run (default: local processes)")
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
+    create.add_argument("--skip-step", dest="skip_steps", action="append", default=[],
+                        metavar="NAME",
+                        help="do not run step NAME (repeatable): its outputs are given with "
+                             "--set jobs.NAME.outputs.OUTPUT.path=./local (for steps only Azure "
+                             "runs: automl, data_transfer, import, Spark without pyspark)")
     create.set_defaults(handler=create_job)
 
     show = job.add_parser("show", help="show a job's record")
@@ -153,7 +158,7 @@ def create_job(args: argparse.Namespace) -> int:
         return _usage(problem)
     from mlpipe.compiler import OverrideSyntaxError
     from mlpipe.jobs.front_door import NotAPipelineError, Submission, SubmitUsageError, submit
-    from mlpipe.jobs.preflight import RemoteAssetsError
+    from mlpipe.jobs.preflight import RemoteAssetsError, StepsNotRunnableError
 
     started: list[Submission] = []
     out = console()
@@ -182,7 +187,8 @@ def create_job(args: argparse.Namespace) -> int:
                             overrides=tuple(args.overrides), backend=args.backend,
                             progress=args.progress, cancel=cancel, on_start=on_start,
                             echo=lambda line: print(line, flush=True), on_compiled=warn,
-                            rerun_of=getattr(args, "rerun_of", None))
+                            rerun_of=getattr(args, "rerun_of", None),
+                            skip_steps=tuple(getattr(args, "skip_steps", ()) or ()))
     except SubmitUsageError as exc:
         return _usage(str(exc))
     except NotAPipelineError as exc:
@@ -190,7 +196,7 @@ def create_job(args: argparse.Namespace) -> int:
             print(diagnostic.format(), file=sys.stderr)
         _err(f"{args.file}: nothing was run")
         return 1
-    except RemoteAssetsError as exc:
+    except (RemoteAssetsError, StepsNotRunnableError) as exc:
         return _refused(exc)
     except ValidationError as exc:
         for diagnostic in exc.diagnostics:

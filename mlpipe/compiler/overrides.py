@@ -85,6 +85,8 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
                 old = node.get(part)
                 node[part] = text if isinstance(old, str) else _yaml_value(text)
                 return None
+            if node.get(part, "") is None:  # an empty mapping written as nothing (`x:`)
+                node[part] = {}
             if part not in node or not isinstance(node[part], (dict, list)):
                 hint = did_you_mean(part, [str(k) for k in node]) if part not in node else None
                 reason = (f"no key '{part}' in {where}" if part not in node

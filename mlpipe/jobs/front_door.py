@@ -24,7 +24,7 @@ from typing import Any
 from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError
-from mlpipe.jobs.preflight import check_backend, check_remote_assets
+from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
 from mlpipe.jobs.runner import Echo, JobResult, execute_plan
 from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.plan import ExecutionPlan
@@ -95,6 +95,7 @@ def submit(
     on_compiled: Callable[[ExecutionPlan], None] | None = None,
     on_start: Callable[[Submission], None] | None = None,
     rerun_of: Mapping[str, Any] | None = None,
+    skip_steps: Sequence[str] = (),
 ) -> Submission:
     """Name, decide, compile, check and run one pipeline job; the result is on the
     returned :class:`Submission`.
@@ -103,11 +104,15 @@ def submit(
     ``on_compiled(plan)`` is called as soon as the pipeline compiled (to show its
     warnings), ``on_start(submission)`` once everything is checked, just before the
     first step starts. ``rerun_of`` is the record a rerun resumes from
-    (:func:`mlpipe.jobs.rerun.plan_rerun`): the job ``name`` runs again in place. Raises
+    (:func:`mlpipe.jobs.rerun.plan_rerun`): the job ``name`` runs again in place.
+    ``skip_steps`` are not run (``--skip-step``): their outputs must be given as local paths
+    (``--set jobs.NAME.outputs.x.path=./local``). Raises
     before anything runs: :class:`SubmitUsageError` (runs
     folder, job name), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
     pipeline), :class:`~mlpipe.compiler.OverrideSyntaxError`,
-    :class:`~mlpipe.jobs.preflight.RemoteAssetsError`, :class:`JobConflictError`
+    :class:`~mlpipe.jobs.preflight.RemoteAssetsError`,
+    :class:`~mlpipe.jobs.preflight.StepsNotRunnableError` (a step that cannot run here, not
+    skipped), :class:`JobConflictError`
     (name taken by a completed or running job, or its record unreadable) and
     :class:`~mlpipe.jobs.preflight.BackendUnavailableError`.
     """
@@ -127,13 +132,20 @@ def submit(
     if on_compiled is not None:
         on_compiled(plan)
     check_remote_assets(plan)
+    try:
+        check_runnable(plan, skip_steps)
+    except ValueError as exc:
+        if isinstance(exc, ValidationError):
+            raise
+        raise SubmitUsageError(str(exc)) from None
     check_backend(backend)
     submission = Submission(decision, plan)
     if on_start is not None:
         on_start(submission)
     submission.result = execute_plan(
         plan, dict(decision.previous) if decision.previous is not None else None,
-        cancel=cancel, progress=progress, backend=backend, echo=echo, max_workers=max_workers)
+        cancel=cancel, progress=progress, backend=backend, echo=echo, max_workers=max_workers,
+        skip_steps=frozenset(skip_steps))
     return submission
 
 
