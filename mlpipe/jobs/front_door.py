@@ -131,13 +131,13 @@ def submit(
                             overrides=tuple(overrides))
     if on_compiled is not None:
         on_compiled(plan)
-    check_remote_assets(plan)
     try:
         check_runnable(plan, skip_steps)
     except ValueError as exc:
         if isinstance(exc, ValidationError):
             raise
         raise SubmitUsageError(str(exc)) from None
+    check_remote_assets(plan, skip_steps)
     check_backend(backend)
     submission = Submission(decision, plan)
     if on_start is not None:

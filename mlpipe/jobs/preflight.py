@@ -11,7 +11,14 @@ from collections.abc import Collection
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.errors import MlpipeError
-from mlpipe.plan import EnvironmentInfo, ExecutionPlan, ExternalStep, SparkStep, Step
+from mlpipe.plan import (
+    EnvironmentInfo,
+    ExecutionPlan,
+    ExternalStep,
+    RemoteAsset,
+    SparkStep,
+    Step,
+)
 
 REMOTE_MESSAGE = "remote asset not available offline"
 
@@ -55,17 +62,19 @@ class RemoteAssetsError(ValidationError):
         return super().__str__() + (f"\n{self.advice}" if self.advice else "")
 
 
-def check_remote_assets(plan: ExecutionPlan) -> None:
-    """Raise :class:`RemoteAssetsError` naming every cloud-only reference, in plan order."""
-    if not plan.remote_assets:
+def check_remote_assets(plan: ExecutionPlan, skipped: Collection[str] = ()) -> None:
+    """Raise :class:`RemoteAssetsError` naming every cloud-only reference, in plan order (but
+    those only ``skipped`` steps use)."""
+    needed = [asset for asset in plan.remote_assets if _needed(plan, asset, skipped)]
+    if not needed:
         return
     diagnostics = [
         Diagnostic(message=f"{REMOTE_MESSAGE}: {asset.kind} {asset.reference}",
                    key_path=asset.key_path, location=asset.location, code="remote-asset",
                    hint=f"map it with --set {asset.key_path}=<local path> or in mlpipe.toml")
-        for asset in plan.remote_assets
+        for asset in needed
     ]
-    first = plan.remote_assets[0]
+    first = needed[0]
     toml_path = Path(plan.base_dir) / "mlpipe.toml"
     advice = (
         "The job was not started: nothing above can be read offline. Map each reference to a "
@@ -163,6 +172,16 @@ def _outputs_not_given(step: Step) -> list[Diagnostic]:
                               hint=f"give it: --set jobs.{step.name}.outputs.{output.name}."
                                    "path=./local/path"))
     return out
+
+
+def _needed(plan: ExecutionPlan, asset: RemoteAsset, skipped: Collection[str]) -> bool:
+    """Whether a step that runs uses ``asset`` (a step's own, or a pipeline input it binds)."""
+    if not skipped:
+        return True
+    if asset.key_path.startswith("jobs."):
+        return not any(asset.key_path.startswith(f"jobs.{name}.") for name in skipped)
+    return any(item.remote == asset.reference for step in plan.steps
+               if step.name not in skipped for item in step.inputs.values())
 
 
 class BackendUnavailableError(MlpipeError, ValueError):

@@ -123,8 +123,8 @@ def run_plan(
     name belongs to a completed or running job, and :class:`ValueError` for a backend
     that is unknown or not installed.
     """
-    check_remote_assets(plan)
     check_runnable(plan, skip_steps)
+    check_remote_assets(plan, skip_steps)
     check_backend(backend)
     run_dir = Path(plan.run_dir)
     previous = JobStore(run_dir.parent).resumable(run_dir.name)
