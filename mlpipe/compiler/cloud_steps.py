@@ -25,6 +25,7 @@ from mlpipe.plan import (
 from mlpipe.schema.parts import INVALID
 from mlpipe.schema.spark import CONF_KEYS
 from mlpipe.schema.submission import REJECTS
+
 GRID_KINDS = ("choice",)
 BAYESIAN_KINDS = ("choice", "uniform", "quniform")
 

@@ -29,7 +29,6 @@ from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import EVAL_MODES, REJECTS
 from mlpipe.schema.yamlio import KeyPath
 
-
 # Keys of a step that hold data bound like inputs (an AutoML step has no ``inputs``).
 DATA_FIELDS: dict[str, tuple[str, ...]] = {
     "automl": ("training_data", "validation_data", "test_data"),

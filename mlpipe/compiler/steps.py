@@ -39,7 +39,6 @@ from mlpipe.plan import (
 from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
 from mlpipe.sizes import MiniBatchSize
 
-
 EXTERNAL_KINDS = ("automl", "data_transfer", "import")
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import re
-from pathlib import Path
-
 from collections.abc import Collection
+from pathlib import Path
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.errors import MlpipeError

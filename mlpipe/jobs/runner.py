@@ -22,8 +22,6 @@ from typing import Any
 
 from mlpipe.cores import core_count
 from mlpipe.jobs.command import make_output_folders, run_command_step
-from mlpipe.jobs.spark import run_spark_step
-from mlpipe.jobs.sweep import run_sweep_step
 from mlpipe.jobs.liveness import runner_identity
 from mlpipe.jobs.preflight import (
     check_backend,
@@ -33,7 +31,9 @@ from mlpipe.jobs.preflight import (
     environment_warnings,
 )
 from mlpipe.jobs.recorder import JobRecorder, RecordObserver
+from mlpipe.jobs.spark import run_spark_step
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
+from mlpipe.jobs.sweep import run_sweep_step
 from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, SparkStep, Step, SweepStep
 from mlpipe.runtime import worker_names

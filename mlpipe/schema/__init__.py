@@ -11,8 +11,8 @@ Public entry points::
 See docs/schema.md for the models and the rules.
 """
 
-from mlpipe.schema.bindings import binding_expression, contains_binding, find_bindings, is_binding
 from mlpipe.schema.automl import AutoMLNode
+from mlpipe.schema.bindings import binding_expression, contains_binding, find_bindings, is_binding
 from mlpipe.schema.command import CommandComponent, CommandNode
 from mlpipe.schema.compute import CommandLimits, Identity, Resources
 from mlpipe.schema.data_transfer import DataTransferCopyComponent, DataTransferNode

@@ -15,8 +15,8 @@ from typing import Annotated, Any
 from pydantic import (
     BaseModel,
     BeforeValidator,
-    Discriminator,
     ConfigDict,
+    Discriminator,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     PlainValidator,

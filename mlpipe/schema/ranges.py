@@ -97,7 +97,8 @@ def to_int(value: Any) -> int:
 
 
 def to_number(value: Any) -> int | float:
-    """5, 2.5 and "2.5" -> the number (marshmallow's ``Float``); true, "abc" -> :class:`SettingError`."""
+    """5, 2.5 and "2.5" -> the number (marshmallow's ``Float``); true and "abc" are a
+    :class:`SettingError`."""
     if isinstance(value, bool):
         raise SettingError(f"must be a number, got {describe_value(value)}", code="type")
     if isinstance(value, (int, float)):

@@ -23,8 +23,8 @@ from mlpipe.schema import (
     load_pipeline,
     load_pipeline_data,
 )
-from mlpipe.schema.sweep import SweepNode
 from mlpipe.schema.references import classify_reference
+from mlpipe.schema.sweep import SweepNode
 
 
 def write(tmp_path: Path, text: str, name: str = "doc.yml") -> Path:

@@ -50,7 +50,7 @@ def run_sweep_step(step: SweepStep, *, cancel: threading.Event | None = None,
     queue = list(trials)
     while queue or running:
         if cancel.is_set() or (deadline is not None and time.monotonic() > deadline):
-            for trial, _thread, stop, _started in running.values():
+            for _trial, _thread, stop, _started in running.values():
                 stop.set()
             for trial in queue:
                 trial.status = "canceled"

@@ -100,7 +100,7 @@ def test_a_sweep_runs_its_trials_and_keeps_the_best(tmp_path: Path, sampling: st
     assert ran.proc.returncode == 0, ran.proc.stdout + ran.proc.stderr
     tune = ran.step("tune")
     assert tune["kind"] == "sweep" and tune["status"] == "completed"
-    rows = list(csv.DictReader(Path(tune["trials_table"]).open()))
+    rows = list(csv.DictReader(Path(tune["trials_table"]).read_text().splitlines()))
     assert [float(r["quality"]) for r in rows] == expected
     statuses = [r["status"] for r in rows]
     assert statuses.count("early_terminated") == 1
