@@ -186,7 +186,8 @@ class IOResolver:
         for key in DATA_FIELDS.get(node.kind, ()):
             value = node.data.get(key)
             if value is not None:
-                data = {"type": "mltable", "path": value} if isinstance(value, str) else value
+                data = ({"type": "mltable", "path": value}
+                        if isinstance(value, str) and whole_reference(value) is None else value)
                 node.inputs[key] = self._value(key, data, None, node.path + (key,), node.name)
         for key in PARENT_BINDING_FIELDS.get(node.kind, ()):
             self._parent_literals(node.data.get(key), node.path + (key,))

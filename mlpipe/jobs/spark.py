@@ -5,6 +5,7 @@ in a snapshot of the step's code folder, with the step's ``py_files``, ``jars``,
 
 from __future__ import annotations
 
+import importlib.util
 import shlex
 import sys
 import threading
@@ -17,9 +18,11 @@ from mlpipe.plan import CommandStep, SparkStep
 
 def spark_submit() -> str:
     """The ``spark-submit`` of the installed pyspark."""
-    import pyspark  # noqa: PLC0415 - only where Spark steps run
-
-    return str(Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit")
+    spec = importlib.util.find_spec("pyspark")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        raise FileNotFoundError("pyspark is not installed: Spark steps cannot run here")
+    return str(Path(folders[0]) / "bin" / "spark-submit")
 
 
 def spark_command(step: SparkStep) -> str:

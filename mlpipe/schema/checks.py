@@ -67,7 +67,7 @@ def check_component_settings(obj: dict[str, Any], path: KeyPath,
         for key in keys:
             value = value.get(key) if isinstance(value, dict) else None
         if is_binding(value):
-            name = ".".join(keys)
+            name = ".".join(map(str, keys))
             out.append(_error(
                 f"a component's {name} cannot be a binding ({value.strip()}): azure-ai-ml reads "
                 "it as written and rejects it", path + keys, positions, "binding",
