@@ -82,15 +82,18 @@ class PositionMap:
         the source text from the value's start (quoted and block scalars too), else the
         value's own position."""
         loc = self.locate_value(path)
-        fragment = value[offset:].split("\n", 1)[0][:40]
+        # the word holding ``offset`` (a folded scalar joins its lines with spaces)
+        first = max(value.rfind(" ", 0, offset), value.rfind("\n", 0, offset)) + 1
+        last = min((i for i in (value.find(" ", offset), value.find("\n", offset)) if i != -1),
+                   default=len(value))
+        fragment = value[first:last]
         if not self.lines or loc.line is None or not fragment:
             return loc
-        before = value[:offset].count("\n")
-        for index in range(loc.line - 1, min(len(self.lines), loc.line + before + 2)):
+        for index in range(loc.line - 1, len(self.lines)):
             start = (loc.column or 1) - 1 if index == loc.line - 1 else 0
             column = self.lines[index].find(fragment, start)
             if column != -1:
-                return Location(loc.file, index + 1, column + 1)
+                return Location(loc.file, index + 1, column + 1 + offset - first)
         return loc
 
     def has(self, path: KeyPath) -> bool:
