@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mlpipe.compiler.bindings import (
@@ -95,7 +96,7 @@ class Node:
         return self.component is not None and self.component.kind in ("remote", "flow",
                                                                       "missing")
 
-    @property
+    @cached_property
     def kind(self) -> str:
         """The step's type (lower-cased by the models): parallel, command, sweep, ..."""
         kind = self.part("type")
