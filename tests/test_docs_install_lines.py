@@ -21,6 +21,8 @@ LOCAL = {".", "./"}  # the checkout itself (README's `pip install -e '.[test]'`)
 # Other projects a page installs on purpose, each in a scratch environment of its own.
 OTHERS = {"azure-ai-ml": "the reference the SDK mirrors (docs/sdk.md's signature check)"}
 _REQUIREMENT = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*|\./?)(?:\[(?P<extras>[^\]]*)\])?$")
+# A wheel built from the checkout (README: `python -m build`, then `pip install dist/...whl`).
+_WHEEL = re.compile(r"^dist/(?P<dist>[A-Za-z0-9_]+)-(?:(?P<version>[^-*]+)-)?[^\[]*\.whl(?:\[(?P<extras>[^\]]*)\])?$")
 
 
 def _normal(name: str) -> str:
@@ -56,6 +58,14 @@ def test_every_install_line_names_this_distribution_and_existing_extras() -> Non
     assert any(DIST in command for _, command in lines)
     for where, command in lines:
         for requirement in requirements(command):
+            wheel = _WHEEL.match(requirement)
+            if wheel:
+                assert wheel.group("dist") == _normal(DIST).replace("-", "_"), f"{where}: {requirement}"
+                assert wheel.group("version") in (None, PROJECT["version"]), \
+                    f"{where}: {requirement} is not version {PROJECT['version']}"
+                extras = {e.strip() for e in (wheel.group("extras") or "").split(",") if e.strip()}
+                assert extras <= EXTRAS, f"{where}: unknown extra(s) {sorted(extras - EXTRAS)}"
+                continue
             match = _REQUIREMENT.match(requirement)
             assert match, f"{where}: cannot read {requirement!r} in `pip install {command}`"
             name = match.group("name")
