@@ -183,6 +183,14 @@ class MLTableInput(StrictModel):
     datastore: Text | None = None
 
 
+class AutoMLVertical(StrictModel):
+    """azure-ai-ml's ``AutoMLVerticalSchema``."""
+
+    environment_id: Text | None = None
+    log_verbosity: LogVerbosity | None = None
+    training_data: MLTableInput | None = None
+
+
 class AutoMLTableLimits(StrictModel):
     """azure-ai-ml's ``AutoMLTableLimitsSchema``."""
 
@@ -196,6 +204,12 @@ class AutoMLTableLimits(StrictModel):
     trial_timeout_minutes: Int | None = None
 
 
+class FeaturizationSettings(StrictModel):
+    """azure-ai-ml's ``FeaturizationSettingsSchema``."""
+
+    dataset_language: Text | None = None
+
+
 class ColumnTransformer(StrictModel):
     """azure-ai-ml's ``ColumnTransformerSchema``."""
 
@@ -203,15 +217,29 @@ class ColumnTransformer(StrictModel):
     parameters: dict[str, Float | Text] | None = None
 
 
-class TableFeaturizationSettings(StrictModel):
+class TableFeaturizationSettings(FeaturizationSettings):
     """azure-ai-ml's ``TableFeaturizationSettingsSchema``."""
 
-    dataset_language: Text | None = None
     mode: Mode2 | None = None
     blocked_transformers: list[Transformers] | None = None
     column_name_and_types: dict[str, Text] | None = None
     transformer_params: dict[str, list[ColumnTransformer]] | None = None
     enable_dnn_featurization: Bool | None = None
+
+
+class AutoMLTableVertical(AutoMLVertical):
+    """azure-ai-ml's ``AutoMLTableVerticalSchema``."""
+
+    limits: AutoMLTableLimits | None = None
+    featurization: TableFeaturizationSettings | None = None
+    target_column_name: Text
+    validation_data: MLTableInput | None = None
+    validation_data_size: Float | None = None
+    cv_split_column_names: list[Text] | None = None
+    n_cross_validations: Annotated[str, one_of("auto")] | Int | None = None
+    weight_column_name: Text | None = None
+    test_data: MLTableInput | None = None
+    test_data_size: Float | None = None
 
 
 class StackEnsembleSettings(StrictModel):
@@ -222,8 +250,8 @@ class StackEnsembleSettings(StrictModel):
     stack_meta_learner_type: StackMetaLearnerType | None = None
 
 
-class ClassificationTrainingSettings(StrictModel):
-    """azure-ai-ml's ``ClassificationTrainingSettingsSchema``."""
+class TrainingSettings(StrictModel):
+    """azure-ai-ml's ``TrainingSettingsSchema``."""
 
     enable_dnn_training: Bool | None = None
     enable_model_explainability: Bool | None = None
@@ -233,79 +261,48 @@ class ClassificationTrainingSettings(StrictModel):
     ensemble_model_download_timeout_minutes: Int | None = None
     stack_ensemble_settings: StackEnsembleSettings | None = None
     training_mode: TrainingMode | None = None
+
+
+class ClassificationTrainingSettings(TrainingSettings):
+    """azure-ai-ml's ``ClassificationTrainingSettingsSchema``."""
+
     allowed_training_algorithms: list[TrainingAlgorithms] | None = None
     blocked_training_algorithms: list[TrainingAlgorithms] | None = None
 
 
-class ClassificationTask(StrictModel):
+class ClassificationTask(AutoMLTableVertical):
     """azure-ai-ml's ``AutoMLClassificationNodeSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: AutoMLTableLimits | None = None
-    featurization: TableFeaturizationSettings | None = None
-    target_column_name: Text
     validation_data: Text | MLTableInput | None = None
-    validation_data_size: Float | None = None
-    cv_split_column_names: list[Text] | None = None
-    n_cross_validations: Annotated[str, one_of("auto")] | Int | None = None
-    weight_column_name: Text | None = None
     test_data: Text | MLTableInput | None = None
-    test_data_size: Float | None = None
     task: Annotated[str, one_of("classification", snake=True)]
     primary_metric: PrimaryMetric | None = None
     positive_label: Text | None = None
     training: ClassificationTrainingSettings | None = None
 
 
-class RegressionTrainingSettings(StrictModel):
+class RegressionTrainingSettings(TrainingSettings):
     """azure-ai-ml's ``RegressionTrainingSettingsSchema``."""
 
-    enable_dnn_training: Bool | None = None
-    enable_model_explainability: Bool | None = None
-    enable_onnx_compatible_models: Bool | None = None
-    enable_stack_ensemble: Bool | None = None
-    enable_vote_ensemble: Bool | None = None
-    ensemble_model_download_timeout_minutes: Int | None = None
-    stack_ensemble_settings: StackEnsembleSettings | None = None
-    training_mode: TrainingMode | None = None
     allowed_training_algorithms: list[TrainingAlgorithms2] | None = None
     blocked_training_algorithms: list[TrainingAlgorithms2] | None = None
 
 
-class RegressionTask(StrictModel):
+class RegressionTask(AutoMLTableVertical):
     """azure-ai-ml's ``AutoMLRegressionNodeSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: AutoMLTableLimits | None = None
-    featurization: TableFeaturizationSettings | None = None
-    target_column_name: Text
     validation_data: Text | MLTableInput | None = None
-    validation_data_size: Float | None = None
-    cv_split_column_names: list[Text] | None = None
-    n_cross_validations: Annotated[str, one_of("auto")] | Int | None = None
-    weight_column_name: Text | None = None
     test_data: Text | MLTableInput | None = None
-    test_data_size: Float | None = None
     task: Annotated[str, one_of("regression", snake=True)]
     primary_metric: PrimaryMetric2 | None = None
     training: RegressionTrainingSettings | None = None
 
 
-class ForecastingTrainingSettings(StrictModel):
+class ForecastingTrainingSettings(TrainingSettings):
     """azure-ai-ml's ``ForecastingTrainingSettingsSchema``."""
 
-    enable_dnn_training: Bool | None = None
-    enable_model_explainability: Bool | None = None
-    enable_onnx_compatible_models: Bool | None = None
-    enable_stack_ensemble: Bool | None = None
-    enable_vote_ensemble: Bool | None = None
-    ensemble_model_download_timeout_minutes: Int | None = None
-    stack_ensemble_settings: StackEnsembleSettings | None = None
-    training_mode: TrainingMode | None = None
     allowed_training_algorithms: list[TrainingAlgorithms3] | None = None
     blocked_training_algorithms: list[TrainingAlgorithms3] | None = None
 
@@ -329,22 +326,12 @@ class ForecastingSettings(StrictModel):
     features_unknown_at_forecast_time: Text | list[Text] | None = None
 
 
-class ForecastingTask(StrictModel):
+class ForecastingTask(AutoMLTableVertical):
     """azure-ai-ml's ``AutoMLForecastingNodeSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: AutoMLTableLimits | None = None
-    featurization: TableFeaturizationSettings | None = None
-    target_column_name: Text
     validation_data: Text | MLTableInput | None = None
-    validation_data_size: Float | None = None
-    cv_split_column_names: list[Text] | None = None
-    n_cross_validations: Annotated[str, one_of("auto")] | Int | None = None
-    weight_column_name: Text | None = None
     test_data: Text | MLTableInput | None = None
-    test_data_size: Float | None = None
     task: Annotated[str, one_of("forecasting", snake=True)]
     primary_metric: PrimaryMetric2 | None = None
     training: ForecastingTrainingSettings | None = None
@@ -366,8 +353,20 @@ class ImageSweepSettings(StrictModel):
     early_termination: EarlyTermination | None = None
 
 
-class ImageModelSettingsClassification(StrictModel):
-    """azure-ai-ml's ``ImageModelSettingsClassificationSchema``."""
+class ImageVertical(AutoMLVertical):
+    """azure-ai-ml's ``ImageVerticalSchema``."""
+
+    limits: ImageLimits | None = None
+    sweep: ImageSweepSettings | None = None
+    target_column_name: Text
+    test_data: MLTableInput | None = None
+    test_data_size: Float | None = None
+    validation_data: MLTableInput | None = None
+    validation_data_size: Float | None = None
+
+
+class ImageModelSettings(StrictModel):
+    """azure-ai-ml's ``ImageModelSettingsSchema``."""
 
     ams_gradient: Bool | None = None
     advanced_settings: Text | None = None
@@ -399,6 +398,11 @@ class ImageModelSettingsClassification(StrictModel):
     warmup_cosine_lr_cycles: Float | None = None
     warmup_cosine_lr_warmup_epochs: Int | None = None
     weight_decay: Float | None = None
+
+
+class ImageModelSettingsClassification(ImageModelSettings):
+    """azure-ai-ml's ``ImageModelSettingsClassificationSchema``."""
+
     training_crop_size: Int | None = None
     validation_crop_size: Int | None = None
     validation_resize_size: Int | None = None
@@ -465,8 +469,8 @@ class NoneSgdChoice(StrictModel):
     type: Annotated[str, one_of("choice")]
 
 
-class ImageModelDistributionSettingsClassification(StrictModel):
-    """azure-ai-ml's ``ImageModelDistributionSettingsClassificationSchema``."""
+class ImageModelDistributionSettings(StrictModel):
+    """azure-ai-ml's ``ImageModelDistributionSettingsSchema``."""
 
     ams_gradient: BoolChoice | Bool | None = None
     augmentations: TextChoice | Text | None = None
@@ -580,6 +584,11 @@ class ImageModelDistributionSettingsClassification(StrictModel):
         | Randint
         | None
     ) = None
+
+
+class ImageModelDistributionSettingsClassification(ImageModelDistributionSettings):
+    """azure-ai-ml's ``ImageModelDistributionSettingsClassificationSchema``."""
+
     model_name_: TextChoice | Text | None = Field(None, alias="model_name")
     training_crop_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
     validation_crop_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
@@ -589,77 +598,34 @@ class ImageModelDistributionSettingsClassification(StrictModel):
     weighted_loss: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
 
 
-class ImageClassificationTask(StrictModel):
-    """azure-ai-ml's ``ImageClassificationMulticlassNodeSchema``."""
+class ImageClassificationBase(ImageVertical):
+    """azure-ai-ml's ``ImageClassificationBaseSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
-    training_data: Text | MLTableInput | None = None
-    limits: ImageLimits | None = None
-    sweep: ImageSweepSettings | None = None
-    target_column_name: Text
-    test_data: MLTableInput | None = None
-    test_data_size: Float | None = None
-    validation_data: Text | MLTableInput | None = None
-    validation_data_size: Float | None = None
     training_parameters: ImageModelSettingsClassification | None = None
     search_space: list[ImageModelDistributionSettingsClassification] | None = None
+
+
+class ImageClassificationTask(ImageClassificationBase):
+    """azure-ai-ml's ``ImageClassificationMulticlassNodeSchema``."""
+
+    training_data: Text | MLTableInput | None = None
+    validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("image_classification", snake=True)]
     primary_metric: PrimaryMetric | None = None
 
 
-class ImageClassificationMultilabelTask(StrictModel):
+class ImageClassificationMultilabelTask(ImageClassificationBase):
     """azure-ai-ml's ``ImageClassificationMultilabelNodeSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: ImageLimits | None = None
-    sweep: ImageSweepSettings | None = None
-    target_column_name: Text
-    test_data: MLTableInput | None = None
-    test_data_size: Float | None = None
     validation_data: Text | MLTableInput | None = None
-    validation_data_size: Float | None = None
-    training_parameters: ImageModelSettingsClassification | None = None
-    search_space: list[ImageModelDistributionSettingsClassification] | None = None
     task: Task
     primary_metric: PrimaryMetric3 | None = None
 
 
-class ImageModelSettingsObjectDetection(StrictModel):
+class ImageModelSettingsObjectDetection(ImageModelSettings):
     """azure-ai-ml's ``ImageModelSettingsObjectDetectionSchema``."""
 
-    ams_gradient: Bool | None = None
-    advanced_settings: Text | None = None
-    beta1: Float | None = None
-    beta2: Float | None = None
-    checkpoint_frequency: Int | None = None
-    checkpoint_run_id: Text | None = None
-    distributed: Bool | None = None
-    early_stopping: Bool | None = None
-    early_stopping_delay: Int | None = None
-    early_stopping_patience: Int | None = None
-    evaluation_frequency: Int | None = None
-    enable_onnx_normalization: Bool | None = None
-    gradient_accumulation_step: Int | None = None
-    layers_to_freeze: Int | None = None
-    learning_rate: Float | None = None
-    learning_rate_scheduler: LearningRateScheduler | None = None
-    model_name_: Text | None = Field(None, alias="model_name")
-    momentum: Float | None = None
-    nesterov: Bool | None = None
-    number_of_epochs: Int | None = None
-    number_of_workers: Int | None = None
-    optimizer: Optimizer | None = None
-    random_seed: Int | None = None
-    step_lr_gamma: Float | None = None
-    step_lr_step_size: Int | None = None
-    training_batch_size: Int | None = None
-    validation_batch_size: Int | None = None
-    warmup_cosine_lr_cycles: Float | None = None
-    warmup_cosine_lr_warmup_epochs: Int | None = None
-    weight_decay: Float | None = None
     box_detections_per_image: Int | None = None
     box_score_threshold: Float | None = None
     image_size: Int | None = None
@@ -691,121 +657,9 @@ class NoneCocoChoice(StrictModel):
     type: Annotated[str, one_of("choice")]
 
 
-class ImageModelDistributionSettingsObjectDetection(StrictModel):
-    """azure-ai-ml's ``ImageModelDistributionSettingsObjectDetectionSchema``."""
+class ImageModelDistributionSettingsDetectionCommon(ImageModelDistributionSettings):
+    """azure-ai-ml's ``ImageModelDistributionSettingsDetectionCommonSchema``."""
 
-    ams_gradient: BoolChoice | Bool | None = None
-    augmentations: TextChoice | Text | None = None
-    beta1: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    beta2: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    distributed: BoolChoice | Bool | None = None
-    early_stopping: BoolChoice | Bool | None = None
-    early_stopping_delay: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    early_stopping_patience: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = (
-        None
-    )
-    evaluation_frequency: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    enable_onnx_normalization: BoolChoice | Bool | None = None
-    gradient_accumulation_step: (
-        Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None
-    ) = None
-    layers_to_freeze: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    learning_rate: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    learning_rate_scheduler: NoneWarmupCosineChoice | LearningRateScheduler | None = None
-    momentum: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    nesterov: BoolChoice | Bool | None = None
-    number_of_epochs: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    number_of_workers: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    optimizer: NoneSgdChoice | Optimizer | None = None
-    random_seed: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    step_lr_gamma: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    step_lr_step_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    training_batch_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    validation_batch_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = (
-        None
-    )
-    warmup_cosine_lr_cycles: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    warmup_cosine_lr_warmup_epochs: (
-        Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None
-    ) = None
-    weight_decay: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
     box_detections_per_image: (
         Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None
     ) = None
@@ -876,229 +730,38 @@ class ImageModelDistributionSettingsObjectDetection(StrictModel):
         | None
     ) = None
     validation_metric_type: NoneCocoChoice | ValidationMetricType | None = None
+
+
+class ImageModelDistributionSettingsObjectDetection(ImageModelDistributionSettingsDetectionCommon):
+    """azure-ai-ml's ``ImageModelDistributionSettingsObjectDetectionSchema``."""
+
     model_name_: TextChoice | Text | None = Field(None, alias="model_name")
 
 
-class ImageObjectDetectionTask(StrictModel):
+class ImageObjectDetectionTask(ImageVertical):
     """azure-ai-ml's ``ImageObjectDetectionNodeSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: ImageLimits | None = None
-    sweep: ImageSweepSettings | None = None
-    target_column_name: Text
-    test_data: MLTableInput | None = None
-    test_data_size: Float | None = None
     validation_data: Text | MLTableInput | None = None
-    validation_data_size: Float | None = None
     task: Annotated[str, one_of("image_object_detection", snake=True)]
     primary_metric: Annotated[str, one_of("mean_average_precision", snake=True)] | None = None
     training_parameters: ImageModelSettingsObjectDetection | None = None
     search_space: list[ImageModelDistributionSettingsObjectDetection] | None = None
 
 
-class ImageModelDistributionSettingsInstanceSegmentation(StrictModel):
+class ImageModelDistributionSettingsInstanceSegmentation(
+    ImageModelDistributionSettingsDetectionCommon
+):
     """azure-ai-ml's ``ImageModelDistributionSettingsInstanceSegmentationSchema``."""
 
-    ams_gradient: BoolChoice | Bool | None = None
-    augmentations: TextChoice | Text | None = None
-    beta1: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    beta2: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    distributed: BoolChoice | Bool | None = None
-    early_stopping: BoolChoice | Bool | None = None
-    early_stopping_delay: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    early_stopping_patience: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = (
-        None
-    )
-    evaluation_frequency: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    enable_onnx_normalization: BoolChoice | Bool | None = None
-    gradient_accumulation_step: (
-        Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None
-    ) = None
-    layers_to_freeze: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    learning_rate: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    learning_rate_scheduler: NoneWarmupCosineChoice | LearningRateScheduler | None = None
-    momentum: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    nesterov: BoolChoice | Bool | None = None
-    number_of_epochs: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    number_of_workers: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    optimizer: NoneSgdChoice | Optimizer | None = None
-    random_seed: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    step_lr_gamma: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    step_lr_step_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    training_batch_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    validation_batch_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = (
-        None
-    )
-    warmup_cosine_lr_cycles: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    warmup_cosine_lr_warmup_epochs: (
-        Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None
-    ) = None
-    weight_decay: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    box_detections_per_image: (
-        Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None
-    ) = None
-    box_score_threshold: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    image_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    max_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    min_size: Int | IntChoice | Randint | IntegerQUniform | IntegerQNormal | None = None
-    model_size_: NoneSmallChoice | ModelSize | None = Field(None, alias="model_size")
-    multi_scale: BoolChoice | Bool | None = None
-    nms_iou_threshold: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    tile_grid_size: TextChoice | Text | None = None
-    tile_overlap_ratio: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    tile_predictions_nms_threshold: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    validation_iou_threshold: (
-        Float
-        | Int
-        | IntChoice
-        | FloatChoice
-        | Uniform
-        | QUniform
-        | Normal
-        | QNormal
-        | Randint
-        | None
-    ) = None
-    validation_metric_type: NoneCocoChoice | ValidationMetricType | None = None
     model_name_: TextChoice | Text | None = Field(None, alias="model_name")
 
 
-class ImageInstanceSegmentationTask(StrictModel):
+class ImageInstanceSegmentationTask(ImageVertical):
     """azure-ai-ml's ``ImageInstanceSegmentationNodeSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: ImageLimits | None = None
-    sweep: ImageSweepSettings | None = None
-    target_column_name: Text
-    test_data: MLTableInput | None = None
-    test_data_size: Float | None = None
     validation_data: Text | MLTableInput | None = None
-    validation_data_size: Float | None = None
     task: Annotated[str, one_of("image_instance_segmentation", snake=True)]
     primary_metric: Annotated[str, one_of("mean_average_precision", snake=True)] | None = None
     training_parameters: ImageModelSettingsObjectDetection | None = None
@@ -1196,51 +859,41 @@ class NlpFeaturizationSettings(StrictModel):
     dataset_language: Text | None = None
 
 
-class TextClassificationTask(StrictModel):
-    """azure-ai-ml's ``AutoMLTextClassificationNode``."""
+class NlpVertical(AutoMLVertical):
+    """azure-ai-ml's ``NlpVerticalSchema``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
-    training_data: Text | MLTableInput | None = None
     limits: NlpLimits | None = None
     sweep: NlpSweepSettings | None = None
     training_parameters: NlpFixedParameters | None = None
     search_space: list[NlpParameterSubspace] | None = None
     featurization: NlpFeaturizationSettings | None = None
+    validation_data: MLTableInput | None = None
+
+
+class TextClassificationTask(NlpVertical):
+    """azure-ai-ml's ``AutoMLTextClassificationNode``."""
+
+    training_data: Text | MLTableInput | None = None
     validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("text_classification", snake=True)]
     primary_metric: PrimaryMetric | None = None
     target_column_name: Text
 
 
-class TextClassificationMultilabelTask(StrictModel):
+class TextClassificationMultilabelTask(NlpVertical):
     """azure-ai-ml's ``AutoMLTextClassificationMultilabelNode``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: NlpLimits | None = None
-    sweep: NlpSweepSettings | None = None
-    training_parameters: NlpFixedParameters | None = None
-    search_space: list[NlpParameterSubspace] | None = None
-    featurization: NlpFeaturizationSettings | None = None
     validation_data: Text | MLTableInput | None = None
     task: Task2
     primary_metric: Annotated[str, one_of("accuracy", snake=True)] | None = None
     target_column_name: Text
 
 
-class TextNerTask(StrictModel):
+class TextNerTask(NlpVertical):
     """azure-ai-ml's ``AutoMLTextNerNode``."""
 
-    environment_id: Text | None = None
-    log_verbosity: LogVerbosity | None = None
     training_data: Text | MLTableInput | None = None
-    limits: NlpLimits | None = None
-    sweep: NlpSweepSettings | None = None
-    training_parameters: NlpFixedParameters | None = None
-    search_space: list[NlpParameterSubspace] | None = None
-    featurization: NlpFeaturizationSettings | None = None
     validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("text_ner", snake=True)]
     primary_metric: Annotated[str, one_of("accuracy", snake=True)] | None = None
