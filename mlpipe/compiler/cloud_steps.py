@@ -7,7 +7,7 @@ complete ``conf``."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from mlpipe.compiler.context import Reporter
 from mlpipe.compiler.scope import Node, Source, StepValues, check_own_bindings
@@ -45,16 +45,16 @@ def build_sweep(node: Node, reporter: Reporter, values: StepValues, common: dict
         check_own_bindings(src.value, names, node.outputs, src, reporter, "command")
         unset_used(src.value, {p.name for p in space})
         command = src.value
-    objective = data.get("objective") if isinstance(data.get("objective"), dict) else {}
-    limits = data.get("limits") if isinstance(data.get("limits"), dict) else {}
+    objective, limits = _mapping(data.get("objective")), _mapping(data.get("limits"))
     return SweepStep(
         **common,
         trial_command=command,
         search_space=tuple(space),
-        sampling_algorithm=sampling,  # type: ignore[arg-type]
+        sampling_algorithm=sampling,
         seed=seed,
-        objective=SweepObjective(goal=_text(objective.get("goal"), "maximize"),  # type: ignore[arg-type]
-                                 primary_metric=_text(objective.get("primary_metric"), "")),
+        objective=SweepObjective(
+            goal="minimize" if objective.get("goal") == "minimize" else "maximize",
+            primary_metric=_text(objective.get("primary_metric"), "")),
         limits=SweepLimits(max_total_trials=_int(limits.get("max_total_trials"), 1) or 1,
                            max_concurrent_trials=_int(limits.get("max_concurrent_trials")),
                            timeout=_int(limits.get("timeout")),
@@ -89,11 +89,13 @@ def search_param(name: str, entry: dict[str, Any]) -> SearchParam:
                        upper=_int(entry.get("upper")))
 
 
-def _sampling(value: Any) -> tuple[str, int | None]:
-    if isinstance(value, dict):
-        return str(value.get("type") or "random").lower(), _int(value.get("seed"))
-    return (value.lower() if isinstance(value, str) and value.lower() in ("grid", "bayesian")
-            else "random"), None
+def _sampling(value: Any) -> tuple[Literal["random", "grid", "bayesian"], int | None]:
+    """The (validated, lower-cased) sampling algorithm and its seed; random by default."""
+    seed = _int(value.get("seed")) if isinstance(value, dict) else None
+    name = value.get("type") if isinstance(value, dict) else value
+    if name == "grid":
+        return "grid", seed
+    return ("bayesian" if name == "bayesian" else "random"), seed
 
 
 def _policy(value: Any) -> EarlyTermination | None:
@@ -138,7 +140,7 @@ def build_spark(node: Node, reporter: Reporter, values: StepValues, common: dict
                 arguments: Any) -> SparkStep:
     """The plan step of a ``type: spark`` node."""
     entry = node.lookup("entry")
-    entry_value = entry.value if entry is not None and isinstance(entry.value, dict) else {}
+    entry_value = _mapping(entry.value if entry is not None else None)
     entry_file = entry_value.get("file") if isinstance(entry_value.get("file"), str) else None
     if entry_file and entry is not None and common["code_dir"] and not node.is_opaque:
         target = Path(common["code_dir"]) / entry_file
@@ -191,7 +193,7 @@ def _check_direct_modes(node: Node, reporter: Reporter) -> None:
         for name, value in node.given(key).items():
             if not isinstance(value, dict) or "${{" in str(value.get("path", "")):
                 continue
-            decl = decls.get(name) if isinstance(decls.get(name), dict) else {}
+            decl = _mapping(decls.get(name))
             mode = value.get("mode") or decl.get("mode")
             if mode != "direct" and decl.get("mode") != "direct":
                 what = "Input" if key == "inputs" else "Output"
@@ -254,8 +256,14 @@ def conf_problem(conf: dict[str, Any]) -> str | None:
 def build_external(node: Node, common: dict[str, Any]) -> ExternalStep:
     """The plan step of an ``automl``, ``data_transfer`` or ``import`` node."""
     task = node.data.get("task")
-    return ExternalStep(**common, kind=node.kind,  # type: ignore[arg-type]
-                        task=task.lower() if isinstance(task, str) else None)
+    kind: Literal["automl", "data_transfer", "import"] = (
+        "automl" if node.kind == "automl" else
+        "data_transfer" if node.kind == "data_transfer" else "import")
+    return ExternalStep(**common, kind=kind, task=task.lower() if isinstance(task, str) else None)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _frozen(value: Any) -> Any:

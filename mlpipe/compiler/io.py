@@ -170,7 +170,8 @@ class IOResolver:
         """``(upstream step, key path)`` of each ``parent.jobs`` binding in the node's inputs
         (and an AutoML step's data)."""
         found: list[tuple[str, KeyPath]] = []
-        sources = [(("inputs", name), value) for name, value in node.given("inputs").items()]
+        sources: list[tuple[KeyPath, Any]] = [
+            (("inputs", name), value) for name, value in node.given("inputs").items()]
         sources += [((key,), node.data[key]) for key in DATA_FIELDS.get(node.kind, ())
                     if key in node.data]
         for path, value in sources:

@@ -188,7 +188,7 @@ class AutoMLVertical(StrictModel):
 
     environment_id: Text | None = None
     log_verbosity: LogVerbosity | None = None
-    training_data: MLTableInput | None = None
+    training_data: Text | MLTableInput | None = None
 
 
 class AutoMLTableLimits(StrictModel):
@@ -233,12 +233,12 @@ class AutoMLTableVertical(AutoMLVertical):
     limits: AutoMLTableLimits | None = None
     featurization: TableFeaturizationSettings | None = None
     target_column_name: Text
-    validation_data: MLTableInput | None = None
+    validation_data: Text | MLTableInput | None = None
     validation_data_size: Float | None = None
     cv_split_column_names: list[Text] | None = None
     n_cross_validations: Annotated[str, one_of("auto")] | Int | None = None
     weight_column_name: Text | None = None
-    test_data: MLTableInput | None = None
+    test_data: Text | MLTableInput | None = None
     test_data_size: Float | None = None
 
 
@@ -273,9 +273,6 @@ class ClassificationTrainingSettings(TrainingSettings):
 class ClassificationTask(AutoMLTableVertical):
     """azure-ai-ml's ``AutoMLClassificationNodeSchema``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
-    test_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("classification", snake=True)]
     primary_metric: PrimaryMetric | None = None
     positive_label: Text | None = None
@@ -292,9 +289,6 @@ class RegressionTrainingSettings(TrainingSettings):
 class RegressionTask(AutoMLTableVertical):
     """azure-ai-ml's ``AutoMLRegressionNodeSchema``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
-    test_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("regression", snake=True)]
     primary_metric: PrimaryMetric2 | None = None
     training: RegressionTrainingSettings | None = None
@@ -329,9 +323,6 @@ class ForecastingSettings(StrictModel):
 class ForecastingTask(AutoMLTableVertical):
     """azure-ai-ml's ``AutoMLForecastingNodeSchema``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
-    test_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("forecasting", snake=True)]
     primary_metric: PrimaryMetric2 | None = None
     training: ForecastingTrainingSettings | None = None
@@ -359,9 +350,9 @@ class ImageVertical(AutoMLVertical):
     limits: ImageLimits | None = None
     sweep: ImageSweepSettings | None = None
     target_column_name: Text
-    test_data: MLTableInput | None = None
+    test_data: Text | MLTableInput | None = None
     test_data_size: Float | None = None
-    validation_data: MLTableInput | None = None
+    validation_data: Text | MLTableInput | None = None
     validation_data_size: Float | None = None
 
 
@@ -608,8 +599,6 @@ class ImageClassificationBase(ImageVertical):
 class ImageClassificationTask(ImageClassificationBase):
     """azure-ai-ml's ``ImageClassificationMulticlassNodeSchema``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("image_classification", snake=True)]
     primary_metric: PrimaryMetric | None = None
 
@@ -617,8 +606,6 @@ class ImageClassificationTask(ImageClassificationBase):
 class ImageClassificationMultilabelTask(ImageClassificationBase):
     """azure-ai-ml's ``ImageClassificationMultilabelNodeSchema``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
     task: Task
     primary_metric: PrimaryMetric3 | None = None
 
@@ -741,8 +728,6 @@ class ImageModelDistributionSettingsObjectDetection(ImageModelDistributionSettin
 class ImageObjectDetectionTask(ImageVertical):
     """azure-ai-ml's ``ImageObjectDetectionNodeSchema``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("image_object_detection", snake=True)]
     primary_metric: Annotated[str, one_of("mean_average_precision", snake=True)] | None = None
     training_parameters: ImageModelSettingsObjectDetection | None = None
@@ -760,8 +745,6 @@ class ImageModelDistributionSettingsInstanceSegmentation(
 class ImageInstanceSegmentationTask(ImageVertical):
     """azure-ai-ml's ``ImageInstanceSegmentationNodeSchema``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("image_instance_segmentation", snake=True)]
     primary_metric: Annotated[str, one_of("mean_average_precision", snake=True)] | None = None
     training_parameters: ImageModelSettingsObjectDetection | None = None
@@ -867,14 +850,12 @@ class NlpVertical(AutoMLVertical):
     training_parameters: NlpFixedParameters | None = None
     search_space: list[NlpParameterSubspace] | None = None
     featurization: NlpFeaturizationSettings | None = None
-    validation_data: MLTableInput | None = None
+    validation_data: Text | MLTableInput | None = None
 
 
 class TextClassificationTask(NlpVertical):
     """azure-ai-ml's ``AutoMLTextClassificationNode``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("text_classification", snake=True)]
     primary_metric: PrimaryMetric | None = None
     target_column_name: Text
@@ -883,8 +864,6 @@ class TextClassificationTask(NlpVertical):
 class TextClassificationMultilabelTask(NlpVertical):
     """azure-ai-ml's ``AutoMLTextClassificationMultilabelNode``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
     task: Task2
     primary_metric: Annotated[str, one_of("accuracy", snake=True)] | None = None
     target_column_name: Text
@@ -893,8 +872,6 @@ class TextClassificationMultilabelTask(NlpVertical):
 class TextNerTask(NlpVertical):
     """azure-ai-ml's ``AutoMLTextNerNode``."""
 
-    training_data: Text | MLTableInput | None = None
-    validation_data: Text | MLTableInput | None = None
     task: Annotated[str, one_of("text_ner", snake=True)]
     primary_metric: Annotated[str, one_of("accuracy", snake=True)] | None = None
     target_column_name: Text | None = None

@@ -101,8 +101,8 @@ def _watch(step: SweepStep, trials: list[Trial],
 
 def _finish(step: SweepStep, trials: list[Trial], cancel: threading.Event) -> SweepOutcome:
     done = [t for t in trials if t.status == "completed" and t.final is not None]
-    maximize = step.objective.goal == "maximize"
-    best = (max if maximize else min)(done, key=lambda t: t.final) if done else None  # type: ignore[arg-type,return-value]
+    sign = 1.0 if step.objective.goal == "maximize" else -1.0
+    best = max(done, key=lambda t: sign * (t.final or 0.0)) if done else None
     table = write_table(step, trials, best)
     if best is None:
         status = "canceled" if cancel.is_set() else "failed"
