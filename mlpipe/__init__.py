@@ -3,13 +3,21 @@
 The SDK names (``from mlpipe import Input, Output, load_job, load_component,
 pipeline, run, ValidationError``) mirror ``azure.ai.ml``; they are loaded on
 first use so the CLI does not pay for them.
+
+Importing mlpipe installs its import hook (:mod:`mlpipe.import_mirrors`): where the real
+packages are not installed, ``azureml.core`` / ``azureml.*`` and ``azure.ai.ml`` resolve to
+mlpipe's mirrors in this process and in the ones it starts (``MLPIPE_IMPORT_MIRRORS=0``
+turns it off).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from mlpipe.import_mirrors import install_from_environment
 from mlpipe.version import __version__
+
+install_from_environment()
 
 _SDK_NAMES = {
     "Input", "Output", "load_job", "load_component", "pipeline", "run", "command",

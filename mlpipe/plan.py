@@ -135,6 +135,7 @@ class PrsOptions:
     copy_logs_to_parent: bool = False
     profiling_module: str | None = None
     append_row_dataframe_header: bool = False
+    append_row_file_name: str | None = None  # the append_row file in a uri_folder output
 
 
 @dataclass(frozen=True)

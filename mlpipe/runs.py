@@ -24,6 +24,12 @@ JOB_NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$"  # Azure ML's job-name r
 JOB_NAME = re.compile(JOB_NAME_PATTERN)
 GENERIC_STEMS = frozenset({"pipeline", "job", "main"})
 NAME_BASE_LIMIT = 200
+# What a step's processes learn of the run they belong to (set by the runner, read by the
+# v1 ``Run.get_context()``): the job's name, the step's name and folder, the experiment.
+JOB_NAME_ENV = "MLPIPE_JOB_NAME"
+STEP_NAME_ENV = "MLPIPE_STEP_NAME"
+STEP_DIR_ENV = "MLPIPE_STEP_DIR"
+EXPERIMENT_ENV = "MLPIPE_EXPERIMENT_NAME"
 
 
 def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:

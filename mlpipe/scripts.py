@@ -1,11 +1,9 @@
 """Running published azure-ai-ml / azureml v1 scripts and notebooks unchanged.
 
-:func:`install_mirrors` puts a meta-path finder first on ``sys.meta_path`` of the
-current process: ``import azure.ai.ml``, ``azure.identity``, ``azureml.core``,
-``azureml.pipeline.core``/``steps``, ``azureml.data`` (and their usual
-submodules) then give mlpipe's mirrors. Only the process that installs it is
-affected (``mlpipe run-script`` and, through ``MLPIPE_IMPORT_MIRRORS``, the
-step workers it starts); the real packages stay untouched for every other one.
+:func:`install_mirrors` forces the import hook of :mod:`mlpipe.import_mirrors` (Azure's
+module names give mlpipe's mirrors even where the real packages are installed) in this
+process and, through ``MLPIPE_IMPORT_MIRRORS=1``, in the step workers and command steps it
+starts; URLs that ``mlpipe.toml`` maps read their local stand-ins.
 
 :func:`run_path` runs a ``.py`` file or the code cells of an ``.ipynb`` in order.
 """
@@ -14,14 +12,11 @@ from __future__ import annotations
 
 import email.message
 import importlib
-import importlib.abc
-import importlib.machinery
 import json
 import os
 import re
 import runpy
 import sys
-import types
 import urllib.error
 import urllib.request
 import urllib.response
@@ -30,128 +25,20 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.errors import MlpipeError
+from mlpipe.import_mirrors import ENV_FLAG, install, mode
 from mlpipe.runs import RUNS_DIR_ENV, resolve_runs_dir
 
-ENV_FLAG = "MLPIPE_IMPORT_MIRRORS"
 
-_V1 = "mlpipe.v1"
-# Imported name -> the mlpipe module whose public names it gets.
-MIRRORS: dict[str, str] = {
-    "azure.ai.ml": "mlpipe.azure_ai_ml",
-    "azure.ai.ml.dsl": "mlpipe.dsl",
-    "azure.ai.ml.entities": "mlpipe.entities",
-    "azure.ai.ml.constants": "mlpipe.constants",
-    "azure.ai.ml.parallel": "mlpipe.parallel",
-    "azure.ai.ml.operations": "mlpipe.sdk.operations",
-    "azure.identity": "mlpipe.identity",
-    "azure.core.exceptions": "mlpipe.sdk.exceptions",
-    **{name: _V1 for name in (
-        "azureml.core", "azureml.core.compute", "azureml.core.compute_target",
-        "azureml.core.datastore", "azureml.core.dataset", "azureml.core.model",
-        "azureml.core.runconfig", "azureml.core.environment", "azureml.core.experiment",
-        "azureml.core.workspace", "azureml.core.run", "azureml.core.conda_dependencies",
-        "azureml.core.authentication",
-        "azureml.data", "azureml.data.dataset_consumption_config",
-        "azureml.data.output_dataset_config", "azureml.data.data_reference",
-        "azureml.data.datapath", "azureml.data.file_dataset", "azureml.data.tabular_dataset",
-        "azureml.pipeline.core", "azureml.pipeline.core.graph", "azureml.pipeline.steps",
-        "azureml.widgets",
-    )},
-}
-# azureml's private telemetry and REST-client modules, which published scripts import to tag
-# their runs: every name in them is :class:`Inert` (nothing is sent anywhere).
-INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
-         "azureml._common")
-# Mirrored only where the real package is not installed (azure-core's own modules use it).
-FALLBACKS = frozenset({"azure.core.exceptions"})
-_PARENTS = {".".join(name.split(".")[:i]) for name in MIRRORS
-            for i in range(1, name.count(".") + 1)} - set(MIRRORS)
-
-
-class Inert:
-    """A name of an :data:`INERT` module: takes any call and attribute, does nothing."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return Inert()
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return Inert()
-
-
-def _inert(fullname: str) -> bool:
-    return any(fullname == p or fullname.startswith(p + ".") for p in INERT)
-
-
-class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds mirrored names (and empty parent packages such as ``azureml``)."""
-
-    def find_spec(self, fullname: str, path: Any = None,
-                  target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if (fullname in _PARENTS or fullname in FALLBACKS) \
-                and importlib.machinery.PathFinder.find_spec(fullname, path):
-            return None  # a real package (azure-core's ``azure.core``): load it as is
-        if fullname in MIRRORS or fullname in _PARENTS or _inert(fullname):
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-        parent = fullname.rpartition(".")[0]
-        if parent in MIRRORS:
-            raise ModuleNotFoundError(
-                f"mlpipe run-script: {fullname} has no local mirror (mirrored: "
-                f"{', '.join(sorted(n for n in MIRRORS if n.startswith(parent)))}); import the "
-                "names from one of those, or run the script with the real package",
-                name=fullname)
-        return None
-
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
-        return None
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        module.__path__ = []
-        if _inert(module.__name__):
-            module.__getattr__ = lambda name: Inert  # type: ignore[method-assign]
-            return
-        target = MIRRORS.get(module.__name__)
-        if target is None:  # a parent package (``azureml``) that is not installed
-            return
-        mirror = importlib.import_module(target)
-        names = getattr(mirror, "__all__", None) or [n for n in vars(mirror) if
-                                                     not n.startswith("_")]
-        module.__all__ = list(names)  # type: ignore[attr-defined]
-        module.__doc__ = f"mlpipe's local mirror of {module.__name__} (from {target})"
-        for name, value in vars(mirror).items():
-            if not name.startswith("_"):
-                setattr(module, name, value)
-
-        def __getattr__(name: str) -> Any:
-            try:
-                return getattr(mirror, name)
-            except AttributeError:
-                raise AttributeError(f"module {module.__name__!r} has no attribute {name!r} in "
-                                     f"mlpipe's local mirror ({target})") from None
-
-        module.__getattr__ = __getattr__  # type: ignore[method-assign]
-
-
-def install_mirrors() -> MirrorFinder:
-    """Resolve the mirrored imports to mlpipe in this process (idempotent)."""
-    for finder in sys.meta_path:
-        if isinstance(finder, MirrorFinder):
-            return finder
-    for name in list(sys.modules):
-        if name in MIRRORS or name in _PARENTS or name.partition(".")[0] == "azureml":
-            del sys.modules[name]
-    finder = MirrorFinder()
-    sys.meta_path.insert(0, finder)
+def install_mirrors() -> None:
+    """Resolve Azure's module names to mlpipe's mirrors in this process and the ones it
+    starts, even where the real packages are installed (idempotent); mapped URLs read their
+    ``mlpipe.toml`` stand-ins."""
     os.environ[ENV_FLAG] = "1"
+    install("force")
     # Step workers resolve the same runs folder (registered models) whatever their folder.
     os.environ.setdefault(RUNS_DIR_ENV, str(resolve_runs_dir()))
     urllib.request.install_opener(urllib.request.build_opener(StandInHandler()))
     _install_requests_stand_ins()
-    return finder
 
 
 class StandInHandler(urllib.request.BaseHandler):
@@ -209,9 +96,12 @@ def _install_requests_stand_ins() -> None:
 
 
 def install_from_environment() -> None:
-    """Install the mirrors when the parent ``mlpipe run-script`` asked for them."""
-    if os.environ.get(ENV_FLAG) == "1":
+    """In a step worker: the import hook as :data:`ENV_FLAG` asks, and under ``mlpipe
+    run-script`` (``force``) the URL stand-ins too."""
+    if mode() == "force":
         install_mirrors()
+    else:
+        install(mode())
 
 
 # -- notebooks ------------------------------------------------------------------------------------
@@ -312,6 +202,5 @@ def run_path(path: str | os.PathLike[str], argv: Sequence[str] = ()) -> None:
         runpy.run_path(str(script), run_name="__main__")
 
 
-__all__ = ["ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "Inert", "MirrorFinder", "NotebookError",
-           "StandInHandler", "cell_code", "install_from_environment", "install_mirrors",
-           "notebook_cells", "run_notebook", "run_path"]
+__all__ = ["NotebookError", "StandInHandler", "cell_code", "install_from_environment",
+           "install_mirrors", "notebook_cells", "run_notebook", "run_path"]

@@ -19,11 +19,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "mlpipe"
 LAYERS: list[tuple[str, ...]] = [
     # 0: shared vocabulary, no mlpipe imports but each other
     ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
-     "mlpipe.sizes", "mlpipe.limits", "mlpipe.wording", "mlpipe.cores"),
+     "mlpipe.sizes", "mlpipe.limits", "mlpipe.wording", "mlpipe.cores",
+     "mlpipe.import_mirrors", "mlpipe.startup"),
     # 1: what a pipeline is: the YAML models, the plan, the data readers
     ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
     # 2: turning models into a plan, and running a plan's parallel steps
-    # (and the import mirrors a script or a step worker runs under: mlpipe.scripts)
+    # (and running a published script or notebook: mlpipe.scripts)
     ("mlpipe.compiler", "mlpipe.runtime", "mlpipe.scripts"),
     # 3: whole jobs: the front door, the runner, the job store
     ("mlpipe.jobs",),

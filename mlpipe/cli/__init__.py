@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.validate",
     "mlpipe.cli.jobs",
     "mlpipe.cli.job_report",
+    "mlpipe.cli.job_advise",
 )
 
 # Modules that add top-level commands; each defines ``register_top(subparsers)``.

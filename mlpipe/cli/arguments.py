@@ -3,19 +3,27 @@
 - :class:`CommandParser` makes a usage error name the sub-command it belongs to
   (``mlpipe job show: error: ...`` with ``job show``'s usage) and exit 2.
 - :func:`add_job_name` accepts a job's name positionally or as ``--name/-n``.
-- :func:`add_output_format` adds ``--output/-o`` and :func:`print_structured`
-  prints a record as JSON or YAML.
+- :func:`add_output_format` adds az's ``--output/-o`` and ``--query`` to a verb, and
+  :func:`emit` prints its result: the human view, or the machine output (``json``,
+  ``jsonc``, ``yaml``, ``yamlc``, ``tsv``, ``table`` of a query, ``none``) that
+  :mod:`mlpipe.cli.output` writes as az does. ``--query`` alone means ``-o json``, az's
+  default. Every verb with output goes through these two.
+- :func:`add_workspace_options` accepts az's ``--resource-group/-g``, ``--workspace-name/-w``
+  and ``--subscription`` (one local workspace: they select nothing); :func:`add_web`
+  accepts ``--web`` and :func:`web_note` says what it would have opened.
+- :func:`positive_count` reads a whole number of 1 or more.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
-OUTPUT_FORMATS: tuple[str, ...] = ("table", "json", "yaml")
+from mlpipe.cli.output import FORMATS, compile_query, render, run_query
+
+OUTPUT_FORMATS: tuple[str, ...] = FORMATS
 
 PostCheck = Callable[[argparse.ArgumentParser, argparse.Namespace], None]
 
@@ -80,19 +88,103 @@ def _require_name(parser: argparse.ArgumentParser, namespace: argparse.Namespace
         parser.error("the job's name is required: NAME or --name/-n NAME")
 
 
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number of 1 or more (``--max-results``, ``--instance-count``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
+    return value
+
+
 def add_output_format(parser: argparse.ArgumentParser,
                       formats: Sequence[str] = OUTPUT_FORMATS, default: str = "table") -> None:
-    """``--output/-o`` as az spells it: ``table`` (the default), ``json`` or ``yaml``."""
+    """``--output/-o`` as az spells it (``table``, the default, is the human view) and
+    ``--query JMESPATH``; read them with :func:`output_format` or :func:`emit`."""
     parser.add_argument("--output", "-o", choices=tuple(formats), default=default,
-                        help=f"output format (default: {default})")
+                        type=str.lower, action=_OutputGiven,
+                        help=f"output format, as az: {', '.join(formats)} (default: {default})")
+    parser.add_argument("--query", type=_query, metavar="JMESPATH",
+                        help="JMESPath query on the machine output, as az (implies -o json "
+                             "unless -o is given)")
 
 
-def print_structured(data: Any, output: str) -> None:
-    """Print ``data`` as JSON or YAML (``output`` is ``json`` or ``yaml``)."""
-    if output == "yaml":
-        import yaml
+class _OutputGiven(argparse.Action):
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        namespace.output = values
+        namespace.output_given = True
 
-        plain = json.loads(json.dumps(data, default=str))  # dates etc. as text, like JSON
-        sys.stdout.write(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True))
+
+def _query(text: str) -> Any:
+    try:
+        return compile_query(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def output_format(args: argparse.Namespace) -> str:
+    """``human`` (the default view: ``table``, or ``text`` where a verb calls it that) or the
+    machine format the command line asks for."""
+    output = getattr(args, "output", "table") or "table"
+    if getattr(args, "query", None) is not None and not getattr(args, "output_given", False):
+        return "json"  # az's default output
+    if output in ("table", "text") and getattr(args, "query", None) is None:
+        return "human"
+    return output
+
+
+def machine_output(args: argparse.Namespace) -> bool:
+    """Whether stdout is for the machine output (human progress goes to stderr then)."""
+    return output_format(args) != "human"
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[], None] | None = None) -> None:
+    """Print a verb's result: ``human()`` for the default view (when given), else ``data``
+    (or ``data()``) through ``--query`` in the ``-o`` format, as az prints it."""
+    output = output_format(args)
+    if output == "human" and human is not None:
+        human()
+        return
+    result = data() if callable(data) else data
+    query = getattr(args, "query", None)
+    if query is not None:
+        result = run_query(query, result)
+    sys.stdout.write(render(result, "table" if output == "human" else output,
+                            query_active=query is not None))
+
+
+def print_structured(data: Any, output: str | argparse.Namespace) -> None:
+    """Print ``data`` in a machine format (``output``: a format name, or the parsed
+    arguments, whose ``--query`` then applies too)."""
+    if isinstance(output, argparse.Namespace):
+        emit(output, data)
     else:
-        print(json.dumps(data, indent=2, default=str))
+        sys.stdout.write(render(data, output))
+
+
+def add_workspace_options(parser: argparse.ArgumentParser) -> None:
+    """az's workspace selectors, accepted so az scripts run unchanged: there is one local
+    workspace (the runs folder), so they select nothing."""
+    parser.add_argument("--resource-group", "-g", metavar="NAME",
+                        help="accepted for az compatibility (no effect locally)")
+    parser.add_argument("--workspace-name", "-w", metavar="NAME",
+                        help="accepted for az compatibility (no effect locally)")
+    parser.add_argument("--subscription", metavar="ID",
+                        help="accepted for az compatibility (no effect locally)")
+
+
+def add_web(parser: argparse.ArgumentParser) -> None:
+    """``--web``: az opens the studio; here a note says where the job's report is instead."""
+    parser.add_argument("--web", action="store_true",
+                        help="accepted for az compatibility: no studio here, a note names the "
+                             "job's report instead")
+
+
+def web_note(args: argparse.Namespace, report: str | None) -> None:
+    """The note ``--web`` gets (on stderr, so machine output stays clean)."""
+    if getattr(args, "web", False):
+        where = f"open {report}" if report else "see mlpipe job show NAME"
+        print(f"mlpipe: --web ignored: there is no studio here; {where}", file=sys.stderr)

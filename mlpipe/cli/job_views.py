@@ -168,11 +168,12 @@ def failure_lines(step_name: str, step: dict[str, Any]) -> list[str]:
 def top_error_lines(step: dict[str, Any], skip: str = "") -> list[str]:
     """A parallel step's most frequent errors (``count x message``) and the path of its
     ``user/error.txt``; nothing when it recorded no errors or ``skip`` already says it all."""
-    top = (step.get("summary") or {}).get("top_errors") or []
+    summary = step.get("summary") or {}
+    top = summary.get("top_errors") or []
     if all(message.removeprefix(INIT_FAILED) in skip for message, _count, _where in top):
         return []  # nothing to add (an init() failure's reason already has its traceback)
     lines = [f"  {count} x {message}" for message, count, _where in top[:TOP_ERRORS_SHOWN]]
-    more = len(top) - TOP_ERRORS_SHOWN
+    more = max(int(summary.get("error_kinds") or 0), len(top)) - TOP_ERRORS_SHOWN
     if more > 0:
         lines.append(f"  ... and {plural(more, 'other kind of error', 'other kinds of error')}")
     lines.append(f"  details: {Path(step.get('logs_dir') or '.') / 'user' / 'error.txt'}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import os
+import contextlib
 import signal
 import sys
 import threading
@@ -12,11 +12,21 @@ from typing import Any
 
 from rich.table import Table
 
-from mlpipe.cli.arguments import add_job_name, add_output_format, print_structured
-from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines
+from mlpipe.cli.arguments import (
+    add_job_name,
+    add_output_format,
+    add_web,
+    add_workspace_options,
+    emit,
+    machine_output,
+    positive_count,
+    web_note,
+)
+from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines, steps_table
 from mlpipe.cli.validate import file_problem
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError
+from mlpipe.jobs.azure_view import azure_children, azure_record
 from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
@@ -47,12 +57,18 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         help="do not run step NAME (repeatable): its outputs are given with "
                              "--set jobs.NAME.outputs.OUTPUT.path=./local (for steps only Azure "
                              "runs: automl, data_transfer, import, Spark without pyspark)")
+    create.add_argument("--stream", action="store_true",
+                        help="accepted for az compatibility: the job runs here until it ends, "
+                             "its progress on the terminal")
+    create.add_argument("--skip-validation", action="store_true",
+                        help="accepted for az compatibility (the job is always validated)")
+    _az_conventions(create, web=True)
     create.set_defaults(handler=create_job)
 
     show = job.add_parser("show", help="show a job's record")
     add_job_name(show)
     _runs_dir_option(show)
-    add_output_format(show)
+    _az_conventions(show, web=True)
     show.add_argument("--mini-batches", action="store_true",
                       help="list a parallel step's mini-batches: id, items, attempts, status, "
                            "first line of the error")
@@ -65,19 +81,25 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     listing = job.add_parser("list", help="list jobs, newest first")
     _runs_dir_option(listing)
-    listing.add_argument("--max-results", "-r", type=_count, metavar="N",
+    listing.add_argument("--max-results", "-r", type=positive_count, metavar="N",
                          help="list at most N jobs (the newest)")
-    add_output_format(listing)
+    listing.add_argument("--parent-job-name", "-p", metavar="NAME",
+                         help="list the steps of this pipeline job (its child jobs), as az ml")
+    listing.add_argument("--all-results", action="store_true",
+                         help="accepted for az compatibility (every job is listed)")
+    _az_conventions(listing)
     listing.set_defaults(handler=list_jobs)
 
     stream = job.add_parser("stream", help="follow a running job until it ends")
     add_job_name(stream)
     _runs_dir_option(stream)
+    _az_conventions(stream)
     stream.set_defaults(handler=stream_job)
 
     cancel = job.add_parser("cancel", help="stop a running job (finished work is kept)")
     add_job_name(cancel)
     _runs_dir_option(cancel)
+    _az_conventions(cancel)
     cancel.add_argument("--no-wait", dest="wait", action="store_false",
                         help="return at once instead of waiting for the job to stop")
     cancel.add_argument("--timeout", type=_seconds, default=120.0,
@@ -113,6 +135,29 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                        help="open the post-mortem debugger when init() or run() raises")
     debug.set_defaults(handler=debug_job)
 
+    download = job.add_parser(
+        "download", help="copy a finished job's outputs or logs, as az ml job download",
+        description="Copy a finished job's files the way az ml lays them out: --output-name X "
+                    "to DOWNLOAD_PATH/named-outputs/X, --all every output and the logs, else the "
+                    "logs (the run folder) to DOWNLOAD_PATH/artifacts.")
+    add_job_name(download)
+    _runs_dir_option(download)
+    download.add_argument("--output-name", metavar="OUTPUT", help="the pipeline output to copy")
+    download.add_argument("--download-path", default=".", metavar="PATH",
+                          help="where to copy to (default: the current folder)")
+    download.add_argument("--all", action="store_true", help="every output and the logs")
+    _az_conventions(download)
+    download.set_defaults(handler=download_job)
+
+
+def _az_conventions(parser: argparse.ArgumentParser, *, web: bool = False) -> None:
+    """az's conventions every job verb takes: ``-o``/``--query``, the workspace selectors,
+    and ``--web`` where az has it."""
+    add_output_format(parser)
+    add_workspace_options(parser)
+    if web:
+        add_web(parser)
+
 
 def _runs_dir_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir",
@@ -129,16 +174,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
-    return value
-
-
 def _override(text: str) -> str:
     key, sep, _value = text.partition("=")
     if not sep or not key.strip():
@@ -152,10 +187,22 @@ def _err(message: str) -> None:
 
 def create_job(args: argparse.Namespace) -> int:
     """``mlpipe job create``: 0 when the job completed; 1 when it failed, was canceled or is
-    invalid."""
+    invalid. With ``-o``/``--query`` the progress goes to stderr and stdout gets the job as
+    ``job show`` gives it (``--query name -o tsv``: its name)."""
     problem = file_problem(args.file)
     if problem:
         return _usage(problem)
+    if not machine_output(args):
+        return _create(args)
+    with contextlib.redirect_stdout(sys.stderr):
+        code = _create(args)
+    name = getattr(args, "created", None)
+    if name is not None:
+        emit(args, lambda: azure_record(JobStore(args.runs_dir).load(name)))
+    return code
+
+
+def _create(args: argparse.Namespace) -> int:
     from mlpipe.compiler import OverrideSyntaxError
     from mlpipe.jobs.front_door import NotAPipelineError, Submission, SubmitUsageError, submit
     from mlpipe.jobs.preflight import RemoteAssetsError, StepsNotRunnableError
@@ -218,20 +265,12 @@ def create_job(args: argparse.Namespace) -> int:
     finally:
         _restore_sigterm(previous_sigterm)
     assert submission.result is not None
+    args.created = submission.name
     print_job(JobStore(args.runs_dir).load(submission.name), out)
-    _print_report(submission.plan.run_dir)
+    if submission.result.report:  # written by the runner (a warning was said otherwise)
+        print(f"report:     {submission.result.report}", flush=True)
+    web_note(args, submission.result.report)
     return 0 if submission.result.ok else 1
-
-
-def _print_report(run_dir: str | os.PathLike[str]) -> None:
-    """Write ``<run>/report.html`` and say where it is (a report that cannot be written
-    is a warning: the job's own result stands)."""
-    from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
-
-    try:
-        print(f"report:     {write_job_report(run_dir)}", flush=True)
-    except (OSError, ValueError) as exc:
-        print(f"mlpipe: warning: report.html not written: {exc}", file=sys.stderr)
 
 
 def _usage(message: str) -> int:
@@ -344,16 +383,16 @@ def show_job(args: argparse.Namespace) -> int:
     _, record = found
     if args.mini_batches or args.step or args.failed:
         return _show_mini_batches(args, record)
-    if args.output != "table":
-        print_structured(record, args.output)
-    else:
-        print_job(record)
+    view = azure_record(record)
+    web_note(args, view.get("services", {}).get("Studio", {}).get("endpoint"))
+    emit(args, view, human=lambda: print_job(record))
     return 0
 
 
 def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     """``job show NAME --mini-batches [--step STEP] [--failed]``."""
     from mlpipe.runtime.mini_batch_outcomes import read_outcomes  # noqa: PLC0415
+    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
 
     if not args.mini_batches:
         return _usage("--step and --failed go with --mini-batches")
@@ -369,8 +408,8 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     outcomes = read_outcomes(steps[name].get("logs_dir") or "")
     if args.failed:
         outcomes = [outcome for outcome in outcomes if not outcome.ok]
-    if args.output != "table":
-        print_structured([vars(outcome) for outcome in outcomes], args.output)
+    if machine_output(args):
+        emit(args, [vars(outcome) for outcome in outcomes])
         return 0
     table = Table("id", "items", "attempts", "status", "detail", "error", box=None)
     for outcome in outcomes:
@@ -381,7 +420,7 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     console().print(table)
     kind = "failed mini-batch" if args.failed else "mini-batch"
     print(f"{plural(len(outcomes), kind)} in step {name} "
-          f"({steps[name].get('logs_dir')}/sys/job_report/processed_mini-batches.csv)")
+          f"({StepLogs.of(steps[name].get('logs_dir') or '').processed})")
     return 0
 
 
@@ -389,11 +428,11 @@ def list_jobs(args: argparse.Namespace) -> int:
     store, code = _store_for(args)
     if store is None:
         return code
+    if args.parent_job_name is not None:
+        return _list_children(args, store)
     records = store.list()[:args.max_results]
-    if args.output != "table":
-        brief = [{k: r.get(k) for k in ("name", "status", "created_at", "started_at", "ended_at",
-                                        "duration_seconds", "source", "run_dir")} for r in records]
-        print_structured(brief, args.output)
+    if machine_output(args):
+        emit(args, [azure_record(record) for record in records])
     elif not records:
         print(f"no jobs in {store.runs_dir}")
     else:
@@ -401,6 +440,37 @@ def list_jobs(args: argparse.Namespace) -> int:
     if store.unreadable:
         _err(f"skipped {plural(len(store.unreadable), 'unreadable record')}: "
              + ", ".join(str(store.record_path(name)) for name in sorted(store.unreadable)))
+    return 0
+
+
+def _list_children(args: argparse.Namespace, store: JobStore) -> int:
+    """``job list --parent-job-name P``: the steps of job P, as az lists child jobs."""
+    if (problem := check_job_name(args.parent_job_name)) is not None:
+        return _usage(problem)
+    record = _load(store, args.parent_job_name)
+    if record is None:
+        return 1
+    children = azure_children(record)[:args.max_results]
+    emit(args, children, human=lambda: console().print(steps_table(record)))
+    return 0
+
+
+def download_job(args: argparse.Namespace) -> int:
+    """``mlpipe job download``: 0 when the files were copied, 1 when the job has not ended
+    or has no such output."""
+    from mlpipe.jobs.download import DownloadError  # noqa: PLC0415
+    from mlpipe.jobs.download import download_job as download  # noqa: PLC0415
+
+    found = _job_for(args)
+    if isinstance(found, int):
+        return found
+    store, _ = found
+    try:
+        written = download(store, args.name, args.download_path, args.output_name, args.all)
+    except DownloadError as error:
+        _err(str(error))
+        return 1
+    emit(args, None, human=lambda: print("\n".join(f"downloaded: {f}" for f in written)))
     return 0
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlpipe.cli.arguments import add_output_format, print_structured
+from mlpipe.cli.arguments import OUTPUT_FORMATS, add_output_format, emit
 from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_component
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.compiler.overrides import parse_override
@@ -86,7 +86,7 @@ def _common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", metavar="FILE", help="YAML files to validate")
     parser.add_argument("--file", "-f", dest="files", action="append", default=[], metavar="FILE",
                         help="a YAML file to validate (repeatable)")
-    add_output_format(parser, ("text", "table", "json", "yaml"), default="text")  # table = text
+    add_output_format(parser, ("text", *OUTPUT_FORMATS), default="text")  # table = text
     parser.add_argument("--skip-unknown", action="store_true",
                         help="skip YAML files that are not Azure ML jobs or components "
                              "(for pre-commit)")
@@ -118,10 +118,7 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     except OverrideSyntaxError as exc:
         return _usage(str(exc))
     reports = [_validate_file(f, args, component_only) for f in files]
-    if args.output in ("json", "yaml"):
-        print_structured(_json(reports), args.output)
-    else:
-        _print_text(reports, quiet=args.quiet)
+    emit(args, lambda: _json(reports), human=lambda: _print_text(reports, quiet=args.quiet))
     return 0 if all(r.valid for r in reports) else 1
 
 

@@ -5,7 +5,10 @@ Each override names a dotted key path in the loaded YAML data
 ``jobs.train.partition_keys.0=Store``). The value is read as a YAML scalar
 (``5`` is an int, ``true`` a bool, ``[a, b]`` a list); when the key already holds
 a string, the text is kept as a string, so ``mini_batch_size=5`` stays ``"5"``.
-Every mapping on the way must exist; only the last key may be new.
+Mappings missing on the way are made, as ``az ml``'s ``--set`` does
+(``settings.force_rerun=True`` in a file with no ``settings``), except a step: a key
+path that names no step of ``jobs`` is an error (with "did you mean"); a value on the
+way that is not a mapping is an error too.
 """
 
 from __future__ import annotations
@@ -85,6 +88,8 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
                 old = node.get(part)
                 node[part] = text if isinstance(old, str) else _yaml_value(text)
                 return None
+            if part not in node and parts[:depth] != ["jobs"]:
+                node[part] = {}  # az ml's --set makes the mappings a key path needs
             if node.get(part, "") is None:  # an empty mapping written as nothing (`x:`)
                 node[part] = {}
             if part not in node or not isinstance(node[part], (dict, list)):

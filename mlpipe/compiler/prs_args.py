@@ -30,6 +30,12 @@ def _to_bool(value: str) -> bool:
     raise SettingError(f"must be True or False, got {value!r}", code="type")
 
 
+def _file_name(value: str) -> str:
+    if not value or value in (".", "..") or any(c in value for c in "/\\\0"):
+        raise SettingError(f"must be a file name (no folder), got {value!r}", code="type")
+    return value
+
+
 def _profiler(value: str) -> str:
     if value not in PROFILERS:
         raise SettingError(f"must be one of {', '.join(PROFILERS)}, got {value!r}", code="enum")
@@ -55,6 +61,7 @@ KNOWN_FLAGS: dict[str, Flag] = {
     "--copy_logs_to_parent": Flag("copy_logs_to_parent", _to_bool),
     "--profiling_module": Flag("profiling_module", _profiler),
     "--append_row_dataframe_header": Flag("append_row_dataframe_header", _to_bool, switch=True),
+    "--append_row_file_name": Flag("append_row_file_name", _file_name),
 }
 
 

@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from mlpipe.import_mirrors import child_environment
 from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
@@ -74,14 +75,15 @@ def python_shim_dir(step: Step) -> Path:
 
 
 def command_environment(step: Step) -> dict[str, str]:
-    """The process environment: ours, the step's ``environment_variables``, our Python first."""
+    """The process environment: ours, the step's ``environment_variables``, our Python first
+    (with mlpipe's import hook, :func:`mlpipe.import_mirrors.child_environment`)."""
     env = dict(os.environ)
     path_parts = [str(python_shim_dir(step)), str(Path(sys.executable).parent)]
     env["PATH"] = os.pathsep.join(path_parts + [env.get("PATH", os.defpath)])
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("PYTHONHOME", None)
     env.update({str(k): str(v) for k, v in step.environment_variables.items()})
-    return env
+    return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
 
 
 def shell() -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any
 
 from mlpipe.compiler import compile_pipeline
 from mlpipe.errors import MlpipeError
+from mlpipe.import_mirrors import mode as import_mirrors_mode
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -54,7 +55,7 @@ def debug_mini_batch(record: dict[str, Any], step_name: str, mini_batch_id: str,
         logs_dir=str(scratch / "logs"), output_dir=str(scratch / "outputs"),
         working_root=str(scratch / "working"), program_arguments=tuple(step.program_arguments),
         environment_variables=step.environment_variables, logging_level=step.logging_level,
-        capture_output=False, source_dir=step.code_dir)
+        capture_output=False, source_dir=step.code_dir, import_mirrors=import_mirrors_mode())
     (scratch / "outputs").mkdir(parents=True)
     runtime = WorkerRuntime(config, WorkerInfo(0, "debug"))
     cwd = os.getcwd()

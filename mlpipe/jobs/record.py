@@ -51,6 +51,7 @@ class SummaryRecord(_Part):
     items_total: Count = 0
     items_succeeded: Count = 0
     items_failed: Count = 0
+    error_kinds: Count = 0  # distinct errors among the failed attempts (top_errors keeps 10)
     top_errors: list[Annotated[tuple[str, int, str], Field(strict=False)]] = []  # JSON arrays
     append_row_file: str | None = None
 

@@ -10,9 +10,11 @@ worker budget allows), and stops cleanly on cancel.
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import signal
 import threading
+import time
 import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cores import core_count
+from mlpipe.frozen import freeze
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.liveness import runner_identity
 from mlpipe.jobs.preflight import (
@@ -36,6 +39,7 @@ from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
 from mlpipe.jobs.sweep import run_sweep_step
 from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, SparkStep, Step, SweepStep
+from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
 from mlpipe.runtime import worker_names
 from mlpipe.runtime.backends.dask_cluster import job_cluster
 from mlpipe.runtime.faults import describe_fault
@@ -47,6 +51,7 @@ from mlpipe.wording import error_summary
 
 Echo = Callable[[str], None]
 CANCEL_POLL_SECONDS = 0.2
+REPORT_SECONDS = 5.0
 BLOCKING = ("failed", "skipped", "canceled")
 
 
@@ -85,6 +90,7 @@ class JobResult:
     steps: dict[str, StepResult]  # in plan order
     outputs: dict[str, str]  # pipeline output name -> local path
     record_path: str
+    report: str | None = None  # <run_dir>/report.html (None when it could not be written)
 
     @property
     def ok(self) -> bool:
@@ -169,6 +175,7 @@ def execute_plan(
     watcher = threading.Thread(target=_watch_cancel, args=(store, name, cancel, stop_watch),
                                name=f"mlpipe-cancel-{name}", daemon=True)
     watcher.start()
+    report = ReportRefresher(run_dir, say)
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
@@ -176,6 +183,7 @@ def execute_plan(
         budget = max_workers or core_count()
         scheduler = _Scheduler(plan, recorder, cancel, progress, backend, say, budget,
                                skip_steps)
+        report.start()
         with job_cluster(plan, backend, say, budget):
             scheduler.run()
     except BaseException as exc:  # the runner itself broke: say so in the record
@@ -189,6 +197,7 @@ def execute_plan(
             signal.signal(signal.SIGINT, previous_sigint)
         stop_watch.set()
         watcher.join()
+        report.stop()
     ended = now()
     steps = recorder.record["steps"]
     if scheduler.fault is not None:
@@ -205,7 +214,54 @@ def execute_plan(
                         duration_seconds=round((ended - started).total_seconds(), 3), **fields)
     finally:
         recorder.release()
-    return _result(plan, recorder, scheduler.summaries, status, started, ended)
+    result = _result(plan, recorder, scheduler.summaries, status, started, ended)
+    result.report = report.write_final()
+    return result
+
+
+class ReportRefresher:
+    """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end.
+
+    The page is rewritten every ``REPORT_SECONDS``, or ten times as long as the last writing
+    took, whichever is longer, on a daemon thread; a page that cannot be written is a
+    warning, never the job's failure."""
+
+    def __init__(self, run_dir: Path, say: Echo):
+        self.run_dir = run_dir
+        self.say = say
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._warned = False
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="mlpipe-report", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def write_final(self) -> str | None:
+        return self._write()
+
+    def _loop(self) -> None:
+        wait = REPORT_SECONDS
+        while not self._stop.wait(wait):
+            began = time.monotonic()
+            self._write()
+            wait = max(REPORT_SECONDS, 10 * (time.monotonic() - began))
+
+    def _write(self) -> str | None:
+        from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
+
+        try:
+            return str(write_job_report(self.run_dir))
+        except (OSError, ValueError) as error:
+            if not self._warned:
+                self._warned = True
+                self.say(f"warning: report.html not written: {error}")
+            return None
 
 
 def _console(echo: Echo | None) -> Echo:
@@ -430,6 +486,7 @@ class _Scheduler:
             return {"status": "completed", "skipped_by_user": True,
                     "note": "not run (--skip-step): its outputs are the local paths given"}
         make_output_folders(step)
+        step = self._with_run_identity(step)
         if isinstance(step, CommandStep):
             return self._run_command(step)
         if isinstance(step, SweepStep):
@@ -447,6 +504,15 @@ class _Scheduler:
                 "trials": {t.name: {"status": t.status, "parameters": t.params,
                                     step.objective.primary_metric: t.final}
                            for t in outcome.trials}}
+
+    def _with_run_identity(self, step: Step) -> Step:
+        """``step`` whose processes know their job, step and experiment (``mlpipe.runs``'
+        ``*_ENV`` names; the step's own ``environment_variables`` win)."""
+        identity = {JOB_NAME_ENV: Path(self.plan.run_dir).name, STEP_NAME_ENV: step.name,
+                    STEP_DIR_ENV: step.step_dir,
+                    EXPERIMENT_ENV: self.plan.experiment_name or ""}
+        return dataclasses.replace(step, environment_variables=freeze(
+            {**identity, **step.environment_variables}))
 
     def _run_command_like(self, outcome: Any) -> dict[str, Any]:
         return {"status": outcome.status, "exit_code": outcome.exit_code, "error": outcome.error,

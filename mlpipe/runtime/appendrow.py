@@ -11,9 +11,10 @@ from pathlib import Path
 APPEND_ROW_FILE = "parallel_run_step.txt"
 
 
-def append_row_target(output_path: str, is_file: bool) -> Path:
-    """The append_row file: the uri_file output itself, or parallel_run_step.txt in a folder."""
-    return Path(output_path) if is_file else Path(output_path) / APPEND_ROW_FILE
+def append_row_target(output_path: str, is_file: bool, file_name: str | None = None) -> Path:
+    """The append_row file: the uri_file output itself, or in a folder ``file_name``
+    (``--append_row_file_name``), else parallel_run_step.txt."""
+    return Path(output_path) if is_file else Path(output_path) / (file_name or APPEND_ROW_FILE)
 
 
 __all__ = ["APPEND_ROW_FILE", "append_row_target"]

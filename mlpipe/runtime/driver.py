@@ -33,10 +33,11 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
-from mlpipe.runtime.error_keys import error_key
+from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.journal import Finished, Journal
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
 from mlpipe.runtime.timeouts import (
@@ -92,8 +93,8 @@ class Driver:
         self.all_scheduled = False
         self.stopping = False
         self.init_failures: list[WorkerInitFailed] = []
-        self.errors: Counter[str] = Counter()  # error_key(first line) -> failed attempts
-        self.error_first: dict[str, tuple[str, str]] = {}  # key -> (first line, its error file)
+        self.errors: Counter[Signature] = Counter()  # signature -> failed attempts
+        self.error_first: dict[Signature, tuple[str, str]] = {}  # -> (first line, error file)
         self.summary = StepSummary(status="Completed")
         self._last_notice = 0.0
         self._starting = len(self.workers)  # workers whose first start has not ended yet
@@ -125,6 +126,7 @@ class Driver:
         summary.ended_at = _now()
         summary.mini_batches_total = len(self.order)
         summary.top_errors = self._top_errors(10)
+        summary.error_kinds = len(self.errors)
         return summary
 
     def _loop(self) -> None:
@@ -292,7 +294,7 @@ class Driver:
             else self.items_seen.get(mini_batch.id, 0)
         now = time.monotonic()
         elapsed = max(0.0, now - since) if since is not None else 0.0
-        run_seconds = 0.0
+        run_seconds, phase = 0.0, None
         if since is not None:
             phase = self.backend.task_phase(event.task_id, event.worker)
             if phase is not None and phase.stage == "run":
@@ -300,7 +302,8 @@ class Driver:
             elif phase is not None and phase.stage == "result":
                 run_seconds = phase.run_seconds
         result = TaskResult(event.task_id, status, total, 0, total, time.time() - elapsed,
-                            elapsed, 0.0, run_seconds, category, message)
+                            elapsed, 0.0, run_seconds, category, message,
+                            load_seconds=phase.load_seconds if phase is not None else 0.0)
         self._attempt_finished(mini_batch, picked, event.worker, result)
 
     def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
@@ -320,29 +323,33 @@ class Driver:
             run_method_seconds=result.run_method_seconds, status=result.status,  # type: ignore[arg-type]
             error_category=result.error_category, error_message=result.error_message,
             traceback=result.traceback, detail=mini_batch.detail, final=final,
+            load_seconds=result.load_seconds, size_bytes=mini_batch.size_bytes,
         )
         if failed_attempt:
             self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id, picked,
                              worker.node_name, worker.process, result.status, result.error_message,
                              "" if final else "; it will be retried")
         self._notify("attempt_finished", record)
+        if failed_attempt and result.error_message:  # every failed attempt, as job_result.txt
+            self._count_error(result.status if result.error_category is None
+                              else result.error_category, result.error_message,
+                              f"logs/{StepLogs.error_file(worker)}",
+                              traceback=result.traceback)
         if not final:
             self.pending.append((mini_batch, picked + 1))
             return
         self.store.commit(Finished(mini_batch.id, mini_batch.index, result.status, result.total,
                                    result.succeeded, result.failed, result.header), result.rows)
         self._count_finished(result.total, result.succeeded, result.failed, failed=failed_attempt)
-        if failed_attempt and result.error_message:
-            self._count_error(result.error_message.splitlines()[0][:300],
-                              f"logs/user/error/{worker.node_name}/{worker.process}.txt")
         if failed_attempt and not self.stopping:
             self._check_thresholds()
 
-    def _count_error(self, message: str, where: str, count: int = 1) -> None:
-        """Count ``message`` under its :func:`error_key` (the first such message is shown)."""
-        key = error_key(message)
+    def _count_error(self, category: str, message: str, where: str, count: int = 1,
+                     traceback: str | None = None) -> None:
+        """Count a failure under its :func:`signature` (the first such message is shown)."""
+        key = signature(category, message, traceback)
         self.errors[key] += count
-        self.error_first.setdefault(key, (message, where))
+        self.error_first.setdefault(key, (message_line(message), where))
 
     def _top_errors(self, count: int) -> list[tuple[str, int, str]]:
         """``(message, failures, error file)`` of the ``count`` most frequent errors."""
@@ -437,7 +444,8 @@ class Driver:
             what = ("No worker could start" if first.message.startswith(LOAD_FAILED)
                     else "The entry script's init() failed and no worker could start")
             reason = f"{what}: {first.message}\n{first.traceback.rstrip()}".rstrip()
-            self._count_error(f"init() failed: {first.message}", "", len(self.init_failures))
+            self._count_error("InitError", f"init() failed: {first.message}", "",
+                              len(self.init_failures))
         else:
             reason = "No worker process is left to run the remaining mini-batches."
         self.summary.status = "Failed"

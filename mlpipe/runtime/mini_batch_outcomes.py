@@ -1,20 +1,18 @@
 """Each mini-batch's attempts, read back from ``sys/job_report/processed_mini-batches.csv``.
 
-The job report CSV (written by :mod:`mlpipe.runtime.reports.job_report`) has one row per
-attempt; :func:`read_outcomes` folds them into one :class:`MiniBatchOutcome` per
-mini-batch id, in the order the ids first appear, for ``mlpipe job show --mini-batches``.
+The job report CSV (written by :mod:`mlpipe.runtime.reports.job_report`, read by
+:func:`mlpipe.runtime.step_logs.read_attempts`) has one row per attempt;
+:func:`read_outcomes` folds them into one :class:`MiniBatchOutcome` per mini-batch id, in
+the order the ids first appear, for ``mlpipe job show --mini-batches`` and ``job rerun``.
 """
 
 from __future__ import annotations
 
-import csv
 import json
+import os
 from dataclasses import dataclass
-from pathlib import Path
 
-from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
-
-PROCESSED_CSV = Path("sys") / "job_report" / "processed_mini-batches.csv"
+from mlpipe.runtime.step_logs import StepLogs, first_line, iter_attempts
 
 
 @dataclass
@@ -36,35 +34,24 @@ class MiniBatchOutcome:
         return self.status == "Succeeded" and self.failed == 0 and self.succeeded >= self.items
 
 
-def read_outcomes(logs_dir: str | Path) -> list[MiniBatchOutcome]:
+def read_outcomes(logs_dir: str | os.PathLike[str]) -> list[MiniBatchOutcome]:
     """One outcome per mini-batch id of the step whose ``logs/`` folder is ``logs_dir``
     (``[]`` when the step recorded no attempt). Torn or foreign rows are skipped."""
-    path = Path(logs_dir) / PROCESSED_CSV
-    if not path.is_file():
+    logs = StepLogs.of(logs_dir)
+    if not os.fspath(logs_dir) or not logs.processed.is_file():
         return []
     outcomes: dict[str, MiniBatchOutcome] = {}
-    with open(path, newline="", encoding="utf-8", errors="replace") as handle:
-        for row in csv.DictReader(handle):
-            if None in row or any(row.get(column) is None for column in PROCESSED_COLUMNS):
-                continue
-            try:
-                total, succeeded, failed = (int(row["Total"]), int(row["Succeeded"]),
-                                            int(row["Failed"]))
-            except ValueError:
-                continue
-            mini_batch_id = row["Mini-batch Id"]
-            previous = outcomes.get(mini_batch_id)
-            outcomes[mini_batch_id] = MiniBatchOutcome(
-                id=mini_batch_id, items=total,
-                attempts=(previous.attempts if previous else 0) + 1,
-                status=row["Status"], succeeded=succeeded, failed=failed,
-                error=_first_line(row["Error Message"]), detail=_detail(row["Mini-batch Detail"]))
+    try:
+        for attempt in iter_attempts(logs):
+            previous = outcomes.get(attempt.mini_batch_id)
+            outcomes[attempt.mini_batch_id] = MiniBatchOutcome(
+                id=attempt.mini_batch_id, items=attempt.total,
+                attempts=(previous.attempts if previous else 0) + 1, status=attempt.status,
+                succeeded=attempt.succeeded, failed=attempt.failed,
+                error=first_line(attempt.message), detail=_detail(attempt.detail))
+    except ValueError:  # not a job report at all
+        return []
     return list(outcomes.values())
-
-
-def _first_line(message: str) -> str:
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    return lines[-1] if lines and lines[0].startswith("Traceback") else (lines[0] if lines else "")
 
 
 def _detail(text: str) -> str:
@@ -81,4 +68,4 @@ def _detail(text: str) -> str:
     return str(detail)
 
 
-__all__ = ["PROCESSED_CSV", "MiniBatchOutcome", "read_outcomes"]
+__all__ = ["MiniBatchOutcome", "read_outcomes"]

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from mlpipe.data.minibatch import MiniBatch
+from mlpipe.import_mirrors import mode as import_mirrors_mode
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.appendrow import append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
@@ -24,6 +25,7 @@ from mlpipe.runtime.journal import Journal
 from mlpipe.runtime.records import StepObserver, StepSummary
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.worker import DEFAULT_LOADER, WorkerConfig
 
 
@@ -50,7 +52,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     Path(step.logs_dir).mkdir(parents=True, exist_ok=True)
     Path(step.state_dir).mkdir(parents=True, exist_ok=True)
     if not resume:  # a replacement worker adds to its predecessor's profile, a new run does not
-        shutil.rmtree(Path(step.logs_dir) / "sys" / "profile", ignore_errors=True)
+        shutil.rmtree(StepLogs.of(step.logs_dir).profile, ignore_errors=True)
 
     all_observers = [*_report_observers(step, progress, resume), *observers]
     if mini_batches is None:  # last: the others' step_started runs before the total arrives
@@ -76,12 +78,12 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         program_arguments=tuple(step.program_arguments),
         environment_variables=step.environment_variables, logging_level=step.logging_level,
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
-        source_dir=step.code_dir,
+        source_dir=step.code_dir, import_mirrors=import_mirrors_mode(),
     )
     target = None
     if step.append_row_to:
         output = step.outputs[step.append_row_to]
-        target = append_row_target(output.path, output.is_file)
+        target = append_row_target(output.path, output.is_file, step.prs.append_row_file_name)
     store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)

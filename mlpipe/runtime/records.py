@@ -54,6 +54,8 @@ class AttemptRecord:
     traceback: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
     final: bool = True  # False when the mini-batch will be retried
+    load_seconds: float = 0.0  # loading the mini-batch, before run() (the rest is result handling)
+    size_bytes: int = 0  # the mini-batch's size on disk, when the data layer knows it
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class StepSummary:
     breach: ThresholdBreach | None = None
     append_row_file: str | None = None
     top_errors: list[tuple[str, int, str]] = field(default_factory=list)  # (message, count, where)
+    error_kinds: int = 0  # distinct errors (signatures) among the failed attempts
 
 
 class StepObserver:

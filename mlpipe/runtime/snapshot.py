@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 IGNORED = shutil.ignore_patterns(
@@ -14,7 +15,9 @@ def snapshot_code(source: str | Path | None, dest: str | Path) -> Path:
     """Copy ``source`` (a folder, or ``None`` for no code) to ``dest`` and return ``dest``.
 
     An existing snapshot is replaced, so a re-run always sees the code as it is now.
-    Version-control folders, caches and virtual environments are left out.
+    Version-control folders, caches and virtual environments are left out, and so is the
+    folder that holds ``dest`` when it lies inside ``source`` (a runs folder inside the code
+    folder, as with v1's ``source_directory="."``).
     """
     dest = Path(dest)
     if dest.exists():
@@ -22,5 +25,19 @@ def snapshot_code(source: str | Path | None, dest: str | Path) -> Path:
     if source is None:
         dest.mkdir(parents=True)
         return dest
-    shutil.copytree(source, dest, ignore=IGNORED, symlinks=True)
+    shutil.copytree(source, dest, ignore=_ignoring(dest), symlinks=True)
     return dest
+
+
+def _ignoring(dest: Path) -> Callable[[str, list[str]], set[str]]:
+    target = dest.resolve()
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        skipped = set(IGNORED(folder, names))
+        for name in names:
+            path = (Path(folder) / name).resolve()
+            if path == target or path in target.parents:
+                skipped.add(name)
+        return skipped
+
+    return ignore

@@ -46,6 +46,7 @@ class TaskResult(NamedTuple):
     header: str | None = None
     warning: str | None = None
     detail: Any = None
+    load_seconds: float = 0.0  # loading the mini-batch, before run()
 
 
 __all__ = ["Task", "TaskResult"]

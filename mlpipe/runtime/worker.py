@@ -26,6 +26,7 @@ import mlpipe.runtime.entry_script as entry_script_module
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
+from mlpipe.import_mirrors import Mode, set_mode
 from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
@@ -37,6 +38,7 @@ from mlpipe.runtime.results import (
     format_rows,
 )
 from mlpipe.runtime.source_paths import to_user_paths, user_traceback
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.scripts import install_from_environment as install_import_mirrors
 
@@ -69,6 +71,7 @@ class WorkerConfig:
     capture_output: bool = True
     profiling_module: str | None = None  # "cProfile" or "profile": profile run() calls
     source_dir: str | None = None  # the folder code_dir is a snapshot of: tracebacks name it
+    import_mirrors: Mode = "auto"  # the driver's mlpipe.import_mirrors mode, for every backend
 
     @property
     def entry_script_path(self) -> str:
@@ -112,7 +115,7 @@ class InitError(MlpipeError):
 
 def profile_file(logs_dir: str, worker: WorkerInfo) -> Path:
     """``logs/sys/profile/<node>/<process>.prof``: the worker's run() profile (pstats format)."""
-    return Path(logs_dir) / "sys" / "profile" / worker.node_name / f"{worker.process}.prof"
+    return StepLogs.of(logs_dir).profile_file(worker)
 
 
 class RunProfiler:
@@ -229,7 +232,8 @@ class WorkerRuntime:
         for path in (SHIM_DIR, config.code_dir, script_dir):  # script_dir ends up first
             if path not in sys.path:
                 sys.path.insert(0, path)
-        install_import_mirrors()  # under `mlpipe run-script`: azureml.core is mlpipe's mirror
+        set_mode(config.import_mirrors)
+        install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
         try:
@@ -292,8 +296,9 @@ class WorkerRuntime:
             args = self._arguments(mini_batch, data)
             phases = self.phases
             run_start = time.perf_counter()
+            load_seconds = run_start - start
             if phases is not None:
-                phases.note(task.task_id, RUN, run_start - start, 0.0)
+                phases.note(task.task_id, RUN, load_seconds, 0.0)
                 run_start = time.perf_counter()  # Run Method Seconds: run() alone
             try:
                 value = self._run(*args) if self.profiler is None \
@@ -303,7 +308,7 @@ class WorkerRuntime:
                 if phases is not None:
                     phases.note(task.task_id, RESULT, run_start - start, run_seconds)
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "UserError",
-                                    _describe(error), self.user_traceback(error))
+                                    _describe(error), self.user_traceback(error), load_seconds)
             run_seconds = time.perf_counter() - run_start
             if phases is not None:
                 phases.note(task.task_id, RESULT, run_start - start, run_seconds)
@@ -311,7 +316,7 @@ class WorkerRuntime:
                 returned = count_results(value)
             except ReturnValueError as error:
                 return self._failed(task, total, start_wall, start, cpu, run_seconds, "ReturnValue",
-                                    str(error), None)
+                                    str(error), None, load_seconds)
             succeeded = min(returned, total)
             failed = total - succeeded
             warning = (MORE_RESULTS_WARNING.format(returned=returned, items=total)
@@ -324,7 +329,7 @@ class WorkerRuntime:
                     return self._failed(task, total, start_wall, start, cpu, run_seconds,
                                         "ReturnValue", f"append_row could not write the results: "
                                         f"{_describe(error)}",
-                                        self._user_paths(traceback.format_exc()))
+                                        self._user_paths(traceback.format_exc()), load_seconds)
             message = category = None
             if failed:
                 category = "ReturnValue"
@@ -333,7 +338,7 @@ class WorkerRuntime:
             return TaskResult(
                 task.task_id, "Failed" if failed else "Succeeded", total, succeeded, failed,
                 start_wall, time.perf_counter() - start, time.process_time() - cpu, run_seconds,
-                category, message, None, rows, header, warning,
+                category, message, None, rows, header, warning, load_seconds=load_seconds,
             )
         finally:
             _flush_std()
@@ -353,10 +358,12 @@ class WorkerRuntime:
 
     def _failed(self, task: Task, total: int, start_wall: float, start: float, cpu: float,
                 run_seconds: float, category: str, message: str,
-                traceback_text: str | None) -> TaskResult:
+                traceback_text: str | None, load_seconds: float | None = None) -> TaskResult:
+        elapsed = time.perf_counter() - start
         return TaskResult(
-            task.task_id, "Failed", total, 0, total, start_wall, time.perf_counter() - start,
+            task.task_id, "Failed", total, 0, total, start_wall, elapsed,
             time.process_time() - cpu, run_seconds, category, message, traceback_text,
+            load_seconds=elapsed if load_seconds is None else load_seconds,
         )
 
     def user_traceback(self, error: BaseException) -> str:

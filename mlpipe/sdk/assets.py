@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -160,17 +161,25 @@ class AssetStore:
                 finally:
                     fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
-    def register(self, kind: str, fields: dict[str, Any], local_path: str | None) -> str:
+    def register(self, kind: str, fields: dict[str, Any], local_path: str | None, *,
+                 copy: bool = False) -> str:
         """Store ``fields`` (``name`` required) under the next version when it has none;
-        return the version. ``local_path`` is what ``azureml:`` references resolve to."""
+        return the version. ``local_path`` is what ``azureml:`` references resolve to; with
+        ``copy`` the file or folder is first copied into the store
+        (``<runs-dir>/assets/<kind>/<name>/<version>/<its name>``, as the cloud uploads it),
+        so removing the original afterwards is safe; ``fields["path"]`` is then the copy."""
         with self._locked():
-            return self._register(kind, fields, local_path)
+            return self._register(kind, fields, local_path, copy)
 
-    def _register(self, kind: str, fields: dict[str, Any], local_path: str | None) -> str:
+    def _register(self, kind: str, fields: dict[str, Any], local_path: str | None,
+                  copy: bool = False) -> str:
         data = self._read()
         versions = data.setdefault("assets", {}).setdefault(kind, {}).setdefault(
             fields["name"], {})
         version = str(fields.get("version") or _next_version(versions))
+        if copy and local_path is not None:
+            local_path = self._keep_copy(kind, fields["name"], version, Path(local_path))
+            fields = {**fields, "path": local_path}
         versions[version] = {**fields, "version": version, "local_path": local_path}
         if local_path is not None:
             references = data.setdefault("references", {})
@@ -182,6 +191,17 @@ class AssetStore:
                 references[reference(name)] = latest
         self._write(data)
         return version
+
+    def _keep_copy(self, kind: str, name: str, version: str, source: Path) -> str:
+        target = self.path.parent / kind / name / version / source.name
+        if target.exists():
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copy2(source, target)
+        return str(target)
 
     def get(self, kind: str, name: str, version: str | None = None,
             label: str | None = None) -> dict[str, Any]:

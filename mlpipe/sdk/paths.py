@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -31,16 +30,6 @@ def relative_to(path: Path | str, base: Path) -> str:
     if rel.split("/")[:3] == ["..", "..", ".."]:
         return str(path.absolute()).replace(os.sep, "/")  # far away: absolute is clearer
     return rel if rel.startswith("..") else f"./{rel}" if rel != "." else "."
-
-
-def copy_into(source: Path, target: Path) -> None:
-    """A folder's files into ``target``, or a file into the folder ``target`` (nothing when
-    ``source`` does not exist)."""
-    if source.is_dir():
-        shutil.copytree(source, target, dirs_exist_ok=True)
-    elif source.is_file():
-        target.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, target / source.name)
 
 
 Rewrite = Callable[[str], str]

@@ -74,6 +74,7 @@ class RunResult:
     logs: dict[str, str] = field(repr=False)  # step -> logs folder
     plan: ExecutionPlan = field(repr=False)
     job_result: Any = field(repr=False, default=None)
+    report: str | None = None  # <run_dir>/report.html, written by the front door for every job
 
     @property
     def ok(self) -> bool:
@@ -113,4 +114,5 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
         logs={name: step.logs_dir for name, step in steps.items()},
         plan=submission.plan,
         job_result=result,
+        report=result.report,
     )

@@ -46,8 +46,8 @@ def test_show_takes_the_name_as_option_or_positional_and_prints_yaml(runs) -> No
     by_option = run_cli("job", "show", "-n", names[0], "-o", "yaml", "--runs-dir", str(runs_dir))
     assert by_option.returncode == 0, by_option.stderr
     record = yaml.safe_load(by_option.stdout)
-    assert record["name"] == names[0] and record["status"] == "completed"
-    assert record["steps"]["hello"]["status"] == "completed"
+    assert record["name"] == names[0] and record["status"] == "Completed"  # Azure's words
+    assert record["steps"]["hello"]["status"] == "Completed"
     long_form = run_cli("job", "show", "--name", names[0], "--output", "json",
                         "--runs-dir", str(runs_dir))
     positional = run_cli("job", "show", names[0], "-o", "json", "--runs-dir", str(runs_dir))

@@ -110,7 +110,7 @@ def test_show_prints_the_status_line_and_json(finished_job: tuple[Path, str]) ->
     assert table.returncode == 0
     assert table.stdout.splitlines()[0] == f"job {name}: completed"
     record = json.loads(run_cli("job", "show", name, "--runs-dir", str(runs), "-o", "json").stdout)
-    assert record["status"] == "completed" and record["display_name"] == "Greet Job"
+    assert record["status"] == "Completed" and record["display_name"] == "Greet Job"
 
 
 # -- malformed files: exit 1, file:line:col and what was expected -----------------------------------
@@ -305,7 +305,7 @@ def test_show_and_list_while_a_job_runs(tmp_path: Path) -> None:
         row = next(line for line in lines if " wait " in line)
         assert "running" in row and re.search(r"\d+\.\ds", row)  # elapsed, not "-"
         listed = run_cli("job", "list", "--runs-dir", str(runs), "-o", "json")
-        assert json.loads(listed.stdout)[0]["status"] == "running"
+        assert json.loads(listed.stdout)[0]["status"] == "Running"
         again = run_cli("job", "create", "--file", str(write(tmp_path / "p.yml", "type: pipeline\n")),
                         "--runs-dir", str(runs), "--name", "busy")
         assert again.returncode == 1 and "job 'busy' is running" in again.stderr

@@ -63,6 +63,19 @@ def test_overrides() -> None:
         apply_overrides(data, ["jobs.s"])
 
 
+def test_overrides_make_the_mappings_a_key_path_needs() -> None:
+    """As az ml's --set: settings.force_rerun=True in a file with no settings; a string on the
+    way (jobs.s.component is a file reference) is not a mapping."""
+    data = {"jobs": {"s": {"component": "./c.yml"}}}
+    out, problems = apply_overrides(data, ["settings.force_rerun=True",
+                                           "jobs.s.resources.instance_count=2"])
+    assert problems == []
+    assert out["settings"] == {"force_rerun": True}
+    assert out["jobs"]["s"]["resources"] == {"instance_count": 2}
+    _, problems = apply_overrides(data, ["jobs.s.component.name=x"])
+    assert [p.message for p in problems] == ["cannot set: 'component' in jobs.s is not a mapping"]
+
+
 def test_prs_flags() -> None:
     values, problems = parse_prs_arguments(
         ["--model", "m", "--error_threshold=-1", "--task_overhead_timeout", "0", "--copy_logs_to_parent", "maybe",
@@ -74,6 +87,11 @@ def test_prs_flags() -> None:
         "--progress_update_timeout needs a value"]
     _, problems = parse_prs_arguments(["--first_task_creaton_timeout", "5", "--model_path", "x"])
     assert [(p.severity, p.hint) for p in problems] == [("warning", "did you mean '--first_task_creation_timeout'?")]
+    values, problems = parse_prs_arguments(["--append_row_file_name", "scores.txt",
+                                            "--append_row_file_name", "a/b.txt"])
+    assert values == {"append_row_file_name": "scores.txt"}  # v1's append_row_file_name
+    assert [p.message for p in problems] == [
+        "--append_row_file_name: must be a file name (no folder), got 'a/b.txt'"]
 
 
 def test_order_and_cycles() -> None:

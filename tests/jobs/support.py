@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from tests.conftest import REPO, run_cli
 
 @dataclass
 class Ran:
-    """One ``mlpipe job create`` and the record ``mlpipe job show --output json`` gives."""
+    """One ``mlpipe job create`` and the job's record (``job.json``, local status words)."""
 
     proc: subprocess.CompletedProcess[str]
     record: dict[str, Any] | None
@@ -47,8 +46,12 @@ def create(yaml: Path, runs_dir: Path, name: str, *extra: str, cwd: Path | None 
            timeout: float = 600) -> Ran:
     proc = run_cli("job", "create", "--file", str(yaml), "--runs-dir", str(runs_dir),
                    "--name", name, "--no-progress", *extra, cwd=cwd, timeout=timeout)
-    shown = run_cli("job", "show", name, "--runs-dir", str(runs_dir), "--output", "json")
-    record = json.loads(shown.stdout) if shown.returncode == 0 else None
+    from mlpipe.jobs import JobNotFound, JobStore
+
+    try:
+        record: dict[str, Any] | None = JobStore(runs_dir).load(name)
+    except JobNotFound:
+        record = None
     return Ran(proc, record)
 
 

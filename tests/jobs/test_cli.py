@@ -54,7 +54,7 @@ def test_show_list_and_unknown_names(runs_dir: Path, tmp_path: Path) -> None:
     shown = run_cli("job", "show", "newer", "--output", "json")
     assert shown.returncode == 0
     record = json.loads(shown.stdout)
-    assert record["status"] == "failed" and record["steps"]["only"]["exit_code"] == 4
+    assert record["status"] == "Failed" and record["steps"]["only"]["exit_code"] == 4
     assert record["steps"]["only"]["logs_dir"] == str(runs_dir / "newer" / "only" / "logs")
     table = run_cli("job", "show", "newer")
     assert table.returncode == 0 and "exit code 4" in table.stdout

@@ -142,7 +142,9 @@ def test_retries_exhausted_fail_the_mini_batch(tmp_path: Path) -> None:
     assert recorder.picked("mb-0000") == [1, 2]
     assert [a.final for a in recorder.attempts if a.mini_batch_id == "mb-0000"] == [False, True]
     assert summary.mini_batches_failed == 2 and summary.items_failed == 2
-    assert summary.top_errors[0][:2] == ("ValueError: always", 2)
+    # failed attempts, retries included: the count job_result.txt gives
+    assert summary.top_errors[0][:2] == ("ValueError: always", 4)
+    assert summary.error_kinds == 1
 
 
 ARGPARSE = """

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from mlpipe.scripts import MIRRORS
+from mlpipe.import_mirrors import MIRRORS, real_package_installed
 
 DUMP = Path(__file__).with_name("dump_signatures.py")
 # Operation groups of the local MLClient and their azure-ai-ml classes.
@@ -32,10 +32,8 @@ def _azure_python() -> str | None:
     configured = os.environ.get("MLPIPE_AZURE_AI_ML_PYTHON")
     if configured:
         return configured
-    try:
-        return sys.executable if importlib.util.find_spec("azure.ai.ml") else None
-    except ModuleNotFoundError:  # no azure namespace at all
-        return None
+    # find_spec would find mlpipe's own mirror: ask for the real package
+    return sys.executable if real_package_installed("azure.ai.ml") else None
 
 
 def _dump(python: str, targets: list[str]) -> dict[str, Any]:

@@ -69,11 +69,13 @@ def test_v1_step_converts_with_the_documented_mapping(v1: dict, tmp_path: Path) 
     assert step.mini_batch_error_threshold == 3  # allowed_failed_count
     assert step.error_threshold == 5
     assert step.prs.allowed_failed_percent == 50
-    assert step.program_arguments == ("--tag", "old", "--allowed_failed_percent", "50")
+    assert step.program_arguments == ("--tag", "old", "--append_row_file_name", "echoes.txt",
+                                      "--allowed_failed_percent", "50")
     assert step.mini_batch_size.text == "2" and step.code_dir == str(root / "src")
     assert step.entry_script == "echo.py" and step.major_input.path == str(root / "data")
-    assert dict(step.environment_variables) == {"FOO": "v1"}
-    assert step.append_row_to == "echoes" and step.outputs["echoes"].path.endswith("echoes.txt")
+    env = dict(step.environment_variables)  # the config's, and the named input for the run context
+    assert env["FOO"] == "v1" and env["AZUREML_DATAREFERENCE_files"] == str(root / "data")
+    assert step.append_row_to == "echoes" and step.prs.append_row_file_name == "echoes.txt"
     node = job.to_dict()["jobs"]["echo"]
     assert node["task"]["environment"] == "azureml:batch-env"
     assert node["compute"] == "cpu-cluster"
@@ -82,7 +84,7 @@ def test_v1_step_converts_with_the_documented_mapping(v1: dict, tmp_path: Path) 
 def test_v1_pipeline_built_in_code_runs(v1: dict, tmp_path: Path) -> None:
     result = v1["pipeline"].run(runs_dir=tmp_path / "runs", job_name="v1_code")
     assert result.ok, result
-    lines = Path(result.step_outputs["echo"]["echoes"]).read_text().splitlines()
+    lines = (Path(result.step_outputs["echo"]["echoes"]) / "echoes.txt").read_text().splitlines()
     assert sorted(lines) == [f"f{i:02d}.txt v1 old" for i in range(5)]
     assert "job_result.txt" in result.reports["echo"]
 
@@ -103,7 +105,7 @@ def test_v1_yaml_save_load_and_run(v1: dict, tmp_path: Path) -> None:
                                                job_name="v1_yaml")
     assert result.ok
     assert result.plan.experiment_name == "v1-exp"
-    lines = Path(result.step_outputs["echo"]["echoes"]).read_text().splitlines()
+    lines = (Path(result.step_outputs["echo"]["echoes"]) / "echoes.txt").read_text().splitlines()
     assert len(lines) == 5 and lines[0].endswith("v1 yaml")
 
 

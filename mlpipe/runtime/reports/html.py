@@ -1,11 +1,14 @@
-"""``<run>/report.html``: one self-contained page per job (inline SVG and CSS, no script,
-no network).
+"""``<run>/report.html``: one self-contained page per job (inline SVG and CSS, a few lines
+of inline script to zoom, no network).
 
-For the job: every step with its kind, status and wall time, in pipeline order
-(the DAG's topological order). For each parallel step, from its job report CSV
-(``logs/sys/job_report/processed_mini-batches.csv``): the task stream (drawn per
-worker and time bucket when dense), throughput over time, the slowest attempts
-and the errors grouped with counts and a first message.
+The headline says how the job ended in words and colour (a job that completed with failed
+mini-batches is not green). The steps are drawn on the job's time axis. Each parallel step
+shows the totals of its final state (the counts of job_result.txt and ``job show``), where a
+mini-batch's time goes and the advice that follows, the final run's task stream, throughput,
+CPU and memory on one time axis, its durations, slowest attempts, errors grouped by
+signature (each linked to its first traceback) and its run() profile; earlier runs (a
+resume or rerun) are behind a switch, each on its own axis. While the job runs the page
+reloads itself.
 """
 
 from __future__ import annotations
@@ -14,29 +17,53 @@ import csv
 import html
 import json
 import os
-from collections import Counter
+import time
+import urllib.parse
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from mlpipe.runtime.reports.resource_samples import MACHINE, samples_path
-from mlpipe.runtime.reports.task_stream import (
+from mlpipe.runtime.reports.charts import (
+    PALETTE,
     ZOOM_SCRIPT,
-    Bar,
-    describe_detail,
+    Axis,
+    breakdown,
     format_seconds_short,
-    read_bars,
-    read_utilisation,
-    render_body,
+    gantt,
+    histogram,
+    lines,
+    slowest,
+    throughput,
 )
+from mlpipe.runtime.reports.icicle import icicle
+from mlpipe.runtime.reports.task_stream import read_utilisation, render_body, run_starts
+from mlpipe.runtime.step_logs import (
+    AttemptTable,
+    RunEntry,
+    StepLogs,
+    describe_detail,
+    read_attempts,
+    read_runs,
+    split_by_run,
+)
+from mlpipe.runtime.textio import write_text
+from mlpipe.runtime.tuning.brief import overhead_advice
+from mlpipe.runtime.tuning.profile import MACHINE, ProfileTally, StepProfile, read_profile
+from mlpipe.wording import plural
 
 REPORT_NAME = "report.html"
 SLOWEST_SHOWN = 10
 ERRORS_SHOWN = 10
-THROUGHPUT_BUCKETS = 60
-STYLE = ("body{font-family:sans-serif;margin:20px;max-width:1200px}"
-         "td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee}"
+REFRESH_SECONDS = 5
+RUNNING = ("queued", "running")
+STYLE = ("body{font-family:sans-serif;margin:16px}"
+         "td,th{padding:2px 10px;text-align:left;border-bottom:1px solid #eee;vertical-align:top}"
          "pre{white-space:pre-wrap;font-size:12px;background:#f6f6f6;padding:6px}"
-         ".completed{color:#2a7a2a}.failed{color:#c62828}.canceled{color:#b26a00}")
+         "h1,h2 .status{padding:2px 8px;border-radius:4px}"
+         ".ok{color:#1b5e20;background:#e8f5e9}.warn{color:#7a4f00;background:#fff4d6}"
+         ".bad{color:#b71c1c;background:#fdecea}.run{color:#0d47a1;background:#e3f2fd}"
+         ".muted{color:#777}.advice{background:#fff8e1;padding:6px 10px;border-left:4px solid"
+         " #e0a800}")
 
 
 def write_job_report(run_dir: str | os.PathLike[str]) -> Path:
@@ -44,192 +71,393 @@ def write_job_report(run_dir: str | os.PathLike[str]) -> Path:
     run = Path(run_dir)
     record = json.loads((run / "job.json").read_text(encoding="utf-8"))
     target = run / REPORT_NAME
-    tmp = target.with_name(target.name + ".tmp")
-    tmp.write_text(render_job_report(record), encoding="utf-8")
-    tmp.replace(target)
+    write_text(target, render_job_report(record, run))
     return target
 
 
-def render_job_report(record: dict[str, Any]) -> str:
-    """The page for a job record (``job.json``)."""
+def render_job_report(record: dict[str, Any], run_dir: Path | None = None) -> str:
+    """The page for a job record (``job.json``); links are relative to ``run_dir``."""
+    run = run_dir or Path(str(record.get("run_dir") or "."))
     name = html.escape(str(record.get("name", "")))
     steps: dict[str, dict[str, Any]] = record.get("steps") or {}
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>Job {name}</title>"
-             f"<style>{STYLE}</style></head><body><h1>Job {name}: "
-             f"{_status(str(record.get('status', '')))}</h1>",
+    status = str(record.get("status", ""))
+    words, css = job_outcome(status, steps)
+    refresh = (f"<meta http-equiv='refresh' content='{REFRESH_SECONDS}'>"
+               if status in RUNNING else "")
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>{refresh}<title>Job {name}: "
+             f"{html.escape(words)}</title><style>{STYLE}</style></head><body>"
+             f"<h1 class='{css}'>Job {name}: {html.escape(words)}</h1>",
              f"<p>Run folder: {html.escape(str(record.get('run_dir', '')))}; wall time "
-             f"{_seconds(record.get('duration_seconds'))}</p>", _steps_table(steps)]
+             f"{_seconds(record.get('duration_seconds'))}; attempt {record.get('attempt', 1)}"
+             f"{'; this page reloads every ' + str(REFRESH_SECONDS) + ' s' if refresh else ''}"
+             "</p>", _steps_table(steps), _job_gantt(record, steps)]
     for step_name, step in steps.items():
         if step.get("kind") == "parallel" and step.get("logs_dir"):
-            parts.append(_parallel_section(step_name, step))
+            parts.append(_parallel_section(step_name, step, run))
     parts.append(f"{ZOOM_SCRIPT}</body></html>\n")
     return "".join(parts)
 
 
-def _status(status: str) -> str:
-    return f"<span class='{html.escape(status)}'>{html.escape(status)}</span>"
+# -- words ---------------------------------------------------------------------------------
+def outcome(status: str, failed: int, total: int) -> tuple[str, str]:
+    """``("completed, 39 of 100 mini-batches failed", "warn")``: the words and CSS class
+    of a step's or a job's outcome."""
+    if status == "completed":
+        if failed:
+            return f"completed, {failed} of {plural(total, 'mini-batch')} failed", "warn"
+        return "completed", "ok"
+    if status in RUNNING:
+        return status, "run"
+    if status == "canceled":
+        return "canceled", "warn"
+    if status == "failed" and failed:
+        return f"failed, {failed} of {plural(total, 'mini-batch')} failed", "bad"
+    return status or "unknown", "bad" if status in ("failed", "skipped") else "muted"
+
+
+def job_outcome(status: str, steps: dict[str, dict[str, Any]]) -> tuple[str, str]:
+    failed = total = 0
+    for step in steps.values():
+        summary = step.get("summary") or {}
+        failed += int(summary.get("mini_batches_failed") or 0)
+        total += int(summary.get("mini_batches_total") or 0)
+    words, css = outcome(status, failed, total)
+    if status == "failed":
+        broken = [n for n, s in steps.items() if s.get("status") == "failed"]
+        if broken:
+            words += f" (step {', '.join(broken)})"
+    return words, css
+
+
+def _step_outcome(step: dict[str, Any]) -> tuple[str, str]:
+    summary = step.get("summary") or {}
+    return outcome(str(step.get("status", "")), int(summary.get("mini_batches_failed") or 0),
+                   int(summary.get("mini_batches_total") or 0))
 
 
 def _seconds(value: Any) -> str:
     return f"{float(value):.1f} s" if isinstance(value, (int, float)) else "-"
 
 
+def _status(step: dict[str, Any]) -> str:
+    words, css = _step_outcome(step)
+    return f"<span class='status {css}'>{html.escape(words)}</span>"
+
+
+# -- the job --------------------------------------------------------------------------------
 def _steps_table(steps: dict[str, dict[str, Any]]) -> str:
     rows = ["<h2>Steps</h2><table><tr><th>step</th><th>kind</th><th>status</th>"
-            "<th>wall time</th><th>after</th></tr>"]
+            "<th>wall time</th><th>mini-batches</th><th>items</th><th>after</th></tr>"]
     for name, step in steps.items():
+        summary = step.get("summary") or {}
+        batches = items = ""
+        if summary:
+            batches = (f"{summary.get('mini_batches_succeeded', 0)} succeeded, "
+                       f"{summary.get('mini_batches_failed', 0)} failed of "
+                       f"{summary.get('mini_batches_total', 0)}")
+            items = (f"{summary.get('items_succeeded', 0)} succeeded, "
+                     f"{summary.get('items_failed', 0)} failed")
         sources = [str(before) for before in step.get("depends_on") or ()]
         rows.append(f"<tr><td><a href='#{html.escape(name)}'>{html.escape(name)}</a></td>"
-                    f"<td>{html.escape(str(step.get('kind', '')))}</td>"
-                    f"<td>{_status(str(step.get('status', '')))}</td>"
-                    f"<td>{_seconds(step.get('duration_seconds'))}</td>"
-                    f"<td>{html.escape(', '.join(sources))}</td></tr>")
+                    f"<td>{html.escape(str(step.get('kind', '')))}</td><td>{_status(step)}</td>"
+                    f"<td>{_seconds(step.get('duration_seconds'))}</td><td>{batches}</td>"
+                    f"<td>{items}</td><td>{html.escape(', '.join(sources))}</td></tr>")
     rows.append("</table>")
     return "".join(rows)
 
 
-def _parallel_section(name: str, step: dict[str, Any]) -> str:
-    logs = Path(step["logs_dir"])
-    csv_path = logs / "sys" / "job_report" / "processed_mini-batches.csv"
-    head = f"<h2 id='{html.escape(name)}'>Step {html.escape(name)}</h2>"
-    if not csv_path.is_file():
+def _epoch(text: Any) -> float | None:
+    try:
+        return datetime.fromisoformat(str(text)).timestamp() if text else None
+    except ValueError:
+        return None
+
+
+def _job_gantt(record: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
+    """The steps of this run of the job on its time axis (a step reused from an earlier
+    run says so instead of a bar)."""
+    start = _epoch(record.get("started_at"))
+    if start is None:
+        return ""
+    end = _epoch(record.get("ended_at")) or time.time()
+    rows: list[tuple[str, float | None, float | None, str]] = []
+    for name, step in steps.items():
+        began, ended = _epoch(step.get("started_at")), _epoch(step.get("ended_at"))
+        status = str(step.get("status", ""))
+        if step.get("reused") or (began is not None and began < start - 1):
+            rows.append((name, None, None, "reused from an earlier run"))
+        elif began is None:
+            rows.append((name, None, None, status))
+        else:
+            css = _step_outcome(step)[1]
+            rows.append((name, began, ended, "warning" if css == "warn" and
+                         status == "completed" else status))
+    return "<h3>Timeline</h3>" + gantt(rows, Axis(start, max(end - start, 1e-3), "job"))
+
+
+# -- a parallel step ---------------------------------------------------------------------------
+def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
+    logs = StepLogs.of(step["logs_dir"])
+    anchor = html.escape(name)
+    head = (f"<h2 id='{anchor}'>Step {anchor}: {_status(step)}</h2>"
+            f"<p>{_links(logs, run_dir)}</p>")
+    try:
+        attempts = read_attempts(logs)
+    except ValueError as error:
+        return head + f"<p>{html.escape(str(error))}</p>"
+    recorded = read_runs(logs)
+    runs = recorded or _runs_of(attempts)
+    if not len(attempts) and not runs:
         return head + "<p>No attempts recorded.</p>"
-    bars = read_bars(csv_path)
-    rows = _rows(csv_path)
-    return (head + "<h3>Task stream</h3>" + render_body(bars, read_utilisation(logs))
-            + "<h3>Throughput</h3>" + _throughput_svg(bars)
-            + "<h3>CPU and memory</h3>" + _resources(samples_path(logs))
-            + "<h3>Slowest attempts</h3>" + _slowest(rows)
-            + "<h3>Errors</h3>" + _errors(rows)
-            + f"<p>Logs: {html.escape(str(logs))} (readme.txt)</p>")
+    parts = split_by_run(attempts, runs)
+    profile = read_profile(logs, attempts=attempts)
+    out = [head, _totals(step, runs), _where_time_goes(profile, step, run_dir)]
+    final = parts[-1]
+    run = runs[-1] if runs else None
+    out.append(f"<h3>Final run (run {len(parts)} of {len(parts)})</h3>" if len(parts) > 1
+               else "<h3>The run</h3>")
+    out.append(_run_charts(name, logs, final, run, profile, samples=True))
+    out.append("<h3>Errors of the final state</h3>" + _errors(
+        run.errors if recorded and run is not None else _errors_of(final), logs, run_dir))
+    out.append(_profile(logs))
+    if len(parts) > 1:
+        earlier = []
+        for index, (part, entry) in enumerate(zip(parts[:-1], runs[:-1], strict=False)):
+            what = (f"{html.escape(entry.status)}, {_run_counts(entry)}" if recorded
+                    else plural(len(part), "attempt"))
+            earlier.append(f"<h4>Run {index + 1}: {what}</h4>"
+                           + _run_charts(f"{name}-{index}", logs, part, entry, None,
+                                         samples=False)
+                           + "<h4>Its errors</h4>"
+                           + _errors(entry.errors if recorded else _errors_of(part), logs,
+                                     run_dir))
+        out.append(f"<details><summary>Earlier runs of this step ({len(parts) - 1})</summary>"
+                   f"{''.join(earlier)}</details>")
+    return "".join(out)
 
 
-def _rows(csv_path: Path) -> list[dict[str, str]]:
-    with open(csv_path, newline="", encoding="utf-8") as handle:
-        return [row for row in csv.DictReader(handle) if None not in row]
+def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
+    """The runs of logs written before runs.json: split where the attempts pause (a resume)."""
+    if not len(attempts):
+        return []
+    starts = [float(attempts.start.min()), *run_starts(attempts, [])]
+    parts = split_by_run(attempts, [RunEntry(started=start) for start in starts])
+    return [RunEntry(started=start, ended=float(part.end.max()) if len(part) else start,
+                     status="") for start, part in zip(starts, parts, strict=True)]
 
 
-def _throughput_svg(bars: list[Bar]) -> str:
-    """Attempts finished per second over time, one column per time bucket (inline SVG)."""
-    if not bars:
-        return "<p>-</p>"
-    span = max(bar.start + bar.seconds for bar in bars) or 1.0
-    buckets = max(1, min(THROUGHPUT_BUCKETS, len(bars) // 2))
-    width = span / buckets
-    counts = [0] * buckets
-    for bar in bars:
-        counts[min(int((bar.start + bar.seconds) / width), buckets - 1)] += 1
-    rates = [count / width for count in counts]
-    top = max(rates) or 1.0
-    w, h, left = 1100, 160, 120
-    column = (w - left - 10) / buckets
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="zoomable" width="{w}" '
-             f'height="{h}" font-family="sans-serif" font-size="12">']
-    for i, rate in enumerate(rates):
-        tall = rate / top * (h - 40)
-        parts.append(f'<rect x="{left + i * column:.1f}" y="{h - 20 - tall:.1f}" '
-                     f'width="{max(column - 1, 0.5):.1f}" height="{tall:.1f}" fill="#1f77b4">'
-                     f'<title>{format_seconds_short(i * width)}-'
-                     f'{format_seconds_short((i + 1) * width)}: {counts[i]} attempts, '
-                     f'{rate:.1f}/s</title></rect>')
-    parts.append(f'<text x="4" y="24">{top:.1f} attempts/s</text>'
-                 f'<text x="4" y="{h - 20}">0/s</text>'
-                 f'<text x="{left}" y="{h - 4}">0 s</text>'
-                 f'<text x="{w - 10}" y="{h - 4}" text-anchor="end">'
-                 f'{format_seconds_short(span)}</text></svg>')
-    return "".join(parts)
+def _links(logs: StepLogs, run_dir: Path) -> str:
+    links = [("job_result.txt", logs.job_result), ("readme.txt", logs.readme),
+             ("user/error.txt", logs.error_summary), ("master_role.txt", logs.master_role),
+             ("processed_mini-batches.csv", logs.processed), ("task_stream.html",
+                                                              logs.task_stream)]
+    found = [f"<a href='{_href(path, run_dir)}'>{label}</a>" for label, path in links
+             if path.is_file()]
+    return "Logs: " + " · ".join([f"<a href='{_href(logs.root, run_dir)}'>folder</a>", *found])
 
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")
+def _href(path: Path, run_dir: Path, fragment: str = "") -> str:
+    try:
+        relative = os.path.relpath(path, run_dir)
+    except ValueError:
+        relative = str(path)
+    target = urllib.parse.quote(Path(relative).as_posix())
+    if fragment:
+        target += "#:~:text=" + urllib.parse.quote(fragment, safe="")
+    return html.escape(target)
 
 
-def _resources(path: Path) -> str:
-    """CPU % and memory (MB) over time of the machine and each worker process, from the
-    driver's twice-a-second samples."""
-    if not path.is_file():
-        return "<p>No samples (the step ended before the first one).</p>"
+def _totals(step: dict[str, Any], runs: list[RunEntry]) -> str:
+    """The final state's counts, as job_result.txt and ``job show`` give them."""
+    summary = step.get("summary") or step.get("progress") or {}
+    if not summary:
+        return ""
+    total = summary.get("mini_batches_total", summary.get("mini_batches_known", 0)) or 0
+    succeeded = summary.get("mini_batches_succeeded", 0)
+    failed = summary.get("mini_batches_failed", 0)
+    rest = max(int(total) - int(succeeded) - int(failed), 0)
+    attempts = runs[-1].counts.get("attempts") if runs and runs[-1].counts else None
+    reused = summary.get("mini_batches_reused", 0)
+    return ("<table><tr><th>mini-batches</th><th>succeeded</th><th>failed</th>"
+            "<th>not processed</th><th>items</th><th>items succeeded</th><th>items failed</th>"
+            "<th>attempts (final run)</th><th>reused</th></tr>"
+            f"<tr><td>{total}</td><td>{succeeded}</td><td>{failed}</td><td>{rest}</td>"
+            f"<td>{summary.get('items_total', '')}</td><td>{summary.get('items_succeeded', 0)}"
+            f"</td><td>{summary.get('items_failed', 0)}</td>"
+            f"<td>{'' if attempts is None else attempts}</td><td>{reused}</td></tr></table>")
+
+
+def _where_time_goes(profile: StepProfile | None, step: dict[str, Any], run_dir: Path) -> str:
+    if profile is None or not profile.tally.attempts:
+        return ""
+    p = profile
+    bar = breakdown([("dispatch", p.dispatch_per_attempt, "#9467bd"),
+                     ("load", p.load_per_attempt, "#17becf"),
+                     ("run()", p.run_per_attempt, "#2ca02c"),
+                     ("result", p.result_per_attempt, "#bcbd22")])
+    memory = (f"{p.memory_per_worker_mb:.0f} MB" if p.memory_per_worker_mb else "not sampled")
+    facts = (f"<p>Per mini-batch: dispatch {format_seconds_short(p.dispatch_per_attempt)}, "
+             f"load {format_seconds_short(p.load_per_attempt)}, run() "
+             f"{format_seconds_short(p.run_per_attempt)}, result "
+             f"{format_seconds_short(p.result_per_attempt)} (overhead {p.overhead_share:.0%}); "
+             f"run() per item {format_seconds_short(p.time_per_item)}; CPU-bound "
+             f"{p.cpu_share:.0%} of attempt time; peak memory per worker {memory}; worker "
+             f"start-up {format_seconds_short(p.startup_per_worker)}; utilisation "
+             f"{p.utilisation:.0%}; workers idle between attempts "
+             f"{format_seconds_short(p.waiting)} in all.</p>")
+    advice = overhead_advice(p)
+    job = run_dir.name
+    hint = (f"<p class='advice'>{html.escape(advice[0].upper() + advice[1:])}.</p>"
+            if advice else "")
+    return (f"<h3>Where the time goes</h3>{bar}{facts}{hint}<p class='muted'>"
+            f"<code>mlpipe job advise {html.escape(job)}</code> predicts this step at other "
+            "settings and its duration on Azure VM sizes.</p>")
+
+
+def _run_counts(run: RunEntry) -> str:
+    c = run.counts
+    if not c:
+        return "no counts recorded"
+    return (f"{c.get('succeeded', 0)} succeeded, {c.get('failed', 0)} failed of "
+            f"{plural(c.get('mini_batches', 0), 'mini-batch')}, "
+            f"{plural(c.get('attempts', 0), 'attempt')}")
+
+
+def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable, run: RunEntry | None,
+                profile: StepProfile | None, *, samples: bool) -> str:
+    """The run's task stream, throughput, CPU and memory on one axis (the run's start to its
+    end), its durations and slowest attempts."""
+    last = float(attempts.end.max()) if len(attempts) else None
+    first = float(attempts.start.min()) if len(attempts) else 0.0
+    start = run.started if run is not None else first
+    end = run.ended if run is not None and run.ended is not None else (last or start)
+    if run is not None and run.ended is None:  # still running
+        end = max(time.time(), last or 0.0)
+    axis = Axis(start, max(end - start, 1e-3), f"step-{name}")
+    out = ["<h4>Task stream</h4>", render_body(attempts, read_utilisation(logs) if samples
+                                                else None, axis)]
+    out.append("<h4>Throughput</h4>" + throughput(attempts, axis))
+    if samples:
+        out.append(_resources(logs, axis))
+    tally = profile.tally if profile is not None else ProfileTally.of(attempts)
+    out.append("<h4>Durations of the attempts</h4>" + histogram(tally.histogram))
+    out.append("<h4>Slowest attempts</h4>" + _slowest(attempts))
+    return "".join(out)
+
+
+def _resources(logs: StepLogs, axis: Axis) -> str:
+    """CPU % and memory (MB) of the machine and each worker process on the run's axis."""
     series: dict[str, list[tuple[float, float, float]]] = {}
-    with open(path, newline="", encoding="utf-8") as handle:
-        for row in csv.DictReader(handle):
-            try:
-                point = (float(row["Seconds"]), float(row["CPU Percent"]),
-                         float(row["Memory MB"]))
-            except (KeyError, TypeError, ValueError):
-                continue
-            series.setdefault(row["Source"], []).append(point)
+    try:
+        with open(logs.samples, newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                try:
+                    point = (axis.start + float(row["Seconds"]), float(row["CPU Percent"]),
+                             float(row["Memory MB"]))
+                except (KeyError, TypeError, ValueError):
+                    continue
+                series.setdefault(row.get("Source") or "", []).append(point)
+    except OSError:
+        return "<h4>CPU and memory</h4><p>Not sampled (resource_monitor_interval 0).</p>"
     if not series:
-        return "<p>No samples (the step ended before the first one).</p>"
+        return "<h4>CPU and memory</h4><p>No samples (the step ended before the first one).</p>"
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(sorted(series))}
     legend = " ".join(f"<span style='color:{colours[name]}'>&#9632; {html.escape(name)}"
-                      f"{' (all cores, %)' if name == MACHINE else ''}</span>"
+                      f"{' (all cores)' if name == MACHINE else ''}</span>"
                       for name in sorted(series))
-    workers = {name: points for name, points in series.items() if name != MACHINE}
-    span = max(p[0] for points in series.values() for p in points) or 1.0
-    return (f"<p>{legend}</p><p>CPU % (100 = one core; the machine line is the share of all "
-            "cores)</p>" + _lines_svg(series, colours, 1, "%", span)
+    cpu = {name: [(t, c) for t, c, _ in points] for name, points in series.items()}
+    memory = {name: [(t, m) for t, _, m in points] for name, points in series.items()
+              if name != MACHINE} or {name: [(t, m) for t, _, m in points]
+                                       for name, points in series.items()}
+    return (f"<h4>CPU and memory</h4><p>{legend}</p><p>CPU % (100 = one core; the machine line "
+            "is the share of all cores)</p>" + lines(cpu, axis, "%", colours)
             + "<p>Resident memory of each worker process (MB)</p>"
-            + _lines_svg(workers or series, colours, 2, " MB", span))
+            + lines(memory, axis, " MB", colours))
 
 
-def _lines_svg(series: dict[str, list[tuple[float, float, float]]], colours: dict[str, str],
-               column: int, unit: str, span: float) -> str:
-    w, h, left = 1100, 160, 120
-    top = max(p[column] for points in series.values() for p in points) or 1.0
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="zoomable" width="{w}" '
-             f'height="{h}" font-family="sans-serif" font-size="12">']
-    for name, points in sorted(series.items()):
-        coords = " ".join(f"{left + p[0] / span * (w - left - 10):.1f},"
-                          f"{h - 20 - p[column] / top * (h - 40):.1f}" for p in points)
-        parts.append(f'<polyline fill="none" stroke="{colours[name]}" stroke-width="1.5" '
-                     f'points="{coords}"><title>{html.escape(name)}</title></polyline>')
-    parts.append(f'<text x="4" y="24">{top:.0f}{unit}</text><text x="4" y="{h - 20}">0</text>'
-                 f'<text x="{left}" y="{h - 4}">0 s</text><text x="{w - 10}" y="{h - 4}" '
-                 f'text-anchor="end">{format_seconds_short(span)}</text></svg>')
-    return "".join(parts)
+def _slowest(attempts: AttemptTable) -> str:
+    rows = ["<table><tr><th>mini-batch</th><th>attempt</th><th>process</th><th>status</th>"
+            "<th>items</th><th>seconds</th><th>run()</th><th>files or partition key</th></tr>"]
+    for a in slowest(attempts, SLOWEST_SHOWN):
+        rows.append(f"<tr><td>{html.escape(a.mini_batch_id)}</td><td>{a.picked_count}</td>"
+                    f"<td>{html.escape(a.process)}</td><td>{html.escape(a.status)}</td>"
+                    f"<td>{a.succeeded}/{a.total}</td><td>{a.elapsed:.3f}</td>"
+                    f"<td>{a.run_seconds:.3f}</td>"
+                    f"<td>{html.escape(describe_detail(a.detail))}</td></tr>")
+    rows.append("</table>")
+    return "".join(rows)
 
 
-def _slowest(rows: list[dict[str, str]]) -> str:
-    def seconds(row: dict[str, str]) -> float:
-        try:
-            return float(row["Elapsed Seconds"])
-        except (KeyError, ValueError):
-            return 0.0
+def _errors_of(attempts: AttemptTable) -> list[dict[str, Any]]:
+    """Error groups from the attempts alone (logs written before runs.json)."""
+    from mlpipe.runtime.error_keys import message_line, signature  # noqa: PLC0415
 
-    top = sorted(rows, key=seconds, reverse=True)[:SLOWEST_SHOWN]
-    lines = ["<table><tr><th>mini-batch</th><th>attempt</th><th>process</th><th>status</th>"
-             "<th>items</th><th>seconds</th><th>files or partition key</th></tr>"]
-    for row in top:
-        lines.append(f"<tr><td>{html.escape(row.get('Mini-batch Id', ''))}</td>"
-                     f"<td>{html.escape(row.get('Picked Count', ''))}</td>"
-                     f"<td>{html.escape(row.get('Process', ''))}</td>"
-                     f"<td>{html.escape(row.get('Status', ''))}</td>"
-                     f"<td>{html.escape(row.get('Succeeded', ''))}/"
-                     f"{html.escape(row.get('Total', ''))}</td>"
-                     f"<td>{seconds(row):.3f}</td>"
-                     f"<td>{html.escape(describe_detail(row.get('Mini-batch Detail', '')))}"
-                     "</td></tr>")
-    lines.append("</table>")
-    return "".join(lines)
+    groups: dict[Any, dict[str, Any]] = {}
+    batches: dict[Any, set[str]] = {}
+    for a in attempts.take(~attempts.ok):
+        message = a.message or a.status
+        key = signature(a.category or a.status, message)
+        group = groups.get(key)
+        if group is None:
+            group = groups[key] = {"category": key.category, "exception": key.exception,
+                                   "pattern": key.pattern, "frame": key.frame,
+                                   "message": message_line(message), "attempts": 0,
+                                   "first_text": message, "where": "", "first": ""}
+            batches[key] = set()
+        group["attempts"] += 1
+        batches[key].add(a.mini_batch_id)
+    for key, group in groups.items():
+        group["mini_batches"] = len(batches[key])
+    return sorted(groups.values(), key=lambda g: -g["attempts"])
 
 
-def _errors(rows: list[dict[str, str]]) -> str:
-    groups: Counter[tuple[str, str]] = Counter()
-    first: dict[tuple[str, str], str] = {}
-    for row in rows:
-        if row.get("Status") == "Succeeded" and not row.get("Error Message"):
-            continue
-        message = row.get("Error Message") or row.get("Status", "")
-        lines = [line for line in message.strip().splitlines() if line.strip()]
-        key = (row.get("Error Category") or row.get("Status", ""), lines[-1] if lines else "")
-        groups[key] += 1
-        first.setdefault(key, message)
+def _errors(groups: list[dict[str, Any]], logs: StepLogs, run_dir: Path) -> str:
+    """Every error group (the first ``ERRORS_SHOWN`` open, the rest behind a switch)."""
     if not groups:
         return "<p>No failed attempts.</p>"
-    out = ["<table><tr><th>count</th><th>category</th><th>error</th></tr>"]
-    for key, count in groups.most_common(ERRORS_SHOWN):
-        out.append(f"<tr><td>{count}</td><td>{html.escape(key[0])}</td><td>"
-                   f"{html.escape(key[1])}<details><summary>first</summary><pre>"
-                   f"{html.escape(first[key])}</pre></details></td></tr>")
-    out.append("</table>")
-    return "".join(out)
+    attempts = sum(int(g.get("attempts") or 0) for g in groups)
+    head = (f"<p>{plural(attempts, 'failed attempt')} in "
+            f"{plural(len(groups), 'kind of error', 'kinds of error')} (grouped by exception, "
+            "message with numbers, paths and quoted names masked, and the user's frame).</p>"
+            "<table><tr><th>attempts</th><th>mini-batches</th><th>category</th><th>error</th>"
+            "<th>raised in</th><th>first</th></tr>")
+    rows = [_error_row(group, logs, run_dir) for group in groups]
+    shown = "".join(rows[:ERRORS_SHOWN])
+    if len(rows) > ERRORS_SHOWN:
+        hidden = plural(len(rows) - ERRORS_SHOWN, "more kind of error", "more kinds of error")
+        more = (f"</table><details><summary>{hidden}</summary><table>"
+                f"{''.join(rows[ERRORS_SHOWN:])}</table></details>")
+        return head + shown + more
+    return head + shown + "</table>"
+
+
+def _error_row(group: dict[str, Any], logs: StepLogs, run_dir: Path) -> str:
+    exception = str(group.get("exception") or "")
+    pattern = str(group.get("pattern") or "")
+    text = f"{exception}: {pattern}" if exception else pattern
+    where = str(group.get("where") or "")
+    first = str(group.get("first") or "")
+    link = (f"<a href='{_href(logs.root / where, run_dir, first)}'>{html.escape(where)}</a>"
+            if where else "")
+    full = str(group.get("first_text") or group.get("message") or "")
+    return (f"<tr><td>{group.get('attempts', 0)}</td><td>{group.get('mini_batches', '')}</td>"
+            f"<td>{html.escape(str(group.get('category', '')))}</td><td>{html.escape(text)}"
+            f"<details><summary>e.g. {html.escape(str(group.get('message', ''))[:160])}"
+            f"</summary><pre>{html.escape(full)}</pre></details></td>"
+            f"<td>{html.escape(str(group.get('frame') or ''))}</td>"
+            f"<td>{html.escape(first)} {link}</td></tr>")
+
+
+def _profile(logs: StepLogs) -> str:
+    files = logs.profile_files()
+    if not files:
+        return ""
+    chart = icicle(files)
+    if not chart:
+        return ""
+    return (f"<h3>run() profile</h3><p>From {plural(len(files), 'profile')} of "
+            "--profiling_module (sys/profile): each box is a function, as wide as the time "
+            "spent in it, its callees below.</p>" + chart)
+
+
+__all__ = ["REPORT_NAME", "job_outcome", "outcome", "render_job_report", "write_job_report"]

@@ -14,24 +14,9 @@ from typing import IO, Any
 from mlpipe.runtime.counters import AttemptTally
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, WorkerInfo
+from mlpipe.runtime.step_logs import PROCESSED_COLUMNS
 from mlpipe.runtime.textio import open_text
 
-PROCESSED_COLUMNS = (
-    "Mini-batch Id",
-    "Picked Count",
-    "Process",
-    "Process Start Time",
-    "Total",
-    "Succeeded",
-    "Failed",
-    "Elapsed Seconds",
-    "Process Seconds",
-    "Run Method Seconds",
-    "Status",
-    "Error Category",
-    "Error Message",
-    "Mini-batch Detail",
-)
 _TOTALS_COLUMNS = (
     "Mini-batches",
     "Failed Mini-batches",

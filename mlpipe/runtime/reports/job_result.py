@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -11,30 +12,42 @@ from typing import IO
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
-from mlpipe.runtime.error_keys import error_key
+from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
 from mlpipe.runtime.reports.job_report import process_label, utc_text
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.textio import open_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.wording import plural
 
 TOP_ERRORS = 5
-MESSAGE_WIDTH = 300
+FIRST_TEXT_LIMIT = 4000  # characters of the first traceback a group keeps (report.html shows it)
 
 
 @dataclass
 class ErrorGroup:
-    """Failed attempts that share a category and a first message line."""
+    """Failed attempts that share a :class:`~mlpipe.runtime.error_keys.Signature`."""
 
     category: str
-    message: str
+    message: str  # the first occurrence's message line
     where: str  # error file of the first occurrence, relative to logs/
     first: str  # "mini-batch <id> attempt <n> on <node>/<process> at <time>"
+    signature: Signature | None = None
+    first_text: str = ""  # the first occurrence's message and traceback (shortened)
     attempts: int = 0
     mini_batches: set[str] = field(default_factory=set)
     failed_for_good: int = 0
     files: set[str] = field(default_factory=set)
+
+    def as_json(self) -> dict[str, object]:
+        """What ``runs.json`` keeps of the group (report.html reads it back)."""
+        sig = self.signature or signature(self.category, self.message)
+        return {"category": self.category, "exception": sig.exception, "pattern": sig.pattern,
+                "frame": sig.frame, "message": self.message, "attempts": self.attempts,
+                "mini_batches": len(self.mini_batches), "failed_for_good": self.failed_for_good,
+                "where": self.where, "first": self.first, "first_text": self.first_text,
+                "files": sorted(self.files)}
 
     def files_text(self, limit: int = 3) -> str:
         names = sorted(self.files)
@@ -48,7 +61,7 @@ class ErrorLog:
     def __init__(self, logs_dir: Path, *, append: bool = False) -> None:
         self.logs_dir = logs_dir
         self.append = append  # a resumed step adds to the earlier run's tracebacks
-        self.groups: dict[tuple[str, str], ErrorGroup] = {}
+        self.groups: dict[Signature, ErrorGroup] = {}
         self._files: dict[tuple[int, str], IO[str]] = {}
         self._closing = ExitStack()  # owns the handles in _files
 
@@ -84,18 +97,20 @@ class ErrorLog:
                 traceback: str | None) -> ErrorGroup:
         """Write one failure to the worker's error file and count it in its group."""
         where = self._write(worker, header, category, message, traceback)
-        line = _first_line(message)
-        key = (category, error_key(line))  # the message itself stays whole in the error file
+        key = signature(category, message, traceback)  # the error file keeps the whole text
         group = self.groups.get(key)
         if group is None:
-            group = self.groups[key] = ErrorGroup(category, line, where, header)
+            text = message.rstrip() + ("\n" + traceback.rstrip() if traceback
+                                       and traceback.strip() != message.strip() else "")
+            group = self.groups[key] = ErrorGroup(category, _first_line(message), where, header,
+                                                  key, text[:FIRST_TEXT_LIMIT])
         group.files.add(where)
         group.attempts += 1
         return group
 
     def _write(self, worker: WorkerInfo, header: str, category: str, message: str,
                traceback: str | None) -> str:
-        relative = f"user/error/{worker.node}/{worker.process}.txt"
+        relative = StepLogs.error_file(worker)
         handle = self._files.get((worker.node, worker.process))
         if handle is None:
             path = self.logs_dir / relative
@@ -113,9 +128,7 @@ class ErrorLog:
 
 
 def _first_line(message: str) -> str:
-    lines = [line.strip() for line in message.strip().splitlines() if line.strip()]
-    line = lines[-1] if lines and lines[0].startswith("Traceback") else (lines[0] if lines else "")
-    return line if len(line) <= MESSAGE_WIDTH else line[: MESSAGE_WIDTH - 3] + "..."
+    return message_line(message)
 
 
 def breach_text(breach: ThresholdBreach) -> str:
@@ -151,7 +164,7 @@ def first_line(summary: StepSummary, errors: ErrorLog) -> str:
 
 
 def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCounters,
-                      errors: ErrorLog) -> str:
+                      errors: ErrorLog, advice: Sequence[str] = ()) -> str:
     """The text of ``job_result.txt``."""
     total = summary.mini_batches_total or counters.scheduled
     failed_percent = 100.0 * summary.mini_batches_failed / total if total else 0.0
@@ -208,6 +221,7 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
             lines.append(f"  {count} x {_first_line(message)}{see}")
     else:
         lines.append("Errors: none")
+    lines.extend(advice)
     if summary.reason and len(summary.reason.strip().splitlines()) > 1:
         lines.append("Reason in full:")
         lines.extend("  " + line for line in summary.reason.strip().splitlines())

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
@@ -44,8 +45,11 @@ from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
 from mlpipe.runtime.reports.task_stream import write_task_stream
+from mlpipe.runtime.step_logs import RunEntry, StepLogs, read_runs, write_runs
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text
+from mlpipe.runtime.tuning.brief import advice_lines, job_name, run_settings
+from mlpipe.runtime.tuning.profile import ProfileTally, StepProfile
 from mlpipe.wording import plural
 
 OVERVIEW_STATUS = {"Completed": "Succeeded", "Failed": "Failed", "Canceled": "Canceled"}
@@ -67,12 +71,16 @@ class StepReports(StepObserver):
         self.resume = resume
         self.logs_dir = Path(step.logs_dir)
         self.logs_dir.mkdir(parents=True, exist_ok=True)
+        self.paths = StepLogs.of(step.logs_dir)
         self.logger: logging.Logger = master_role_logger(
-            self.logs_dir / "sys" / "master_role.txt", step.logging_level,
+            self.paths.master_role, step.logging_level,
             name=f"mlpipe.master_role.{step.name}")
         self.counters = StepCounters()
         self.workers = WorkerStats()
         self.errors = ErrorLog(self.logs_dir, append=resume)
+        self.tally = ProfileTally()
+        self._runs: list[RunEntry] = []
+        self._lost_at: dict[tuple[int, str], float] = {}  # a dead worker's time of death
         self._csv: ProcessedMiniBatchesCsv | None = None
         self._overview: ProgressOverview | None = None
         self._monitor: ResourceMonitor | None = None
@@ -83,18 +91,17 @@ class StepReports(StepObserver):
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         self._started_at = at
         self.counters = StepCounters()
+        self._start_run(step, workers, at)
         for worker in workers:
             self.workers.register(worker)
         nodes = sorted({w.node for w in workers}) or list(range(step.instance_count))
         self.logger.info("Start scheduling.")
         self.logger.info("%s", _settings_text(step, len(nodes), len(workers)))
-        self._csv = ProcessedMiniBatchesCsv(
-            self.logs_dir / "sys" / "job_report" / "processed_mini-batches.csv",
-            append=self.resume)
+        self._csv = ProcessedMiniBatchesCsv(self.paths.processed, append=self.resume)
         self._overview = ProgressOverview(self.logs_dir, step.name, len(workers))
         self._overview.write(self.counters)
         self._monitor = ResourceMonitor(
-            self.logs_dir / "sys" / "perf", step.prs.resource_monitor_interval, nodes)
+            self.paths.perf, step.prs.resource_monitor_interval, nodes)
         self._monitor.set_workers(workers)
         self._monitor.start()
         if not self._monitor.enabled:
@@ -124,6 +131,7 @@ class StepReports(StepObserver):
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.counters.add(record)
         self.workers.add(record)
+        self.tally.add(record)
         if self._csv is not None:
             self._csv.write(record)
         if attempt_failed(record):
@@ -144,6 +152,9 @@ class StepReports(StepObserver):
             self.errors.add_init_failure(worker, message or event)
         if event in ("started", "replaced"):
             self.workers.register(worker)
+            self._note_startup(worker, event)
+        elif event == "died":
+            self._lost_at[(worker.node, worker.process)] = time.time()
         if self._monitor is not None:
             self._monitor.update_worker(worker, alive=event in ("started", "replaced"))
 
@@ -169,18 +180,21 @@ class StepReports(StepObserver):
         started = summary.started_at or self._started_at
         ended = summary.ended_at or datetime.now(timezone.utc)
         wall = _seconds_between(started, ended) if started is not None else self.counters.elapsed()
-        job_report = self.logs_dir / "sys" / "job_report"
+        job_report = self.paths.job_report
+        self._end_run(summary, ended)
         steps: list[tuple[Path, Callable[[], object]]] = [
-            (self.logs_dir / "job_result.txt", lambda: write_text(
-                self.logs_dir / "job_result.txt",
-                render_job_result(self.step, summary, self.counters, self.errors))),
+            (self.paths.runs, lambda: write_runs(self.paths, self._runs)),
+            (self.paths.job_result, lambda: write_text(
+                self.paths.job_result,
+                render_job_result(self.step, summary, self.counters, self.errors,
+                                  advice_lines(self._profile(), job_name(self.step))))),
             (job_report, self._close_streams),
             (job_report, lambda: self.workers.write_summaries(job_report, wall)),
-            (self.logs_dir / "user" / "error.txt", self._write_error_summary),
+            (self.paths.error_summary, self._write_error_summary),
             (self.logs_dir, lambda: self._overview and self._overview.write(
                 self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
-            (self.logs_dir / "sys", self.close),
-            (self.logs_dir / "sys" / "task_stream.html", lambda: (  # dense: aggregated
+            (self.paths.sys, self.close),
+            (self.paths.task_stream, lambda: (  # dense: aggregated
                 self.counters.attempts > 0 and write_task_stream(self.logs_dir))),
             (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
             (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
@@ -197,6 +211,50 @@ class StepReports(StepObserver):
         if errors:
             raise errors[0]
 
+    # -- runs.json ------------------------------------------------------------------------
+    def _start_run(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
+        """Add this run to ``runs.json`` (a resumed step keeps its earlier runs)."""
+        self.tally = ProfileTally()
+        self._runs = read_runs(self.paths) if self.resume else []
+        self._runs.append(RunEntry(started=at.timestamp(), settings=run_settings(step, workers)))
+        with naming(self.paths.runs):
+            write_runs(self.paths, self._runs)
+
+    def _note_startup(self, worker: WorkerInfo, event: str) -> None:
+        """A worker's start-up: from the run's start (or its predecessor's death) to ready."""
+        if not self._runs:
+            return
+        since = self._lost_at.pop((worker.node, worker.process), None) \
+            if event == "replaced" else None
+        began = since if since is not None else self._runs[-1].started
+        key = f"{worker.node}/{worker.process}"
+        self._runs[-1].startup_seconds.setdefault(key, round(max(time.time() - began, 0.0), 6))
+
+    def _end_run(self, summary: StepSummary, ended: datetime) -> None:
+        if not self._runs:
+            return
+        run = self._runs[-1]
+        run.ended = ended.timestamp()
+        run.status = summary.status
+        run.reused = summary.mini_batches_reused
+        run.tally = self.tally.as_json()
+        run.errors = [group.as_json() for group in self.errors.top(len(self.errors.groups))]
+        run.counts = {"mini_batches": summary.mini_batches_total or self.counters.scheduled,
+                      "succeeded": summary.mini_batches_succeeded,
+                      "failed": summary.mini_batches_failed,
+                      "items": summary.items_total, "items_succeeded": summary.items_succeeded,
+                      "items_failed": summary.items_failed, "attempts": self.counters.attempts,
+                      "retried": self.counters.retries, "timeouts": self.counters.timeouts}
+
+    def _profile(self) -> StepProfile | None:
+        """This run's profile from the figures in memory (no file is read back)."""
+        if not self._runs:
+            return None
+        run = self._runs[-1]
+        return StepProfile(self.paths, len(self._runs) - 1, len(self._runs), run.started,
+                           run.ended, run.status, run.settings, self.tally, None,
+                           run.startup_seconds, {}, run.errors, run.counts, run.reused)
+
     def _close_streams(self) -> None:
         """Stop the resource monitor and close processed_mini-batches.csv and the error files."""
         if self._monitor is not None:
@@ -207,8 +265,8 @@ class StepReports(StepObserver):
 
     def _write_error_summary(self) -> None:
         if self.errors.groups:
-            (self.logs_dir / "user").mkdir(exist_ok=True)
-            write_text(self.logs_dir / "user" / "error.txt", render_error_summary(self.errors))
+            self.paths.error_summary.parent.mkdir(exist_ok=True)
+            write_text(self.paths.error_summary, render_error_summary(self.errors))
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:

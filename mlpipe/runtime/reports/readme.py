@@ -30,6 +30,11 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
     ("sys/job_report/process_summary.csv",
      "processed_mini-batches.csv summed per worker process: attempts, failed attempts, items, "
      "busy seconds and utilization (busy seconds / step wall time)."),
+    ("sys/job_report/runs.json",
+     "mlpipe's record of each run of the step (a resume or rerun adds one): its start and end, "
+     "settings, workers' start-up, the sums of its attempts (time in dispatch, load, run() and "
+     "result handling, CPU, items, bytes, durations) and its error groups as job_result.txt "
+     "counts them. report.html and mlpipe job advise read it."),
     ("sys/job_report/node_summary.csv",
      "processed_mini-batches.csv summed per node; utilization is busy seconds / (wall time x "
      "processes of the node)."),
@@ -59,10 +64,11 @@ DESCRIPTIONS: tuple[tuple[str, str], ...] = (
      "worker adds its numbers to the file of the process it replaces."),
     ("sys/perf/samples.csv",
      "CPU % and memory (MB) of the machine and of each worker process, sampled by the driver "
-     "twice a second (drawn in the job's report.html)."),
+     "ten times a second (Seconds from the start of the step's run; drawn in the job's "
+     "report.html)."),
     ("sys/task_stream.html",
      "A task-stream chart of processed_mini-batches.csv: one bar per attempt, one row per worker "
-     "(above 3,000 attempts, one shaded cell per worker and time bucket)."),
+     "(above 500 attempts, shaded runs of time buckets per worker)."),
 )
 MAX_LISTED = 8
 

@@ -1,11 +1,11 @@
 """``logs/sys/perf/samples.csv``: CPU and memory of the machine and of every worker process,
-sampled by the driver twice a second, whatever ``--resource_monitor_interval`` (which
+sampled by the driver ten times a second, whatever ``--resource_monitor_interval`` (which
 still governs the ``sys/perf/<node>/*.csv`` files of :mod:`mlpipe.runtime.reports.perf`; 0 turns
 both off).
 
-The job report (:mod:`mlpipe.runtime.reports.html`) draws them, so a step of a few seconds
-has a picture too. A long step keeps the file bounded: every ``THIN_AFTER`` samples the
-interval doubles.
+The job report (:mod:`mlpipe.runtime.reports.html`) draws them on the step's time axis
+(``Seconds`` counts from the start of the step's run), so a step of two seconds has a curve
+too. A long step keeps the file bounded: every ``THIN_AFTER`` samples the interval doubles.
 """
 
 from __future__ import annotations
@@ -21,15 +21,16 @@ import psutil
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.reports.job_report import process_label
+from mlpipe.runtime.step_logs import StepLogs
+from mlpipe.runtime.tuning.profile import MACHINE
 
-SAMPLE_SECONDS = 0.5
-THIN_AFTER = 3600
+SAMPLE_SECONDS = 0.1
+THIN_AFTER = 600
 COLUMNS = ("Seconds", "Source", "CPU Percent", "Memory MB")
-MACHINE = "machine"
 
 
 def samples_path(logs_dir: str | Path) -> Path:
-    return Path(logs_dir) / "sys" / "perf" / "samples.csv"
+    return StepLogs.of(logs_dir).samples
 
 
 class ResourceSampler(StepObserver):
@@ -47,7 +48,7 @@ class ResourceSampler(StepObserver):
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         for worker in workers:
             self._watch(worker)
-        self._began = time.monotonic()
+        self._began = time.monotonic() - max(time.time() - at.timestamp(), 0.0)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._thread = threading.Thread(target=self._run, name="mlpipe-samples", daemon=True)
         self._thread.start()

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mlpipe.compiler.assets import stand_in
+from mlpipe.jobs.download import copy_into
 from mlpipe.sdk.assets import AssetStore, Data, Model, Resource, local_path, reference
 from mlpipe.sdk.entities import Environment, environment_value
 from mlpipe.sdk.loading import load_component
 from mlpipe.sdk.operations.base import Operations
-from mlpipe.sdk.paths import copy_into
 
 
 class _AssetOperations(Operations):

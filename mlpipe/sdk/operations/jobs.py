@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mlpipe.jobs.azure_view import azure_status
+from mlpipe.jobs.download import download_job
 from mlpipe.sdk.assets import Resource
 from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.job import PipelineJob
 from mlpipe.sdk.operations.base import Operations
-from mlpipe.sdk.paths import copy_into
 from mlpipe.sdk.running import run
 
 
@@ -32,7 +33,8 @@ class LocalJob(Resource):
         outputs = {name: out.get("path") for name, out in (record.get("outputs") or {}).items()}
         self._set(dict(name=record.get("name"), display_name=record.get("display_name"),
                        experiment_name=record.get("experiment_name"),
-                       description=record.get("description"), status=_status(record),
+                       description=record.get("description"),
+                       status=azure_status(record.get("status")),
                        type=record.get("kind") or "pipeline", tags=record.get("tags"),
                        properties=None, outputs=outputs,
                        run_dir=record.get("run_dir") or record.get("step_dir"),
@@ -40,13 +42,6 @@ class LocalJob(Resource):
         self.studio_url = Path(self.run_dir).as_uri() if self.run_dir else None
         self.error = record.get("error")
         self.parent_job_name = parent
-
-
-def _status(record: dict[str, Any]) -> str:
-    """azure-ai-ml's spelling of a status: ``Completed``, ``Failed``, ``Canceled``, ..."""
-    status = str(record.get("status") or "unknown")
-    return {"running": "Running", "queued": "Queued", "completed": "Completed",
-            "failed": "Failed", "canceled": "Canceled"}.get(status, status.capitalize())
 
 
 class Poller:
@@ -140,18 +135,11 @@ class JobOperations(Operations):
 
     def download(self, name: str, *, download_path: str | Path = ".",
                  output_name: str | None = None, all: bool = False) -> None:
-        """Copy the job's outputs to ``<download_path>/named-outputs/<output>`` (as azure-ai-ml
-        lays them out); ``all=True`` also copies the run folder to ``artifacts``."""
-        job = self.get(name)
-        target = Path(download_path)
-        names = [output_name] if output_name else list(job.outputs)
-        for output in names:
-            if output not in job.outputs:
-                raise KeyError(f"job {name!r} has no output {output!r} "
-                               f"(outputs: {', '.join(job.outputs) or 'none'})")
-            copy_into(Path(job.outputs[output]), target / "named-outputs" / output)
-        if all and job.run_dir:
-            copy_into(Path(job.run_dir), target / "artifacts")
+        """Copy the job's files as azure-ai-ml lays them out: ``output_name`` to
+        ``<download_path>/named-outputs/<output>``, ``all`` every output and the logs, else
+        the logs to ``<download_path>/artifacts`` (:mod:`mlpipe.jobs.download`)."""
+        self.get(name)  # a missing job is azure-ai-ml's ResourceNotFoundError
+        download_job(self._store(), name, download_path, output_name, all)
 
     def begin_cancel(self, name: str, **kwargs: Any) -> Poller:
         """Ask job ``name`` to stop, like ``mlpipe job cancel``."""

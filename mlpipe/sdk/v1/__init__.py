@@ -8,42 +8,72 @@ One module per kind of thing:
 - ``datastores``: ``Datastore`` / ``DataPath`` as local folders
 - ``mltables``: MLTable folders written for CSV files and partitioned tables
 - ``datasets``: ``Dataset``, ``FileDataset``, ``TabularDataset``, ``PipelineData``, ...
-- ``translation``: a ``ParallelRunStep`` as a v2 parallel step (the v1 -> v2 table)
-- ``pipeline``: ``ParallelRunStep``, ``Pipeline``, ``Experiment``
+- ``steps``: ``PythonScriptStep``, ``CommandStep``, ``ParallelRunStep`` (``run_after``)
+- ``wiring``: a step's data as v2 inputs, outputs and argument text
+- ``translation``: each step as a v2 node (the v1 -> v2 tables)
+- ``pipeline``: ``Pipeline`` (any mix of steps), ``Experiment``
 - ``runs``: ``PipelineRun``, ``StepRun``, ``RunDetails`` over a finished local run
-- ``workspace``, ``models``, ``environments``, ``run_context``: ``Workspace`` /
-  ``ComputeTarget``, ``Model``, ``Environment`` / ``CondaDependencies``, ``Run.get_context()``
+- ``workspace``, ``models``, ``environments``, ``runconfig``, ``run_context``, ``exceptions``:
+  ``Workspace`` / ``ComputeTarget``, ``Model``, ``Environment`` / ``CondaDependencies``,
+  ``RunConfiguration``, ``Run.get_context()``, ``azureml.exceptions``
 """
 
 from __future__ import annotations
 
 from mlpipe.sdk.v1.config import ParallelRunConfig
 from mlpipe.sdk.v1.datasets import (
+    DataReference,
     Dataset,
     DatasetConsumptionConfig,
     FileDataset,
     OutputFileDatasetConfig,
+    OutputTabularDatasetConfig,
     PipelineData,
+    PipelineOutputFileDataset,
+    PipelineOutputTabularDataset,
     TabularDataset,
 )
-from mlpipe.sdk.v1.datastores import DataPath, Datastore
+from mlpipe.sdk.v1.datastores import DataPath, DataPathComputeBinding, Datastore
 from mlpipe.sdk.v1.environments import (
     DEFAULT_CPU_IMAGE,
     DEFAULT_GPU_IMAGE,
     CondaDependencies,
     Environment,
 )
+from mlpipe.sdk.v1.exceptions import (
+    ActivityFailedException,
+    AuthenticationException,
+    AzureMLException,
+    ComputeTargetException,
+    ExperimentExecutionException,
+    ModelNotFoundException,
+    ProjectSystemException,
+    RunConfigurationException,
+    ServiceException,
+    UserErrorException,
+    WebserviceException,
+    WorkspaceException,
+)
 from mlpipe.sdk.v1.models import Model
 from mlpipe.sdk.v1.parameters import PipelineParameter
-from mlpipe.sdk.v1.pipeline import Experiment, ParallelRunStep, Pipeline
+from mlpipe.sdk.v1.pipeline import Experiment, Pipeline
 from mlpipe.sdk.v1.run_context import Run
+from mlpipe.sdk.v1.runconfig import (
+    DockerConfiguration,
+    MpiConfiguration,
+    PyTorchConfiguration,
+    RunConfiguration,
+    ScriptRunConfig,
+    TensorflowConfiguration,
+)
 from mlpipe.sdk.v1.runs import (
-    ActivityFailedException,
     PipelineRun,
     PortDataReference,
     RunDetails,
     StepRun,
+    StepRunOutput,
 )
+from mlpipe.sdk.v1.steps import CommandStep, ParallelRunStep, PythonScriptStep
 from mlpipe.sdk.v1.workspace import (
     VERSION,
     AmlCompute,
@@ -54,11 +84,18 @@ from mlpipe.sdk.v1.workspace import (
     Workspace,
 )
 
-__all__ = ["DEFAULT_CPU_IMAGE", "DEFAULT_GPU_IMAGE", "VERSION", "ActivityFailedException",
-           "AmlCompute", "ComputeTarget", "CondaDependencies", "DataPath", "Dataset",
-           "DatasetConsumptionConfig", "Datastore", "Environment", "Experiment", "FileDataset",
-           "InteractiveLoginAuthentication", "Model", "MsiAuthentication",
-           "OutputFileDatasetConfig", "ParallelRunConfig", "ParallelRunStep", "Pipeline",
-           "PipelineData", "PipelineParameter", "PipelineRun", "PortDataReference", "Run",
-           "RunDetails", "ServicePrincipalAuthentication", "StepRun", "TabularDataset",
-           "Workspace"]
+__all__ = ["ActivityFailedException", "AmlCompute", "AuthenticationException", "AzureMLException",
+           "CommandStep", "ComputeTarget", "ComputeTargetException", "CondaDependencies",
+           "DEFAULT_CPU_IMAGE", "DEFAULT_GPU_IMAGE", "DataPath", "DataPathComputeBinding",
+           "DataReference", "Dataset", "DatasetConsumptionConfig", "Datastore",
+           "DockerConfiguration", "Environment", "Experiment", "ExperimentExecutionException",
+           "FileDataset", "InteractiveLoginAuthentication", "Model", "ModelNotFoundException",
+           "MpiConfiguration", "MsiAuthentication", "OutputFileDatasetConfig",
+           "OutputTabularDatasetConfig", "ParallelRunConfig", "ParallelRunStep", "Pipeline",
+           "PipelineData", "PipelineOutputFileDataset", "PipelineOutputTabularDataset",
+           "PipelineParameter", "PipelineRun", "PortDataReference", "ProjectSystemException",
+           "PyTorchConfiguration", "PythonScriptStep", "Run", "RunConfiguration",
+           "RunConfigurationException", "RunDetails", "ScriptRunConfig", "ServiceException",
+           "ServicePrincipalAuthentication", "StepRun", "StepRunOutput", "TabularDataset",
+           "TensorflowConfiguration", "UserErrorException", "VERSION", "WebserviceException",
+           "Workspace", "WorkspaceException"]

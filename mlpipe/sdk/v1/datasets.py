@@ -8,20 +8,26 @@ turns each of them into a v2 step input or output.
 
 from __future__ import annotations
 
+import glob as globmod
 import os
 import re
+import shutil
+import tempfile
+import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mlpipe.compiler.assets import stand_in
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.sdk.assets import AssetStore
 from mlpipe.sdk.callsite import call_site, caller_dir
 from mlpipe.sdk.io import Input
-from mlpipe.sdk.v1.datastores import Datastore, local_text
+from mlpipe.sdk.v1.datastores import DataPath, Datastore, local_text
 from mlpipe.sdk.v1.mltables import (
     delimited_mltable,
     files_mltable,
+    frame_mltable,
     is_glob,
     partitioned_mltable,
 )
@@ -30,56 +36,252 @@ from mlpipe.sdk.v1.parameters import resolve
 D = TypeVar("D", bound="FileDataset")
 
 
+def _random_name(prefix: str) -> str:
+    """v1's name for an unnamed output or input: ``output_1a2b3c4d``."""
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
 class PipelineData:
-    """v1 intermediate data: a step's output folder, usable as another step's input."""
+    """v1 intermediate data: a step's output folder, usable as another step's input
+    (``as_input`` / ``as_mount`` / ``as_download`` name how it is delivered; ``as_dataset()``
+    reads it as files, and then ``parse_parquet_files()`` / ``parse_delimited_files()`` as a
+    table)."""
 
     def __init__(self, name: str, datastore: Any = None, output_name: str | None = None,
-                 output_mode: str = "mount", is_directory: bool | None = None,
-                 **kwargs: Any) -> None:
+                 output_mode: str = "mount", output_path_on_compute: str | None = None,
+                 output_overwrite: bool | None = None, data_type: str | None = None,
+                 is_directory: bool | None = None, pipeline_output_name: str | None = None,
+                 training_output: Any = None, **kwargs: Any) -> None:
         self.name = name
         self.datastore = datastore
         self.output_name = output_name or name
         self.output_mode = output_mode
         self.is_directory = is_directory
+        self.data_type = data_type
+        self._producer: Any = None  # the step that writes it (set when the step is made)
 
-    def as_dataset(self) -> PipelineData:
+    def as_dataset(self) -> PipelineOutputFileDataset:
+        return PipelineOutputFileDataset(self)
+
+    def as_input(self, input_name: str | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(input_name or self.name, self, "mount")
+
+    def as_mount(self, overwrite: bool = False) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(self.name, self, "mount")
+
+    def as_download(self, input_name: str | None = None, path_on_compute: str | None = None,
+                    overwrite: bool | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(input_name or self.name, self, "download")
+
+    def get_env_variable_name(self) -> str:
+        """v1: the variable that holds the data's path in a step (``AZUREML_DATAREFERENCE_*``)."""
+        return f"AZUREML_DATAREFERENCE_{self.name}"
+
+    def __str__(self) -> str:
+        return f"$AZUREML_DATAREFERENCE_{self.name}"
+
+    def __repr__(self) -> str:
+        return f"$AZUREML_DATAREFERENCE_{self.name}"
+
+
+class PipelineOutputFileDataset:
+    """``PipelineData.as_dataset()``: the output read as files; ``parse_*`` reads it as a
+    table (the input keeps the ``PipelineData``'s name)."""
+
+    def __init__(self, pipeline_data: PipelineData) -> None:
+        self.pipeline_data = pipeline_data
+        self.name = pipeline_data.name
+
+    def parse_parquet_files(self, file_extension: str = ".parquet") -> PipelineOutputTabularDataset:
+        return PipelineOutputTabularDataset(self.pipeline_data, TableReader("parquet"))
+
+    def parse_delimited_files(self, parse_header: bool = True, separator: str = ",",
+                              **kwargs: Any) -> PipelineOutputTabularDataset:
+        return PipelineOutputTabularDataset(self.pipeline_data, TableReader(
+            "delimited", separator, "all_files_same_headers" if parse_header else "no_header"))
+
+    def as_named_input(self, name: str) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(name, self.pipeline_data, "mount")
+
+    def as_mount(self) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(self.name, self.pipeline_data, "mount")
+
+    def as_download(self) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(self.name, self.pipeline_data, "download")
+
+
+class PipelineOutputTabularDataset:
+    """``PipelineData.as_dataset().parse_parquet_files()``: the output read as a table."""
+
+    def __init__(self, pipeline_data: PipelineData, reader: TableReader) -> None:
+        self.pipeline_data = pipeline_data
+        self.reader = reader
+        self.name = pipeline_data.name
+
+    def as_named_input(self, name: str) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(name, self)
+
+    def keep_columns(self, columns: Any, validate: bool = False) -> PipelineOutputTabularDataset:
         return self
 
-    def as_input(self, input_name: str | None = None) -> PipelineData:
-        return self
+
+class TableReader:
+    """How a folder of files is read as a table: ``delimited`` (separator, header) or
+    ``parquet``."""
+
+    def __init__(self, kind: str, separator: str = ",",
+                 header: str = "all_files_same_headers") -> None:
+        self.kind = kind
+        self.separator = separator
+        self.header = header
+
+    def as_dict(self) -> dict[str, str]:
+        return {"reader": self.kind, "separator": self.separator, "header": self.header}
 
 
 class OutputFileDatasetConfig(PipelineData):
-    """v1 ``OutputFileDatasetConfig(name, destination=None)``; a local ``destination`` is kept."""
+    """v1 ``OutputFileDatasetConfig(name, destination=None)``: a step's output folder;
+    ``destination`` (a ``(datastore, path)`` pair, ``{run-id}`` allowed) is where it is written
+    (under the datastore's local folder). ``as_input()`` consumes it in a later step,
+    ``read_delimited_files()`` / ``read_parquet_files()`` as a table."""
 
-    def __init__(self, name: str | None = None, destination: Any = None, source: Any = None,
-                 **kwargs: Any) -> None:
-        super().__init__(name or "output")
-        self.destination = destination if isinstance(destination, str) else None
+    def __init__(self, name: str | None = None, destination: Any = None, source: str | None = None,
+                 partition_format: str | None = None, **kwargs: Any) -> None:
+        super().__init__(name or _random_name("output"))
+        self.destination = destination
+        self.source = source
+        self.partition_format = partition_format
+        self.mode = "mount"
+        self.registration: dict[str, Any] | None = None
 
-    def as_mount(self) -> OutputFileDatasetConfig:
+    def as_input(self, name: str | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(name or _random_name("input"), self, "mount")
+
+    def as_mount(self, disable_metadata_cache: bool = False) -> OutputFileDatasetConfig:  # type: ignore[override]
+        return self._with(mode="mount")
+
+    def as_upload(self, overwrite: bool = False, source_globs: Any = None
+                  ) -> OutputFileDatasetConfig:
+        return self._with(mode="upload")
+
+    def read_delimited_files(self, include_path: bool = False, separator: str = ",",
+                             header: Any = True, partition_format: str | None = None,
+                             path_glob: str | None = None, set_column_types: Any = None
+                             ) -> OutputTabularDatasetConfig:
+        name = getattr(header, "name", header)
+        value = "no_header" if str(name).lower() in ("false", "no_headers") else \
+            "all_files_same_headers"
+        return OutputTabularDatasetConfig(self, TableReader("delimited", separator, value))
+
+    def read_parquet_files(self, include_path: bool = False, partition_format: str | None = None,
+                           path_glob: str | None = None, set_column_types: Any = None
+                           ) -> OutputTabularDatasetConfig:
+        return OutputTabularDatasetConfig(self, TableReader("parquet"))
+
+    def register_on_complete(self, name: str, description: str | None = None,
+                             tags: Mapping[str, str] | None = None) -> OutputFileDatasetConfig:
+        """Register the output in the local asset store when the run completes."""
+        return self._with(registration={"name": name, "description": description,
+                                        "tags": dict(tags or {})})
+
+    def _with(self, **changes: Any) -> OutputFileDatasetConfig:
+        copy = object.__new__(OutputFileDatasetConfig)
+        copy.__dict__.update(self.__dict__)
+        copy.__dict__.update(changes)
+        copy.__dict__["_original"] = getattr(self, "_original", self)  # same output, other mode
+        return copy
+
+
+class OutputTabularDatasetConfig:
+    """``OutputFileDatasetConfig.read_delimited_files()`` / ``read_parquet_files()``: the output
+    as a table; ``as_input(name)`` consumes it in a later step."""
+
+    def __init__(self, source: OutputFileDatasetConfig, reader: TableReader) -> None:
+        self.source = source
+        self.reader = reader
+        self.name = source.name
+
+    def as_input(self, name: str | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(name or _random_name("input"), self)
+
+    def as_mount(self) -> OutputTabularDatasetConfig:
         return self
 
-    def as_upload(self, **kwargs: Any) -> OutputFileDatasetConfig:
+    def register_on_complete(self, name: str, description: str | None = None,
+                             tags: Mapping[str, str] | None = None) -> OutputTabularDatasetConfig:
+        self.source = self.source.register_on_complete(name, description, tags)
+        return self
+
+    def keep_columns(self, columns: Any, validate: bool = False) -> OutputTabularDatasetConfig:
         return self
 
 
 class DatasetConsumptionConfig:
-    """A named input (``dataset.as_named_input(name)``) with its delivery ``mode``."""
+    """A named input (``dataset.as_named_input(name)``, ``output.as_input(name)``) with its
+    delivery ``mode`` (``direct``, ``mount``, ``download``); ``path_on_compute`` is
+    recorded (the step reads the data where it is)."""
 
-    def __init__(self, name: str, dataset: Any, mode: str | None = None) -> None:
+    def __init__(self, name: str, dataset: Any, mode: str | None = "direct",
+                 path_on_compute: str | None = None) -> None:
         self.name = name
         self.dataset = dataset
         self.mode = mode
+        self.path_on_compute = path_on_compute
 
-    def as_mount(self) -> DatasetConsumptionConfig:
-        return DatasetConsumptionConfig(self.name, self.dataset, "ro_mount")
+    def as_mount(self, path_on_compute: str | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(self.name, self.dataset, "ro_mount"
+                                        if not isinstance(self.dataset, PipelineData) else "mount",
+                                        path_on_compute)
 
-    def as_download(self) -> DatasetConsumptionConfig:
-        return DatasetConsumptionConfig(self.name, self.dataset, "download")
+    def as_download(self, path_on_compute: str | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig(self.name, self.dataset, "download", path_on_compute)
 
     def to_input(self) -> Input:
-        return resolve(self.dataset).to_input(self.mode)
+        mode = None if self.mode == "direct" else self.mode
+        return resolve(self.dataset).to_input(mode)
+
+
+class DataReference:
+    """v1 ``DataReference(datastore, data_reference_name, path_on_datastore, mode)``: a path on
+    a datastore (its local folder, see :mod:`mlpipe.sdk.v1.datastores`) as a step input."""
+
+    def __init__(self, datastore: Datastore, data_reference_name: str | None = None,
+                 path_on_datastore: str | None = None, mode: str = "mount",
+                 path_on_compute: str | None = None, overwrite: bool = False) -> None:
+        self.datastore = datastore
+        self.data_reference_name: str = data_reference_name or str(getattr(datastore, "name",
+                                                                             "data"))
+        self.path_on_datastore = path_on_datastore
+        self.mode = mode
+        self.path_on_compute = path_on_compute
+        self.overwrite = overwrite
+
+    def as_mount(self) -> DataReference:
+        return self._with_mode("mount")
+
+    def as_download(self, path_on_compute: str | None = None, overwrite: bool = False
+                    ) -> DataReference:
+        return self._with_mode("download")
+
+    def path(self, path: str | None = None, data_reference_name: str | None = None
+             ) -> DataReference:
+        return DataReference(self.datastore, data_reference_name or self.data_reference_name,
+                             path, self.mode)
+
+    def local_path(self) -> str:
+        return os.fspath(DataPath(self.datastore, self.path_on_datastore))
+
+    def to_input(self, mode: str | None = None) -> Input:
+        path = self.local_path()
+        return Input(type="uri_file" if Path(path).is_file() else "uri_folder", path=path,
+                     mode="download" if self.mode == "download" else None)
+
+    def _with_mode(self, mode: str) -> DataReference:
+        return DataReference(self.datastore, self.data_reference_name, self.path_on_datastore,
+                             mode, self.path_on_compute, self.overwrite)
+
+    def __str__(self) -> str:
+        return f"$AZUREML_DATAREFERENCE_{self.data_reference_name}"
 
 
 class FileDataset:
@@ -102,16 +304,50 @@ class FileDataset:
     def as_named_input(self, name: str) -> DatasetConsumptionConfig:
         return DatasetConsumptionConfig(name, self)
 
-    def as_mount(self) -> DatasetConsumptionConfig:
-        return DatasetConsumptionConfig("input_data", self, "ro_mount")
+    def as_mount(self, path_on_compute: str | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig("input_data", self, "ro_mount", path_on_compute)
 
-    def as_download(self) -> DatasetConsumptionConfig:
-        return DatasetConsumptionConfig("input_data", self, "download")
+    def as_download(self, path_on_compute: str | None = None) -> DatasetConsumptionConfig:
+        return DatasetConsumptionConfig("input_data", self, "download", path_on_compute)
+
+    def to_path(self) -> list[str]:
+        """The files' paths relative to the dataset's folder (``/name.csv``), as v1 lists them."""
+        root = Path(self.local_path())
+        if root.is_file():
+            return ["/" + root.name]
+        return sorted("/" + p.relative_to(root).as_posix() for p in _files_of(self))
+
+    def download(self, target_path: str | os.PathLike[str] | None = None,
+                 overwrite: bool = False, ignore_not_found: bool = False) -> list[str]:
+        """Copy the files into ``target_path`` (a new temporary folder when not given),
+        keeping their paths below the dataset's folder; returns the copies' paths."""
+        root = Path(self.local_path())
+        target = Path(target_path) if target_path is not None else Path(tempfile.mkdtemp())
+        copies = []
+        for source in _files_of(self):
+            copy = target / (source.name if root.is_file() else source.relative_to(root))
+            if copy.exists() and not overwrite:
+                raise FileExistsError(f"FileDataset.download: {copy} exists (pass "
+                                      "overwrite=True to replace it)")
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, copy)
+            copies.append(str(copy))
+        return copies
+
+    def mount(self, mount_point: str | None = None, **kwargs: Any) -> _Mount:
+        """A context (``with ds.mount() as m: m.mount_point``) whose ``mount_point`` is the
+        dataset's folder: nothing needs mounting locally."""
+        path = Path(self.local_path())
+        return _Mount(str(path if path.is_dir() else path.parent))
 
     def local_path(self) -> str:
-        """The dataset's path, absolute (relative paths are the creating script's)."""
-        return (self.path if Path(self.path).is_absolute() or "://" in self.path
-                else str((self._base / self.path).resolve()))
+        """The dataset's path, absolute (relative paths are the creating script's); a URL is
+        its ``mlpipe.toml`` stand-in when one is mapped (else the URL itself)."""
+        if "://" in self.path:
+            found = stand_in(self.path, self._base)
+            return str(found) if found is not None else self.path
+        path = Path(self.path)
+        return self.path if path.is_absolute() else str((self._base / path).resolve())
 
     def register(self: D, workspace: Any, name: str, description: str | None = None,
                  tags: Mapping[str, str] | None = None, create_new_version: bool = False
@@ -136,6 +372,38 @@ class FileDataset:
         return Input(type=kind, path=path, mode=mode)
 
 
+def _files_of(dataset: FileDataset) -> list[Path]:
+    """The files a dataset stands for (a folder's files below it, a glob's matches)."""
+    path = dataset.local_path()
+    if is_glob(path):
+        return sorted(Path(p) for p in globmod.glob(path, recursive=True) if Path(p).is_file())
+    root = Path(path)
+    if root.is_file():
+        return [root]
+    if not root.is_dir():
+        raise FileNotFoundError(f"dataset path {path} does not exist")
+    return sorted(p for p in root.rglob("*") if p.is_file())
+
+
+class _Mount:
+    """What ``FileDataset.mount()`` returns: ``mount_point``, ``start()``, ``stop()``."""
+
+    def __init__(self, mount_point: str) -> None:
+        self.mount_point = mount_point
+
+    def start(self) -> None:
+        """Nothing to mount: the files are on this machine."""
+
+    def stop(self) -> None:
+        """Nothing to unmount."""
+
+    def __enter__(self) -> _Mount:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 class TabularDataset(FileDataset):
     """A local MLTable folder read as a table (the v2 form of a v1 TabularDataset)."""
 
@@ -148,6 +416,33 @@ class TabularDataset(FileDataset):
         from mlpipe.data import read_mltable
 
         return read_mltable(self.local_path())
+
+    def random_split(self, percentage: float, seed: int | None = None
+                     ) -> tuple[TabularDataset, TabularDataset]:
+        """Two tables: each row goes to the first with probability ``percentage`` (seeded);
+        Azure's split of the same rows is random too, so which rows differ."""
+        import numpy  # noqa: PLC0415 - pandas' own dependency
+
+        frame = self.to_pandas_dataframe()
+        first = numpy.random.RandomState(seed).rand(len(frame)) < percentage
+        return self._derived(frame[first], "split"), self._derived(frame[~first], "split")
+
+    def take(self, count: int) -> TabularDataset:
+        return self._derived(self.to_pandas_dataframe().head(count), "take")
+
+    def skip(self, count: int) -> TabularDataset:
+        return self._derived(self.to_pandas_dataframe().iloc[count:], "skip")
+
+    def keep_columns(self, columns: str | list[str], validate: bool = False) -> TabularDataset:
+        keep = [columns] if isinstance(columns, str) else list(columns)
+        return self._derived(self.to_pandas_dataframe()[keep], "columns")
+
+    def drop_columns(self, columns: str | list[str]) -> TabularDataset:
+        drop = [columns] if isinstance(columns, str) else list(columns)
+        return self._derived(self.to_pandas_dataframe().drop(columns=drop), "columns")
+
+    def _derived(self, frame: Any, prefix: str) -> TabularDataset:
+        return TabularDataset(str(frame_mltable(frame.reset_index(drop=True), prefix)))
 
     def partition_by(self, partition_keys: list[str], target: Any, name: str | None = None,
                      show_progress: bool = True, partition_as_file_dataset: bool = False
@@ -216,5 +511,7 @@ class Dataset:
         return dataset
 
 
-__all__ = ["Dataset", "DatasetConsumptionConfig", "FileDataset", "OutputFileDatasetConfig",
-           "PipelineData", "TabularDataset"]
+__all__ = ["DataReference", "Dataset", "DatasetConsumptionConfig", "FileDataset",
+           "OutputFileDatasetConfig", "OutputTabularDatasetConfig", "PipelineData",
+           "PipelineOutputFileDataset", "PipelineOutputTabularDataset", "TableReader",
+           "TabularDataset"]

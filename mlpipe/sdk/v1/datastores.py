@@ -37,6 +37,17 @@ class DataPath(os.PathLike[str]):
         return f"DataPath({self.datastore.name!r}, {self.path_on_datastore!r})"
 
 
+class DataPathComputeBinding:
+    """v1 ``DataPathComputeBinding(mode=...)``: how a ``DataPath`` reaches a step, recorded (the
+    step reads the local folder); ``(data_path, binding)`` is a step input."""
+
+    def __init__(self, mode: str = "mount", path_on_compute: str | None = None,
+                 overwrite: bool = False) -> None:
+        self.mode = mode
+        self.path_on_compute = path_on_compute
+        self.overwrite = overwrite
+
+
 class Datastore:
     """v1 ``Datastore``: a local folder standing for the cloud container (see module doc)."""
 
@@ -134,4 +145,4 @@ def local_text(item: Any) -> str:
     return os.fspath(item) if isinstance(item, os.PathLike) else str(item)
 
 
-__all__ = ["DEFAULT_DATASTORE", "DataPath", "Datastore", "local_text"]
+__all__ = ["DEFAULT_DATASTORE", "DataPath", "DataPathComputeBinding", "Datastore", "local_text"]

@@ -85,8 +85,9 @@ class Environment(V2Environment):
 
     def to_yaml_value(self) -> str | dict[str, Any]:
         deps = self.python.conda_dependencies
-        return {"name": self.name, "image": self.image or self.docker.base_image,
-                "conda_file": self.conda_file or (deps.as_dict() if deps else None)}
+        value = {"name": self.name, "image": self.image or self.docker.base_image,
+                 "conda_file": self.conda_file or (deps.as_dict() if deps else None)}
+        return {key: item for key, item in value.items() if item is not None}
 
     @staticmethod
     def from_conda_specification(name: str, file_path: str) -> Environment:

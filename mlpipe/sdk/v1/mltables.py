@@ -10,6 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from mlpipe.compiler.assets import stand_in
 from mlpipe.runs import resolve_runs_dir
 from mlpipe.sdk.v1.datastores import local_text
 
@@ -48,13 +49,29 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
     entries = []
     for item in items:
         text = local_text(item)
-        local = Path(text) if Path(text).is_absolute() else base / text
+        url = stand_in(text, base) if "://" in text else None  # mlpipe.toml's stand-in
+        local = url or (Path(text) if Path(text).is_absolute() else base / text)
         entries.append(_paths_entry(str(local.resolve()), folder=text.endswith("/")))
     name = getattr(header, "name", header)
     header_value = _HEADERS.get(str(name).lower(), "all_files_same_headers")
     text = ("paths:\n" + "".join(entries) + "transformations:\n  - read_delimited:\n"
             f"      delimiter: {separator!r}\n      header: {header_value}\n")
     return write_mltable(text, "delimited")
+
+
+def folder_table_mltable(folder: str, reader: str, separator: str = ",",
+                         header: str = "all_files_same_headers") -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` reading every file below ``folder`` as
+    one table: ``parquet`` files, or ``delimited`` ones (a step output read as a table)."""
+    root = Path(folder).resolve()
+    if reader == "parquet":
+        text = (f"paths:\n  - pattern: {str(root / '**' / '*.parquet')!r}\n"
+                "transformations:\n  - read_parquet: {}\n")
+    else:
+        text = (f"paths:\n  - pattern: {str(root / '**' / '*')!r}\n"
+                "transformations:\n  - read_delimited:\n"
+                f"      delimiter: {separator!r}\n      header: {header}\n")
+    return write_mltable(text, f"{reader}_table")
 
 
 def files_mltable(path: str, partition_format: str | None) -> Path:
@@ -65,6 +82,20 @@ def files_mltable(path: str, partition_format: str | None) -> Path:
         text += ("transformations:\n  - extract_columns_from_partition_format:\n"
                  f"      partition_format: {partition_format!r}\n")
     return write_mltable(text, "files")
+
+
+def frame_mltable(frame: Any, prefix: str) -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` holding ``frame`` as ``data.csv`` (a
+    table derived in code: ``random_split``, ``take``, ``keep_columns``, ...)."""
+    text = frame.to_csv(index=False)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    folder = resolve_runs_dir() / "datasets" / f"{prefix}_{digest}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "data.csv").write_text(text, encoding="utf-8")
+    (folder / "MLTable").write_text("paths:\n  - file: ./data.csv\ntransformations:\n"
+                                    "  - read_delimited:\n      delimiter: ','\n"
+                                    "      header: all_files_same_headers\n", encoding="utf-8")
+    return folder
 
 
 def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
@@ -84,5 +115,5 @@ def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
     return target
 
 
-__all__ = ["delimited_mltable", "files_mltable", "is_glob", "partitioned_mltable",
-           "write_mltable"]
+__all__ = ["delimited_mltable", "files_mltable", "folder_table_mltable", "frame_mltable", "is_glob",
+           "partitioned_mltable", "write_mltable"]

@@ -11,8 +11,9 @@ from mlpipe.sdk.assets import AssetNotFoundError, AssetStore
 
 
 class Model:
-    """v1 ``Model``: ``register`` records the file or folder in the local asset store;
-    ``get_model_path`` (in an entry script too) gives it back."""
+    """v1 ``Model``: ``register`` copies the file or folder into the local asset store (as the
+    cloud uploads it: deleting the original afterwards is safe); ``get_model_path`` (in an
+    entry script too) gives the copy back."""
 
     def __init__(self, workspace: Any = None, name: str | None = None, id: str | None = None,
                  tags: Any = None, properties: Any = None, version: int | None = None,
@@ -38,7 +39,7 @@ class Model:
         version = AssetStore().register("model", {
             "name": model_name, "path": path, "type": "custom_model",
             "tags": dict(tags or {}), "properties": dict(properties or {}),
-            "description": description}, path)
+            "description": description}, path, copy=True)
         print(f"Registering model {model_name}")
         return Model(workspace, model_name, version=int(version))
 

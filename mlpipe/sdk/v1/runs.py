@@ -1,32 +1,43 @@
 """v1 runs: ``Experiment.submit`` returns a :class:`PipelineRun` over the local run's result,
-with v1's ``wait_for_completion``, ``find_step_run`` and ``get_output_data(...).download(...)``;
-``RunDetails`` (``azureml.widgets``) prints where its logs are.
+with v1's ``wait_for_completion``, ``get_steps`` / ``get_children``, ``find_step_run`` and
+``get_output_data(...).download(...)``; ``RunDetails`` (``azureml.widgets``) prints where its
+logs are. Publishing needs a workspace: ``publish_pipeline`` raises ``NotAvailableLocally``.
 """
 
 from __future__ import annotations
 
 import shutil
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mlpipe.sdk.v1.exceptions import ActivityFailedException
+from mlpipe.sdk.v1.models import Model
+from mlpipe.sdk.v1.run_context import step_datasets
 from mlpipe.sdk.v1.translation import v2_name
 
 _STATUS = {"completed": "Finished", "failed": "Failed", "canceled": "Canceled"}
+PUBLISH_HINT = ("A published pipeline is a REST endpoint in a workspace; run the pipeline here "
+                "with Experiment(ws, name).submit(pipeline), or publish it with azureml-pipeline "
+                "against a workspace.")
 
 
-class ActivityFailedException(RuntimeError):
-    """v1's error from ``wait_for_completion`` when the run did not finish."""
+def v1_status(status: str | None) -> str:
+    """A local status in v1's words (``Finished``, ``Failed``, ``Canceled``, ...)."""
+    return _STATUS.get(str(status), str(status).capitalize())
 
 
 class PortDataReference:
     """v1's handle on a step output: ``download(local_path)`` copies it to
     ``<local_path>/<path_on_datastore>``."""
 
-    def __init__(self, name: str, path: str, path_on_datastore: str) -> None:
+    def __init__(self, name: str, path: str, path_on_datastore: str,
+                 datastore_name: str = "workspaceblobstore") -> None:
         self.name = name
         self.path = path
         self.path_on_datastore = path_on_datastore
+        self.datastore_name = datastore_name
 
     def download(self, local_path: str | Path, overwrite: bool = False,
                  show_progress: bool = True) -> str:
@@ -43,40 +54,142 @@ class PortDataReference:
         return f"PortDataReference(name={self.name!r}, path={self.path!r})"
 
 
-class StepRun:
-    """One step of a :class:`PipelineRun`."""
+class StepRunOutput:
+    """One output of a step run (``step_run.get_outputs()[name]``)."""
 
-    def __init__(self, parent: PipelineRun, name: str) -> None:
+    def __init__(self, reference: PortDataReference) -> None:
+        self.name = reference.name
+        self._reference = reference
+
+    def get_port_data_reference(self) -> PortDataReference:
+        return self._reference
+
+
+class _RunFiles:
+    """v1's run files (``get_file_names``, ``download_file``, ``register_model``): what the
+    run's steps wrote to ``./outputs`` and ``./logs`` in their working folder, and what they
+    uploaded (``upload_file``)."""
+
+    id: str
+
+    def _step_dirs(self) -> list[Path]:
+        raise NotImplementedError
+
+    def get_file_names(self) -> list[str]:
+        return sorted(self._files())
+
+    def download_file(self, name: str, output_file_path: str | None = None,
+                      _validate_checksum: bool = False) -> None:
+        """Copy the run's file ``name`` to ``output_file_path`` (a file, or a folder to put it
+        in; default: the working folder)."""
+        source = self._file(name)
+        target = Path(output_file_path or ".")
+        if target.is_dir():
+            target = target / source.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target)
+
+    def register_model(self, model_name: str, model_path: str | None = None, tags: Any = None,
+                       properties: Any = None, description: str | None = None,
+                       **kwargs: Any) -> Any:
+        """Register one of the run's files or folders (``outputs/model.pkl``) as a model in
+        the local asset store."""
+        source = self._file(model_path or model_name, folders=True)
+        return Model.register(None, str(source), model_name, tags=tags, properties=properties,
+                              description=description)
+
+    def _roots(self) -> list[tuple[Path, str]]:
+        roots = []
+        for step in self._step_dirs():
+            roots += [(step / "code", "outputs"), (step / "code", "logs"), (step / "artifacts", "")]
+        return roots
+
+    def _files(self) -> dict[str, Path]:
+        found: dict[str, Path] = {}
+        for base, top in self._roots():
+            if (base / top).is_dir():
+                for path in sorted((base / top).rglob("*")):
+                    if path.is_file():
+                        found.setdefault(path.relative_to(base).as_posix(), path)
+        return found
+
+    def _file(self, name: str, folders: bool = False) -> Path:
+        files = self._files()
+        if name in files:
+            return files[name]
+        for base, _top in self._roots() if folders else []:
+            if (base / name.rstrip("/")).is_dir():
+                return base / name.rstrip("/")
+        raise FileNotFoundError(f"run {self.id} has no file {name!r} (files: "
+                                f"{', '.join(sorted(files)) or 'none'})")
+
+
+class StepRun(_RunFiles):
+    """One step of a :class:`PipelineRun`: ``name`` is the v1 step name."""
+
+    def __init__(self, parent: PipelineRun, key: str) -> None:
         self.parent = parent
-        self.name = v2_name(name)
-        self.id = f"{parent.id}_{self.name}"
+        self.key = key  # the v2 step name
+        self.name = parent._v1_names.get(key, key)
+        self.id = f"{parent.id}_{key}"
 
     def get_status(self) -> str:
-        status = self.parent.job_result.steps[self.name].status if self.parent.job_result \
-            else self.parent.status
-        return _STATUS.get(status, str(status).capitalize())
+        steps = self.parent._result.job_result.steps if self.parent._result.job_result else {}
+        return v1_status(steps[self.key].status if self.key in steps
+                         else self.parent._result.status)
+
+    def get_outputs(self) -> dict[str, StepRunOutput]:
+        return {name: StepRunOutput(self.get_output_data(name))
+                for name in self.parent.step_outputs.get(self.key, {})}
 
     def get_output_data(self, name: str) -> PortDataReference:
-        outputs = self.parent.step_outputs.get(self.name, {})
+        outputs = self.parent.step_outputs.get(self.key, {})
         if name not in outputs:
             raise KeyError(f"step {self.name!r} has no output {name!r} "
                            f"(outputs: {', '.join(outputs) or 'none'})")
         return PortDataReference(name, outputs[name], f"azureml/{self.id}/{name}")
 
     def get_details(self) -> dict[str, Any]:
+        """``runId``, ``status``, ``logs`` and v1's ``inputDatasets`` (each ``dataset`` a
+        ``FileDataset`` / ``TabularDataset`` of the data the step read)."""
+        step = self.parent._result.plan.step(self.key)
+        inputs = [{"dataset": dataset, "consumptionDetails": {"type": "RunInput",
+                                                                "inputName": name}}
+                  for name, dataset in step_datasets(step.environment_variables,
+                                                     as_objects=True).items()]
         return {"runId": self.id, "status": self.get_status(),
-                "logs": self.parent.logs.get(self.name)}
+                "logs": self.parent.logs.get(self.key), "inputDatasets": inputs}
+
+    get_details_with_logs = get_details
+
+    def _step_dirs(self) -> list[Path]:
+        return [Path(self.parent.logs[self.key]).parent]
+
+    def get_job_log(self) -> str:
+        """The step's log (its std_log or the parallel step's job_result.txt)."""
+        logs = self.parent.logs.get(self.key)
+        for name in ("user/std_log.txt", "job_result.txt"):
+            path = Path(str(logs or "")) / name
+            if logs and path.is_file():
+                return path.read_text(encoding="utf-8", errors="replace")
+        return ""
+
+    def get_metrics(self, name: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        return {}
 
     def __repr__(self) -> str:
-        return f"StepRun(Id: {self.id}, Status: {self.get_status()})"
+        return f"StepRun(Id: {self.id}, Name: {self.name}, Status: {self.get_status()})"
 
 
-class PipelineRun:
+class PipelineRun(_RunFiles):
     """v1 ``PipelineRun``: the finished local run; other attributes are the
-    :class:`mlpipe.sdk.running.RunResult`'s (``status``, ``outputs``, ``reports``, ...)."""
+    :class:`mlpipe.sdk.running.RunResult`'s (``status``, ``outputs``, ``reports``, ...).
+    ``v1_names`` maps each v2 step name to its v1 name."""
 
-    def __init__(self, result: Any, experiment_name: str | None = None) -> None:
+    def __init__(self, result: Any, experiment_name: str | None = None,
+                 v1_names: Mapping[str, str] | None = None) -> None:
         self._result = result
+        self._v1_names = dict(v1_names or {})
         self.id = result.name
         self.experiment_name = experiment_name
 
@@ -86,7 +199,7 @@ class PipelineRun:
         return getattr(self._result, name)
 
     def get_status(self) -> str:
-        return _STATUS.get(self._result.status, str(self._result.status).capitalize())
+        return v1_status(self._result.status)
 
     def wait_for_completion(self, show_output: bool = True, timeout_seconds: int = sys.maxsize,
                             raise_on_error: bool = True) -> str:
@@ -95,7 +208,7 @@ class PipelineRun:
         if show_output:
             print(f"PipelineRunId: {self.id}\nPipelineRun Status: {status}")
             for step, logs in self._result.logs.items():
-                print(f"  StepRun({step}) logs: {logs}")
+                print(f"  StepRun({self._v1_names.get(step, step)}) logs: {logs}")
             sys.stdout.flush()
         if raise_on_error and status != "Finished":
             raise ActivityFailedException(f"pipeline run {self.id} ended {status}; see the "
@@ -103,18 +216,29 @@ class PipelineRun:
         return status
 
     def find_step_run(self, name: str) -> list[StepRun]:
-        """The step runs named ``name`` (one, or none)."""
-        return [StepRun(self, name)] if v2_name(name) in self._result.step_outputs else []
+        """The step runs named ``name`` (a v1 step name; its v2 name works too)."""
+        return [StepRun(self, key) for key in self._result.step_outputs
+                if self._v1_names.get(key, key) == name or key == v2_name(name)]
 
     def get_steps(self) -> list[StepRun]:
-        return [StepRun(self, name) for name in self._result.step_outputs]
+        """The step runs, the last step first (as v1 lists them)."""
+        return [StepRun(self, key) for key in reversed(list(self._result.step_outputs))]
+
+    get_children = get_steps
 
     def get_details(self) -> dict[str, Any]:
         return {"runId": self.id, "status": self.get_status(), "target": "local",
                 "runDefinition": {"run_dir": self._result.run_dir}}
 
+    def get_metrics(self, name: str | None = None, recursive: bool = False,
+                    **kwargs: Any) -> dict[str, Any]:
+        return {}
+
     def get_portal_url(self) -> str:
         return Path(self._result.run_dir).as_uri()
+
+    def _step_dirs(self) -> list[Path]:
+        return [Path(logs).parent for logs in self._result.logs.values()]
 
     def __repr__(self) -> str:
         return (f"Run(Experiment: {self.experiment_name}, Id: {self.id}, "
@@ -133,4 +257,5 @@ class RunDetails:
               f"run {getattr(self.run, 'id', '')} logs: {where}")
 
 
-__all__ = ["ActivityFailedException", "PipelineRun", "PortDataReference", "RunDetails", "StepRun"]
+__all__ = ["PUBLISH_HINT", "PipelineRun", "PortDataReference", "RunDetails", "StepRun",
+           "StepRunOutput", "v1_status"]

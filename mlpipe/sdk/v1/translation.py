@@ -1,4 +1,6 @@
-"""v1 to v2: a ``ParallelRunStep`` becomes a v2 ``type: parallel`` step.
+"""v1 to v2: each v1 step becomes a v2 node (v1 -> v2 SDK objects -> the job's plan).
+
+A ``ParallelRunStep`` becomes a ``type: parallel`` step:
 
 ==========================  ======================================================
 v1                          v2
@@ -12,43 +14,36 @@ allowed_failed_count        mini_batch_error_threshold
 allowed_failed_percent      program_arguments ``--allowed_failed_percent``
 error_threshold             error_threshold
 output_action append_row    task.append_row_to: ${{outputs.<output>}}
+append_row_file_name        program_arguments ``--append_row_file_name``
 source_directory            task.code (entry_script stays relative to it)
 inputs[0], side_inputs      input_data, further inputs (datasets, PipelineData, paths)
 ==========================  ======================================================
+
+A ``PythonScriptStep`` (or ``CommandStep``) becomes a ``type: command`` step:
+``command: python <script_name> <arguments>``, ``code: <source_directory>``, the
+``runconfig``'s environment and variables, ``params`` as ``AML_PARAMETER_<name>``,
+``compute_target`` as ``compute``, ``allow_reuse=False`` as ``is_deterministic: false``.
+Data in ``inputs`` / ``outputs`` / ``arguments`` is wired by :mod:`mlpipe.sdk.v1.wiring`.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
-from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.entities import JobResourceConfiguration, RetrySettings, RunFunction
-from mlpipe.sdk.io import Input, Output
-from mlpipe.sdk.nodes import ParallelNode
+from mlpipe.sdk.io import Output
+from mlpipe.sdk.nodes import CommandNode, ParallelNode
 from mlpipe.sdk.paths import relative_to
 from mlpipe.sdk.v1.config import ParallelRunConfig, environment_reference
-from mlpipe.sdk.v1.datasets import DatasetConsumptionConfig, FileDataset, PipelineData
-from mlpipe.sdk.v1.parameters import PipelineParameter, resolve
-
-
-class V1Step(Protocol):
-    """What the translation reads of a v1 ``ParallelRunStep`` (``mlpipe.sdk.v1.pipeline``,
-    which calls :func:`step_node`)."""
-
-    name: str
-    parallel_run_config: ParallelRunConfig
-    inputs: list[Any]
-    output: Any
-    side_inputs: list[Any]
-    arguments: list[Any]
-    allow_reuse: bool
-    _origin: Location | None
+from mlpipe.sdk.v1.datasets import PipelineData
+from mlpipe.sdk.v1.environments import Environment
+from mlpipe.sdk.v1.parameters import resolve
+from mlpipe.sdk.v1.steps import CommandStep, ParallelRunStep, PythonScriptStep
+from mlpipe.sdk.v1.wiring import Order, Producers, Wiring, binding_name, table_reader
 
 
 def v2_name(name: str) -> str:
@@ -58,32 +53,31 @@ def v2_name(name: str) -> str:
     return f"step_{cleaned}" if cleaned[:1].isdigit() else cleaned
 
 
-def step_node(step: V1Step, producers: Mapping[int, tuple[str, str]],
-              base: Path) -> ParallelNode:
-    """The v2 parallel step of ``step`` (``producers`` maps id(PipelineData) to (step,
-    output); relative paths are written relative to ``base``)."""
+def parallel_node(step: ParallelRunStep, name: str, producers: Producers, order: Order,
+                  base: Path) -> ParallelNode:
+    """The v2 parallel step of ``step``, named ``name`` (``producers`` says which step writes
+    each ``PipelineData``; relative paths are written relative to ``base``)."""
     config = step.parallel_run_config.resolved()
-    names: dict[int, str] = {}
-    inputs: dict[str, Any] = {}
-
-    def add_input(item: Any, default_name: str) -> str:
-        name, value = _input_of(item, default_name, producers, base)
-        names[id(item)] = name
-        inputs[name] = value
-        return name
-
-    data_name = add_input(step.inputs[0], "input_data")
+    wiring = Wiring(step.name, step.written(), producers, base, order)
+    if table_reader(step.inputs[0]) is not None:
+        raise ValidationError([Diagnostic(
+            f"ParallelRunStep {step.name!r} reads another step's output as a table "
+            "(read_delimited_files / read_parquet_files / parse_*_files): locally a parallel "
+            "step reads a step's output as files, and run() would get file paths instead of "
+            "DataFrames", location=step._origin, code="unsupported",
+            hint="pass the output itself (as_input() / as_dataset()) and read the files in "
+                 "run(), or have the writing step register a table with "
+                 "Dataset.Tabular.from_delimited_files")])
+    data = wiring.add_input(step.inputs[0], "input_data")
     for index, item in enumerate(step.side_inputs):
-        add_input(item, f"side_input_{index}")
-
-    outputs: dict[str, Output] = {}
-    output_name = None
+        wiring.add_input(item, f"side_input_{index}")
     append = str(config.output_action).lower() == "append_row"
+    output = None
     if step.output is not None or append:
-        output_name, decl = _output_of(step.output, append, config.append_row_file_name, base)
-        outputs[output_name] = decl
-
-    args = [_argument(a, names, output_name, step.output) for a in step.arguments]
+        output = _parallel_output(step.output, wiring)
+    args = [wiring.argument(a) for a in step.arguments]
+    if append and config.append_row_file_name:
+        args += ["--append_row_file_name", shlex.quote(config.append_row_file_name)]
     if config.allowed_failed_percent is not None:
         args += ["--allowed_failed_percent", _number_text(config.allowed_failed_percent)]
     code, entry = _code_and_entry(config, base)
@@ -92,16 +86,16 @@ def step_node(step: V1Step, producers: Mapping[int, tuple[str, str]],
         entry_script=entry,
         environment=environment_reference(config.environment),
         program_arguments=" ".join(args) or None,
-        append_row_to="${{outputs.%s}}" % output_name if append else None,
+        append_row_to="${{outputs.%s}}" % output if append else None,
     )
     compute = config.compute_target
     node = ParallelNode(
-        name=v2_name(step.name),
-        display_name=step.name if v2_name(step.name) != step.name else None,
+        name=name,
+        display_name=step.name if name != step.name else None,
         description=config.description,
-        compute=compute if isinstance(compute, str) else getattr(compute, "name", None),
-        outputs=outputs,
-        input_data="${{inputs.%s}}" % data_name,
+        compute=compute_name(compute),
+        outputs=wiring.outputs,
+        input_data=data,
         mini_batch_size=None if config.mini_batch_size is None else str(config.mini_batch_size),
         partition_keys=config.partition_keys,
         resources=JobResourceConfiguration(instance_count=config.node_count),
@@ -111,87 +105,88 @@ def step_node(step: V1Step, producers: Mapping[int, tuple[str, str]],
         logging_level=config.logging_level,
         retry_settings=RetrySettings(max_retries=config.run_max_try - 1,
                                      timeout=config.run_invocation_timeout),
-        environment_variables=dict(config.environment_variables)
-        if config.environment_variables
-        else None,
+        environment_variables={**(config.environment_variables or {}), **wiring.environment()}
+        or None,
         task=task,
         is_deterministic=None if step.allow_reuse else False,
     )
-    node._inputs._values.update(inputs)
-    object.__setattr__(node, "_origin", step._origin)
-    object.__setattr__(node, "_call_site", step._origin)
-    object.__setattr__(node, "_definition_site", config._origin)
-    for obj in (task, node.resources, node.retry_settings):
-        object.__setattr__(obj, "_origin", config._origin)
+    node._inputs._values.update(wiring.inputs)
+    _place(node, step._origin, config._origin, task, node.resources, node.retry_settings)
     return node
+
+
+def command_node(step: PythonScriptStep | CommandStep, name: str, producers: Producers,
+                 order: Order, base: Path) -> CommandNode:
+    """The v2 command step of a ``PythonScriptStep`` (``python <script_name> <arguments>``) or
+    a ``CommandStep``, named ``name``."""
+    wiring = Wiring(step.name, step.written(), producers, base, order)
+    for item in step.inputs:
+        wiring.add_input(item)
+    for item in step.outputs:
+        wiring.add_output(item)
+    words = [wiring.argument(a) for a in step.arguments]
+    if isinstance(step, PythonScriptStep):
+        command = " ".join(["python", shlex.quote(step.script_name), *words])
+    else:  # v1 joins a command's words as they are (data as its path)
+        command = step.command if isinstance(step.command, str) else " ".join(
+            word if isinstance(word, str) else text
+            for word, text in zip(step.arguments, words, strict=True))
+    runconfig = step.runconfig
+    env_vars = {**(runconfig.environment_variables_in_force if runconfig else {}),
+                **{f"AML_PARAMETER_{k}": str(resolve(v)) for k, v in step.params.items()},
+                **wiring.environment()}
+    target = step.compute_target or (runconfig.target if runconfig else None)
+    node = CommandNode(
+        name=name,
+        display_name=step.name if name != step.name else None,
+        command=command,
+        code=_source_directory(step, base),
+        environment=environment_reference(runconfig.environment if runconfig
+                                          else Environment("default-environment")),
+        compute=compute_name(target) or "local",
+        environment_variables=env_vars or None,
+        inputs=wiring.inputs,
+        outputs=wiring.outputs,
+        extra={} if step.allow_reuse else {"is_deterministic": False},
+    )
+    _place(node, step._origin, step._origin)
+    return node
+
+
+def compute_name(compute: Any) -> str | None:
+    """A v1 compute target (an object or a name) as the step's ``compute``."""
+    return compute if isinstance(compute, str) or compute is None else \
+        getattr(compute, "name", None)
+
+
+def _place(node: Any, call: Location | None, definition: Location | None, *parts: Any) -> None:
+    """Problems of ``node`` point at the v1 code that made it."""
+    object.__setattr__(node, "_origin", call)
+    object.__setattr__(node, "_call_site", call)
+    object.__setattr__(node, "_definition_site", definition)
+    for part in parts:
+        object.__setattr__(part, "_origin", definition)
+
+
+def _source_directory(step: PythonScriptStep | CommandStep, base: Path) -> str:
+    folder = Path(step.source_directory) if step.source_directory else step._base_path
+    folder = folder if folder.is_absolute() else (step._base_path / folder).resolve()
+    return relative_to(folder, base)
+
+
+def _parallel_output(output: Any, wiring: Wiring) -> str:
+    """The output of a parallel step (its name in ``wiring.outputs``): a folder, as v1's
+    ``PipelineData`` is (``append_row_file_name`` names the append_row file in it)."""
+    if isinstance(output, Output):
+        wiring.outputs["output"] = output
+        return "output"
+    if isinstance(output, PipelineData):
+        return binding_name(wiring.add_output(output))
+    return binding_name(wiring.add_output(output if isinstance(output, str) else "output"))
 
 
 def _number_text(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else str(value)
-
-
-def _input_of(item: Any, default_name: str, producers: Mapping[int, tuple[str, str]],
-              base: Path) -> tuple[str, Any]:
-    if isinstance(item, PipelineParameter):
-        name = item.name
-        value = resolve(item)
-        return name, _input_of(value, name, producers, base)[1]
-    if isinstance(item, PipelineData):
-        source = producers.get(id(item))
-        if source is None:
-            raise ValidationError([Diagnostic(f"input {item.name!r} is a PipelineData that no step "
-                                              f"of this "
-                                              "pipeline writes", location=call_site(),
-                                              code="binding")])
-        return item.name, {"type": "uri_folder", "path": "${{parent.jobs.%s.outputs.%s}}" % source}
-    if isinstance(item, DatasetConsumptionConfig):
-        return item.name, _local_input(item.to_input(), base)
-    if isinstance(item, FileDataset):
-        return default_name, _local_input(item.to_input(), base)
-    if isinstance(item, Input):
-        return default_name, _local_input(item, base)
-    if isinstance(item, (str, os.PathLike)):
-        return default_name, _local_input(FileDataset(os.fspath(item)).to_input(), base)
-    raise ValidationError([Diagnostic(f"cannot use {type(item).__name__} as a step input; use a "
-                                      f"path, Input, "
-                                      "Dataset.File.from_files(...).as_named_input(name) or "
-                                      "PipelineData", location=call_site(), code="type")])
-
-
-def _local_input(value: Input, base: Path) -> Input:
-    if value.path and Path(value.path).is_absolute():
-        value.path = relative_to(Path(value.path), base)
-    return value
-
-
-def _output_of(output: Any, append: bool, file_name: str | None, base: Path) -> tuple[str, Output]:
-    name = "output"
-    path = None
-    if isinstance(output, PipelineData):
-        name = output.output_name
-        destination = getattr(output, "destination", None)
-        if destination:
-            path = relative_to((base / destination).resolve(), base)
-    elif isinstance(output, Output):
-        return "output", output
-    elif isinstance(output, str):
-        name = output
-    if append and file_name:
-        # v2 writes the append-row file under the basename of a uri_file output's path.
-        template = path or "azureml://datastores/${{default_datastore}}/paths/${{name}}/%s" % name
-        return name, Output(type="uri_file", path=f"{template.rstrip('/')}/{file_name}")
-    return name, Output(type="uri_folder", path=path)
-
-
-def _argument(value: Any, names: Mapping[int, str], output_name: str | None, output: Any) -> str:
-    if id(value) in names:
-        return "${{inputs.%s}}" % names[id(value)]
-    if output is not None and value is output and output_name:
-        return "${{outputs.%s}}" % output_name
-    if isinstance(value, bool):
-        return str(value)
-    text = str(value)
-    return text if "${{" in text else shlex.quote(text)
 
 
 def _code_and_entry(config: ParallelRunConfig, base: Path) -> tuple[str, str]:
@@ -206,4 +201,4 @@ def _code_and_entry(config: ParallelRunConfig, base: Path) -> tuple[str, str]:
     return relative_to(script.parent, base), script.name
 
 
-__all__ = ["step_node", "v2_name"]
+__all__ = ["command_node", "compute_name", "parallel_node", "v2_name"]

@@ -31,10 +31,11 @@ FILE_SCRIPT = """
 import os
 from pathlib import Path
 from azureml_user.parallel_run import EntryScript
+from azureml.core import Run  # mlpipe's mirror, in local and Dask workers alike
 
 def init():
     global prefix
-    prefix = "seen"
+    prefix = "seen" if Run.get_context() is not None else "no run"
     EntryScript().logger.info("init in %s", os.getpid())
 
 def run(mini_batch):

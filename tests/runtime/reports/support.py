@@ -71,3 +71,42 @@ def run_retry_and_timeout(tmp_path: Path, **step_kwargs) -> Path:
                                   mini_batches_failed=1, items_total=6, items_succeeded=4,
                                   items_failed=2))
     return Path(step.logs_dir)
+
+
+ERROR_KINDS = {"bad": ("ValueError", 20), "key": ("KeyError", 5), "div": ("ZeroDivisionError", 3),
+               "run": ("RuntimeError", 2), "typ": ("TypeError", 1)}
+
+
+def mixed_failures_pipeline(folder: Path, ok_files: int = 29) -> Path:
+    """A job of 60 one-file mini-batches (no retries, no threshold): 31 fail, with five kinds
+    of error whose messages name their file (so only a signature groups them)."""
+    data = folder / "data"
+    data.mkdir(parents=True)
+    for prefix, (_kind, count) in ERROR_KINDS.items():
+        for n in range(count):
+            (data / f"{prefix}_{n:03d}.txt").write_text("x\n")
+    for n in range(ok_files):
+        (data / f"ok_{n:03d}.txt").write_text("x\n")
+    (folder / "src").mkdir()
+    (folder / "src" / "score.py").write_text(
+        "import os\n"
+        "def init():\n    pass\n"
+        "def run(mini_batch):\n"
+        "    name = os.path.basename(mini_batch[0])\n"
+        "    if name.startswith('bad'):\n        raise ValueError(f'cannot score {name}')\n"
+        "    if name.startswith('key'):\n        raise KeyError(name)\n"
+        "    if name.startswith('div'):\n        return [1 / 0]\n"
+        "    if name.startswith('run'):\n        raise RuntimeError(f'broken at /data/{name}')\n"
+        "    if name.startswith('typ'):\n        raise TypeError('not a number: 7')\n"
+        "    return [name]\n")
+    yaml = folder / "pipeline.yml"
+    yaml.write_text(
+        "type: pipeline\njobs:\n  score:\n    type: parallel\n    inputs:\n"
+        "      files:\n        type: uri_folder\n        path: ./data\n"
+        "    outputs:\n      rows:\n        type: uri_file\n"
+        "    input_data: ${{inputs.files}}\n    mini_batch_size: \"1\"\n"
+        "    max_concurrency_per_instance: 2\n    mini_batch_error_threshold: -1\n"
+        "    retry_settings:\n      max_retries: 0\n      timeout: 30\n"
+        "    task:\n      type: run_function\n      code: ./src\n      entry_script: score.py\n"
+        "      append_row_to: ${{outputs.rows}}\n")
+    return yaml

@@ -42,8 +42,8 @@ def test_completed_step_writes_the_azure_layout(tmp_path: Path) -> None:
     assert files_under(logs) == {
         "job_result.txt", "readme.txt", overview[0], "sys/master_role.txt",
         "sys/job_report/processed_mini-batches.csv", "sys/job_report/process_summary.csv",
-        "sys/job_report/node_summary.csv", "sys/task_stream.html", "user/error.txt",
-        "user/error/0/process001.txt",
+        "sys/job_report/node_summary.csv", "sys/job_report/runs.json", "sys/task_stream.html",
+        "user/error.txt", "user/error/0/process001.txt",
     }
 
 

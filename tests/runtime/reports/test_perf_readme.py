@@ -112,5 +112,5 @@ def test_readme_describes_worker_files_only_when_they_exist(tmp_path: Path) -> N
     body = readme.split("\n\n", 1)[1].splitlines()
     listed = [line for line in body if line and not line.startswith((" ", "../"))
               and line != "Other files:"]
-    assert len(listed) == 11
+    assert len(listed) == 12  # runs.json too
     assert all((logs / name).is_file() for name in listed), listed

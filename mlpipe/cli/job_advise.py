@@ -1,0 +1,143 @@
+"""``mlpipe job advise NAME``: a parallel step's wall time at other settings, its cloud
+duration on an Azure VM size, and the settings to use there (docs/advise.md)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import sys
+from typing import Any
+
+from mlpipe.cli.arguments import add_job_name, add_output_format, emit, positive_count
+from mlpipe.cli.job_views import console
+from mlpipe.errors import MlpipeError
+from mlpipe.jobs.store import JobNotFound, JobStore
+from mlpipe.wording import plural
+
+HELP = ("predict a parallel step's wall time at other settings and its duration in the cloud, "
+        "and recommend its settings")
+
+
+def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+    parser = groups["job"].add_parser(
+        "advise", help=HELP, description=HELP + " (from the job's recorded run; docs/advise.md)",
+        epilog="exit codes: 0 advice given; 1 no such job or nothing measured; 2 usage error")
+    add_job_name(parser)
+    parser.add_argument("--runs-dir",
+                        help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
+    parser.add_argument("--step", metavar="STEP", help="the parallel step (default: every one)")
+    add_output_format(parser)
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY.PATH=VALUE",
+                        help="a setting to predict for, e.g. jobs.score.mini_batch_size=20 "
+                             "(repeatable: mini_batch_size, max_concurrency_per_instance, "
+                             "resources.instance_count, retry_settings.max_retries/timeout)")
+    parser.add_argument("--instance-type", metavar="VM_SIZE",
+                        help="the Azure VM size of the cloud run (default: Standard_DS3_v2)")
+    parser.add_argument("--instance-count", type=positive_count, metavar="N",
+                        help="nodes of the cloud run (default: the step's instance_count)")
+    parser.add_argument("--assume", action="append", default=[], metavar="KEY=VALUE",
+                        help="change an assumption of the cloud prediction (node_start_s, "
+                             "image_pull_s, schedule_s, schedule_rate, concat_mb_per_s, "
+                             "core_speed)")
+    parser.set_defaults(handler=advise_job)
+
+
+def advise_job(args: argparse.Namespace) -> int:
+    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415 - the runtime on demand
+    from mlpipe.runtime.tuning.advice import AdviceUsageError, advise  # noqa: PLC0415
+    from mlpipe.runtime.tuning.cloud import Assumptions, UnknownVmSize  # noqa: PLC0415
+    from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
+
+    store = JobStore(args.runs_dir)
+    try:
+        record = store.load(args.name)
+    except JobNotFound:
+        print(f"mlpipe: no job named {args.name!r} in {store.runs_dir}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as error:
+        print(f"mlpipe: cannot read job {args.name!r}: {error}", file=sys.stderr)
+        return 1
+    steps = record.get("steps") or {}
+    parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
+    if args.step is not None and args.step not in parallel:
+        close = difflib.get_close_matches(args.step, parallel, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return _usage(f"--step {args.step!r} is not a parallel step of job {args.name!r}{hint}; "
+                      f"its parallel steps: {', '.join(parallel) or 'none'}")
+    chosen = [args.step] if args.step else parallel
+    if len(chosen) > 1 and args.overrides:
+        return _usage(f"job {args.name!r} has {plural(len(chosen), 'parallel step')}; name the "
+                      "one --set is for with --step")
+    try:
+        assume = Assumptions().changed(args.assume)
+    except ValueError as error:
+        return _usage(str(error))
+    advice: dict[str, Any] = {}
+    for name in chosen:
+        entry = steps[name]
+        profile = read_profile(StepLogs.of(entry.get("logs_dir") or ""))
+        if profile is None or not profile.tally.attempts:
+            print(f"mlpipe: step {name} of job {args.name!r} recorded no attempt to advise from",
+                  file=sys.stderr)
+            return 1
+        try:
+            advice[name] = advise(profile, name, overrides=args.overrides,
+                                  instance_type=args.instance_type,
+                                  instance_count=args.instance_count, assume=assume,
+                                  append_row_mb=_append_row_mb(entry))
+        except UnknownVmSize as error:
+            return _usage(str(error))
+        except AdviceUsageError as error:
+            return _usage(str(error))
+        except MlpipeError as error:
+            print(f"mlpipe: {error}", file=sys.stderr)
+            return 1
+    def human() -> None:
+        out = console()
+        for step_advice in advice.values():
+            for line in table_lines(step_advice):
+                out.print(line, soft_wrap=True, markup=False, highlight=False)
+
+    emit(args, {"job": args.name, "steps": {name: a.as_json() for name, a in advice.items()}},
+         human)
+    return 0
+
+
+def _append_row_mb(step: dict[str, Any]) -> float:
+    path = step.get("append_row_file")
+    try:
+        return os.path.getsize(path) / 2**20 if path else 0.0
+    except OSError:
+        return 0.0
+
+
+def table_lines(advice: Any) -> list[str]:
+    """The advice of one step for the terminal."""
+    from mlpipe.runtime.tuning.brief import seconds  # noqa: PLC0415
+
+    a = advice
+    change = (a.fitted_wall - a.measured_wall) / a.measured_wall if a.measured_wall else 0.0
+    lines = [f"step {a.step}: measured {seconds(a.measured_wall)}; the model replays this run "
+             f"in {seconds(a.fitted_wall)} ({change:+.0%})"]
+    settings = ", ".join(f"{key}={value}" for key, value in a.settings.as_json().items()
+                         if value is not None)
+    lines.append(f"  here with {settings}: predicted {seconds(a.predicted_wall)}")
+    lines += [f"    {line}" for line in a.model]
+    lines.append(f"  cloud: {a.cloud_instance_count} x {a.vm.name} ({a.vm.vcpus} vCPUs, "
+                 f"{a.vm.memory_gib:g} GiB): predicted {seconds(a.cloud_duration)}")
+    lines.append("    " + "; ".join(a.cloud_terms))
+    lines.append("    assumed: " + "; ".join(a.assumptions.words())
+                 + " (change with --assume KEY=VALUE)")
+    lines += [f"    note: {note}" for note in a.notes]
+    lines.append("  nodes vs duration: " + ", ".join(f"{n}: {seconds(d)}" for n, d in a.curve))
+    lines.append("  recommended:")
+    for recommendation in a.recommendations:
+        lines.append(f"    {recommendation.key}: {recommendation.value}  ({recommendation.why})")
+    return lines
+
+
+def _usage(message: str) -> int:
+    print(f"mlpipe job advise: error: {message}", file=sys.stderr)
+    return 2

@@ -1,0 +1,69 @@
+"""``az ml job download`` / ``ml_client.jobs.download``: a finished job's files copied as
+azure-ai-ml lays them out.
+
+- ``--output-name X``: the pipeline output ``X`` to ``<download_path>/named-outputs/X``;
+- ``--all``: every pipeline output, and the job's logs;
+- neither: the job's logs (Azure's default artifacts) to ``<download_path>/artifacts``
+  (here: the job's run folder).
+
+A job that has not ended cannot be downloaded (as in Azure).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from mlpipe.errors import MlpipeError
+from mlpipe.jobs.azure_view import azure_status
+from mlpipe.jobs.store import TERMINAL, JobStore
+
+ARTIFACTS = "artifacts"
+NAMED_OUTPUTS = "named-outputs"
+
+
+class DownloadError(MlpipeError, LookupError):
+    """A download that cannot be made: the job runs, or it has no such output."""
+
+
+def copy_into(source: Path, target: Path) -> None:
+    """A folder's files into ``target``, or a file into the folder ``target`` (nothing when
+    ``source`` does not exist)."""
+    if source.is_dir():
+        shutil.copytree(source, target, dirs_exist_ok=True)
+    elif source.is_file():
+        target.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, target / source.name)
+
+
+def download_job(store: JobStore, name: str, download_path: str | Path = ".",
+                 output_name: str | None = None, all: bool = False) -> list[Path]:
+    """Copy job ``name``'s files (see the module doc); returns the folders written."""
+    record = store.load(name)
+    if record.get("status") not in TERMINAL:
+        raise DownloadError(
+            f"job {name!r} is {azure_status(record.get('status'))}; download is allowed once it "
+            "has ended (Completed, Failed or Canceled)")
+    outputs: dict[str, Any] = record.get("outputs") or {}
+    target = Path(download_path)
+    if output_name is not None and output_name not in outputs:
+        steps = ", ".join(f"{step}.{out}" for step, fields in (record.get("steps") or {}).items()
+                          for out in (fields.get("outputs") or {}))
+        raise DownloadError(
+            f"job {name!r} has no output {output_name!r} (pipeline outputs: "
+            f"{', '.join(outputs) or 'none'}; step outputs, shown by mlpipe job show: "
+            f"{steps or 'none'})")
+    written = []
+    names = [output_name] if output_name else list(outputs) if all else []
+    for output in names:
+        folder = target / NAMED_OUTPUTS / output
+        copy_into(Path(str(outputs[output].get("path"))), folder)
+        written.append(folder)
+    if output_name is None and record.get("run_dir"):
+        copy_into(Path(record["run_dir"]), target / ARTIFACTS)
+        written.append(target / ARTIFACTS)
+    return written
+
+
+__all__ = ["ARTIFACTS", "NAMED_OUTPUTS", "DownloadError", "copy_into", "download_job"]

@@ -1,0 +1,368 @@
+"""The profile of a parallel step's run: where its time went, per mini-batch and per worker.
+
+:class:`ProfileTally` adds up the attempts while the step runs (a few additions each, no
+list that grows: the per-attempt rows stay in ``processed_mini-batches.csv``) and is kept in
+``runs.json``; :func:`read_profile` joins it with the run's attempts, settings, worker
+start-ups and resource samples into a :class:`StepProfile`, the one model that job_result.txt,
+report.html and ``mlpipe job advise`` read.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from mlpipe.runtime.records import AttemptRecord
+from mlpipe.runtime.step_logs import (
+    AttemptTable,
+    RunEntry,
+    StepLogs,
+    read_attempts,
+    read_runs,
+    split_by_run,
+)
+
+HISTOGRAM_STEPS = 4  # buckets per doubling of a duration
+MACHINE = "machine"  # the machine's row in samples.csv
+
+
+def bucket_of(seconds: float) -> int:
+    """The duration-histogram bucket of ``seconds`` (0 below 1 µs; 4 buckets per doubling)."""
+    if seconds <= 1e-6:
+        return 0
+    return 1 + int(HISTOGRAM_STEPS * math.log2(seconds * 1e6))
+
+
+def bucket_bounds(index: int) -> tuple[float, float]:
+    """The seconds a histogram bucket covers."""
+    if index <= 0:
+        return 0.0, 1e-6
+    low = 2 ** ((index - 1) / HISTOGRAM_STEPS) / 1e6
+    return low, low * 2 ** (1 / HISTOGRAM_STEPS)
+
+
+@dataclass
+class ProfileTally:
+    """Sums over one run's attempts; :meth:`add` costs about a microsecond."""
+
+    attempts: int = 0
+    failed_attempts: int = 0
+    retried_attempts: int = 0
+    timeouts: int = 0
+    items: int = 0
+    bytes: int = 0
+    elapsed: float = 0.0
+    run: float = 0.0
+    load: float = 0.0
+    cpu: float = 0.0
+    max_elapsed: float = 0.0
+    max_run_ok: float = 0.0  # the slowest run() of a successful attempt
+    max_run_ok_items: int = 0
+    max_items: int = 0
+    gaps: float = 0.0  # a worker's time between the end of an attempt and its next start
+    gap_count: int = 0
+    gap_histogram: dict[int, int] = field(default_factory=dict)
+    histogram: dict[int, int] = field(default_factory=dict)  # attempts' elapsed seconds
+    first_start: float | None = None
+    last_end: float = 0.0
+    tabular: bool = False  # the mini-batches are table rows (mini_batch_size counts bytes)
+    _worker_end: dict[str, float] = field(default_factory=dict, repr=False)
+
+    def add(self, record: AttemptRecord) -> None:
+        start = record.start_time.timestamp()
+        elapsed = record.elapsed_seconds
+        if not self.attempts:
+            self.tabular = "mltable" in record.detail
+        self.attempts += 1
+        ok = record.status == "Succeeded" and record.failed == 0
+        if not ok:
+            self.failed_attempts += 1
+            if not record.final:
+                self.retried_attempts += 1
+        if record.status == "Timeout":
+            self.timeouts += 1
+        self.items += record.total
+        self.bytes += record.size_bytes
+        self.elapsed += elapsed
+        self.run += record.run_method_seconds
+        self.load += record.load_seconds
+        self.cpu += record.process_seconds
+        self.max_elapsed = max(self.max_elapsed, elapsed)
+        if ok and record.run_method_seconds > self.max_run_ok:
+            self.max_run_ok = record.run_method_seconds
+            self.max_run_ok_items = record.total
+        self.max_items = max(self.max_items, record.total)
+        index = bucket_of(elapsed)
+        self.histogram[index] = self.histogram.get(index, 0) + 1
+        worker = f"{record.worker.node}/{record.worker.process}"
+        previous = self._worker_end.get(worker)
+        if previous is not None and start >= previous:
+            gap = start - previous
+            self.gaps += gap
+            self.gap_count += 1
+            gap_index = bucket_of(gap)
+            self.gap_histogram[gap_index] = self.gap_histogram.get(gap_index, 0) + 1
+        self._worker_end[worker] = start + elapsed
+        if self.first_start is None or start < self.first_start:
+            self.first_start = start
+        self.last_end = max(self.last_end, start + elapsed)
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("_worker_end")
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ProfileTally:
+        known = {name for name in cls.__dataclass_fields__ if not name.startswith("_")}
+        values = {key: value for key, value in data.items() if key in known}
+        for key in ("histogram", "gap_histogram"):
+            values[key] = {int(k): int(v) for k, v in (values.get(key) or {}).items()}
+        return cls(**values)
+
+    @classmethod
+    def of(cls, attempts: AttemptTable) -> ProfileTally:
+        """The tally of attempts read back (when ``runs.json`` has none: older logs)."""
+        import numpy as np  # noqa: PLC0415
+
+        tally = cls()
+        if not len(attempts):
+            return tally
+        ok = attempts.ok
+        tally.attempts = len(attempts)
+        tally.failed_attempts = int((~ok).sum())
+        tally.timeouts = int((attempts.status == "Timeout").sum())
+        tally.items = int(attempts.total.sum())
+        tally.elapsed = float(attempts.elapsed.sum())
+        tally.run = float(attempts.run_seconds.sum())  # load is not in the CSV: in "result"
+        tally.cpu = float(attempts.process_seconds.sum())
+        tally.max_elapsed = float(attempts.elapsed.max())
+        if ok.any():
+            best = int(np.argmax(np.where(ok, attempts.run_seconds, -1.0)))
+            tally.max_run_ok = float(attempts.run_seconds[best])
+            tally.max_run_ok_items = int(attempts.total[best])
+        tally.max_items = int(attempts.total.max())
+        tally.histogram = _histogram(attempts.elapsed)
+        order = np.lexsort((attempts.start, attempts.process))
+        process = attempts.process[order]
+        same = process[1:] == process[:-1]
+        gaps = (attempts.start[order][1:] - attempts.end[order][:-1])[same]
+        gaps = gaps[gaps >= 0]
+        tally.gaps, tally.gap_count = float(gaps.sum()), len(gaps)
+        tally.gap_histogram = _histogram(gaps)
+        tally.first_start = float(attempts.start.min())
+        tally.last_end = float(attempts.end.max())
+        tally.tabular = '"mltable"' in str(attempts.detail[0].as_py())
+        return tally
+
+
+def _histogram(seconds: Any) -> dict[int, int]:
+    """:func:`bucket_of` over an array of durations."""
+    import numpy as np  # noqa: PLC0415
+
+    if not len(seconds):
+        return {}
+    micros = np.maximum(seconds * 1e6, 1e-9)
+    index = np.where(seconds <= 1e-6, 0, 1 + np.floor(HISTOGRAM_STEPS * np.log2(micros)))
+    values, counts = np.unique(index.astype(int), return_counts=True)
+    return {int(v): int(c) for v, c in zip(values, counts, strict=True)}
+
+
+def histogram_median(histogram: dict[int, int]) -> float:
+    """The middle value of a bucketed histogram (the geometric centre of its bucket)."""
+    total = sum(histogram.values())
+    if not total:
+        return 0.0
+    seen = 0
+    for index in sorted(histogram):
+        seen += histogram[index]
+        if seen * 2 >= total:
+            low, high = bucket_bounds(index)
+            return math.sqrt(low * high) if low > 0 else high / 2
+    return 0.0
+
+
+@dataclass
+class WorkerUsage:
+    """A worker process's CPU and memory, from ``sys/perf/samples.csv``."""
+
+    cpu_mean: float = 0.0  # % of one core, over the samples taken while it lived
+    cpu_peak: float = 0.0
+    memory_peak_mb: float = 0.0
+    samples: int = 0
+
+
+@dataclass
+class StepProfile:
+    """One run of a step, measured: the figures every tuning view reads.
+
+    Times are seconds. Per mini-batch: ``dispatch`` (mlpipe handing it over: a worker's
+    typical gap between two attempts), ``load`` (reading the mini-batch), ``run`` (run()),
+    ``result`` (counting and formatting its result). ``waiting`` is the rest of the
+    workers' idle time between attempts (no work queued).
+    """
+
+    logs: StepLogs
+    run_index: int
+    runs: int  # how many runs the step had
+    started: float
+    ended: float | None
+    status: str
+    settings: dict[str, Any]
+    tally: ProfileTally
+    attempts: AttemptTable | None  # None: a profile of the sums alone (the driver's, at the end)
+    startup_seconds: dict[str, float]
+    usage: dict[str, WorkerUsage]
+    errors: list[dict[str, Any]]
+    counts: dict[str, int]
+    reused: int = 0
+
+    # -- measured --------------------------------------------------------------------
+    @property
+    def wall(self) -> float:
+        end = self.ended if self.ended is not None else max(self.tally.last_end, self.started)
+        return max(end - self.started, 0.0)
+
+    @property
+    def workers(self) -> int:
+        seen = len(set(self.attempts.process.tolist())) if self.attempts is not None else 0
+        return int(self.settings.get("workers") or len(self.startup_seconds) or seen or 1)
+
+    @property
+    def lead_in(self) -> float:
+        """From the run's start to its first attempt: workers starting, the listing."""
+        first = self.tally.first_start
+        return max(first - self.started, 0.0) if first is not None else self.wall
+
+    @property
+    def tail(self) -> float:
+        """From the last attempt's end to the run's end: shutdown(), append_row, reports."""
+        if self.tally.first_start is None:
+            return 0.0
+        return max(self.started + self.wall - self.tally.last_end, 0.0)
+
+    # -- per mini-batch (per attempt) -------------------------------------------------
+    def _per_attempt(self, total: float) -> float:
+        return total / self.tally.attempts if self.tally.attempts else 0.0
+
+    @property
+    def run_per_attempt(self) -> float:
+        return self._per_attempt(self.tally.run)
+
+    @property
+    def load_per_attempt(self) -> float:
+        return self._per_attempt(self.tally.load)
+
+    @property
+    def result_per_attempt(self) -> float:
+        return self._per_attempt(max(self.tally.elapsed - self.tally.run - self.tally.load, 0.0))
+
+    @property
+    def dispatch_per_attempt(self) -> float:
+        """mlpipe's own time per mini-batch: the typical (median) gap between two attempts of
+        one worker (idle waits for work are the long gaps, left out)."""
+        return histogram_median(self.tally.gap_histogram)
+
+    @property
+    def overhead_per_attempt(self) -> float:
+        """Everything but run(): dispatch, load and result handling."""
+        return self.dispatch_per_attempt + self.load_per_attempt + self.result_per_attempt
+
+    @property
+    def overhead_share(self) -> float:
+        """Overhead / (overhead + run()) per mini-batch, 0-1."""
+        whole = self.overhead_per_attempt + self.run_per_attempt
+        return self.overhead_per_attempt / whole if whole > 0 else 0.0
+
+    @property
+    def waiting(self) -> float:
+        """The workers' idle time between attempts beyond the dispatch (no work queued)."""
+        return max(self.tally.gaps - self.dispatch_per_attempt * self.tally.gap_count, 0.0)
+
+    @property
+    def time_per_item(self) -> float:
+        """run() seconds per item."""
+        return self.tally.run / self.tally.items if self.tally.items else 0.0
+
+    @property
+    def items_per_attempt(self) -> float:
+        return self.tally.items / self.tally.attempts if self.tally.attempts else 0.0
+
+    @property
+    def bytes_per_item(self) -> float:
+        return self.tally.bytes / self.tally.items if self.tally.items else 0.0
+
+    @property
+    def cpu_share(self) -> float:
+        """CPU seconds / elapsed seconds of the attempts: 1 = CPU-bound, 0 = waiting."""
+        return min(self.tally.cpu / self.tally.elapsed, 1.0) if self.tally.elapsed > 0 else 0.0
+
+    @property
+    def memory_per_worker_mb(self) -> float:
+        """The largest resident memory a worker reached (0 when not sampled)."""
+        return max((u.memory_peak_mb for u in self.usage.values()), default=0.0)
+
+    @property
+    def startup_per_worker(self) -> float:
+        """A worker's start-up (process, imports, init()), the median over workers."""
+        values = list(self.startup_seconds.values())
+        return statistics.median(values) if values else 0.0
+
+    @property
+    def utilisation(self) -> float:
+        """Busy seconds / (wall x workers), 0-1."""
+        whole = self.wall * self.workers
+        return min(self.tally.elapsed / whole, 1.0) if whole > 0 else 0.0
+
+
+def read_profile(logs: StepLogs, run_index: int = -1, *,
+                 attempts: AttemptTable | None = None) -> StepProfile | None:
+    """The profile of run ``run_index`` of the step (the last by default); ``None`` when the
+    step recorded no run and no attempt. ``attempts`` (all of the step's, as
+    :func:`~mlpipe.runtime.step_logs.read_attempts` gives them) saves reading them again."""
+    runs = read_runs(logs)
+    every = read_attempts(logs) if attempts is None else attempts
+    if not runs and not len(every):
+        return None
+    parts = split_by_run(every, runs)
+    index = run_index if run_index >= 0 else len(parts) + run_index
+    mine = parts[index]
+    if runs:
+        run = runs[index]
+    else:  # logs written before runs.json: one run spanning the attempts
+        first = float(mine.start.min()) if len(mine) else 0.0
+        run = RunEntry(started=first, ended=float(mine.end.max()) if len(mine) else first,
+                       status="")
+    tally = ProfileTally.from_json(run.tally) if run.tally else ProfileTally.of(mine)
+    usage = read_usage(logs) if index == len(parts) - 1 else {}
+    return StepProfile(logs, index, max(len(runs), 1), run.started, run.ended, run.status,
+                       dict(run.settings), tally, mine, dict(run.startup_seconds), usage,
+                       list(run.errors), dict(run.counts), run.reused)
+
+
+def read_usage(logs: StepLogs) -> dict[str, WorkerUsage]:
+    """Each worker's CPU and memory from ``samples.csv`` (the machine as ``"machine"``)."""
+    usage: dict[str, WorkerUsage] = {}
+    try:
+        with open(logs.samples, newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                try:
+                    cpu, memory = float(row["CPU Percent"]), float(row["Memory MB"])
+                except (KeyError, TypeError, ValueError):
+                    continue
+                entry = usage.setdefault(row.get("Source") or "", WorkerUsage())
+                entry.cpu_mean = (entry.cpu_mean * entry.samples + cpu) / (entry.samples + 1)
+                entry.samples += 1
+                entry.cpu_peak = max(entry.cpu_peak, cpu)
+                entry.memory_peak_mb = max(entry.memory_peak_mb, memory)
+    except OSError:
+        return {}
+    usage.pop(MACHINE, None)
+    return usage
+
+
+__all__ = ["ProfileTally", "StepProfile", "WorkerUsage", "bucket_bounds", "bucket_of",
+           "histogram_median", "read_profile", "read_usage"]
