@@ -57,6 +57,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     create.add_argument("--allow-external-outputs", action="store_true",
                         help="let outputs with a declared 'path' be written outside the runs "
                              "folder (kept by the job's resumes and reruns)")
+    create.add_argument("--skip-step", dest="skip_steps", action="append", default=[],
+                        metavar="NAME",
+                        help="do not run step NAME (repeatable): its outputs are given with "
+                             "--set jobs.NAME.outputs.OUTPUT.path=./local (for steps only Azure "
+                             "runs: automl, data_transfer, import, Spark without pyspark)")
     create.add_argument("--stream", action="store_true",
                         help="accepted for az compatibility: the job runs here until it ends, "
                              "its progress on the terminal")
@@ -212,7 +217,7 @@ def create_job(args: argparse.Namespace) -> int:
 def _create(args: argparse.Namespace) -> int:
     from mlpipe.compiler import OverrideSyntaxError
     from mlpipe.jobs.front_door import NotAPipelineError, Submission, SubmitUsageError, submit
-    from mlpipe.jobs.preflight import RemoteAssetsError
+    from mlpipe.jobs.preflight import RemoteAssetsError, StepsNotRunnableError
 
     started: list[Submission] = []
     out = console()
@@ -243,7 +248,8 @@ def _create(args: argparse.Namespace) -> int:
                             echo=lambda line: print(line, flush=True), on_compiled=warn,
                             rerun_of=getattr(args, "rerun_of", None),
                             owner=getattr(args, "owner", None),
-                            allow_external_outputs=getattr(args, "allow_external_outputs", False))
+                            allow_external_outputs=getattr(args, "allow_external_outputs", False),
+                            skip_steps=tuple(getattr(args, "skip_steps", ()) or ()))
     except SubmitUsageError as exc:
         return _usage(str(exc))
     except NotAPipelineError as exc:
@@ -251,7 +257,7 @@ def _create(args: argparse.Namespace) -> int:
             print(diagnostic.format(), file=sys.stderr)
         _err(f"{args.file}: nothing was run")
         return 1
-    except RemoteAssetsError as exc:
+    except (RemoteAssetsError, StepsNotRunnableError) as exc:
         return _refused(exc)
     except ValidationError as exc:
         for diagnostic in exc.diagnostics:

@@ -131,7 +131,8 @@ def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) ->
 
 def _at_set(positions: PositionMap, data: Any, overrides: Sequence[str]) -> PositionMap:
     """``positions`` where every value an override set (and all below it) is at ``--set``."""
-    moved = PositionMap(positions.file, dict(positions.keys), dict(positions.values))
+    moved = PositionMap(positions.file, dict(positions.keys), dict(positions.values),
+                        positions.lines)
     for path in overridden_paths(data, overrides):
         for table in (moved.keys, moved.values):
             for key in [k for k in table if k[:len(path)] == path]:
@@ -277,36 +278,36 @@ class _Compiler:
                 node.failed = True           # bindings to its outputs are not checked
                 nodes[str(name)] = node
                 continue
-            path = ("jobs", name, "component")
+            key = node.component_key
+            path = ("jobs", name, key)
             if self.reporter.has_error_at(self.doc, path):
-                node.component = ComponentRef("missing", str(value.get("component")))
-            elif node.part("component") is not None:
-                node.component = self.components.resolve(value["component"], self.doc, path)
+                node.component = ComponentRef("missing", str(value.get(key)))
+            elif node.part(key) is not None:
+                node.component = self.components.resolve(value[key], self.doc, path)
                 self._check_type(node)
             nodes[str(name)] = node
         self.io.nodes = nodes
         return nodes
 
     def _check_type(self, node: Node) -> None:
-        """A node's ``type`` must be its component's."""
+        """A node's component must be of its type (a sweep's trial is a command component)."""
         comp = node.comp_doc
         mine, theirs = node.part("type"), comp.part("type") if comp is not None else None
-        if isinstance(mine, str) and isinstance(theirs, str) and mine != theirs:
-            self.reporter.error(self.doc, node.path + ("type",),
-                                f"the step is type '{mine}' but its component "
+        wanted = "command" if mine == "sweep" else mine
+        if isinstance(wanted, str) and isinstance(theirs, str) and wanted != theirs:
+            key = node.component_key
+            what = ("its trial must be a command component" if mine == "sweep"
+                    else f"the step is type '{mine}'")
+            self.reporter.error(self.doc, node.path + ((key,) if mine == "sweep" else ("type",)),
+                                f"{what} but its {key} "
                                 f"'{node.component.reference if node.component else ''}' is type "
                                 f"'{theirs}'", code="type")
 
     def _component_asset(self, node: Node) -> list[RemoteAsset]:
         comp = node.component
-        if node.other_type is not None:
-            path = node.path + ("type",)
-            return [RemoteAsset(self.doc.key_path(path),
-                                f"type: {node.other_type} (not run locally)", "component",
-                                self.doc.locate(path))]
         if comp is None or comp.kind not in ("remote", "flow"):
             return []
-        path = node.path + ("component",)
+        path = node.path + (node.component_key,)
         return [RemoteAsset(self.doc.key_path(path), comp.reference, "flow" if comp.kind == "flow"
                             else "component", self.doc.locate(path))]
 

@@ -28,7 +28,7 @@ from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.ownership import JobLock, own_job
-from mlpipe.jobs.preflight import check_backend, check_remote_assets
+from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
 from mlpipe.jobs.runner import Echo, JobResult, execute_plan
 from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.plan import ExecutionPlan
@@ -102,6 +102,7 @@ def submit(
     rerun_of: Mapping[str, Any] | None = None,
     owner: JobLock | None = None,
     allow_external_outputs: bool = False,
+    skip_steps: Sequence[str] = (),
 ) -> Submission:
     """Name, decide, compile, check and run one pipeline job; the result is on the
     returned :class:`Submission`.
@@ -114,10 +115,14 @@ def submit(
     job): the job ``name`` runs again in place. Without ``owner`` the job is owned here
     until it ends. ``allow_external_outputs`` lets declared output paths lie outside the runs
     folder (``--allow-external-outputs``); a job that allowed it keeps it when resumed or
-    rerun. Raises before anything runs: :class:`SubmitUsageError` (runs
+    rerun. ``skip_steps`` are not run (``--skip-step``): their outputs must be given as local
+    paths (``--set jobs.NAME.outputs.x.path=./local``). Raises before anything runs:
+    :class:`SubmitUsageError` (runs
     folder, job name), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
     pipeline), :class:`~mlpipe.compiler.OverrideSyntaxError`,
-    :class:`~mlpipe.jobs.preflight.RemoteAssetsError`, :class:`JobConflictError`
+    :class:`~mlpipe.jobs.preflight.RemoteAssetsError`,
+    :class:`~mlpipe.jobs.preflight.StepsNotRunnableError` (a step that cannot run here, not
+    skipped), :class:`JobConflictError`
     (name taken by a completed or running job, or its record unreadable),
     :class:`~mlpipe.jobs.ownership.JobBusyError` (another process owns the job) and
     :class:`~mlpipe.jobs.preflight.BackendUnavailableError`.
@@ -140,7 +145,13 @@ def submit(
                                 overrides=tuple(overrides), allow_external_outputs=allow)
         if on_compiled is not None:
             on_compiled(plan)
-        check_remote_assets(plan)
+        try:
+            check_runnable(plan, skip_steps)
+        except ValueError as exc:
+            if isinstance(exc, ValidationError):
+                raise
+            raise SubmitUsageError(str(exc)) from None
+        check_remote_assets(plan, skip_steps)
         spec = check_backend(backend)
         submission = Submission(decision, plan)
         if on_start is not None:
@@ -148,7 +159,7 @@ def submit(
         submission.result = execute_plan(
             plan, dict(decision.previous) if decision.previous is not None else None,
             cancel=cancel, progress=progress, backend=spec, echo=echo,
-            max_workers=max_workers)
+            max_workers=max_workers, skip_steps=frozenset(skip_steps))
         return submission
     finally:
         if owner is None:

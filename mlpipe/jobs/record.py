@@ -70,7 +70,8 @@ class ProgressRecord(_Part):
 class StepRecord(_Part):
     """One step of a job."""
 
-    kind: Literal["command", "parallel"] | None = None
+    kind: Literal["command", "parallel", "sweep", "spark", "automl", "data_transfer",
+                  "import"] | None = None
     display_name: str | None = None
     status: StepStatus
     depends_on: list[str] = []

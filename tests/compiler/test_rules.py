@@ -499,15 +499,6 @@ def test_step_type_must_match_its_component(project: Path, tmp_path: Path) -> No
     assert err.location.line == line_of(bad, "type: command")
 
 
-def test_other_step_types_are_accepted_but_listed(project: Path, tmp_path: Path) -> None:
-    path = pipeline(project, "  tune:\n    type: sweep\n    trial: ./trial.yml\n" + PREP)
-    result = compile_result(path, tmp_path)
-    assert result.errors == [] and result.plan is not None
-    [asset] = result.plan.remote_assets
-    assert (asset.key_path, asset.reference) == ("jobs.tune.type", "type: sweep (not run locally)")
-    assert asset.location is not None and asset.location.line == line_of(path, "type: sweep")
-
-
 @pytest.mark.parametrize(("content", "says"), [
     ("{oops", "parallel_run_step.settings.json: not valid JSON"),
     ('{"append_row": {"pandas.DataFrame.to_csv": "sep=;"}}',
