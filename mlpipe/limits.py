@@ -18,6 +18,7 @@ thousand nodes and a nesting depth under 15).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 import yaml
@@ -48,6 +49,11 @@ MAX_FILTER_CHARS = 4_000
 MAX_FILTER_DEPTH = 100
 """Deepest nesting of an MLTable ``filter`` expression (``a + b + c`` is 3 deep)."""
 
+MAX_NOTEBOOK_BYTES = 64 * 1024 * 1024
+"""Largest ``.ipynb`` notebook ``mlpipe run-script`` reads (64 MiB: outputs and images included)."""
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of lists and objects in a JSON document mlpipe reads (a notebook)."""
+
 MAX_ARGUMENTS_CHARS = 131_072
 """Longest ``program_arguments`` after substitution (Linux's limit for one argument)."""
 MAX_SCHEMA_PROBLEMS = 500
@@ -74,8 +80,9 @@ class InputLimitError(MlpipeError, ValueError):
         return f"{place}: {self.message}" if place else self.message
 
 
-def check_file_size(path: str | os.PathLike[str]) -> None:
-    """Raise :class:`InputLimitError` when the file at ``path`` is over :data:`MAX_FILE_BYTES`.
+def check_file_size(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> None:
+    """Raise :class:`InputLimitError` when the file at ``path`` is over ``limit`` bytes
+    (:data:`MAX_FILE_BYTES`, the YAML limit, unless given).
 
     A file that cannot be stat'ed passes: reading it reports the real problem.
     """
@@ -83,10 +90,11 @@ def check_file_size(path: str | os.PathLike[str]) -> None:
         size = os.stat(path).st_size
     except (OSError, ValueError):
         return
-    if size > MAX_FILE_BYTES:
+    if size > limit:
         raise InputLimitError(
-            f"file too large: {size:,} bytes, the limit is {MAX_FILE_BYTES:,} bytes",
-            hint="a pipeline YAML is a few kilobytes; split it or generate it with the SDK")
+            f"file too large: {size:,} bytes, the limit is {limit:,} bytes",
+            hint="a pipeline YAML is a few kilobytes; split it or generate it with the SDK"
+            if limit == MAX_FILE_BYTES else None)
 
 
 @dataclass
@@ -175,6 +183,29 @@ def check_yaml_text(text: str) -> None:
         loader.dispose()
 
 
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def check_json_depth(text: str) -> None:
+    """Raise :class:`InputLimitError` when the JSON ``text`` nests lists and objects more
+    than :data:`MAX_JSON_DEPTH` deep (the recursive parsers would run out of stack first).
+
+    One pass over the brackets outside strings, no recursion; syntax is not checked.
+    """
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text):
+        bracket = token.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                line = text.count("\n", 0, token.start()) + 1
+                column = token.start() - (text.rfind("\n", 0, token.start()) + 1) + 1
+                raise InputLimitError(f"nested more than {MAX_JSON_DEPTH} levels deep", line,
+                                      column)
+        elif bracket in "]}":
+            depth -= 1
+
+
 def _check_int(loader: yaml.Loader, event: ScalarEvent) -> None:
     value = event.value
     if len(value) <= MAX_INT_DIGITS:
@@ -202,6 +233,7 @@ def _at(event: yaml.Event, message: str, hint: str | None = None) -> InputLimitE
 
 __all__ = [
     "MAX_ARGUMENTS_CHARS", "MAX_DEPTH", "MAX_FILE_BYTES", "MAX_FILTER_CHARS", "MAX_FILTER_DEPTH",
-    "MAX_INT_DIGITS", "MAX_KEYS", "MAX_NODES", "MAX_SCHEMA_PROBLEMS", "InputLimitError",
-    "check_file_size", "check_yaml_text",
+    "MAX_INT_DIGITS", "MAX_JSON_DEPTH", "MAX_KEYS", "MAX_NODES", "MAX_NOTEBOOK_BYTES",
+    "MAX_SCHEMA_PROBLEMS", "InputLimitError", "check_file_size", "check_json_depth",
+    "check_yaml_text",
 ]

@@ -213,7 +213,98 @@ class CommandStep(_StepBase):
     command: str = ""
 
 
-Step = ParallelStep | CommandStep
+@dataclass(frozen=True)
+class SearchParam:
+    """One entry of a sweep's search space: a trial input and how its values are drawn.
+
+    ``kind`` is choice, uniform, loguniform, quniform, qloguniform, normal, lognormal,
+    qnormal, qlognormal or randint; the fields that kind uses are set (``low``/``high`` are
+    ``min_value``/``max_value``). A choice value may be a mapping of nested entries.
+    """
+
+    name: str
+    kind: str
+    values: tuple[Any, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    q: float | None = None
+    mu: float | None = None
+    sigma: float | None = None
+    upper: int | None = None
+
+
+@dataclass(frozen=True)
+class SweepObjective:
+    goal: Literal["minimize", "maximize"] = "maximize"
+    primary_metric: str = ""
+
+
+@dataclass(frozen=True)
+class SweepLimits:
+    max_total_trials: int = 1
+    max_concurrent_trials: int | None = None  # None: max_total_trials
+    timeout: int | None = None  # seconds, the whole sweep
+    trial_timeout: int | None = None  # seconds, one trial
+
+
+@dataclass(frozen=True)
+class EarlyTermination:
+    """An early-termination policy: bandit, median_stopping or truncation_selection."""
+
+    policy: str
+    evaluation_interval: int = 1
+    delay_evaluation: int = 0
+    slack_factor: float | None = None
+    slack_amount: float | None = None
+    truncation_percentage: int | None = None
+
+
+@dataclass(frozen=True)
+class SweepStep(_StepBase):
+    """A ``type: sweep`` step: trials of a command component over a search space.
+
+    ``trial_command`` is the trial's command with its bindings (the runner substitutes
+    each trial's values); ``inputs`` are the trial's fixed inputs, ``outputs`` the step's
+    (the best trial's outputs are copied there).
+    """
+
+    kind: Literal["sweep"] = "sweep"
+    trial_command: str = ""
+    search_space: tuple[SearchParam, ...] = ()
+    sampling_algorithm: Literal["random", "grid", "bayesian"] = "random"
+    seed: int | None = None
+    objective: SweepObjective = field(default_factory=SweepObjective)
+    limits: SweepLimits = field(default_factory=SweepLimits)
+    early_termination: EarlyTermination | None = None
+
+
+@dataclass(frozen=True)
+class SparkStep(_StepBase):
+    """A ``type: spark`` step; ``args`` are split with every binding substituted. It runs
+    where ``pyspark`` is installed (``spark-submit --master local[*]``)."""
+
+    kind: Literal["spark"] = "spark"
+    entry_file: str | None = None  # relative to code_dir
+    entry_class: str | None = None
+    py_files: tuple[str, ...] = ()
+    jars: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    archives: tuple[str, ...] = ()
+    conf: FrozenDict[str, str] = field(default_factory=freeze)
+    args: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ExternalStep(_StepBase):
+    """A step only Azure ML can run (``automl``, ``data_transfer``, ``import``): checked,
+    never run here; a job with one stops before it starts unless the step is skipped with
+    its outputs given (``--skip-step``)."""
+
+    kind: Literal["automl", "data_transfer", "import"] = "automl"
+    task: str | None = None  # the AutoML or data transfer task
+
+
+Step = ParallelStep | CommandStep | SweepStep | SparkStep | ExternalStep
 
 
 @dataclass(frozen=True)
@@ -261,6 +352,7 @@ class ExecutionPlan:
     settings: JobSettings = field(default_factory=JobSettings)
     remote_assets: tuple[RemoteAsset, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
+    external_outputs: bool = False  # declared output paths may lie outside the runs folder
 
     @property
     def base_dir(self) -> str:
@@ -295,6 +387,13 @@ def _jsonable(value: Any) -> Any:
 
 __all__ = [
     "CommandStep",
+    "EarlyTermination",
+    "ExternalStep",
+    "SearchParam",
+    "SparkStep",
+    "SweepLimits",
+    "SweepObjective",
+    "SweepStep",
     "DATA_TYPES",
     "EnvironmentInfo",
     "ExecutionPlan",

@@ -23,6 +23,9 @@ DEFAULT_RUNS_DIR = "mlpipe-runs"
 JOB_NAME_PATTERN = r"^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$"  # Azure ML's job-name rule
 JOB_NAME = re.compile(JOB_NAME_PATTERN)
 GENERIC_STEMS = frozenset({"pipeline", "job", "main"})
+DATASTORES_DIR = "datastores"  # <runs-dir>/datastores/<ds>/...: outputs at azureml://datastores/
+ASSETS_DIR = "assets"  # <runs-dir>/assets/registry.json: assets registered from Python
+RESERVED_NAMES = frozenset({DATASTORES_DIR, ASSETS_DIR})
 NAME_BASE_LIMIT = 200
 # What a step's processes learn of the run they belong to (set by the runner, read by the
 # v1 ``Run.get_context()``): the job's name, the step's name and folder, the experiment.
@@ -94,8 +97,13 @@ def generate_job_name(source: str | os.PathLike[str], at: datetime | None = None
 
 
 def check_job_name(name: str) -> str | None:
-    """``None`` when ``name`` is a valid Azure ML job name, else what is wrong with it."""
-    if JOB_NAME.match(name):
-        return None
-    return (f"invalid job name {name!r}: use letters, digits, '_' and '-', starting with a "
-            "letter or digit, at most 255 characters")
+    """``None`` when ``name`` is a valid Azure ML job name that can name a job folder, else
+    what is wrong with it (every command and API that takes a job name asks here)."""
+    if not JOB_NAME.fullmatch(name):
+        shown = repr(name) if len(name) <= 80 else f"{name[:60]!r}... ({len(name)} characters)"
+        return (f"invalid job name {shown}: use letters, digits, '_' and '-', starting with a "
+                "letter or digit, at most 255 characters")
+    if name.lower() in RESERVED_NAMES:
+        return (f"job name {name!r} is reserved: the runs folder keeps its {name.lower()} "
+                "there; choose another name")
+    return None

@@ -26,6 +26,7 @@ from typing import Any
 
 from mlpipe.errors import MlpipeError
 from mlpipe.import_mirrors import ENV_FLAG, install, mode
+from mlpipe.limits import MAX_NOTEBOOK_BYTES, InputLimitError, check_file_size, check_json_depth
 from mlpipe.runs import RUNS_DIR_ENV, resolve_runs_dir
 
 
@@ -114,20 +115,43 @@ class NotebookError(MlpipeError, ValueError):
 
 
 def notebook_cells(path: Path) -> list[str]:
-    """The code cells of an ``.ipynb`` file, as source text, in order."""
+    """The code cells of an ``.ipynb`` file, as source text, in order; :class:`NotebookError`
+    for a file that is not a notebook, is over the size or nesting limits, or has a cell
+    whose ``source`` is not text (a string or a list of strings)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
+        check_file_size(path, MAX_NOTEBOOK_BYTES)
+        text = path.read_text(encoding="utf-8")
+        check_json_depth(text)
+        data = json.loads(text)
+    except InputLimitError as error:
+        raise NotebookError(f"{error.where(str(path))} (the notebook is not run)") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise NotebookError(f"{path}: not a Jupyter notebook (not JSON: {error})") from None
+    except OSError as error:
+        raise NotebookError(f"{path}: cannot read it: {error.strerror or error}") from None
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
         raise NotebookError(f"{path}: not a Jupyter notebook (no 'cells' list)")
     out = []
-    for cell in cells:
+    for number, cell in enumerate(cells):
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
             source = cell.get("source", "")
-            out.append("".join(source) if isinstance(source, list) else str(source))
+            if isinstance(source, list) and all(isinstance(line, str) for line in source):
+                out.append("".join(source))
+            elif isinstance(source, str):
+                out.append(source)
+            else:
+                raise NotebookError(f"{path}: cells[{number}].source: expected text or a list "
+                                    f"of text lines, got {_shape(source)}")
     return out
+
+
+def _shape(value: Any) -> str:
+    """``a list holding int`` / ``int``: what a value is, for messages."""
+    if isinstance(value, list):
+        kinds = sorted({type(item).__name__ for item in value if not isinstance(item, str)})
+        return f"a list holding {', '.join(kinds)}"
+    return type(value).__name__
 
 
 def cell_code(source: str, index: int, note: Any = print) -> str:

@@ -13,6 +13,7 @@ from mlpipe.cli.arguments import add_job_name, add_output_format, emit, positive
 from mlpipe.cli.job_views import console
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.store import JobNotFound, JobStore
+from mlpipe.runs import check_job_name
 from mlpipe.wording import plural
 
 HELP = ("predict a parallel step's wall time at other settings and its duration in the cloud, "
@@ -50,6 +51,9 @@ def advise_job(args: argparse.Namespace) -> int:
     from mlpipe.runtime.tuning.cloud import Assumptions, UnknownVmSize  # noqa: PLC0415
     from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
 
+    problem = check_job_name(args.name)
+    if problem:
+        return _usage(problem)
     store = JobStore(args.runs_dir)
     try:
         record = store.load(args.name)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from mlpipe.jobs.store import JobStore
+from mlpipe.jobs.store import JobNotFound, JobStore
+from mlpipe.runs import check_job_name
+from mlpipe.runtime.faults import describe_fault
 
 HELP = "write a job's report.html (task streams, throughput, errors, steps)"
 
@@ -30,10 +31,24 @@ def report_job(args: argparse.Namespace) -> int:
         print("mlpipe job report: error: give the job's name once, as NAME or -n NAME",
               file=sys.stderr)
         return 2
+    problem = check_job_name(name)
+    if problem:
+        print(f"mlpipe: error: {problem}", file=sys.stderr)
+        return 2
     store = JobStore(args.runs_dir)
-    run_dir = Path(store.runs_dir) / name
-    if not (run_dir / "job.json").is_file():
+    try:
+        record = store.load(name)
+    except JobNotFound:
         print(f"mlpipe: error: no job {name!r} in {store.runs_dir}", file=sys.stderr)
         return 1
-    print(write_job_report(run_dir))
+    except (OSError, ValueError) as exc:
+        print(f"mlpipe: error: cannot read the record of job {name!r} "
+              f"({store.record_path(name)}): {exc}", file=sys.stderr)
+        return 1
+    try:
+        print(write_job_report(store.job_dir(name), record))
+    except OSError as exc:
+        print(f"mlpipe: error: report.html of job {name!r} not written: {describe_fault(exc)}",
+              file=sys.stderr)
+        return 1
     return 0

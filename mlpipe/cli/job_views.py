@@ -60,6 +60,14 @@ def step_detail(step: dict[str, Any]) -> str:
                     f"{progress.get('items_succeeded', 0)} items ok, "
                     f"{progress.get('items_failed', 0)} failed")
         return text
+    if step.get("skipped_by_user"):
+        return "not run (--skip-step): outputs given"
+    if step.get("kind") == "sweep" and step.get("trials"):
+        trials = step["trials"]
+        stopped = sum(1 for t in trials.values() if t.get("status") == "early_terminated")
+        best = step.get("best_trial")
+        text = f"{len(trials)} trials" + (f", {stopped} stopped early" if stopped else "")
+        return text + (f", best {best}" if best else "")
     if step.get("exit_code") is not None:
         return f"exit code {step['exit_code']}"
     return ""

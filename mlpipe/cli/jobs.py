@@ -27,10 +27,12 @@ from mlpipe.cli.validate import file_problem
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.azure_view import azure_children, azure_record
+from mlpipe.jobs.ownership import JobLock, own_job, request_cancel
 from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
 from mlpipe.runtime.backends import BACKENDS, backend_names
+from mlpipe.runtime.faults import describe_fault
 from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
@@ -52,6 +54,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     _backend_option(create)
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
+    create.add_argument("--allow-external-outputs", action="store_true",
+                        help="let outputs with a declared 'path' be written outside the runs "
+                             "folder (kept by the job's resumes and reruns)")
+    create.add_argument("--skip-step", dest="skip_steps", action="append", default=[],
+                        metavar="NAME",
+                        help="do not run step NAME (repeatable): its outputs are given with "
+                             "--set jobs.NAME.outputs.OUTPUT.path=./local (for steps only Azure "
+                             "runs: automl, data_transfer, import, Spark without pyspark)")
     create.add_argument("--stream", action="store_true",
                         help="accepted for az compatibility: the job runs here until it ends, "
                              "its progress on the terminal")
@@ -207,7 +217,7 @@ def create_job(args: argparse.Namespace) -> int:
 def _create(args: argparse.Namespace) -> int:
     from mlpipe.compiler import OverrideSyntaxError
     from mlpipe.jobs.front_door import NotAPipelineError, Submission, SubmitUsageError, submit
-    from mlpipe.jobs.preflight import RemoteAssetsError
+    from mlpipe.jobs.preflight import RemoteAssetsError, StepsNotRunnableError
 
     started: list[Submission] = []
     out = console()
@@ -236,7 +246,10 @@ def _create(args: argparse.Namespace) -> int:
                             overrides=tuple(args.overrides), backend=args.backend,
                             progress=args.progress, cancel=cancel, on_start=on_start,
                             echo=lambda line: print(line, flush=True), on_compiled=warn,
-                            rerun_of=getattr(args, "rerun_of", None))
+                            rerun_of=getattr(args, "rerun_of", None),
+                            owner=getattr(args, "owner", None),
+                            allow_external_outputs=getattr(args, "allow_external_outputs", False),
+                            skip_steps=tuple(getattr(args, "skip_steps", ()) or ()))
     except SubmitUsageError as exc:
         return _usage(str(exc))
     except NotAPipelineError as exc:
@@ -244,7 +257,7 @@ def _create(args: argparse.Namespace) -> int:
             print(diagnostic.format(), file=sys.stderr)
         _err(f"{args.file}: nothing was run")
         return 1
-    except RemoteAssetsError as exc:
+    except (RemoteAssetsError, StepsNotRunnableError) as exc:
         return _refused(exc)
     except ValidationError as exc:
         for diagnostic in exc.diagnostics:
@@ -339,42 +352,61 @@ def rerun_job(args: argparse.Namespace) -> int:
     """``mlpipe job rerun``: 0 when the rerun completed (or had nothing to do), else 1."""
     from mlpipe.jobs.rerun import RerunUsageError, plan_rerun  # noqa: PLC0415
 
+    owned = _own(args, "run")
+    if isinstance(owned, int):
+        return owned
+    store, owner = owned
+    with owner:  # what runs again is decided by the job's owner only
+        try:
+            previous, steps = plan_rerun(store, args.name, failed_only=args.failed_only,
+                                         steps=args.steps)
+        except RerunUsageError as error:
+            return _usage(str(error))
+        except (JobNotFound, MlpipeError) as error:
+            _err(str(error).strip("'\""))
+            return 1
+        if not steps:
+            print(f"job {args.name}: nothing to rerun (no mini-batch failed"
+                  f"{' in ' + ', '.join(args.steps) if args.steps else ''})")
+            return 0
+        args.file, args.rerun_of, args.rerun_steps = previous.get("source"), previous, steps
+        args.owner = owner
+        return create_job(args)
+
+
+def _own(args: argparse.Namespace, doing: str) -> tuple[JobStore, JobLock] | int:
+    """The store and this process's hold on job ``args.name``, else the exit code (said)."""
     store, code = _store_for(args)
     if store is None:
         return code
     try:
-        previous, steps = plan_rerun(store, args.name, failed_only=args.failed_only,
-                                     steps=args.steps)
-    except RerunUsageError as error:
-        return _usage(str(error))
-    except (JobNotFound, MlpipeError) as error:
-        _err(str(error).strip("'\""))
+        return store, own_job(store, args.name, doing=doing)
+    except MlpipeError as error:
+        _err(str(error))
         return 1
-    if not steps:
-        print(f"job {args.name}: nothing to rerun (no mini-batch failed"
-              f"{' in ' + ', '.join(args.steps) if args.steps else ''})")
-        return 0
-    args.file, args.rerun_of, args.rerun_steps = previous.get("source"), previous, steps
-    return create_job(args)
 
 
 def debug_job(args: argparse.Namespace) -> int:
     """``mlpipe job debug``: 0 when run() returned, 1 when the user's code raised."""
-    found = _job_for(args)
-    if isinstance(found, int):
-        return found
-    from mlpipe.jobs.debug import debug_mini_batch  # noqa: PLC0415 - the runtime on demand
+    owned = _own(args, "debug")
+    if isinstance(owned, int):
+        return owned
+    store, owner = owned
+    with owner:  # no run of the job replaces its code snapshot meanwhile
+        record = _load(store, args.name)
+        if record is None:
+            return 1
+        from mlpipe.jobs.debug import debug_mini_batch  # noqa: PLC0415 - the runtime on demand
 
-    _, record = found
-    try:
-        return debug_mini_batch(record, args.step, args.mini_batch, post_mortem=args.pdb,
-                                echo=lambda line: print(line, flush=True))
-    except ValidationError as error:
-        _err(f"job {args.name!r}: its pipeline no longer compiles:\n{error}")
-        return 1
-    except MlpipeError as error:
-        _err(str(error))
-        return 1
+        try:
+            return debug_mini_batch(record, args.step, args.mini_batch, post_mortem=args.pdb,
+                                    echo=lambda line: print(line, flush=True))
+        except ValidationError as error:
+            _err(f"job {args.name!r}: its pipeline no longer compiles:\n{error}")
+            return 1
+        except MlpipeError as error:
+            _err(str(error))
+            return 1
 
 
 def show_job(args: argparse.Namespace) -> int:
@@ -507,7 +539,11 @@ def cancel_job(args: argparse.Namespace) -> int:
     if isinstance(found, int):
         return found
     store, _ = found
-    record = store.request_cancel(args.name)
+    try:
+        record = request_cancel(store, args.name)
+    except (OSError, ValueError) as exc:
+        _err(f"cannot cancel job {args.name!r}: {describe_fault(exc)}")
+        return 1
     if record["status"] in TERMINAL:
         print(f"job {args.name} is {record['status']}")
         return 0 if record["status"] == "canceled" else 1

@@ -73,6 +73,12 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                      metavar="KEY.PATH=VALUE",
                      help="override a value before validating, e.g. "
                           "jobs.score.mini_batch_size=5 (repeatable)")
+    job.add_argument("--runs-dir",
+                     help="the runs folder outputs are checked against (default: "
+                          "$MLPIPE_RUNS_DIR or ./mlpipe-runs)")
+    job.add_argument("--allow-external-outputs", action="store_true",
+                     help="accept outputs whose declared 'path' lies outside the runs folder "
+                          "(as job create --allow-external-outputs)")
     job.set_defaults(handler=run_job_validate)
     comp = groups["component"].add_parser(
         "validate", help="validate parallel and command component YAML files offline",
@@ -189,7 +195,8 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
     loaded = load_pipeline_data(doc.data, doc.source, doc.positions)
     loaded.diagnostics = doc.diagnostics + loaded.diagnostics
     result = check_pipeline(loaded, overrides=args.overrides, check_paths=not args.no_path_checks,
-                            submission=True)
+                            submission=True, runs_dir=getattr(args, "runs_dir", None),
+                            allow_external_outputs=getattr(args, "allow_external_outputs", False))
     report = FileReport(shown, "pipeline", _relative(result.diagnostics), "pipeline job")
     if result.plan is not None:
         steps = len(result.plan.steps)

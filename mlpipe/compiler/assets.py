@@ -9,6 +9,9 @@ local paths (relative to the toml file)::
     [assets]
     "azureml:iris:1" = "./data/iris"
     "azureml://registries/azureml/components/dataset_downloader/labels/latest" = "./downloader.yml"
+
+    [outputs]
+    allow_external = true   # outputs of the pipelines here may be written outside the runs folder
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.limits import InputLimitError, check_file_size
+from mlpipe.runs import ASSETS_DIR
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -31,7 +35,7 @@ else:  # pragma: no cover
 
 ASSETS_FILE = "mlpipe.toml"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
-REGISTRY_FILE = Path("assets") / "registry.json"
+REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 _REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)
 
 
@@ -47,11 +51,13 @@ def strip_file_prefix(reference: str) -> str:
 
 @dataclass
 class AssetMap:
-    """The ``[assets]`` table of an ``mlpipe.toml`` (empty when there is none)."""
+    """The ``[assets]`` table of an ``mlpipe.toml`` (empty when there is none), and its
+    ``[outputs] allow_external`` switch."""
 
     base_dir: Path
     mapping: dict[str, str] = field(default_factory=dict)
     file: Path | None = None
+    allow_external_outputs: bool = False
 
     def local(self, reference: str) -> Path | None:
         """The local path ``reference`` maps to, or ``None``."""
@@ -133,7 +139,26 @@ def _read_toml(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
             problems.append(Diagnostic("must be a local path (a string), got "
                                        f"{type(value).__name__}", key_path=f"assets.{key}",
                                        location=Location(str(path)), code="assets"))
-    return AssetMap(yaml_dir, mapping, path), problems
+    allow, outputs_problems = _outputs_table(data.get("outputs", {}), path)
+    return AssetMap(yaml_dir, mapping, path, allow), problems + outputs_problems
+
+
+def _outputs_table(table: object, path: Path) -> tuple[bool, list[Diagnostic]]:
+    """``[outputs] allow_external`` (a boolean; the table's only key)."""
+    where = Location(str(path))
+    if not isinstance(table, dict):
+        return False, [Diagnostic("[outputs] must be a table (allow_external = true)",
+                                  key_path="outputs", location=where, code="assets")]
+    problems = [Diagnostic(f"unknown key {key!r} (the table has allow_external)",
+                           key_path=f"outputs.{key}", location=where, code="assets")
+                for key in table if key != "allow_external"]
+    allow = table.get("allow_external", False)
+    if not isinstance(allow, bool):
+        problems.append(Diagnostic(f"must be true or false, got {allow!r}",
+                                   key_path="outputs.allow_external", location=where,
+                                   code="assets"))
+        allow = False
+    return allow, problems
 
 
 def stand_in(reference: str, *folders: Path) -> Path | None:

@@ -1,7 +1,7 @@
 """What a binding expression refers to, and how to substitute bindings in text.
 
-The schema layer (:mod:`mlpipe.schema.bindings`) recognises the two spellings
-``${{expr}}`` and ``$<<expr>>``; this module gives the expression a meaning:
+The binding lexer (:mod:`mlpipe.schema.bindings`) finds the bindings of a text (both
+spellings, ``${{expr}}`` and ``$<<expr>>``); this module gives each expression a meaning:
 
 - ``parent.inputs.x`` / ``parent.outputs.x``: a pipeline input or output,
 - ``parent.jobs.<step>.outputs.<y>``: an output of another step,
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mlpipe.limits import MAX_ARGUMENTS_CHARS
-from mlpipe.schema.bindings import BINDING_PATTERN, binding_expression, match_expression
+from mlpipe.schema.bindings import binding_expression, lex, substitute_bindings
 
 Scope = Literal["parent_input", "parent_output", "step_output", "input", "output", "template",
                 "unknown"]
@@ -83,8 +83,7 @@ def references_in(text: object) -> list[Reference]:
     """Every binding inside the string ``text`` (none for other values)."""
     if not isinstance(text, str):
         return []
-    matches = BINDING_PATTERN.finditer(text)
-    return [parse_reference(match_expression(m), m.group(0)) for m in matches]
+    return [parse_reference(b.expression, b.text) for b in lex(text)[0]]
 
 
 def expand_optional(text: str, keep: Callable[[Reference], bool]) -> str:
@@ -100,10 +99,7 @@ def expand_optional(text: str, keep: Callable[[Reference], bool]) -> str:
 def substitute(text: str, render: Callable[[Reference], str]) -> str:
     """``text`` with every binding replaced by ``render(reference)``."""
 
-    def replace(match: re.Match[str]) -> str:
-        return render(parse_reference(match_expression(match), match.group(0)))
-
-    return BINDING_PATTERN.sub(replace, text)
+    return substitute_bindings(text, lambda b: render(parse_reference(b.expression, b.text)))
 
 
 def split_arguments(text: str, render: Callable[[Reference], tuple[str, bool]]) -> list[str]:

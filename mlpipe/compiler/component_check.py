@@ -40,7 +40,7 @@ def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
     if doc.part("type") == "pipeline":
         _check_pipeline_component(doc, reporter)
         return sort_diagnostics(reporter.items)
-    if doc.part("type") not in ("parallel", "command"):
+    if doc.part("type") not in ("parallel", "command", "spark"):
         return reporter.items
     name = doc.part("name")
     node = Node(name if isinstance(name, str) else doc.file.stem, doc, key=())

@@ -116,7 +116,8 @@ def _inside(positions: PositionMap | None, prefix: tuple[str | int, ...]) -> Pos
     n = len(prefix)
     return PositionMap(positions.file,
                        {p[n:]: loc for p, loc in positions.keys.items() if p[:n] == prefix},
-                       {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix})
+                       {p[n:]: loc for p, loc in positions.values.items() if p[:n] == prefix},
+                       positions.lines)
 
 
 def _raw_at(raw: Any, path: tuple[str | int, ...]) -> Any:

@@ -10,7 +10,7 @@ from mlpipe.compiler.assets import AssetMap, is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
 from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
-from mlpipe.compiler.outputs import OutputPlace, output_path, outside_runs, template_problems
+from mlpipe.compiler.outputs import OutputPlace, output_path, place_problem, template_problems
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.values import (
     INPUT_MODE_ALIASES,
@@ -28,6 +28,16 @@ from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset
 from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import EVAL_MODES, REJECTS
 from mlpipe.schema.yamlio import KeyPath
+
+# Keys of a step that hold data bound like inputs (an AutoML step has no ``inputs``).
+DATA_FIELDS: dict[str, tuple[str, ...]] = {
+    "automl": ("training_data", "validation_data", "test_data"),
+}
+# Keys of a step whose strings may bind pipeline inputs (a data transfer's database query).
+PARENT_BINDING_FIELDS: dict[str, tuple[str, ...]] = {
+    "data_transfer": ("source", "sink"),
+    "import": ("source",),
+}
 
 
 def legacy_message(text: str) -> str:
@@ -54,11 +64,11 @@ class IOResolver:
     parent_outputs: dict[str, PlanOutput] = field(default_factory=dict)
 
     def _names_nothing(self, path: KeyPath, text: str, what: str, label: str, wanted: str,
-                       names: list[str]) -> None:
+                       names: list[str], hint: str | None = None) -> None:
         """``${{...}} names no <what> (<label>: a, b) (did you mean ...?)``."""
         self.reporter.error(self.doc, path,
                             f"{text} names no {what} ({label}: {', '.join(names) or 'none'})",
-                            code="binding", hint=did_you_mean(wanted, names))
+                            code="binding", hint=did_you_mean(wanted, names) or hint)
 
     # -- pipeline inputs ------------------------------------------------------------------
 
@@ -73,8 +83,7 @@ class IOResolver:
 
     def resolve_outputs(self, node: Node, append_target: str | None) -> None:
         decls = node.declared_outputs()
-        given = node.data.get("outputs")
-        given = given if isinstance(given, dict) else {}
+        given = node.given("outputs")
         names = list(decls or {}) + [n for n in given if decls is None or n not in decls]
         for name in names:
             path = node.path + ("outputs", name)
@@ -146,32 +155,51 @@ class IOResolver:
             return replace(given_out, name=name, type=str(type_), mode=mode,
                            location=self.doc.locate(path))
         written = output_path(self.place, node.name, name, str(type_), template, append)
-        if template is not None and outside_runs(self.place, written):
-            self.reporter.warn(self.doc, template_at, f"output '{name}' is written outside the "
-                               f"runs folder {self.place.runs_dir}: to {written}",
-                               code="output-outside-runs",
-                               hint="mlpipe creates and writes it there; leave out 'path' to "
-                                    "write under the run's folder")
+        if template:
+            self.check_place(name, template, written, template_at)
         return PlanOutput(name=name, type=str(type_), mode=mode, path=written,
                           declared_path=template, location=self.doc.locate(path))
+
+    def check_place(self, name: str, template: str, written: str, at: KeyPath) -> None:
+        """Report where output ``name`` (declared as ``template`` at ``at``) may not be
+        written (:func:`~mlpipe.compiler.outputs.place_problem`)."""
+        problem = place_problem(self.place, name, template, written)
+        if problem is not None and problem.external and self.place.allow_external:
+            self.reporter.warn(self.doc, at, problem.message, code="output-outside-runs",
+                               hint=problem.hint)
+        elif problem is not None:
+            self.reporter.error(self.doc, at, problem.message,
+                                code="output-outside-runs" if problem.external
+                                else "output-place", hint=problem.hint)
 
     # -- step inputs ----------------------------------------------------------------------
 
     def dependencies(self, node: Node) -> list[tuple[str, KeyPath]]:
-        """``(upstream step, key path)`` of each ``parent.jobs`` binding in the node's inputs."""
+        """``(upstream step, key path)`` of each ``parent.jobs`` binding in the node's inputs
+        (and an AutoML step's data)."""
         found: list[tuple[str, KeyPath]] = []
-        given = node.data.get("inputs")
-        for name, value in given.items() if isinstance(given, dict) else []:
+        sources: list[tuple[KeyPath, Any]] = [
+            (("inputs", name), value) for name, value in node.given("inputs").items()]
+        sources += [((key,), node.data[key]) for key in DATA_FIELDS.get(node.kind, ())
+                    if key in node.data]
+        for path, value in sources:
             text = value.get("path") if isinstance(value, dict) else value
             for ref in references_in(text):
                 if ref.scope == "step_output" and ref.step is not None:
-                    found.append((ref.step, node.path + ("inputs", name)))
+                    found.append((ref.step, node.path + path))
         return found
 
     def resolve_inputs(self, node: Node) -> None:
         decls = node.declared_inputs()
-        given = node.data.get("inputs")
-        given = given if isinstance(given, dict) else {}
+        given = node.given("inputs")
+        for key in DATA_FIELDS.get(node.kind, ()):
+            value = node.data.get(key)
+            if value is not None:
+                data = ({"type": "mltable", "path": value}
+                        if isinstance(value, str) and whole_reference(value) is None else value)
+                node.inputs[key] = self._value(key, data, None, node.path + (key,), node.name)
+        for key in PARENT_BINDING_FIELDS.get(node.kind, ()):
+            self._parent_literals(node.data.get(key), node.path + (key,))
         for name, value in given.items():
             path = node.path + ("inputs", name)
             if not self._declared(node, path, str(name), "input", decls):
@@ -208,7 +236,7 @@ class IOResolver:
                 self.reporter.error(comp, ("inputs", name, "default"), problem, code="type")
             return PlanInput(name, type_, value=value, optional=optional,
                              location=comp.locate(("inputs", name)))
-        if not optional and not node.is_opaque:
+        if not optional and not node.is_opaque and name not in node.search_space():
             self.reporter.error(self.doc, node.path + ("inputs",),
                                 f"required input '{name}' of component "
                                 f"'{comp.get('name') or comp.file.name}' "
@@ -270,6 +298,24 @@ class IOResolver:
         if isinstance(value, str) and references_in(value):
             value = self._interpolate(value, path, step)
         return self._literal(name, value, decl, path, str(decl_type or literal_type(value)))
+
+    def _parent_literals(self, value: Any, path: KeyPath) -> None:
+        """Every binding inside ``value`` (a data transfer ``source``/``sink``) must name a
+        pipeline input."""
+        if isinstance(value, dict):
+            for key, item in value.items():
+                self._parent_literals(item, path + (key,))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                self._parent_literals(item, path + (index,))
+        for ref in references_in(value):
+            if ref.scope != "parent_input":
+                self.reporter.error(self.doc, path, f"{ref.text} cannot be used here; bind a "
+                                    "pipeline input with ${{parent.inputs.<name>}}",
+                                    code="binding")
+            elif ref.name not in self.pipeline_inputs:
+                self._names_nothing(path, ref.text, "pipeline input", "declared inputs",
+                                    ref.name, list(self.pipeline_inputs))
 
     def _literal(self, name: str, value: Any, decl: dict[str, Any] | None, path: KeyPath,
                  type_: str, origin: str | None = None) -> PlanInput:
@@ -392,8 +438,10 @@ class IOResolver:
                                               None, False))
             producer.outputs[ref.name] = out
         if out is None:
+            hint = (f"declare it under jobs.{producer.local}.outputs (an AutoML step's outputs "
+                    "can be bound only when declared)" if producer.kind == "automl" else None)
             self._names_nothing(path, ref.text, f"output of step '{producer.name}'",
-                                "declared outputs", ref.name, list(producer.outputs))
+                                "declared outputs", ref.name, list(producer.outputs), hint)
             return _unresolved(name, type_, optional, loc)
         return PlanInput(name, str(type_ or out.type), mode=mode, path=out.path,
                          source=producer.source_of(out.name), optional=optional,

@@ -90,6 +90,8 @@ def _apply_one(data: Any, parts: list[str], text: str) -> Diagnostic | None:
                 return None
             if part not in node and parts[:depth] != ["jobs"]:
                 node[part] = {}  # az ml's --set makes the mappings a key path needs
+            if node.get(part, "") is None:  # an empty mapping written as nothing (`x:`)
+                node[part] = {}
             if part not in node or not isinstance(node[part], (dict, list)):
                 hint = did_you_mean(part, [str(k) for k in node]) if part not in node else None
                 reason = (f"no key '{part}' in {where}" if part not in node

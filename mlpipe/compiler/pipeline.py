@@ -14,7 +14,7 @@ from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.flatten import SubScope, expand_pipeline_node, plan_dependencies
 from mlpipe.compiler.graph import order_steps
 from mlpipe.compiler.io import IOResolver
-from mlpipe.compiler.outputs import OutputPlace, output_path
+from mlpipe.compiler.outputs import OutputPlace, clashes, output_path
 from mlpipe.compiler.overrides import apply_overrides, overridden_paths
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
@@ -34,7 +34,7 @@ from mlpipe.plan import (
     PipelineOutput,
     RemoteAsset,
 )
-from mlpipe.runs import JOB_NAME, resolve_runs_dir
+from mlpipe.runs import check_job_name, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 from mlpipe.schema.parts import INVALID, part
 from mlpipe.schema.submission import SERVICE_ONLY, for_local_run, pipeline_rules
@@ -51,32 +51,39 @@ class CompileResult(HasDiagnostics):
 
 def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
                      job_name: str | None = None, overrides: Sequence[str] = (),
-                     check_paths: bool = True) -> ExecutionPlan:
+                     check_paths: bool = True,
+                     allow_external_outputs: bool = False) -> ExecutionPlan:
     """The execution plan of a pipeline job YAML.
 
     Raises :class:`~mlpipe.diagnostics.ValidationError` with every problem found;
     warnings end up in ``plan.warnings``. ``overrides`` are ``--set`` style
     ``key.path=value`` strings; ``check_paths=False`` skips the checks that local
     data paths exist (code folders, entry scripts and component files are always checked).
+    ``allow_external_outputs`` lets declared output paths lie outside the runs folder
+    (:func:`mlpipe.compiler.outputs.place_problem`).
     """
     result = check_pipeline(source, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
-                            check_paths=check_paths)
+                            check_paths=check_paths,
+                            allow_external_outputs=allow_external_outputs)
     if result.plan is None:
         raise ValidationError(result.diagnostics)
     return result.plan
 
 
 def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] = (),
-                      check_paths: bool = True) -> list[Diagnostic]:
+                      check_paths: bool = True,
+                      allow_external_outputs: bool = False) -> list[Diagnostic]:
     """Every problem and warning of a pipeline job YAML (empty when it is clean), with
     everything Azure ML rejects at submission as an error (like ``mlpipe job validate``)."""
     return check_pipeline(source, overrides=overrides, check_paths=check_paths,
-                          submission=True).diagnostics
+                          submission=True,
+                          allow_external_outputs=allow_external_outputs).diagnostics
 
 
 def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
                    job_name: str | None = None, overrides: Sequence[str] = (),
-                   check_paths: bool = True, submission: bool = False) -> CompileResult:
+                   check_paths: bool = True, submission: bool = False,
+                   allow_external_outputs: bool = False) -> CompileResult:
     """Compile without raising: the plan when valid, and all diagnostics either way.
 
     With ``submission`` every rule Azure ML applies when the job is submitted is an error
@@ -86,8 +93,9 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     Raises :class:`~mlpipe.compiler.overrides.OverrideSyntaxError` for an override
     that is not ``KEY=VALUE`` and :class:`ValueError` for an invalid ``job_name``.
     """
-    if job_name is not None and not JOB_NAME.match(job_name):
-        raise ValueError(f"invalid job name {job_name!r}: must match {JOB_NAME.pattern}")
+    problem = check_job_name(job_name) if job_name is not None else None
+    if problem:
+        raise ValueError(problem)
     reporter = Reporter()
     loaded = source if isinstance(source, Loaded) else load_pipeline(Path(source))
     if overrides:
@@ -98,7 +106,8 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     reporter.extend(pipeline_rules(loaded.data, loaded.positions))
     doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
                         loaded.positions)
-    plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths).run()
+    plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths,
+                     allow_external_outputs=allow_external_outputs).run()
     diagnostics = sort_diagnostics(reporter.items if submission
                                    else for_local_run(reporter.items))
     if errors_of(diagnostics) or plan is None:
@@ -122,7 +131,8 @@ def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) ->
 
 def _at_set(positions: PositionMap, data: Any, overrides: Sequence[str]) -> PositionMap:
     """``positions`` where every value an override set (and all below it) is at ``--set``."""
-    moved = PositionMap(positions.file, dict(positions.keys), dict(positions.values))
+    moved = PositionMap(positions.file, dict(positions.keys), dict(positions.values),
+                        positions.lines)
     for path in overridden_paths(data, overrides):
         for table in (moved.keys, moved.values):
             for key in [k for k in table if k[:len(path)] == path]:
@@ -156,7 +166,8 @@ def default_runs_dir() -> Path:
 
 class _Compiler:
     def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None,
-                 job_name: str | None, check_paths: bool, scope: SubScope | None = None):
+                 job_name: str | None, check_paths: bool, scope: SubScope | None = None, *,
+                 allow_external_outputs: bool = False):
         self.doc = doc
         self.reporter = reporter
         self.scope = scope  # set when ``doc`` is a pipeline component used by a step
@@ -179,8 +190,9 @@ class _Compiler:
         self.datastore = datastore or DEFAULT_DATASTORE
         self.assets, problems = load_asset_map(doc.base_dir, self.runs_dir)
         reporter.extend(problems)
+        self.allow_external_outputs = allow_external_outputs or self.assets.allow_external_outputs
         place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
-                            doc.base_dir)
+                            doc.base_dir, self.allow_external_outputs)
         self.io = IOResolver(doc, reporter, self.assets, place, check_paths)
         self.components = ComponentCache(reporter, self.assets)
         if scope is not None:
@@ -191,7 +203,7 @@ class _Compiler:
     def nested(self, doc: Doc, reporter: Reporter, scope: SubScope) -> _Compiler:
         """A compiler of a pipeline component ``doc`` used by a step of this document."""
         return _Compiler(doc, reporter, self.runs_dir, self.job_name, self.check_paths,
-                         scope=scope)
+                         scope=scope, allow_external_outputs=self.allow_external_outputs)
 
     def run(self) -> ExecutionPlan | None:
         inputs = (self.io.resolve_pipeline_inputs() if self.scope is None
@@ -222,6 +234,11 @@ class _Compiler:
             ctx.remote = []
             steps.append(build_step(node, ctx))
             remote += self._component_asset(node) + ctx.remote + self.io.remote.get(node.name, [])
+        if self.scope is None:
+            for output, message in clashes(steps):
+                self.reporter.add(Diagnostic(message, location=output.location,
+                                             code="output-place",
+                                             hint="give each output a path of its own"))
         if any(d.code not in SERVICE_ONLY for d in self.reporter.errors):
             return None
         return ExecutionPlan(
@@ -237,6 +254,7 @@ class _Compiler:
             outputs=freeze(self._pipeline_outputs(nodes)),
             settings=self.settings,
             remote_assets=tuple(remote),
+            external_outputs=self.allow_external_outputs,
         )
 
     def _tags(self) -> dict[str, str]:
@@ -260,36 +278,36 @@ class _Compiler:
                 node.failed = True           # bindings to its outputs are not checked
                 nodes[str(name)] = node
                 continue
-            path = ("jobs", name, "component")
+            key = node.component_key
+            path = ("jobs", name, key)
             if self.reporter.has_error_at(self.doc, path):
-                node.component = ComponentRef("missing", str(value.get("component")))
-            elif node.part("component") is not None:
-                node.component = self.components.resolve(value["component"], self.doc, path)
+                node.component = ComponentRef("missing", str(value.get(key)))
+            elif node.part(key) is not None:
+                node.component = self.components.resolve(value[key], self.doc, path)
                 self._check_type(node)
             nodes[str(name)] = node
         self.io.nodes = nodes
         return nodes
 
     def _check_type(self, node: Node) -> None:
-        """A node's ``type`` must be its component's."""
+        """A node's component must be of its type (a sweep's trial is a command component)."""
         comp = node.comp_doc
         mine, theirs = node.part("type"), comp.part("type") if comp is not None else None
-        if isinstance(mine, str) and isinstance(theirs, str) and mine != theirs:
-            self.reporter.error(self.doc, node.path + ("type",),
-                                f"the step is type '{mine}' but its component "
+        wanted = "command" if mine == "sweep" else mine
+        if isinstance(wanted, str) and isinstance(theirs, str) and wanted != theirs:
+            key = node.component_key
+            what = ("its trial must be a command component" if mine == "sweep"
+                    else f"the step is type '{mine}'")
+            self.reporter.error(self.doc, node.path + ((key,) if mine == "sweep" else ("type",)),
+                                f"{what} but its {key} "
                                 f"'{node.component.reference if node.component else ''}' is type "
                                 f"'{theirs}'", code="type")
 
     def _component_asset(self, node: Node) -> list[RemoteAsset]:
         comp = node.component
-        if node.other_type is not None:
-            path = node.path + ("type",)
-            return [RemoteAsset(self.doc.key_path(path),
-                                f"type: {node.other_type} (not run locally)", "component",
-                                self.doc.locate(path))]
         if comp is None or comp.kind not in ("remote", "flow"):
             return []
-        path = node.path + ("component",)
+        path = node.path + (node.component_key,)
         return [RemoteAsset(self.doc.key_path(path), comp.reference, "flow" if comp.kind == "flow"
                             else "component", self.doc.locate(path))]
 
@@ -326,7 +344,10 @@ class _Compiler:
             self.reporter.warn(self.doc, ("outputs", name),
                                f"pipeline output '{name}' is not bound to any step output",
                                code="unbound-output")
-            path = output_path(self.io.place, "", name, type_, _text(part(value, "path")), False)
+            template = _text(part(value, "path"))
+            path = output_path(self.io.place, "", name, type_, template, False)
+            if template:
+                self.io.check_place(name, template, path, ("outputs", name, "path"))
             result[name] = PipelineOutput(name, path, type_)
         return result
 

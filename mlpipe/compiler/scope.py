@@ -6,6 +6,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from mlpipe.compiler.bindings import (
@@ -88,28 +89,30 @@ class Node:
 
     @property
     def is_opaque(self) -> bool:
-        """mlpipe cannot look inside the step: a remote, prompt-flow or missing component,
-        or a step type other than parallel and command (sweep, spark, ...), or a step that did
-        not validate."""
+        """mlpipe cannot look inside the step: a remote, prompt-flow or missing component, or
+        a step that did not validate."""
         if self.failed:
             return True
-        if self.component is not None and self.component.kind in ("remote", "flow", "missing"):
-            return True
-        return self.other_type is not None
+        return self.component is not None and self.component.kind in ("remote", "flow",
+                                                                      "missing")
 
-    @property
-    def other_type(self) -> str | None:
-        """The step's ``type`` when it is neither parallel, command nor pipeline."""
-        kind = self.part("type")
-        return (kind if isinstance(kind, str) and kind not in ("parallel", "command", "pipeline")
-                else None)
-
-    @property
+    @cached_property
     def kind(self) -> str:
+        """The step's type (lower-cased by the models): parallel, command, sweep, ..."""
         kind = self.part("type")
         if kind is None and self.comp_doc is not None:
             kind = self.comp_doc.part("type")
-        return kind if isinstance(kind, str) else "command"
+        return kind.lower() if isinstance(kind, str) else "command"
+
+    @property
+    def component_key(self) -> str:
+        """The key naming the step's component: ``trial`` for a sweep, else ``component``."""
+        return "trial" if self.kind == "sweep" else "component"
+
+    def search_space(self) -> dict[str, Any]:
+        """A sweep step's search space (trial input -> entry); empty for other steps."""
+        space = self.data.get("search_space") if self.kind == "sweep" else None
+        return space if isinstance(space, dict) else {}
 
     def lookup(self, *keys: str) -> Source | None:
         """A setting from the node, else from its component: the validated value (as the
@@ -133,8 +136,20 @@ class Node:
         comp = self.comp_doc
         if comp is None:
             return None
+        if self.kind == "import":  # an import component: ``source`` parameters, one ``output``
+            if key == "outputs":
+                return {"output": comp.get("output")} if comp.has("output") else {}
+            key = "source"
         decls = comp.get(key)
         return decls if isinstance(decls, dict) else {}
+
+    def given(self, key: str) -> dict[str, Any]:
+        """The step's ``inputs`` or ``outputs`` as written (an inline import step's single
+        ``output`` is its output ``output``)."""
+        if key == "outputs" and self.kind == "import" and "output" in self.data:
+            return {"output": self.data["output"]}
+        value = self.data.get(key)
+        return value if isinstance(value, dict) else {}
 
 
 def check_own_bindings(text: Any, inputs: Iterable[str], outputs: Iterable[str], src: Source,

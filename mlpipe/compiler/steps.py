@@ -1,4 +1,5 @@
-"""Build the plan's :class:`ParallelStep` and :class:`CommandStep` for one node.
+"""Build the plan step of one node: a :class:`ParallelStep` or :class:`CommandStep` here, the
+other step types in :mod:`mlpipe.compiler.cloud_steps`.
 
 Inputs and outputs of the node are already resolved (:mod:`mlpipe.compiler.pipeline`);
 here the task, the run settings, ``program_arguments`` and ``command`` are.
@@ -12,6 +13,7 @@ from typing import Any
 
 from mlpipe.compiler.assets import AssetMap
 from mlpipe.compiler.bindings import whole_reference
+from mlpipe.compiler.cloud_steps import build_external, build_spark, build_sweep
 from mlpipe.compiler.context import Reporter
 from mlpipe.compiler.prs_args import parse_prs_arguments
 from mlpipe.compiler.scope import Node, Source, StepValues, check_own_bindings
@@ -25,9 +27,19 @@ from mlpipe.compiler.settings import (
 )
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.frozen import FrozenDict, freeze
-from mlpipe.plan import CommandStep, ParallelStep, PlanInput, PrsOptions, RemoteAsset, RetrySettings
+from mlpipe.plan import (
+    CommandStep,
+    ParallelStep,
+    PlanInput,
+    PrsOptions,
+    RemoteAsset,
+    RetrySettings,
+    Step,
+)
 from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
 from mlpipe.sizes import MiniBatchSize
+
+EXTERNAL_KINDS = ("automl", "data_transfer", "import")
 
 
 @dataclass
@@ -42,12 +54,22 @@ class BuildContext:
     remote: list[RemoteAsset] = field(default_factory=list)
 
 
-def build_step(node: Node, ctx: BuildContext) -> ParallelStep | CommandStep:
+def build_step(node: Node, ctx: BuildContext) -> Step:
     """The plan step for ``node``."""
     values = StepValues(node.inputs, node.outputs)
     common = _common(node, ctx, values)
-    if node.kind == "parallel":
+    kind = node.kind
+    if kind == "parallel":
         return _parallel(node, ctx, values, common)
+    if kind == "sweep":
+        return build_sweep(node, ctx.reporter, values, common,
+                           lambda text, spared: _unset_used(node, values, ctx.reporter,
+                                                            node.lookup("command"), text, spared))
+    if kind == "spark":
+        return build_spark(node, ctx.reporter, values, common,
+                           lambda src, what: _split(node, values, ctx.reporter, src, what))
+    if kind in EXTERNAL_KINDS:
+        return build_external(node, common)
     return _command(node, ctx, values, common)
 
 
@@ -55,11 +77,12 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
     compute = node.lookup("compute")
     display = node.lookup("display_name")
     code_key = ("task", "code") if node.kind == "parallel" else ("code",)
+    external = node.kind in EXTERNAL_KINDS
     env_key = ("task", "environment") if node.kind == "parallel" else ("environment",)
     env_src = node.lookup(*env_key) or (node.lookup("environment") if node.kind == "parallel"
                                         else None)
     folder = None
-    if not node.is_opaque:
+    if not node.is_opaque and not external:
         code_src = node.lookup(*code_key)
         folder, remote = code_dir(code_src, ctx.assets, ctx.reporter)
         if remote is not None and code_src is not None:
@@ -77,7 +100,8 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         inputs=freeze(node.inputs),
         outputs=freeze(node.outputs),
         environment_variables=freeze(_environment_variables(node, values, ctx)),
-        environment=environment_info(None if node.is_opaque else env_src, ctx.reporter),
+        environment=environment_info(None if node.is_opaque or external else env_src,
+                                     ctx.reporter),
         code_dir=folder,
         compute=compute.value
         if compute and isinstance(compute.value, str)
@@ -124,12 +148,35 @@ def _arguments(node: Node, values: StepValues, reporter: Reporter, src: Source,
     if not isinstance(src.value, str):
         return None
     check_own_bindings(src.value, node.inputs, node.outputs, src, reporter, what)
-    for name in dict.fromkeys(values.unset_used(src.value)):
-        reporter.error(src.doc, src.path,
-                       f"input '{name}' has no value but {what} uses it outside $[[...]]",
-                       code="binding",
-                       hint=f"give '{name}' a value or wrap its argument in $[[...]]")
+    _unset_used(node, values, reporter, src, src.value, set(), what)
     return src.value
+
+
+def _unset_used(node: Node, values: StepValues, reporter: Reporter, src: Source | None,
+                text: str, spared: set[str], what: str = "command") -> None:
+    """An error for each input ``text`` uses outside ``$[[...]]`` that has no value (inputs in
+    ``spared``, a sweep's search space, get theirs when the step runs)."""
+    if src is None:
+        return
+    for name in dict.fromkeys(values.unset_used(text)):
+        if name not in spared:
+            reporter.error(src.doc, src.path,
+                           f"input '{name}' has no value but {what} uses it outside $[[...]]",
+                           code="binding",
+                           hint=f"give '{name}' a value or wrap its argument in $[[...]]")
+
+
+def _split(node: Node, values: StepValues, reporter: Reporter, src: Source,
+           what: str) -> list[str]:
+    """A command line checked and split like ``program_arguments`` (a Spark step's ``args``)."""
+    text = _arguments(node, values, reporter, src, what)
+    if not text:
+        return []
+    try:
+        return values.arguments(text)
+    except ValueError as exc:
+        reporter.error(src.doc, src.path, f"cannot split {what}: {exc}", code="syntax")
+        return []
 
 
 def _parallel(node: Node, ctx: BuildContext, values: StepValues,

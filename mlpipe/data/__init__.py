@@ -35,6 +35,19 @@ def load_mini_batch(mb: MiniBatch) -> list[str] | pd.DataFrame:
     return load_table(mb.payload)
 
 
+def item_count(mb: MiniBatch) -> int:
+    """How many items ``mb`` stands for, also when its data cannot be parsed: its files, else
+    the records of its byte ranges or its parquet rows (at least 1). A failure that ends a
+    mini-batch before run() counts these items as failed."""
+    if mb.items is not None:
+        return mb.items
+    if mb.kind == "files":
+        return len(mb.payload)
+    from mlpipe.data.segments import planned_rows  # noqa: PLC0415
+
+    return planned_rows(mb.payload)
+
+
 def read_mltable(path: str) -> pd.DataFrame:
     """The whole table an MLTable (folder or file) stands for, transformations applied.
 
@@ -53,6 +66,7 @@ __all__ = [
     "byte_size",
     "file_count",
     "input_kind",
+    "item_count",
     "iter_mini_batches",
     "load_mini_batch",
     "load_spec",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ import pyarrow.parquet as pq
 from mlpipe.data.errors import DataError
 from mlpipe.data.mltable_spec import ReadSpec
 from mlpipe.data.payloads import PATH_COLUMN, Segment, TablePayload, TableSource
-from mlpipe.data.text_ranges import first_record, split_fields
+from mlpipe.data.text_ranges import count_records, first_record, split_fields
 from mlpipe.data.transform_apply import RowPositions, apply_transforms
 
 
@@ -144,6 +145,41 @@ def load_segment(source: TableSource, segment: Segment) -> pd.DataFrame:
         rows = RowPositions(raw=raw, current=None if raw is None else raw.copy())
         frame = apply_transforms(frame, source.transforms, source_path=segment.path, rows=rows)
     return frame
+
+
+def planned_rows(payload: TablePayload) -> int:
+    """The rows a tabular mini-batch was cut to hold, counted without parsing them (records
+    of its byte ranges, row counts of its parquet pieces); at least 1. Best effort: for a
+    mini-batch whose data cannot be read, so its failure counts what it stood for."""
+    if payload.match is not None:  # a partition's share of its files is only known parsed
+        return 1
+    total = 0
+    for segment in payload.segments:
+        try:
+            total += _segment_rows(payload.source.read, segment)
+        except (OSError, ValueError, pa.ArrowException):
+            total += 1
+    return max(1, total)
+
+
+def _segment_rows(read: ReadSpec, segment: Segment) -> int:
+    if segment.rows is not None:
+        return segment.rows
+    if read.format == "parquet":
+        if segment.row_slice is not None:
+            return segment.row_slice[1]
+        metadata = pq.ParquetFile(segment.path).metadata
+        groups = segment.row_groups if segment.row_groups is not None \
+            else range(metadata.num_row_groups)
+        return sum(metadata.row_group(group).num_rows for group in groups)
+    end = segment.end if segment.end is not None else os.path.getsize(segment.path)
+    delimited = read.format == "delimited"
+    records = count_records(segment.path, segment.start, end,
+                            quoted=delimited and read.support_multi_line)
+    # a file whose header is read with each segment (all_files_different_headers)
+    header = delimited and segment.columns is None and read.byte_splittable \
+        and segment.start == 0 and read.header != "no_header"
+    return max(1, records - segment.skip_rows - int(header))
 
 
 def select_match(frame: pd.DataFrame, match: tuple[tuple[str, Any], ...]) -> pd.DataFrame:

@@ -31,6 +31,7 @@ from mlpipe.import_mirrors import child_environment
 from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
+from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, step_tag
 from mlpipe.runtime.snapshot import snapshot_code
 from mlpipe.runtime.source_paths import to_user_paths
 
@@ -99,11 +100,14 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
     paths = {name: user_logs / f"{name}.txt" for name in ("std_log", "stdout", "stderr")}
     make_output_folders(step)
     workdir = snapshot_code(step.code_dir, step.snapshot_dir)
+    tag = step_tag(step.state_dir)
     started = now()
     with open(paths["std_log"], "wb") as combined:
+        _note_ended(combined, end_tagged(tag), "left running by an earlier run of this step")
         try:
             proc = subprocess.Popen(
-                [*shell(), step.command], cwd=workdir, env=command_environment(step),
+                [*shell(), step.command], cwd=workdir,
+                env={**command_environment(step), TAG_ENV: tag},
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True,
             )
@@ -122,8 +126,10 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         for pump in pumps:
             pump.start()
         canceled = _wait(proc, cancel)
+        leftovers = end_tagged(tag)  # daemons it started (they may hold its pipes open)
         for pump in pumps:
             pump.join(timeout=KILL_GRACE_SECONDS)
+        _note_ended(combined, leftovers, "still running when the step ended")
     ended = now()
     outcome = CommandOutcome("completed", proc.returncode, started, ended, str(paths["stdout"]),
                              str(paths["stderr"]), str(paths["std_log"]))
@@ -137,6 +143,15 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         outcome.status = "failed"
         outcome.error = f"cannot write the command's output: {describe_fault(faults[0])}"
     return outcome
+
+
+def _note_ended(log: IO[bytes], ended: list[Ended], why: str) -> None:
+    """One line in the step's std_log per process mlpipe ended (a full disk: not noted)."""
+    with contextlib.suppress(OSError):
+        for process in ended:
+            log.write(f"mlpipe: ended {process.describe()}, started by the step's command "
+                      f"and {why}\n".encode("utf-8", "backslashreplace"))
+        log.flush()
 
 
 def _pump(stream: IO[bytes], own: Path, combined: IO[bytes], lock: threading.Lock,

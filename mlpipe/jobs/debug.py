@@ -88,7 +88,8 @@ def _step(record: dict[str, Any], step_name: str) -> ParallelStep:
     if not source or not Path(source).is_file():
         raise DebugError(f"job {record.get('name')!r}: its pipeline file {source!r} is gone")
     plan = compile_pipeline(source, runs_dir=str(Path(record["run_dir"]).parent),
-                            job_name=str(record["name"]))
+                            job_name=str(record["name"]),
+                            allow_external_outputs=bool(record.get("allow_external_outputs")))
     steps = {step.name: step for step in plan.steps}
     step = steps.get(step_name)
     if not isinstance(step, ParallelStep):

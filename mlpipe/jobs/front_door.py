@@ -2,10 +2,13 @@
 
 :func:`submit` is the one use case behind ``mlpipe job create`` and ``mlpipe.run``::
 
-    source -> parse once -> name the job -> decide (new or resume) -> compile
+    source -> parse once -> name the job -> own it -> decide (new or resume) -> compile
            -> pre-run checks (remote assets, backend) -> on_start -> run -> JobResult
 
-Each step runs once. The caller only turns arguments into a call and the
+Each step runs once. The job is owned (:mod:`mlpipe.jobs.ownership`: an OS lock on its
+folder) before anything is decided and until its record is final, so two processes never
+run one job: the second gets :class:`~mlpipe.jobs.ownership.JobBusyError` and changes
+nothing. The caller only turns arguments into a call and the
 :class:`Submission` (or the exception) into output. How an existing job of the same
 name is treated is a :class:`Mode`, decided into a :class:`Decision` before anything
 runs, so new ways to start a job (e.g. a rerun) add a mode, not a flag.
@@ -24,7 +27,8 @@ from typing import Any
 from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError
-from mlpipe.jobs.preflight import check_backend, check_remote_assets
+from mlpipe.jobs.ownership import JobLock, own_job
+from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
 from mlpipe.jobs.runner import Echo, JobResult, execute_plan
 from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.plan import ExecutionPlan
@@ -96,6 +100,9 @@ def submit(
     on_compiled: Callable[[ExecutionPlan], None] | None = None,
     on_start: Callable[[Submission], None] | None = None,
     rerun_of: Mapping[str, Any] | None = None,
+    owner: JobLock | None = None,
+    allow_external_outputs: bool = False,
+    skip_steps: Sequence[str] = (),
 ) -> Submission:
     """Name, decide, compile, check and run one pipeline job; the result is on the
     returned :class:`Submission`.
@@ -104,12 +111,20 @@ def submit(
     ``on_compiled(plan)`` is called as soon as the pipeline compiled (to show its
     warnings), ``on_start(submission)`` once everything is checked, just before the
     first step starts. ``rerun_of`` is the record a rerun resumes from
-    (:func:`mlpipe.jobs.rerun.plan_rerun`): the job ``name`` runs again in place. Raises
-    before anything runs: :class:`SubmitUsageError` (runs
+    (:func:`mlpipe.jobs.rerun.plan_rerun`, read under ``owner``, the caller's hold on the
+    job): the job ``name`` runs again in place. Without ``owner`` the job is owned here
+    until it ends. ``allow_external_outputs`` lets declared output paths lie outside the runs
+    folder (``--allow-external-outputs``); a job that allowed it keeps it when resumed or
+    rerun. ``skip_steps`` are not run (``--skip-step``): their outputs must be given as local
+    paths (``--set jobs.NAME.outputs.x.path=./local``). Raises before anything runs:
+    :class:`SubmitUsageError` (runs
     folder, job name), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
     pipeline), :class:`~mlpipe.compiler.OverrideSyntaxError`,
-    :class:`~mlpipe.jobs.preflight.RemoteAssetsError`, :class:`JobConflictError`
-    (name taken by a completed or running job, or its record unreadable) and
+    :class:`~mlpipe.jobs.preflight.RemoteAssetsError`,
+    :class:`~mlpipe.jobs.preflight.StepsNotRunnableError` (a step that cannot run here, not
+    skipped), :class:`JobConflictError`
+    (name taken by a completed or running job, or its record unreadable),
+    :class:`~mlpipe.jobs.ownership.JobBusyError` (another process owns the job) and
     :class:`~mlpipe.jobs.preflight.BackendUnavailableError`.
     """
     store = JobStore(runs_dir)
@@ -117,25 +132,38 @@ def submit(
     if problem:
         raise SubmitUsageError(problem)
     loaded = _load(source)
-    name = name or _generate_name(loaded, overrides, store)
-    problem = check_job_name(name)
-    if problem:
-        raise SubmitUsageError(problem)
-    decision = Decision(name, "rerun", rerun_of) if rerun_of is not None else \
-        decide(store, name, mode)
-    plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
-                            overrides=tuple(overrides))
-    if on_compiled is not None:
-        on_compiled(plan)
-    check_remote_assets(plan)
-    spec = check_backend(backend)
-    submission = Submission(decision, plan)
-    if on_start is not None:
-        on_start(submission)
-    submission.result = execute_plan(
-        plan, dict(decision.previous) if decision.previous is not None else None,
-        cancel=cancel, progress=progress, backend=spec, echo=echo, max_workers=max_workers)
-    return submission
+    if owner is not None and name not in (None, owner.name):
+        raise SubmitUsageError(f"job name {name!r} is not the job held ({owner.name!r})")
+    held = owner if owner is not None else _own(store, name, loaded, overrides)
+    try:
+        name = held.name
+        decision = Decision(name, "rerun", rerun_of) if rerun_of is not None else \
+            decide(store, name, mode)
+        allow = allow_external_outputs or bool(
+            (decision.previous or {}).get("allow_external_outputs"))
+        plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
+                                overrides=tuple(overrides), allow_external_outputs=allow)
+        if on_compiled is not None:
+            on_compiled(plan)
+        try:
+            check_runnable(plan, skip_steps)
+        except ValueError as exc:
+            if isinstance(exc, ValidationError):
+                raise
+            raise SubmitUsageError(str(exc)) from None
+        check_remote_assets(plan, skip_steps)
+        spec = check_backend(backend)
+        submission = Submission(decision, plan)
+        if on_start is not None:
+            on_start(submission)
+        submission.result = execute_plan(
+            plan, dict(decision.previous) if decision.previous is not None else None,
+            cancel=cancel, progress=progress, backend=spec, echo=echo,
+            max_workers=max_workers, skip_steps=frozenset(skip_steps))
+        return submission
+    finally:
+        if owner is None:
+            held.release()
 
 
 def decide(store: JobStore, name: str, mode: Mode = Mode.AUTO) -> Decision:
@@ -163,6 +191,21 @@ def _load(source: str | os.PathLike[str] | Loaded[Any]) -> Loaded[Any]:
     if refusal is not None:
         raise NotAPipelineError([refusal])
     return load_pipeline(doc)
+
+
+def _own(store: JobStore, name: str | None, loaded: Loaded[Any],
+         overrides: Sequence[str]) -> JobLock:
+    """Own job ``name``, or a new generated name (its folder made exclusively)."""
+    if name is not None:
+        problem = check_job_name(name)
+        if problem:
+            raise SubmitUsageError(problem)
+        return own_job(store, name)
+    while True:
+        try:
+            return own_job(store, _generate_name(loaded, overrides, store), fresh=True)
+        except FileExistsError:  # another process made that folder first: another name
+            continue
 
 
 def _generate_name(loaded: Loaded[Any], overrides: Sequence[str], store: JobStore) -> str:

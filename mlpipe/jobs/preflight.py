@@ -5,11 +5,20 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import re
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
-from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.errors import MlpipeError
-from mlpipe.plan import EnvironmentInfo, ExecutionPlan
+from mlpipe.plan import (
+    EnvironmentInfo,
+    ExecutionPlan,
+    ExternalStep,
+    RemoteAsset,
+    SparkStep,
+    Step,
+)
 from mlpipe.runtime.backends import BackendSpec, backend_spec
 
 REMOTE_MESSAGE = "remote asset not available offline"
@@ -54,17 +63,19 @@ class RemoteAssetsError(ValidationError):
         return super().__str__() + (f"\n{self.advice}" if self.advice else "")
 
 
-def check_remote_assets(plan: ExecutionPlan) -> None:
-    """Raise :class:`RemoteAssetsError` naming every cloud-only reference, in plan order."""
-    if not plan.remote_assets:
+def check_remote_assets(plan: ExecutionPlan, skipped: Collection[str] = ()) -> None:
+    """Raise :class:`RemoteAssetsError` naming every cloud-only reference, in plan order (but
+    those only ``skipped`` steps use)."""
+    needed = [asset for asset in plan.remote_assets if _needed(plan, asset, skipped)]
+    if not needed:
         return
     diagnostics = [
         Diagnostic(message=f"{REMOTE_MESSAGE}: {asset.kind} {asset.reference}",
                    key_path=asset.key_path, location=asset.location, code="remote-asset",
                    hint=f"map it with --set {asset.key_path}=<local path> or in mlpipe.toml")
-        for asset in plan.remote_assets
+        for asset in needed
     ]
-    first = plan.remote_assets[0]
+    first = needed[0]
     toml_path = Path(plan.base_dir) / "mlpipe.toml"
     advice = (
         "The job was not started: nothing above can be read offline. Map each reference to a "
@@ -74,6 +85,104 @@ def check_remote_assets(plan: ExecutionPlan) -> None:
         f'    "{first.reference}" = "./local/path"'
     )
     raise RemoteAssetsError(diagnostics, advice)
+
+
+# Why each step type that Azure ML alone runs cannot run here.
+CLOUD_ONLY = {
+    "automl": "AutoML trains its models in Azure ML only",
+    "data_transfer": "a data transfer moves data between Azure stores and databases",
+    "import": "an import reads a database or S3 into an Azure ML data asset",
+    "spark": "Spark is not installed here (pip install pyspark runs it with local Spark)",
+}
+
+
+class StepsNotRunnableError(ValidationError):
+    """Steps of the plan cannot run here (AutoML, data transfer, import, Spark without
+    pyspark) and were not skipped; nothing was started."""
+
+    def __init__(self, diagnostics: list[Diagnostic], advice: str = ""):
+        super().__init__(diagnostics)
+        self.advice = advice
+
+    def __str__(self) -> str:
+        return super().__str__() + (f"\n{self.advice}" if self.advice else "")
+
+
+def spark_available() -> bool:
+    """Whether ``pyspark`` (local Spark) can be imported here."""
+    try:
+        return importlib.util.find_spec("pyspark") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def runs_here(step: Step) -> bool:
+    """Whether mlpipe can run ``step`` on this machine."""
+    if isinstance(step, ExternalStep):
+        return False
+    return not isinstance(step, SparkStep) or spark_available()
+
+
+def check_runnable(plan: ExecutionPlan, skipped: Collection[str] = ()) -> None:
+    """Raise :class:`StepsNotRunnableError` naming each step that cannot run here and is not
+    in ``skipped``, and each skipped step whose outputs are not given as local paths that
+    exist; a ``skipped`` name that is no step of the plan is a :class:`ValueError`."""
+    names = [step.name for step in plan.steps]
+    for name in skipped:
+        if name not in names:
+            hint = did_you_mean(name, names)
+            raise ValueError(f"--skip-step {name}: no step of that name (steps: "
+                             f"{', '.join(names)})" + (f"; {hint}" if hint else ""))
+    diagnostics = []
+    for step in plan.steps:
+        if step.name in skipped:
+            diagnostics.extend(_outputs_not_given(step))
+        elif not runs_here(step):
+            diagnostics.append(_not_runnable(step))
+    if diagnostics:
+        raise StepsNotRunnableError(diagnostics, "The job was not started: run it in Azure ML, "
+                                    "or skip the steps above and give their outputs as local "
+                                    "paths (--skip-step NAME --set "
+                                    "jobs.NAME.outputs.OUTPUT.path=./local).")
+
+
+def _not_runnable(step: Step) -> Diagnostic:
+    task = f", task {step.task}" if isinstance(step, ExternalStep) and step.task else ""
+    sets = " ".join(f"--set jobs.{step.name}.outputs.{name}.path=./local/{name}"
+                    for name in step.outputs)
+    return Diagnostic(f"step '{step.name}' (type {step.kind}{task}) cannot run here: "
+                      f"{CLOUD_ONLY[step.kind]}", key_path=f"jobs.{step.name}",
+                      location=step.location, code="not-runnable",
+                      hint=f"run the job in Azure ML, or: --skip-step {step.name} {sets}".rstrip())
+
+
+def _outputs_not_given(step: Step) -> list[Diagnostic]:
+    """A skipped step's outputs must be local paths that exist (what its consumers read)."""
+    out = []
+    for output in step.outputs.values():
+        declared = output.declared_path
+        if declared is None or "://" in declared or declared.startswith("azureml:"):
+            problem = "has no local path"
+        elif not Path(output.path).exists():
+            problem = f"is not there ({output.path} does not exist)"
+        else:
+            continue
+        out.append(Diagnostic(f"--skip-step {step.name}: output '{output.name}' {problem}",
+                              key_path=f"jobs.{step.name}.outputs.{output.name}",
+                              location=output.location or step.location, code="not-runnable",
+                              hint=f"give it: --set jobs.{step.name}.outputs.{output.name}."
+                                   "path=./local/path"))
+    return out
+
+
+def _needed(plan: ExecutionPlan, asset: RemoteAsset, skipped: Collection[str]) -> bool:
+    """Whether a step that runs uses ``asset`` (a step's own, or a pipeline input it binds)."""
+    if not skipped:
+        return True
+    if asset.key_path.startswith("jobs."):
+        return not any(asset.key_path.startswith(f"jobs.{name}.") for name in skipped)
+    return any(item.remote == asset.reference for step in plan.steps
+               if step.name not in skipped for item in step.inputs.values())
 
 
 class BackendUnavailableError(MlpipeError, ValueError):
@@ -117,6 +226,32 @@ def missing_packages(environment: EnvironmentInfo) -> list[str]:
         if name and name not in NOT_IMPORTED and not is_installed(name) and name not in missing:
             missing.append(name)
     return missing
+
+
+def outputs_found(plan: ExecutionPlan, previous: dict[str, Any] | None) -> list[str]:
+    """Declared output paths outside the job's own folder (datastore or external paths) that
+    exist before the job first ran: files it did not create, that it will overwrite.
+    Found at the job's first attempt and kept in its record (``outputs_found``): a later
+    attempt finds the job's own outputs there."""
+    if previous is not None and isinstance(previous.get("outputs_found"), list):
+        return [str(path) for path in previous["outputs_found"]]
+    run_dir = Path(plan.run_dir)
+    found = []
+    for step in plan.steps:
+        for output in step.outputs.values():
+            path = Path(output.path)
+            if output.declared_path is None or path == run_dir or run_dir in path.parents:
+                continue
+            if path.is_file() or path.is_symlink() or (path.is_dir() and any(path.iterdir())):
+                found.append(str(path))
+    return found
+
+
+def overwrite_warnings(found: list[str]) -> list[str]:
+    """What the console says, before the first step, of :func:`outputs_found`."""
+    return [f"{path} exists and was not written by this job: "
+            + ("files in it may be overwritten" if Path(path).is_dir()
+               else "it will be overwritten") for path in found]
 
 
 def environment_warnings(plan: ExecutionPlan) -> list[str]:

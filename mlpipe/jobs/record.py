@@ -70,7 +70,8 @@ class ProgressRecord(_Part):
 class StepRecord(_Part):
     """One step of a job."""
 
-    kind: Literal["command", "parallel"] | None = None
+    kind: Literal["command", "parallel", "sweep", "spark", "automl", "data_transfer",
+                  "import"] | None = None
     display_name: str | None = None
     status: StepStatus
     depends_on: list[str] = []
@@ -109,6 +110,8 @@ class JobRecord(_Part):
     error: str | None = None
     pid: int | None = None
     pid_create_time: float | None = None
+    allow_external_outputs: bool = False
+    outputs_found: list[str] = []
 
 
 def check_record(record: Any) -> str | None:

@@ -26,16 +26,22 @@ from mlpipe.frozen import freeze
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.console import Echo, WorkerNotices, console
 from mlpipe.jobs.liveness import runner_identity
+from mlpipe.jobs.ownership import own_job
 from mlpipe.jobs.preflight import (
     check_backend,
     check_remote_assets,
+    check_runnable,
     compute_notice,
     environment_warnings,
+    outputs_found,
+    overwrite_warnings,
 )
 from mlpipe.jobs.recorder import JobRecorder, RecordObserver
+from mlpipe.jobs.spark import run_spark_step
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
+from mlpipe.jobs.sweep import run_sweep_step
 from mlpipe.jobs.timestamps import iso, now, parse_iso
-from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, Step
+from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, SparkStep, Step, SweepStep
 from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
 from mlpipe.runtime import worker_names
 from mlpipe.runtime.backends import BackendSpec, backend_spec
@@ -56,7 +62,7 @@ class StepResult:
     """How one step of a job ended."""
 
     name: str
-    kind: str  # "command" or "parallel"
+    kind: str  # "command", "parallel", "sweep", "spark" (or a type that only Azure runs)
     status: str  # completed, failed, canceled, skipped (or queued if never reached)
     started_at: datetime | None = None
     ended_at: datetime | None = None
@@ -105,6 +111,7 @@ def run_plan(
     backend: str | BackendSpec = "local",
     echo: Echo | None = None,
     max_workers: int | None = None,
+    skip_steps: frozenset[str] = frozenset(),
 ) -> JobResult:
     """Run every step of ``plan`` and return how the job ended.
 
@@ -115,19 +122,26 @@ def run_plan(
     in the main thread) stops the job: running steps are stopped, no new step starts,
     and the job ends ``canceled``. ``echo`` receives one line per event (``None``: quiet).
     ``max_workers`` caps the worker processes of steps running at once (default: cores).
+    ``skip_steps`` are not run: their outputs are the local paths the plan gives them.
 
     Raises :class:`~mlpipe.jobs.preflight.RemoteAssetsError` before anything starts
-    when the plan references cloud-only assets, :class:`JobConflictError` when the
-    name belongs to a completed or running job, and
+    when the plan references cloud-only assets,
+    :class:`~mlpipe.jobs.preflight.StepsNotRunnableError` when a step cannot run here and
+    is not skipped (or a skipped one's outputs are not given), :class:`JobConflictError` when
+    the name belongs to a completed or running job (:class:`~mlpipe.jobs.ownership.JobBusyError`
+    when another process owns it), and
     :class:`~mlpipe.jobs.preflight.BackendUnavailableError` (a :class:`ValueError`) for a
     backend that is unknown or not installed.
     """
-    check_remote_assets(plan)
+    check_runnable(plan, skip_steps)
+    check_remote_assets(plan, skip_steps)
     spec = check_backend(backend)
     run_dir = Path(plan.run_dir)
-    previous = JobStore(run_dir.parent).resumable(run_dir.name)
-    return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=spec,
-                        echo=echo, max_workers=max_workers)
+    store = JobStore(run_dir.parent)
+    with own_job(store, run_dir.name):
+        previous = store.resumable(run_dir.name)
+        return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=spec,
+                            echo=echo, max_workers=max_workers, skip_steps=skip_steps)
 
 
 def execute_plan(
@@ -139,12 +153,14 @@ def execute_plan(
     backend: BackendSpec | None = None,
     echo: Echo | None = None,
     max_workers: int | None = None,
+    skip_steps: frozenset[str] = frozenset(),
 ) -> JobResult:
     """Run ``plan`` once its pre-run checks passed and the resume decision is made.
 
     ``previous`` is the record of the unfinished job being resumed (``None``: a new
     job). :func:`run_plan` and :func:`mlpipe.jobs.front_door.submit` call this after
-    checking, once, what :func:`run_plan` documents; the options are the same, except
+    checking, once, what :func:`run_plan` documents, while they own the job
+    (:func:`mlpipe.jobs.ownership.own_job`); the options are the same, except
     that ``backend`` is the spec those checks resolved (``None``: local). The runner
     holds the backend's job scope (the Dask cluster) while the job runs and hands it
     to every parallel step.
@@ -156,11 +172,16 @@ def execute_plan(
         say(notice)
     for warning in environment_warnings(plan):
         say(f"warning: {warning}")
+    found = outputs_found(plan, previous)
+    for warning in overwrite_warnings(found):
+        say(f"warning: {warning}")
 
     run_dir = Path(plan.run_dir)
     store = JobStore(run_dir.parent)
     name = run_dir.name
-    recorder = JobRecorder(store, name, _new_record(plan, spec.name, previous))
+    record = _new_record(plan, spec.name, previous)
+    record["outputs_found"] = found
+    recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
     recorder.save()
     recorder.reserve()
@@ -176,7 +197,8 @@ def execute_plan(
     previous_sigint = _cancel_on_sigint(cancel)
     try:
         budget = max_workers or core_count()
-        scheduler = _Scheduler(plan, recorder, cancel, progress, spec, say, budget)
+        scheduler = _Scheduler(plan, recorder, cancel, progress, spec, say, budget,
+                               skip_steps)
         report.start()
         with spec.scope(plan, say, budget) as scope:
             scheduler.scope = scope
@@ -309,6 +331,7 @@ def _new_record(plan: ExecutionPlan, backend: str,
         "mlpipe_version": __version__,
         "attempt": int((previous or {}).get("attempt", 0)) + 1,
         "settings": {"continue_on_step_failure": plan.settings.continue_on_step_failure},
+        "allow_external_outputs": plan.external_outputs,
         "outputs": {
             o.name: {"type": o.type, "path": o.path,
                      "step": o.source.step if o.source else None,
@@ -341,8 +364,10 @@ class _Scheduler:
     """Starts steps as their dependencies complete, within a worker budget."""
 
     def __init__(self, plan: ExecutionPlan, recorder: JobRecorder, cancel: threading.Event,
-                 progress: bool, backend: BackendSpec, say: Echo, budget: int):
+                 progress: bool, backend: BackendSpec, say: Echo, budget: int,
+                 skip_steps: frozenset[str] = frozenset()):
         self.plan = plan
+        self.skip_steps = skip_steps
         self.recorder = recorder
         self.cancel = cancel
         self.progress = progress
@@ -422,6 +447,8 @@ class _Scheduler:
     def _cost(self, step: Step) -> int:
         if isinstance(step, ParallelStep):
             return min(self.budget, max(1, len(worker_names(step))))
+        if isinstance(step, SweepStep):
+            return min(self.budget, max(1, step.limits.max_concurrent_trials or 1))
         return 1
 
     def _start(self, step: Step, cost: int) -> None:
@@ -437,12 +464,7 @@ class _Scheduler:
         is told (a step thread that dies silently would leave the job waiting forever)."""
         try:
             try:
-                make_output_folders(step)
-                step = self._with_run_identity(step)
-                if isinstance(step, CommandStep):
-                    fields = self._run_command(step)
-                else:
-                    fields = self._run_parallel(step)
+                fields = self._run(step)
             except BaseException as exc:  # noqa: BLE001 - a step's crash must not take the job down
                 fields = {"status": "failed", "error": describe_fault(exc)}
                 _save_traceback(Path(step.state_dir), traceback.format_exc())
@@ -460,6 +482,30 @@ class _Scheduler:
         finally:
             self.done.put(step.name)
 
+    def _run(self, step: Step) -> dict[str, Any]:
+        if step.name in self.skip_steps:
+            return {"status": "completed", "skipped_by_user": True,
+                    "note": "not run (--skip-step): its outputs are the local paths given"}
+        make_output_folders(step)
+        step = self._with_run_identity(step)
+        if isinstance(step, CommandStep):
+            return self._run_command(step)
+        if isinstance(step, SweepStep):
+            return self._run_sweep(step)
+        if isinstance(step, SparkStep):
+            return self._run_command_like(run_spark_step(step, cancel=self.cancel))
+        if isinstance(step, ParallelStep):
+            return self._run_parallel(step)
+        raise TypeError(f"step {step.name}: a {step.kind} step cannot run here")
+
+    def _run_sweep(self, step: SweepStep) -> dict[str, Any]:
+        outcome = run_sweep_step(step, cancel=self.cancel, say=self.say)
+        return {"status": outcome.status, "error": outcome.error, "trials_table": outcome.table,
+                "best_trial": outcome.best.name if outcome.best else None,
+                "trials": {t.name: {"status": t.status, "parameters": t.params,
+                                    step.objective.primary_metric: t.final}
+                           for t in outcome.trials}}
+
     def _with_run_identity(self, step: Step) -> Step:
         """``step`` whose processes know their job, step and experiment (``mlpipe.runs``'
         ``*_ENV`` names; the step's own ``environment_variables`` win)."""
@@ -469,11 +515,13 @@ class _Scheduler:
         return dataclasses.replace(step, environment_variables=freeze(
             {**identity, **step.environment_variables}))
 
-    def _run_command(self, step: CommandStep) -> dict[str, Any]:
-        outcome = run_command_step(step, cancel=self.cancel)
+    def _run_command_like(self, outcome: Any) -> dict[str, Any]:
         return {"status": outcome.status, "exit_code": outcome.exit_code, "error": outcome.error,
                 "stdout": outcome.stdout_path, "stderr": outcome.stderr_path,
                 "std_log": outcome.std_log_path}
+
+    def _run_command(self, step: CommandStep) -> dict[str, Any]:
+        return self._run_command_like(run_command_step(step, cancel=self.cancel))
 
     def _run_parallel(self, step: ParallelStep) -> dict[str, Any]:
         from mlpipe.runtime import run_parallel_step

@@ -5,6 +5,7 @@ Layout::
     <runs-dir>/
       <job name>/
         job.json              the job's record (written atomically)
+        job.lock              held by the process that owns the job (mlpipe.jobs.ownership)
         cancel-requested      present once ``mlpipe job cancel`` asked the job to stop
         <step>/...            the steps' folders (see ``mlpipe.plan``)
 
@@ -21,11 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.errors import MlpipeError
-from mlpipe.jobs.atomic_json import write_json_atomic
 from mlpipe.jobs.liveness import process_alive
 from mlpipe.jobs.record import check_record
 from mlpipe.jobs.timestamps import iso, now
-from mlpipe.runs import resolve_runs_dir
+from mlpipe.runs import check_job_name, resolve_runs_dir
 
 TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
 RECORD_FILE = "job.json"
@@ -40,6 +40,11 @@ class JobConflictError(MlpipeError, RuntimeError):
     """The job name is taken by a completed or still-running job."""
 
 
+class JobNameError(MlpipeError, ValueError):
+    """A job name that breaks the job-name rule (:func:`mlpipe.runs.check_job_name`): it
+    could name a path outside the runs folder, so no file is touched for it."""
+
+
 class JobStore:
     """The jobs under one runs folder."""
 
@@ -48,6 +53,10 @@ class JobStore:
         self.unreadable: builtins.list[str] = []  # jobs whose record list() could not read
 
     def job_dir(self, name: str) -> Path:
+        """``<runs-dir>/<name>``; :class:`JobNameError` for a name that is not a job name."""
+        problem = check_job_name(name) if isinstance(name, str) else "a job name is text"
+        if problem:
+            raise JobNameError(problem)
         return self.runs_dir / name
 
     def record_path(self, name: str) -> Path:
@@ -77,7 +86,8 @@ class JobStore:
     def names(self) -> list[str]:
         if not self.runs_dir.is_dir():
             return []
-        return [p.parent.name for p in self.runs_dir.glob(f"*/{RECORD_FILE}")]
+        return [p.parent.name for p in self.runs_dir.glob(f"*/{RECORD_FILE}")
+                if check_job_name(p.parent.name) is None]
 
     def list(self) -> list[dict[str, Any]]:
         """Every job's record, newest first."""
@@ -107,25 +117,10 @@ class JobStore:
                                    f"cancel it first with: mlpipe job cancel {name}")
         return record
 
-    def request_cancel(self, name: str) -> dict[str, Any]:
-        """Ask job ``name`` to stop; returns its record as it is now.
-
-        A running job sees the request within a fraction of a second. A job that is
-        recorded as running but whose runner is gone is marked canceled here.
-        """
-        record = self.load(name)
-        if record["status"] in TERMINAL:
-            return record
+    def write_cancel_request(self, name: str) -> None:
+        """Leave the request to stop for job ``name``'s runner (``mlpipe.jobs.ownership.
+        request_cancel`` decides when)."""
         (self.job_dir(name) / CANCEL_FILE).write_text(iso(now()) or "", encoding="utf-8")
-        if not process_alive(record.get("pid"), record.get("pid_create_time")):
-            record["status"] = "canceled"
-            record["ended_at"] = record.get("ended_at") or iso(now())
-            for step in record.get("steps", {}).values():
-                if step.get("status") in ("queued", "running"):
-                    step["status"] = "canceled"
-            record.pop("stale", None)
-            write_json_atomic(self.record_path(name), record)
-        return record
 
     def cancel_requested(self, name: str) -> bool:
         return (self.job_dir(name) / CANCEL_FILE).exists()

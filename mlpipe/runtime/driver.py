@@ -335,8 +335,8 @@ class Driver:
             status = "Timeout"
         else:
             status, category, message = "ProcessDied", "ProcessDied", event.message
-        total = mini_batch.items if mini_batch.items is not None \
-            else self.items_seen.get(mini_batch.id, 0)
+        seen = self.items_seen.get(mini_batch.id)
+        total = seen if seen is not None else self._planned_items(mini_batch)
         now = time.monotonic()
         elapsed = max(0.0, now - since) if since is not None else 0.0
         run_seconds, phase = 0.0, None
@@ -350,6 +350,15 @@ class Driver:
                             elapsed, 0.0, run_seconds, category, message,
                             load_seconds=phase.load_seconds if phase is not None else 0.0)
         self._attempt_finished(mini_batch, picked, event.worker, result)
+
+    def _planned_items(self, mini_batch: MiniBatch) -> int:
+        """The items a mini-batch stands for when no attempt loaded it (its files, the rows
+        of its byte ranges): a lost attempt fails them all, never zero."""
+        if mini_batch.items is not None:
+            return mini_batch.items
+        from mlpipe.data import item_count  # noqa: PLC0415 - tabular counting on demand
+
+        return item_count(mini_batch)
 
     def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
                           result: TaskResult) -> None:

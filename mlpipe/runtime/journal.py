@@ -2,75 +2,96 @@
 
 A step's state folder holds ``journal/index`` and, while the step runs, a few
 ``journal/segment-NNNN`` files. When a mini-batch's last attempt ends, the driver
-(the only writer) appends its append_row text to the current segment, then one
-binary record to the index: ``(id, index, status, item counts, segment number,
-offset, length, header)``, framed by its length and a CRC-32. A mini-batch counts
-as finished only once its index record is complete, so a process killed at any
-instant loses no finished mini-batch and duplicates none: rows written without
-their record are cut off on the next open, and a torn last record is dropped
-(that mini-batch runs again). Bytes are handed to the kernel at once (a killed
-process loses nothing) but not fsync'ed per mini-batch: protection is against
+(the only writer: it holds ``journal.lock`` beside the folder, an OS lock) appends one
+*block* to the current segment: the mini-batch's record (id, index, status, item counts,
+the CRC-32 of its rows, the DataFrame header), framed by its length and its own CRC-32,
+then its append_row rows. Then it appends the same record to the index, with the
+segment number and the offset where the rows really landed (read back from the file,
+never counted by the writer). The byte formats are in :mod:`mlpipe.runtime.journal_format`.
+
+The mini-batches that end together (what the driver found at one wake-up) are written
+together by :meth:`Journal.flush`: their blocks in one write, then their index records
+in one write, each record's offset taken from where that one write landed. Per mini-batch
+the journal keeps no Python object in memory: the ids in an
+:class:`~mlpipe.runtime.id_table.IdTable`, the rest in typed arrays.
+
+A mini-batch counts as finished once its index record is complete; rows written without
+their record are cut off on the next open. Bytes are handed to the kernel at once (a
+killed process loses nothing) but not fsync'ed per mini-batch: protection is against
 crashes, not power loss, as documented in docs/runtime.md.
 
-At the end of the step :meth:`Journal.write` writes the append_row output in
-input order and *seals* the journal: the index is rewritten so that every
-record points into that output (segment ``OUTPUT_SEGMENT``, checked by the
-output's size and CRC-32 in the index's first record) and the segments are
-deleted. What stays is one index record per mini-batch. The switch is two-phase
-(``index.next`` written, output renamed, ``index.next`` renamed), so a kill
-between any two steps leaves either the old or the new state whole.
+Nothing read back is trusted. Every record is checked (CRC, field ranges, counts, rows
+inside an existing regular segment file of this folder, opened without following
+symlinks, or inside an unchanged sealed output), and so are the rows it points to (their
+CRC-32), when a resume opens the journal and again when the seal copies them: a record or
+rows that fail are named in the driver's log and that mini-batch runs again; rows that
+fail at the seal are left out of the output (:attr:`Journal.damaged`). An index that
+cannot be read to its end (a torn or damaged record, a folder or a FIFO in its place, or
+no index beside segments) is rebuilt from the blocks of the segments, each checked the
+same way. Anything else in the folder is reported and removed.
 
-Nothing read back is trusted: the index holds segment *numbers*, never paths
-(the output's path comes from the plan); every record is checked (CRC, field
-ranges, counts, rows inside an existing regular segment file of this folder,
-opened without following symlinks, or inside an unchanged sealed output), and a
-record that fails is ignored with a warning naming the file, so its mini-batch
-runs again. A later record for the same id supersedes an earlier one;
-:meth:`Journal.drop` writes a record that forgets an id (rerun).
+At the end of the step :meth:`Journal.write` writes the append_row output in input order
+and *seals* the journal: the index is rewritten so that every record points into that
+output (segment ``OUTPUT_SEGMENT``, checked by the output's size and CRC-32 in the index's
+first record) and the segments are deleted. The switch is two-phase (``index.next``
+written, output renamed, ``index.next`` renamed), so a kill between any two steps leaves
+either the old or the new state whole. A later record for the same id supersedes an
+earlier one; :meth:`Journal.drop` writes a record that forgets an id (rerun).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
 import shutil
 import stat
-import struct
+import tempfile
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from mlpipe.runtime.faults import naming
+from mlpipe.runtime.file_lock import FileLock, LockBusy
 from mlpipe.runtime.id_table import IdTable
+from mlpipe.runtime.journal_format import (
+    DROPPED,
+    FIXED,
+    FRAME,
+    MAX_RECORD,
+    NO_HEADER,
+    OUTPUT_SEGMENT,
+    SEALED,
+    STATUSES,
+    JournalError,
+    Rec,
+    append,
+    block_head,
+    crc32_of,
+    decode,
+    encode,
+    frame,
+    invalid,
+    open_append,
+    open_regular,
+    placed_frames,
+    scan_segment,
+)
 from mlpipe.runtime.textio import DATA_ERRORS
 
 JOURNAL_DIR = "journal"
 INDEX_FILE = "index"
 NEXT_INDEX_FILE = "index.next"  # a sealed index waiting for its output to be renamed in place
+TEMPORARY_INDEX = "index.tmp"
+LOCK_FILE = "journal.lock"  # in the state folder, beside the journal folder: never removed
 LEGACY_DIR = "mini_batches"  # part files + finished.jsonl of earlier versions: never read
 SEGMENT_BYTES = 256 << 20  # a new segment file starts past this size
-STATUSES = ("Succeeded", "Failed", "Timeout", "ProcessDied")
-OUTPUT_SEGMENT = 0xFFFF  # "rows are in the sealed append_row output"
-_DROPPED = 255  # status code of a record that forgets its id
-_SEALED = 254  # status code of the first record of a sealed index: offset = size, length = CRC
-
-_FRAME = struct.Struct("<II")  # payload length, CRC-32 of the payload
-# mini-batch index, status, total, succeeded, failed, segment, offset, length, id length
-_FIXED = struct.Struct("<qBIIIHqqH")
-_HEADER_LEN = struct.Struct("<I")
-_NO_HEADER = _HEADER_LEN.pack(0)
-_MAX_RECORD = 1 << 24  # a larger length can only be damage
 _SEGMENT_NAME = re.compile(r"segment-(\d{4,5})")
 _log = logging.getLogger("mlpipe.runtime")
-
-
-class JournalError(OSError):
-    """The journal folder cannot be used (it is not a folder of this step, or unwritable)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +124,9 @@ class Journal:
     ``rows_file`` is the step's append_row output (``None``: summary-only step).
     ``read_only=True`` (implies resume) only reads: for ``job show``, ``job debug`` and
     tests looking at a journal another process may be writing (without ``rows_file``
-    it still counts sealed records, but cannot give their rows).
+    it still counts sealed records, but cannot give their rows). A writer holds
+    ``<state_dir>/journal.lock`` until :meth:`close`: a second one gets
+    :class:`JournalError` naming the first.
     """
 
     def __init__(self, state_dir: str | Path, *, resume: bool, rows_file: Path | None = None,
@@ -114,7 +137,8 @@ class Journal:
         self.read_only = read_only
         self._seal: tuple[int, int] | None = None  # (size, CRC-32) of the sealed output
         self._output_ok: bool | None = None  # does rows_file match the seal (checked lazily)
-        self.problems: list[str] = []  # what was ignored when reading, one line each
+        self.problems: list[str] = []  # what was ignored or repaired when reading, one line each
+        self.damaged: list[str] = []  # ids whose rows failed their check when written out
         self._ids = IdTable()  # id -> slot: position in the arrays below
         self._index = array("q")
         self._status = array("B")
@@ -122,32 +146,42 @@ class Journal:
         self._segment = array("H")
         self._offset = array("q")
         self._length = array("q")
+        self._crc = array("I")  # CRC-32 of the rows
         self._fresh = array("B")  # 1: recorded by this run (rows written even if it failed)
         self._seen = array("B")  # 1: recorded or reused by this run (``write()`` orders them)
         self._headers: dict[int, str] = {}
-        self._rows_out = bytearray()  # rows committed, not yet written (:meth:`flush`)
-        self._records_out = bytearray()  # their index records
-        self._committed: list[tuple[Finished, int, int]] = []  # (entry, offset, length) of those
+        self._blocks_out = bytearray()  # blocks gathered by commit(), not written yet (flush())
+        self._gathered: list[tuple[Rec, bytes, int]] = []  # their (record, encoded, rows' place)
         self._readers: dict[int, int] = {}  # segment number -> read descriptor
+        self._ends: dict[int, int] = {}  # segment -> end of the last block accounted for
         self._index_fd = self._segment_fd = -1
+        self._index_path = self.root / INDEX_FILE
+        self._segment_path = self.root / _segment_name(0)
         self._segment_no = 0
         self._end = 0  # bytes in the current segment
-        self._index_end = 0
         self._records_kept = 0  # records read that were taken as they are (none superseded)
-        if read_only or resume:
-            self._load()
-        if read_only:
-            return
-        legacy = Path(state_dir) / LEGACY_DIR
-        if legacy.is_symlink() or legacy.is_file():
-            legacy.unlink()
-        else:
-            shutil.rmtree(legacy, ignore_errors=True)
-        if resume:
-            self._compact()
-        else:
-            self._clear()
-        self._open_for_append()
+        self._rebuilt = False
+        self._writer: FileLock | None = None
+        try:
+            if not read_only:
+                self._take_writer_lock(Path(state_dir))
+            if read_only or resume:
+                self._load()
+            if read_only:
+                return
+            legacy = Path(state_dir) / LEGACY_DIR
+            if legacy.is_symlink() or legacy.is_file():
+                legacy.unlink()
+            else:
+                shutil.rmtree(legacy, ignore_errors=True)
+            if resume:
+                self._compact()
+            else:
+                self._clear()
+            self._open_for_append()
+        except BaseException:
+            self.close()
+            raise
 
     # -- queries -----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -189,73 +223,76 @@ class Journal:
             yield self._entry(self._ids.key(slot), slot)
 
     def rows(self, mini_batch_id: str) -> str | None:
-        """The append_row text recorded for ``mini_batch_id`` (``None``: not recorded)."""
+        """The append_row text recorded for ``mini_batch_id`` (``None``: not recorded);
+        :class:`JournalError` when the rows no longer pass their checksum."""
         self.flush()
         slot = self._ids.find(mini_batch_id)
         if slot < 0:
             return None
         if not self._length[slot]:
             return ""
-        chunks = self._read(self._segment[slot], self._offset[slot], self._length[slot])
-        return b"".join(chunks).decode("utf-8", DATA_ERRORS)
+        data = b"".join(self._read(self._segment[slot], self._offset[slot], self._length[slot]))
+        if zlib.crc32(data) != self._crc[slot]:
+            raise JournalError(f"{self._where(self._segment[slot])}: the rows of mini-batch "
+                               f"{mini_batch_id!r} fail their checksum (damaged)")
+        return data.decode("utf-8", DATA_ERRORS)
 
     # -- writing (the driver) ----------------------------------------------------------
     def commit(self, entry: Finished, rows: str | None) -> Finished:
-        """Record ``entry`` as ``entry.id``'s final outcome: its rows, then its index record.
+        """Record ``entry`` as ``entry.id``'s final outcome: its block (record and rows) in the
+        current segment first, then its index record.
 
-        Commits are gathered and written together by :meth:`flush` (rows first, then the
-        records: one write each), which every other method calls first; until then a
-        killed process loses them, and their mini-batches run again on resume.
+        Commits are gathered and written together by :meth:`flush`, which every other
+        method calls first; until then a killed process loses them, and their mini-batches
+        run again on resume.
         """
         self._writable()
         if entry.status not in STATUSES:
             raise ValueError(f"status {entry.status!r} is not one of {', '.join(STATUSES)}")
         data = rows.encode("utf-8", DATA_ERRORS) if rows else b""
-        if data and self._segment_fd < 0:
-            self._open_segment(self._segment_no)
-        if data and self._end + len(self._rows_out) + len(data) > SEGMENT_BYTES \
-                and self._end + len(self._rows_out):
-            self.flush()
-            self._next_segment()
-        offset = self._end + len(self._rows_out)
-        self._rows_out += data
-        self._records_out += _frame(_encode(
-            entry.id, entry.index, STATUSES.index(entry.status), entry.total, entry.succeeded,
-            entry.failed, self._segment_no, offset, len(data), entry.header))
-        self._committed.append((entry, offset, len(data)))
+        self._gather(Rec(entry.id, entry.index, STATUSES.index(entry.status), entry.total,
+                         entry.succeeded, entry.failed, 0, 0, len(data), entry.header,
+                         zlib.crc32(data)), data)
         return entry
 
     def flush(self) -> None:
-        """Write the gathered commits: their rows to the current segment, then their index
-        records. On an error nothing of them is recorded (what was written is cut off)
-        and the error is raised."""
-        if not self._committed:
+        """Write the gathered commits: their blocks to the current segment in one write,
+        then their index records in one write, each pointing where its rows landed. On an
+        error nothing of them is recorded (what was written is cut off) and the error is
+        raised."""
+        if not self._gathered:
             return
-        rows, records, committed = self._rows_out, self._records_out, self._committed
-        self._rows_out, self._records_out, self._committed = bytearray(), bytearray(), []
-        if rows:
-            with naming(self.root / _segment_name(self._segment_no)):
-                _append(self._segment_fd, rows, self._end)
-            self._end += len(rows)
-        with naming(self.root / INDEX_FILE):
-            _append(self._index_fd, records, self._index_end)
-        self._index_end += len(records)
+        blocks, gathered = self._blocks_out, self._gathered
+        self._blocks_out, self._gathered = bytearray(), []
+        if self._segment_fd < 0:
+            self._open_segment(self._segment_no)
         segment = self._segment_no
-        for entry, offset, length in committed:
-            slot = self._remember(entry.id, entry.index, STATUSES.index(entry.status),
-                                  entry.total, entry.succeeded, entry.failed, segment, offset,
-                                  length, entry.header)
-            self._fresh[slot] = self._seen[slot] = 1
+        start = append(self._segment_fd, (blocks,), self._segment_path)
+        self._end = start + len(blocks)
+        records = placed_frames(((payload, at) for _rec, payload, at in gathered), segment, start)
+        try:
+            append(self._index_fd, (records,), self._index_path)
+        except BaseException:
+            with contextlib.suppress(OSError):  # blocks without records: not finished
+                os.ftruncate(self._segment_fd, start)
+            self._end = start
+            raise
+        for rec, _payload, at in gathered:
+            if rec.code == DROPPED:
+                self._forget(rec.id)
+            else:
+                slot = self._remember(rec, segment, start + at)
+                self._fresh[slot] = self._seen[slot] = 1
 
     def drop(self, mini_batch_id: str) -> bool:
         """Forget ``mini_batch_id`` (a rerun will run it again); ``False`` when not recorded."""
         self._writable()
         self.flush()
-        slot = self._ids.remove(mini_batch_id)
+        slot = self._ids.find(mini_batch_id)
         if slot < 0:
             return False
-        self._headers.pop(slot, None)
-        self._append_record(mini_batch_id, self._index[slot], _DROPPED, 0, 0, 0, 0, 0, 0, None)
+        self._gather(Rec(mini_batch_id, self._index[slot], DROPPED, 0, 0, 0, 0, 0, 0), b"")
+        self.flush()
         return True
 
     def write(self, order: Iterable[str] | None = None) -> int:
@@ -263,48 +300,52 @@ class Journal:
         then rename) and seal the journal into it; return the rows' bytes.
 
         Without ``order``, the mini-batches this run recorded or :meth:`reuse`\\ d are
-        written, in mini-batch index order (input order). Adjacent rows are copied in
-        one piece. Rows of a mini-batch that failed in an earlier run (and was not run
-        again by this one) are left out, as a resumed run always did; a succeeded
-        mini-batch not in ``order`` is forgotten."""
+        written, in mini-batch index order (input order). Rows of a mini-batch that failed
+        in an earlier run (and was not run again by this one) are left out, as a resumed
+        run always did; a succeeded mini-batch not in ``order`` is forgotten. Rows that fail
+        their checksum are left out too, named in the log and in :attr:`damaged`, and
+        forgotten: the next resume runs them again."""
         self._writable()
         if self.rows_file is None:
             raise JournalError(f"{self.root}: this step has no append_row output")
         self.flush()
         target = self.rows_file
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(target.name + ".mlpipe-tmp")
+        # a name of its own: two jobs sealing into one datastore output never share it
+        with naming(target):
+            fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mlpipe-tmp",
+                                        dir=target.parent)
+        temporary = Path(name)
         slots = self._input_order() if order is None else array(
             "i", (slot for slot in map(self._ids.find, order) if slot >= 0))
         placed = array("q", [-1]) * len(self._index)  # slot -> offset of its rows in target
-        with naming(target), _removed_on_error(temporary), open(temporary, "wb") as out:
-            size = crc = 0
+        with naming(target), _removed_on_error(temporary), open(fd, "wb") as out:
             header = next((self._headers[slot] for slot in slots if slot in self._headers),
                           None) if self._headers else None
-            if header:
-                data = header.encode("utf-8", DATA_ERRORS)
-                out.write(data)
-                size, crc = len(data), zlib.crc32(data)
-            start = size
+            output = _Output(out, header.encode("utf-8", DATA_ERRORS) if header else b"")
+            start = output.size
             blocks = _Blocks(self)
-            run: list[int] = []  # [segment, start, end] of the rows being gathered
-            lengths, status, fresh = self._length, self._status, self._fresh
+            lengths, status, fresh, crcs = self._length, self._status, self._fresh, self._crc
             segments, offsets = self._segment, self._offset
             for slot in slots:
-                if slot < 0 or not lengths[slot] or placed[slot] >= 0 or \
-                        (status[slot] and not fresh[slot]):
+                if slot < 0:
                     continue
-                segment, offset, length = segments[slot], offsets[slot], lengths[slot]
-                placed[slot] = size
-                size += length
-                if run and run[0] == segment and run[2] == offset:
-                    run[2] += length
+                length = lengths[slot]
+                if not length or placed[slot] >= 0 or (status[slot] and not fresh[slot]):
                     continue
-                if run:
-                    crc = _copy(blocks.read(run[0], run[1], run[2] - run[1]), out, crc)
-                run = [segment, offset, offset + length]
-            if run:
-                crc = _copy(blocks.read(run[0], run[1], run[2] - run[1]), out, crc)
+                rows = blocks.small(segments[slot], offsets[slot], length)
+                if rows is None:  # large rows: streamed
+                    where = output.stream(blocks.read(segments[slot], offsets[slot], length),
+                                          crcs[slot])
+                elif zlib.crc32(rows) == crcs[slot]:
+                    where = output.add(rows)
+                else:
+                    where = -1
+                if where < 0:
+                    self._damaged(self._ids.key(slot), slot)
+                else:
+                    placed[slot] = where
+            size, crc = output.close()
         self._seal_into(temporary, placed, size, crc)
         return size - start
 
@@ -324,47 +365,63 @@ class Journal:
                 return by_index
         return array("i", sorted(slots, key=index.__getitem__))
 
+    def _damaged(self, mini_batch_id: str, slot: int) -> None:
+        segment, offset, length = self._segment[slot], self._offset[slot], self._length[slot]
+        self.damaged.append(mini_batch_id)
+        self._problem(f"{self._where(segment)}: the rows of mini-batch {mini_batch_id!r} (bytes "
+                      f"{offset}..{offset + length}) fail their checksum; left out of the "
+                      "append_row output (that mini-batch runs again on resume)")
+
     def _seal_into(self, temporary: Path, placed: array[int], size: int, crc: int) -> None:
         """Point every record at its rows in the new output, then rename both into place."""
         assert self.rows_file is not None
         forget = []  # succeeded, but their rows are not in the output: they run again
-        segments, offsets, lengths, status = self._segment, self._offset, self._length, \
-            self._status
+        offsets, lengths, status = self._offset, self._length, self._status
+        # the segments are removed below: every record points into the output from now on
+        self._segment = array("H", [OUTPUT_SEGMENT]) * len(self._segment)
         for slot in self._ids.slots(among=bytes(map(bool, lengths))):
             where = placed[slot]
             if where >= 0:
-                segments[slot], offsets[slot] = OUTPUT_SEGMENT, where
+                offsets[slot] = where
             elif status[slot] == 0:
                 forget.append(slot)
-            else:  # failed in an earlier run: keep its status, its rows were left out
-                lengths[slot] = 0
+            else:  # failed in an earlier run (its rows were left out): no rows
+                offsets[slot] = lengths[slot] = 0
         for slot in forget:
             self._ids.remove(self._ids.key(slot))
             self._headers.pop(slot, None)
         self._seal = (size, crc)
         next_index = self.root / NEXT_INDEX_FILE
         self._write_index(next_index)
+        os.chmod(temporary, 0o644)  # mkstemp's 0600: the output is read like any other file
         os.replace(temporary, self.rows_file)
         os.replace(next_index, self.root / INDEX_FILE)
         self._output_ok = True
         self._close_files()
         for entry in os.scandir(self.root):
             if entry.name != INDEX_FILE:
-                os.unlink(entry.path)
+                _remove(Path(entry.path))
         self._segment_no = self._end = 0
+        self._ends.clear()
         self._open_for_append()
 
     def close(self) -> None:
-        """Write what is gathered (:meth:`flush`) and close the files (idempotent). A write
-        that fails is logged: those mini-batches are not recorded and run again on resume."""
-        pending = len(self._committed)
+        """Write what is gathered (:meth:`flush`), close the files and let the writer's lock
+        go (idempotent). A write that fails is logged: those mini-batches are not recorded
+        and run again on resume."""
+        pending = len(self._gathered)
         try:
-            self.flush()
+            if self._index_fd >= 0:
+                self.flush()
         except OSError as error:
             self.log.error("%s: %d finished mini-batch(es) could not be recorded: %s",
                            self.root, pending, error)
         finally:
+            self._gathered.clear()
+            self._blocks_out.clear()
             self._close_files()
+            if self._writer is not None:
+                self._writer.release()
 
     def _close_files(self) -> None:
         for fd in (self._segment_fd, self._index_fd, *self._readers.values()):
@@ -385,41 +442,67 @@ class Journal:
         return Finished(mini_batch_id, self._index[slot], STATUSES[self._status[slot]], total,
                         succeeded, failed, self._headers.get(slot))
 
-    def _remember(self, mini_batch_id: str, index: int, code: int, total: int, succeeded: int,
-                  failed: int, segment: int, offset: int, length: int,
-                  header: str | None) -> int:
-        slot, new = self._ids.find_or_add(mini_batch_id)
+    def _remember(self, rec: Rec, segment: int, offset: int) -> int:
+        """Keep ``rec`` (its rows at ``offset`` of ``segment``) as its id's last outcome."""
+        slot, new = self._ids.find_or_add(rec.id)
         if new:
             self._fresh.append(0)
             self._seen.append(0)
-            self._index.append(index)
-            self._status.append(code)
-            self._counts.extend((total, succeeded, failed))
+            self._index.append(rec.number)
+            self._status.append(rec.code)
+            self._counts.extend((rec.total, rec.succeeded, rec.failed))
             self._segment.append(segment)
             self._offset.append(offset)
-            self._length.append(length)
+            self._length.append(rec.length)
+            self._crc.append(rec.crc)
         else:
-            self._index[slot], self._status[slot] = index, code
-            self._counts[3 * slot:3 * slot + 3] = array("I", (total, succeeded, failed))
-            self._segment[slot], self._offset[slot], self._length[slot] = segment, offset, length
-        if header:
-            self._headers[slot] = header
-        else:
+            self._index[slot], self._status[slot] = rec.number, rec.code
+            self._counts[3 * slot:3 * slot + 3] = array("I", (rec.total, rec.succeeded,
+                                                              rec.failed))
+            self._segment[slot], self._offset[slot] = segment, offset
+            self._length[slot], self._crc[slot] = rec.length, rec.crc
+        if rec.header:
+            self._headers[slot] = rec.header
+        elif self._headers:
             self._headers.pop(slot, None)
         return slot
 
-    def _append_record(self, mini_batch_id: str, index: int, code: int, total: int,
-                       succeeded: int, failed: int, segment: int, offset: int, length: int,
-                       header: str | None) -> None:
-        record = _frame(_encode(mini_batch_id, index, code, total, succeeded, failed, segment,
-                                offset, length, header))
-        with naming(self.root / INDEX_FILE):
-            _append(self._index_fd, record, self._index_end)
-        self._index_end += len(record)
+    def _forget(self, mini_batch_id: str) -> None:
+        self._headers.pop(self._ids.remove(mini_batch_id), None)
+
+    def _gather(self, rec: Rec, data: bytes) -> None:
+        """Add ``rec``'s block (and ``data``, its rows) to what :meth:`flush` writes next; a
+        segment past its size is flushed and the next one started first."""
+        payload = encode(rec)
+        head = block_head(payload)
+        if self._segment_fd < 0:
+            self._open_segment(self._segment_no)
+        used = self._end + len(self._blocks_out)
+        if used and used + len(head) + len(data) > SEGMENT_BYTES:
+            self.flush()
+            self._next_segment()
+        self._gathered.append((rec, payload, len(self._blocks_out) + len(head)))
+        self._blocks_out += head
+        self._blocks_out += data
 
     def _writable(self) -> None:
         if self.read_only or self._index_fd < 0:
             raise JournalError(f"{self.root}: the journal is not open for writing")
+
+    def _take_writer_lock(self, state_dir: Path) -> None:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self._writer = FileLock(state_dir / LOCK_FILE, "write")
+        try:
+            self._writer.acquire()
+        except LockBusy as busy:
+            self._writer = None
+            raise JournalError(f"{self.root}: {busy.holder.describe()} writes this journal; "
+                               "one writer per journal (is the job run twice?)") from None
+
+    def _where(self, segment: int) -> Path | str:
+        if segment == OUTPUT_SEGMENT:
+            return self.rows_file or "the append_row output (rows_file not given)"
+        return self.root / _segment_name(segment)
 
     # reading back --------------------------------------------------------------------
     def _load(self) -> None:
@@ -431,55 +514,179 @@ class Journal:
             if self._seal_of(pending) is not None and self._output_matches():
                 if self.read_only:
                     path = pending
+                elif os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                    os.replace(pending, path)
                 else:
                     os.replace(pending, path)
             else:
                 self._seal = None
                 self._output_ok = None
                 if not self.read_only:
-                    pending.unlink()
-        fd = _open_regular(path, os.O_RDONLY)
+                    _remove(pending)
+        whole, trouble = self._check_index(path)
+        segments = self._segment_files()
+        if trouble is None and segments and not os.path.lexists(path):
+            trouble = f"{path}: missing, beside {len(segments)} segment file(s)"
+        if trouble is None:
+            for number, rec in self._index_records(path, whole):
+                self._take(path, number, rec)
+            return
+        self._rebuilt = True
+        self._problem(f"{trouble}; the index is rebuilt from the segments "
+                      f"({len(segments)} segment file(s))")
+        for number, rec in self._index_records(path, whole):  # sealed rows: in the output
+            if rec.code == SEALED or rec.segment == OUTPUT_SEGMENT:
+                self._take(path, number, rec)
+        for segment in segments:
+            self._replay(segment)
+
+    def _check_index(self, path: Path) -> tuple[int, str | None]:
+        """How many records of the index at ``path`` are whole (framed, checksum right), and
+        what stopped the reading before the end (``None``: read whole). Nothing is kept:
+        :meth:`_index_records` reads them again one by one."""
+        fd = open_regular(path, os.O_RDONLY)
         if fd is None:
             if os.path.lexists(path):
-                self._problem(f"{path}: not a regular file; ignored (every mini-batch runs again)")
-            return
-        sizes: dict[int, int | None] = {}
+                return 0, f"{path}: a {_kind(path)} where the index file should be"
+            return 0, None
+        number = 0
         with os.fdopen(fd, "rb") as handle:
-            number = 0
-            while True:
-                frame = handle.read(_FRAME.size)
-                if not frame:
-                    break
+            for _payload, trouble in _frames(handle, path):
+                if trouble is not None:
+                    return number, trouble
                 number += 1
-                if len(frame) < _FRAME.size:
-                    self._problem(f"{path}: record {number} is cut short (torn tail); ignored")
-                    break
-                length, crc = _FRAME.unpack(frame)
-                payload = handle.read(length) if length <= _MAX_RECORD else b""
-                if length > _MAX_RECORD or len(payload) < length or zlib.crc32(payload) != crc:
-                    self._problem(f"{path}: record {number} is damaged or torn; it and the "
-                                  "records after it are ignored (their mini-batches run again)")
-                    break
-                self._load_record(path, number, payload, sizes)
+        return number, None
+
+    def _index_records(self, path: Path, count: int) -> Iterator[tuple[int, Rec]]:
+        """The first ``count`` records of the index at ``path`` that decode, numbered."""
+        fd = open_regular(path, os.O_RDONLY) if count else None
+        if fd is None:
+            return
+        with os.fdopen(fd, "rb") as handle:
+            for number, (payload, _trouble) in enumerate(_frames(handle, path), 1):
+                if number > count:
+                    return
+                try:
+                    yield number, decode(payload)
+                except ValueError as error:
+                    self._problem(f"{path}: record {number}: {error}; ignored")
+
+    def _take(self, path: Path, number: int, rec: Rec) -> None:
+        """Keep the index record ``number`` (``rec``) if it and its rows pass their checks."""
+        if rec.code == SEALED:
+            if number == 1 and self._seal is None:
+                self._seal = (rec.offset, rec.length)
+            elif number != 1:
+                self._problem(f"{path}: record {number}: a seal record after the first; ignored")
+            return
+        reason = invalid(rec) or self._rows_problem(rec)
+        if reason is not None:
+            self._problem(f"{path}: record {number} (mini-batch {rec.id!r}): {reason}; "
+                          "ignored (that mini-batch runs again)")
+            self._forget(rec.id)
+            return
+        if rec.segment != OUTPUT_SEGMENT:
+            self._ends[rec.segment] = max(self._ends.get(rec.segment, 0), rec.offset + rec.length)
+        if rec.code == DROPPED:
+            self._forget(rec.id)
+            return
+        self._records_kept += 1
+        self._remember(rec, rec.segment, rec.offset)
+
+    def _rows_problem(self, rec: Rec) -> str | None:
+        """Why the block or the rows ``rec`` points to cannot be taken, else ``None``."""
+        if rec.segment != OUTPUT_SEGMENT:
+            return self._block_problem(rec)
+        if not rec.length or rec.code == DROPPED:
+            return None
+        size = self._output_size()
+        if size is None:
+            return f"its rows are in the append_row output {self.rows_file}, which is " \
+                   "missing or changed since the step ended"
+        if rec.offset + rec.length > size:
+            return f"its rows end at byte {rec.offset + rec.length} of the append_row " \
+                   f"output ({size} bytes)"
+        return None
+
+    def _block_problem(self, rec: Rec) -> str | None:
+        """Why the block of ``rec`` in its segment (the same record, then its rows) is not
+        whole, else ``None``."""
+        fd = self._reader(rec.segment)
+        where = self._where(rec.segment)
+        if fd is None:
+            return f"its rows are in segment {rec.segment} ({where}), which is missing or not " \
+                   "a file"
+        size = os.fstat(fd).st_size
+        if rec.offset + rec.length > size:
+            return f"its rows end at byte {rec.offset + rec.length} of {where} ({size} bytes)"
+        head = block_head(encode(rec._replace(segment=0, offset=0)))
+        start = rec.offset - len(head)
+        if start < 0 or os.pread(fd, len(head), start) != head:
+            return f"its block in {where} (bytes {max(0, start)}..{rec.offset}) is damaged"
+        if crc32_of(fd, rec.offset, rec.length) != rec.crc:
+            return f"its rows in {where} (bytes {rec.offset}..{rec.offset + rec.length}) fail " \
+                   "their checksum (damaged)"
+        return None
+
+    def _replay(self, segment: int) -> None:
+        """Take the blocks of ``segment`` in order, as the index would have."""
+        fd = self._reader(segment)
+        if fd is None:
+            return
+        where = self._where(segment)
+        for block in scan_segment(fd, segment):
+            rec = block.rec
+            if rec is not None:  # its extent is known (bytes that are no block are cut off last)
+                self._ends[segment] = max(self._ends.get(segment, 0), block.end)
+            if block.damage is not None or rec is None:
+                if rec is None:
+                    self._problem(f"{where}: {block.damage}; skipped")
+                else:
+                    self._problem(f"{where}: the block of mini-batch {rec.id!r}: {block.damage}; "
+                                  "ignored (that mini-batch runs again)")
+                    self._forget(rec.id)
+                continue
+            if rec.code == DROPPED:
+                self._forget(rec.id)
+            else:
+                self._remember(rec, rec.segment, rec.offset)
+
+    def _segment_files(self) -> list[int]:
+        """The numbers of the regular segment files in the folder; what else is in it is
+        reported (and removed by :meth:`_compact`)."""
+        numbers = []
+        known = {INDEX_FILE, NEXT_INDEX_FILE, TEMPORARY_INDEX}
+        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
+            match = _SEGMENT_NAME.fullmatch(entry.name)
+            if match and entry.is_file(follow_symlinks=False):
+                numbers.append(int(match.group(1)))
+            elif match:
+                self._problem(f"{entry.path}: a {_kind(Path(entry.path))}, not a segment file; "
+                              + ("ignored" if self.read_only else "removed"))
+            elif entry.name not in known:
+                self._problem(f"{entry.path}: not part of the journal; "
+                              + ("ignored" if self.read_only else "removed"))
+        return numbers
 
     def _seal_of(self, path: Path) -> tuple[int, int] | None:
         """The (size, CRC-32) in the first record of the index ``path``, if it is a seal."""
-        fd = _open_regular(path, os.O_RDONLY)
+        fd = open_regular(path, os.O_RDONLY)
         if fd is None:
             return None
         with os.fdopen(fd, "rb") as handle:
-            frame = handle.read(_FRAME.size)
-            if len(frame) < _FRAME.size:
+            head = handle.read(FRAME.size)
+            if len(head) < FRAME.size:
                 return None
-            length, crc = _FRAME.unpack(frame)
-            payload = handle.read(min(length, _MAX_RECORD))
+            length, crc = FRAME.unpack(head)
+            payload = handle.read(min(length, MAX_RECORD))
         try:
-            fields = _decode(payload) if zlib.crc32(payload) == crc else None
+            rec = decode(payload) if zlib.crc32(payload) == crc else None
         except ValueError:
             return None
-        if fields is None or fields[2] != _SEALED:
+        if rec is None or rec.code != SEALED:
             return None
-        self._seal = (fields[7], fields[8])
+        self._seal = (rec.offset, rec.length)
         return self._seal
 
     def _output_matches(self) -> bool:
@@ -489,62 +696,14 @@ class Journal:
             fd = self._output_reader()
             if fd is not None and self._seal is not None \
                     and os.fstat(fd).st_size == self._seal[0]:
-                crc = 0
-                while chunk := os.read(fd, 1 << 20):
-                    crc = zlib.crc32(chunk, crc)
-                self._output_ok = crc == self._seal[1]
+                self._output_ok = crc32_of(fd, 0, self._seal[0]) == self._seal[1]
         return self._output_ok
 
     def _output_reader(self) -> int | None:
         # the output's path comes from the plan, not from the state folder: links are followed
         if self.rows_file is None:
             return None
-        return _open_regular(self.rows_file, os.O_RDONLY, follow=True)
-
-    def _load_record(self, path: Path, number: int, payload: bytes,
-                     sizes: dict[int, int | None]) -> None:
-        try:
-            fields = _decode(payload)
-        except ValueError as error:
-            self._problem(f"{path}: record {number}: {error}; ignored")
-            return
-        mini_batch_id, index, code, total, succeeded, failed, segment, offset, length, header = \
-            fields
-        if code == _SEALED:
-            if number == 1 and self._seal is None:
-                self._seal = (offset, length)
-            elif number != 1:
-                self._problem(f"{path}: record {number}: a seal record after the first; ignored")
-            return
-        reason = _invalid(fields)
-        if reason is None and length and segment == OUTPUT_SEGMENT:
-            size = self._output_size()
-            if size is None:
-                reason = f"its rows are in the append_row output {self.rows_file}, which is " \
-                         "missing or changed since the step ended"
-            elif offset + length > size:
-                reason = f"its rows end at byte {offset + length} of the append_row output " \
-                         f"({size} bytes)"
-        elif reason is None and length:
-            if segment not in sizes:
-                sizes[segment] = self._segment_size(segment)
-            size = sizes[segment]
-            if size is None:
-                reason = f"its rows are in segment {segment}, which is missing or not a file"
-            elif offset + length > size:
-                reason = f"its rows end at byte {offset + length} of segment {segment} " \
-                         f"({size} bytes)"
-        if reason is not None:
-            self._problem(f"{path}: record {number} (mini-batch {mini_batch_id!r}): {reason}; "
-                          "ignored (that mini-batch runs again)")
-            self._headers.pop(self._ids.remove(mini_batch_id), None)
-            return
-        if code == _DROPPED:
-            self._headers.pop(self._ids.remove(mini_batch_id), None)
-            return
-        self._records_kept += 1
-        self._remember(mini_batch_id, index, code, total, succeeded, failed, segment, offset,
-                       length, header)
+        return open_regular(self.rows_file, os.O_RDONLY, follow=True)
 
     def _usable_folder(self) -> bool:
         try:
@@ -552,7 +711,8 @@ class Journal:
         except FileNotFoundError:
             return False
         if not stat.S_ISDIR(mode):
-            self._problem(f"{self.root}: not a folder; ignored (every mini-batch runs again)")
+            self._problem(f"{self.root}: a {_kind(self.root)}, not a folder; ignored (every "
+                          "mini-batch runs again)")
             return False
         return True
 
@@ -564,15 +724,11 @@ class Journal:
             return self._seal[0] if self.read_only else None
         return self._seal[0] if self._output_matches() else None
 
-    def _segment_size(self, segment: int) -> int | None:
-        fd = self._reader(segment)
-        return None if fd is None else os.fstat(fd).st_size
-
     def _reader(self, segment: int) -> int | None:
         fd = self._readers.get(segment)
         if fd is None:
             fd = self._output_reader() if segment == OUTPUT_SEGMENT \
-                else _open_regular(self.root / _segment_name(segment), os.O_RDONLY)
+                else open_regular(self.root / _segment_name(segment), os.O_RDONLY)
             if fd is None:
                 return None
             self._readers[segment] = fd
@@ -580,8 +736,7 @@ class Journal:
 
     def _read(self, segment: int, offset: int, length: int) -> Iterator[bytes]:
         fd = self._reader(segment)
-        where = (self.rows_file or "the append_row output (rows_file not given)") \
-            if segment == OUTPUT_SEGMENT else self.root / _segment_name(segment)
+        where = self._where(segment)
         if fd is None:
             raise JournalError(f"{where}: missing; the journal changed under the running step")
         end = offset + length
@@ -599,91 +754,99 @@ class Journal:
 
     # opening for writing -------------------------------------------------------------
     def _clear(self) -> None:
-        if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
-            self.root.unlink()
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            _remove(self.root)
+        except OSError as error:
+            raise JournalError(f"{self.root}: cannot clear the journal of an earlier run: "
+                               f"{error.strerror or error}") from error
         self._ids.clear()
         self._headers.clear()
 
     def _compact(self) -> None:
         """Rewrite the index with the live records only, cut each segment after its last
-        recorded rows and remove every other file of the folder."""
-        if self.root.is_symlink() or (self.root.exists() and not self.root.is_dir()):
-            self.root.unlink()
-        self.root.mkdir(parents=True, exist_ok=True)
-        if self.problems or self._records_kept != len(self._ids) \
-                or not os.path.isfile(self.root / INDEX_FILE):
-            temporary = self.root / (INDEX_FILE + ".tmp")
-            self._write_index(temporary)
-            os.replace(temporary, self.root / INDEX_FILE)
-        ends: dict[int, int] = {}
-        for slot in self._ids.slots():
-            segment, length = self._segment[slot], self._length[slot]
-            if length and segment != OUTPUT_SEGMENT:
-                ends[segment] = max(ends.get(segment, 0), self._offset[slot] + length)
-        for fd in self._readers.values():
-            os.close(fd)
-        self._readers.clear()
-        for entry in os.scandir(self.root):
-            match = _SEGMENT_NAME.fullmatch(entry.name)
-            number = int(match.group(1)) if match else -1
-            if entry.name == INDEX_FILE or (number in ends and not entry.is_symlink()
-                                            and entry.name == _segment_name(number)):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-            else:
-                os.unlink(entry.path)
-        for number, end in ends.items():
-            writer = _open_regular(self.root / _segment_name(number), os.O_WRONLY)
-            if writer is not None:
-                try:
-                    if os.fstat(writer).st_size > end:
-                        os.ftruncate(writer, end)  # rows written without their record
-                finally:
-                    os.close(writer)
-        self._segment_no = max(ends, default=0)
+        block accounted for and remove every other file of the folder."""
+        try:
+            if not self.root.is_dir() or self.root.is_symlink():
+                _remove(self.root)
+            self.root.mkdir(parents=True, exist_ok=True)
+            index = self.root / INDEX_FILE
+            if self.problems or self._rebuilt or self._records_kept != len(self._ids) \
+                    or not index.is_file() or index.is_symlink():
+                temporary = self.root / TEMPORARY_INDEX
+                self._write_index(temporary)
+                if os.path.lexists(index) and (index.is_symlink() or not index.is_file()):
+                    _remove(index)
+                os.replace(temporary, index)
+            for fd in self._readers.values():
+                os.close(fd)
+            self._readers.clear()
+            for entry in os.scandir(self.root):
+                match = _SEGMENT_NAME.fullmatch(entry.name)
+                number = int(match.group(1)) if match else -1
+                if entry.name == INDEX_FILE or (number in self._ends
+                                                and entry.is_file(follow_symlinks=False)
+                                                and entry.name == _segment_name(number)):
+                    continue
+                _remove(Path(entry.path))
+            for number, end in self._ends.items():
+                writer = open_regular(self.root / _segment_name(number), os.O_WRONLY)
+                if writer is not None:
+                    try:
+                        if os.fstat(writer).st_size > end:
+                            os.ftruncate(writer, end)  # blocks written without their record
+                    finally:
+                        os.close(writer)
+        except OSError as error:
+            if isinstance(error, JournalError):
+                raise
+            raise JournalError(f"{error.filename or self.root}: cannot repair the journal: "
+                               f"{error.strerror or error}") from error
+        self._segment_no = max(self._ends, default=0)
 
     def _write_index(self, path: Path) -> None:
         """The live records (after the seal record, if any points into the output)."""
         if os.path.lexists(path):
-            path.unlink()
+            _remove(path)
         with open(path, "wb") as handle:
             sealed = self._seal is not None and any(
                 self._segment[slot] == OUTPUT_SEGMENT and self._length[slot]
                 for slot in self._ids.slots())
             if sealed:
                 assert self._seal is not None
-                handle.write(_frame(_encode("", 0, _SEALED, 0, 0, 0, OUTPUT_SEGMENT,
-                                            self._seal[0], self._seal[1], None)))
+                handle.write(frame(encode(Rec("", 0, SEALED, 0, 0, 0, OUTPUT_SEGMENT,
+                                              self._seal[0], self._seal[1]))))
             ids, counts, headers = self._ids, self._counts, self._headers
             index, status, segment = self._index, self._status, self._segment
-            offset, length = self._offset, self._length
-            pack, frame, crc32 = _FIXED.pack, _FRAME.pack, zlib.crc32
+            offset, length, crcs = self._offset, self._length, self._crc
+            pack, pack_frame, crc32 = FIXED.pack, FRAME.pack, zlib.crc32
             chunk: list[bytes] = []
             for slot in ids.slots():
                 key = ids.raw(slot)
                 header = headers.get(slot)
-                if header is None:  # the usual record: packed here, as _encode_raw does
+                if header is None:  # the usual record: packed here, as encode() does
                     payload = pack(index[slot], status[slot], counts[3 * slot],
                                    counts[3 * slot + 1], counts[3 * slot + 2], segment[slot],
-                                   offset[slot], length[slot], len(key)) + key + _NO_HEADER
+                                   offset[slot], length[slot], crcs[slot], len(key)) \
+                        + key + NO_HEADER
                 else:
-                    payload = _encode_raw(key, index[slot], status[slot], counts[3 * slot],
-                                          counts[3 * slot + 1], counts[3 * slot + 2],
-                                          segment[slot], offset[slot], length[slot], header)
-                chunk.append(frame(len(payload), crc32(payload)))
+                    payload = encode(self._rec(slot))
+                chunk.append(pack_frame(len(payload), crc32(payload)))
                 chunk.append(payload)
                 if len(chunk) >= 8192:
                     handle.write(b"".join(chunk))
                     chunk.clear()
             handle.write(b"".join(chunk))
 
+    def _rec(self, slot: int) -> Rec:
+        total, succeeded, failed = self._counts[3 * slot:3 * slot + 3]
+        return Rec(self._ids.key(slot), self._index[slot], self._status[slot], total, succeeded,
+                   failed, self._segment[slot], self._offset[slot], self._length[slot],
+                   self._headers.get(slot), self._crc[slot])
+
     def _open_for_append(self) -> None:
-        """Open the index for appending; the segment opens with the first rows."""
+        """Open the index for appending; the segment opens with the first block."""
         self.root.mkdir(parents=True, exist_ok=True)
-        self._index_fd = _open_append(self.root / INDEX_FILE)
-        self._index_end = os.fstat(self._index_fd).st_size
+        self._index_fd = open_append(self._index_path)
 
     def _next_segment(self) -> None:
         os.close(self._segment_fd)
@@ -694,7 +857,8 @@ class Journal:
         if number >= OUTPUT_SEGMENT:
             raise JournalError(f"{self.root}: more than {OUTPUT_SEGMENT:,} segments")
         self._segment_no = number
-        self._segment_fd = _open_append(self.root / _segment_name(number))
+        self._segment_path = self.root / _segment_name(number)
+        self._segment_fd = open_append(self._segment_path)
         self._end = os.fstat(self._segment_fd).st_size
 
 
@@ -711,18 +875,86 @@ def _segment_name(number: int) -> str:
     return f"segment-{number:04d}"
 
 
+def _frames(handle: BinaryIO, path: Path) -> Iterator[tuple[bytes, str | None]]:
+    """The records of an index file, framed: ``(payload, None)`` for each whole one; at the
+    first that is not whole, ``(b"", what is wrong with it)`` and the end."""
+    number = 0
+    while True:
+        head = handle.read(FRAME.size)
+        if not head:
+            return
+        number += 1
+        if len(head) < FRAME.size:
+            yield b"", f"{path}: record {number} is cut short (torn tail)"
+            return
+        length, crc = FRAME.unpack(head)
+        payload = handle.read(length) if length <= MAX_RECORD else b""
+        if length > MAX_RECORD or len(payload) < length:
+            yield b"", f"{path}: record {number} is cut short or its length is damaged"
+            return
+        if zlib.crc32(payload) != crc:
+            yield b"", f"{path}: record {number} fails its checksum (damaged)"
+            return
+        yield payload, None
+
+
+def _kind(path: Path) -> str:
+    """``folder``, ``symbolic link``, ``FIFO``... : what is at ``path`` (not followed)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return "missing file"
+    for test, name in ((stat.S_ISDIR, "folder"), (stat.S_ISLNK, "symbolic link"),
+                       (stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"),
+                       (stat.S_ISCHR, "device"), (stat.S_ISBLK, "device")):
+        if test(mode):
+            return name
+    return "file"
+
+
+def _remove(path: Path) -> None:
+    """Remove whatever is at ``path`` (a folder with its content, never through a link)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        path.unlink()
+
+
 class _Blocks:
-    """Rows read through a few cached 1 MB blocks: mini-batches finish nearly in input order,
+    """Rows read through a few cached 256 KB blocks: mini-batches finish nearly in input order,
     so writing the output costs one read per block, not one per mini-batch."""
 
-    SIZE = 1 << 20
-    KEEP = 4
+    SIZE = 1 << 18
+    KEEP = 2
 
     def __init__(self, journal: Journal):
         self._journal = journal
         self._cache: list[tuple[int, int, bytes]] = []  # (segment, start, data), newest last
 
+    def small(self, segment: int, offset: int, length: int) -> bytes | None:
+        """The rows at ``offset`` of ``segment`` from a cached block, read when needed;
+        ``None`` for rows too large to cache (or that cannot be read: :meth:`read` says why)."""
+        end = offset + length
+        if self._cache:
+            block_segment, start, data = self._cache[-1]  # nearly always the one
+            if block_segment == segment and start <= offset and end <= start + len(data):
+                return data[offset - start:end - start]
+        for block_segment, start, data in reversed(self._cache):
+            if block_segment == segment and start <= offset and end <= start + len(data):
+                return data[offset - start:end - start]
+        fd = self._journal._reader(segment)
+        if length > self.SIZE // 2 or fd is None:
+            return None
+        start = max(0, offset - self.SIZE // 4)  # rows a little behind come from it too
+        data = os.pread(fd, self.SIZE, start)
+        if end > start + len(data):
+            return None
+        self._cache = [*self._cache[1 - self.KEEP:], (segment, start, data)]
+        return data[offset - start:end - start]
+
     def read(self, segment: int, offset: int, length: int) -> Iterator[bytes]:
+        """The rows at ``offset`` of ``segment``, in chunks (:class:`JournalError` when they
+        cannot be read whole)."""
         end = offset + length
         for block_segment, start, data in reversed(self._cache):
             if block_segment == segment and start <= offset and end <= start + len(data):
@@ -737,7 +969,66 @@ class _Blocks:
         return self._journal._read(segment, offset, length)  # large rows, or an error to raise
 
 
-@contextmanager
+class _Output:
+    """The append_row output being written: rows gathered into 256 KB writes, its size and
+    CRC-32 carried on; ``header`` first."""
+
+    CHUNK = 1 << 18
+
+    def __init__(self, out: BinaryIO, header: bytes):
+        self._out = out
+        self._buffer = bytearray(header)
+        self._written = 0  # bytes in the file
+        self._crc = 0  # CRC-32 of those bytes
+
+    @property
+    def size(self) -> int:
+        return self._written + len(self._buffer)
+
+    def add(self, rows: bytes) -> int:
+        """Append ``rows``; return where they start in the output."""
+        where = self._written + len(self._buffer)
+        self._buffer += rows
+        if len(self._buffer) >= self.CHUNK:
+            self._drain()
+        return where
+
+    def stream(self, chunks: Iterable[bytes], crc: int) -> int:
+        """Append rows read in ``chunks`` if their CRC-32 is ``crc`` (they cannot be kept in
+        memory whole: written first, cut off again when they fail or cannot be read); where
+        they start in the output, or -1."""
+        self._drain()
+        where, own, carried = self._written, 0, self._crc
+        try:
+            for chunk in chunks:
+                self._out.write(chunk)
+                own = zlib.crc32(chunk, own)
+                carried = zlib.crc32(chunk, carried)
+                self._written += len(chunk)
+        except JournalError:
+            own = crc + 1  # unreadable: as damaged
+        if own != crc:
+            self._out.seek(where)
+            self._out.truncate()
+            self._written = where
+            return -1
+        self._crc = carried
+        return where
+
+    def close(self) -> tuple[int, int]:
+        """Write what is gathered; the output's (size, CRC-32)."""
+        self._drain()
+        return self._written, self._crc
+
+    def _drain(self) -> None:
+        if self._buffer:
+            self._out.write(self._buffer)
+            self._crc = zlib.crc32(self._buffer, self._crc)
+            self._written += len(self._buffer)
+            self._buffer = bytearray()
+
+
+@contextlib.contextmanager
 def _removed_on_error(path: Path) -> Iterator[None]:
     """Delete the half-written ``path`` when the block fails (a full disk gets its space back)."""
     try:
@@ -745,103 +1036,6 @@ def _removed_on_error(path: Path) -> Iterator[None]:
     except BaseException:
         path.unlink(missing_ok=True)
         raise
-
-
-def _frame(payload: bytes) -> bytes:
-    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
-
-
-def _encode(mini_batch_id: str, index: int, code: int, total: int, succeeded: int, failed: int,
-            segment: int, offset: int, length: int, header: str | None) -> bytes:
-    return _encode_raw(mini_batch_id.encode("utf-8", DATA_ERRORS), index, code, total,
-                       succeeded, failed, segment, offset, length, header)
-
-
-def _encode_raw(key: bytes, index: int, code: int, total: int, succeeded: int, failed: int,
-                segment: int, offset: int, length: int, header: str | None) -> bytes:
-    if not header:
-        return (_FIXED.pack(index, code, total, succeeded, failed, segment, offset, length,
-                            len(key)) + key + _NO_HEADER)
-    head = header.encode("utf-8", DATA_ERRORS)
-    return (_FIXED.pack(index, code, total, succeeded, failed, segment, offset, length, len(key))
-            + key + _HEADER_LEN.pack(len(head)) + head)
-
-
-def _decode(payload: bytes) -> tuple[str, int, int, int, int, int, int, int, int, str | None]:
-    if len(payload) < _FIXED.size + _HEADER_LEN.size:
-        raise ValueError("too short")
-    index, code, total, succeeded, failed, segment, offset, length, key_length = \
-        _FIXED.unpack_from(payload)
-    at = _FIXED.size + key_length
-    if at + _HEADER_LEN.size > len(payload):
-        raise ValueError("its id runs past the record")
-    (head_length,) = _HEADER_LEN.unpack_from(payload, at)
-    if at + _HEADER_LEN.size + head_length != len(payload):
-        raise ValueError("its length does not match its fields")
-    try:
-        mini_batch_id = payload[_FIXED.size:at].decode("utf-8", DATA_ERRORS)
-        header = payload[at + _HEADER_LEN.size:].decode("utf-8", DATA_ERRORS) or None
-    except UnicodeDecodeError:
-        raise ValueError("its id or header is not UTF-8") from None
-    return mini_batch_id, index, code, total, succeeded, failed, segment, offset, length, header
-
-
-def _invalid(fields: tuple[str, int, int, int, int, int, int, int, int, str | None]) -> str | None:
-    """Why a decoded record cannot be true, else ``None``."""
-    mini_batch_id, index, code, total, succeeded, failed, _segment, offset, length, _header = \
-        fields
-    if not mini_batch_id:
-        return "its mini-batch id is empty"
-    if code != _DROPPED and code >= len(STATUSES):
-        return f"unknown status code {code}"
-    if index < 0 or offset < 0 or length < 0:
-        return "a negative index, offset or length"
-    if succeeded + failed != total:
-        return f"{succeeded} succeeded + {failed} failed items is not {total}"
-    return None
-
-
-def _open_regular(path: Path, flags: int, *, follow: bool = False) -> int | None:
-    """A descriptor of ``path`` if it is a regular file (not through a symlink unless
-    ``follow``), else None."""
-    # O_NONBLOCK: opening a FIFO planted in the folder must not wait for a writer
-    flags |= os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow else os.O_NOFOLLOW)
-    try:
-        fd = os.open(path, flags)
-    except OSError:
-        return None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
-    return fd
-
-
-def _open_append(path: Path) -> int:
-    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    try:
-        return os.open(path, flags, 0o644)
-    except OSError as error:
-        raise JournalError(f"{path}: cannot open the journal: {error.strerror or error}") from error
-
-
-def _append(fd: int, data: bytes | bytearray, end: int) -> None:
-    """Append all of ``data`` at ``end``; on an error cut what was written and re-raise."""
-    view = memoryview(data)
-    try:
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-    except BaseException:
-        os.ftruncate(fd, end)
-        raise
-
-
-def _copy(chunks: Iterable[bytes], out: BinaryIO, crc: int) -> int:
-    """Write ``chunks`` to ``out``; return the CRC-32 carried on over them."""
-    for chunk in chunks:
-        out.write(chunk)
-        crc = zlib.crc32(chunk, crc)
-    return crc
 
 
 def bookkeeping(step_dir: str | Path) -> tuple[int, int]:

@@ -27,6 +27,7 @@ from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
 from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.worker import DEFAULT_LOADER, WorkerConfig
+from mlpipe.wording import plural
 
 
 def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
@@ -84,24 +85,44 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     if step.append_row_to:
         output = step.outputs[step.append_row_to]
         target = append_row_target(output.path, output.is_file, step.prs.append_row_file_name)
-    store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
+    try:
+        store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
+    except OSError as error:  # nothing is removed: what the journal holds stays for later
+        now = datetime.now(timezone.utc)
+        summary = StepSummary(status="Failed", started_at=now, ended_at=now,
+                              reason=f"the step's journal cannot be used: {describe_fault(error)}")
+        logger.error("%s", summary.reason)
+        _finish(all_observers, summary, logger)
+        return summary
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
     try:
         summary = driver.run()
         if target is not None:
-            try:
-                store.write()
-            except OSError as error:  # the journal stays in the state folder for a resume
-                _failed(summary, f"cannot write the append_row file: {describe_fault(error)}")
-                logger.error("%s", summary.reason)
-            else:
-                summary.append_row_file = str(target)
-                logger.info("append_row: wrote %s", target)
+            _write_rows(store, summary, logger)
     finally:
         store.close()
     _finish(all_observers, summary, logger)
     return summary
+
+
+def _write_rows(store: Journal, summary: StepSummary, logger: logging.Logger) -> None:
+    """Write the append_row file from the journal; the step fails when it cannot, or when
+    rows failed their checksum (they were left out and run again on resume)."""
+    try:
+        store.write()  # this run's mini-batches, in input (mini-batch index) order
+    except OSError as error:  # the journal stays in the state folder for a resume
+        _failed(summary, f"cannot write the append_row file: {describe_fault(error)}")
+        logger.error("%s", summary.reason)
+        return
+    summary.append_row_file = str(store.rows_file)
+    logger.info("append_row: wrote %s", store.rows_file)
+    if store.damaged:
+        shown = ", ".join(store.damaged[:5]) + (", ..." if len(store.damaged) > 5 else "")
+        _failed(summary, f"the journal's rows of {plural(len(store.damaged), 'mini-batch')} "
+                         f"({shown}) failed their checksum: they are left out of the append_row "
+                         "file; resume the job to run them again")
+        logger.error("%s", summary.reason)
 
 
 def output_dir(step: ParallelStep) -> str:

@@ -13,6 +13,8 @@ produced them.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,6 +35,23 @@ def write_text(path: str | Path, text: str) -> None:
         handle.write(text)
 
 
+def replace_text(path: str | Path, text: str) -> None:
+    """Write ``text`` to a temporary file beside ``path`` (a name of its own: two writers at
+    once never share it), then rename it over ``path``: readers see the old file or the new
+    one, and a failed write (a full disk) leaves neither a torn file nor the temporary one."""
+    target = Path(path)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    temporary = Path(name)
+    try:
+        with open(fd, "w", encoding=ENCODING, errors=ERRORS) as handle:
+            handle.write(text)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
 def file_handler(path: str | Path) -> logging.FileHandler:
     """A :class:`logging.FileHandler` writing ``path`` like :func:`open_text`."""
     return logging.FileHandler(path, encoding=ENCODING, errors=ERRORS)
@@ -45,4 +64,4 @@ def encodable(text: str) -> str:
 
 
 __all__ = ["DATA_ERRORS", "ENCODING", "ERRORS", "encodable", "file_handler", "open_text",
-           "write_text"]
+           "replace_text", "write_text"]

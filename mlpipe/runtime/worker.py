@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 
 import mlpipe.runtime.entry_script as entry_script_module
+from mlpipe.data import item_count
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
@@ -185,9 +186,13 @@ class RunProfiler:
                     stats.add(part)
         if not stats.stats:  # type: ignore[attr-defined]
             return
-        temporary = str(self.path) + ".tmp"
-        stats.dump_stats(temporary)
-        os.replace(temporary, self.path)
+        temporary = Path(str(self.path) + ".tmp")
+        try:
+            stats.dump_stats(str(temporary))
+            os.replace(temporary, self.path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)  # a full disk keeps no torn profile
+            raise
 
 
 class WorkerRuntime:
@@ -289,8 +294,8 @@ class WorkerRuntime:
             try:
                 data = self._load(mini_batch)
             except Exception as error:  # noqa: BLE001
-                return self._failed(task, total, start_wall, start, cpu, 0.0, "DataError",
-                                    _describe(error), self.user_traceback(error))
+                return self._failed(task, item_count(mini_batch), start_wall, start, cpu, 0.0,
+                                    "DataError", _describe(error), self.user_traceback(error))
             if mini_batch.items is None:
                 total = len(data)
             args = self._arguments(mini_batch, data)

@@ -11,9 +11,13 @@ Public entry points::
 See docs/schema.md for the models and the rules.
 """
 
+from mlpipe.schema.automl import AutoMLNode
 from mlpipe.schema.bindings import binding_expression, contains_binding, find_bindings, is_binding
-from mlpipe.schema.command import CommandComponent, CommandLimits, CommandNode
-from mlpipe.schema.environment import DockerBuild, Identity, InlineEnvironment, Resources
+from mlpipe.schema.command import CommandComponent, CommandNode
+from mlpipe.schema.compute import CommandLimits, Identity, Resources
+from mlpipe.schema.data_transfer import DataTransferCopyComponent, DataTransferNode
+from mlpipe.schema.environment import DockerBuild, InlineEnvironment
+from mlpipe.schema.import_job import ImportComponent, ImportNode
 from mlpipe.schema.inputs_outputs import (
     ComponentInput,
     ComponentOutput,
@@ -39,7 +43,7 @@ from mlpipe.schema.parallel import (
     RetrySettings,
 )
 from mlpipe.schema.pipeline import (
-    OtherNode,
+    NODE_TYPES,
     PipelineComponent,
     PipelineJob,
     PipelineNode,
@@ -47,6 +51,8 @@ from mlpipe.schema.pipeline import (
 )
 from mlpipe.schema.ranges import SettingError, check_setting
 from mlpipe.schema.references import Reference, classify_reference
+from mlpipe.schema.spark import SparkComponent, SparkNode
+from mlpipe.schema.sweep import SweepNode
 from mlpipe.schema.yamlio import (
     KeyPath,
     PositionMap,
@@ -58,12 +64,13 @@ from mlpipe.schema.yamlio import (
 )
 
 __all__ = [
-    "CommandComponent", "CommandLimits", "CommandNode", "Component", "ComponentInput",
-    "ComponentOutput", "DataInput", "DockerBuild", "Identity", "InlineEnvironment", "JobOutput",
-    "KeyPath", "LiteralInput", "LiteralValueInput", "Loaded", "OtherNode", "ParallelComponent",
-    "ParallelNode", "ParallelSettings", "ParallelTask", "PipelineComponent", "PipelineJob",
-    "PipelineNode", "PipelineSettings",
-    "PositionMap", "Reference", "Resources", "RetrySettings", "SettingError", "YamlDocument",
+    "NODE_TYPES", "AutoMLNode", "CommandComponent", "CommandLimits", "CommandNode", "Component",
+    "ComponentInput", "ComponentOutput", "DataInput", "DataTransferCopyComponent",
+    "DataTransferNode", "DockerBuild", "Identity", "ImportComponent", "ImportNode",
+    "InlineEnvironment", "JobOutput", "KeyPath", "LiteralInput", "LiteralValueInput", "Loaded",
+    "ParallelComponent", "ParallelNode", "ParallelSettings", "ParallelTask", "PipelineComponent",
+    "PipelineJob", "PipelineNode", "PipelineSettings", "PositionMap", "Reference", "Resources",
+    "RetrySettings", "SettingError", "SparkComponent", "SparkNode", "SweepNode", "YamlDocument",
     "binding_expression", "check_setting", "classify_reference", "contains_binding",
     "describe_value", "find_bindings", "format_key_path", "is_binding", "literal_type_problem",
     "load_component", "load_component_data", "load_pipeline", "load_pipeline_data",

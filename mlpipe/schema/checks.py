@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
+from mlpipe.schema.bindings import binding_problems, is_binding
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 # key -> parent key it must sit under (None: directly on a job, step or component).
@@ -48,10 +49,37 @@ def check_task(task: Any, path: KeyPath, positions: PositionMap) -> list[Diagnos
     return out
 
 
+# Run settings of a parallel component: azure-ai-ml's component schema reads them as written
+# (no binding), only a step may bind them.
+COMPONENT_SETTINGS: tuple[KeyPath, ...] = (
+    ("mini_batch_size",), ("max_concurrency_per_instance",), ("error_threshold",),
+    ("mini_batch_error_threshold",), ("logging_level",), ("partition_keys",),
+    ("resources", "instance_count"), ("retry_settings", "max_retries"),
+    ("retry_settings", "timeout"))
+
+
+def check_component_settings(obj: dict[str, Any], path: KeyPath,
+                             positions: PositionMap) -> list[Diagnostic]:
+    """A parallel component's run settings are values: a binding there is an error."""
+    out = []
+    for keys in COMPONENT_SETTINGS:
+        value: Any = obj
+        for key in keys:
+            value = value.get(key) if isinstance(value, dict) else None
+        if is_binding(value):
+            name = ".".join(map(str, keys))
+            out.append(_error(
+                f"a component's {name} cannot be a binding ({value.strip()}): azure-ai-ml reads "
+                "it as written and rejects it", path + keys, positions, "binding",
+                hint=f"write the value here, or bind it on the step that uses the component "
+                     f"({name}: ${{{{parent.inputs.<name>}}}})"))
+    return out
+
+
 def check_parallel(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
-                   inline: bool) -> list[Diagnostic]:
-    """A parallel component, or a parallel step without ``component:`` (``inline``)."""
-    out: list[Diagnostic] = []
+                   inline: bool, component: bool = False) -> list[Diagnostic]:
+    """A parallel step (``inline``: without ``component:``), or a parallel ``component``."""
+    out: list[Diagnostic] = check_component_settings(obj, path, positions) if component else []
     if inline:
         for key in ("task", "input_data"):
             if key not in obj:
@@ -62,25 +90,38 @@ def check_parallel(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
     return out
 
 
-def check_command(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
-                  inline: bool) -> list[Diagnostic]:
-    if inline and "command" not in obj:
-        return [_error("required key 'command' is missing", path + ("command",), positions,
-                       "missing", at_parent=True)]
-    return []
+def _required(keys: tuple[str, ...], what: str) -> Callable[
+        [dict[str, Any], KeyPath, PositionMap, bool, bool], list[Diagnostic]]:
+    """Keys a component of that type, or a step of it without ``component:``, must have."""
+
+    def check(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
+              inline: bool, component: bool = False) -> list[Diagnostic]:
+        return [_error(f"required key '{key}' is missing{what}", path + (key,), positions,
+                       "missing", at_parent=True)
+                for key in keys if inline and key not in obj]
+
+    return check
 
 
-_STEP_CHECKS: dict[str,
-                   Callable[[dict[str, Any], KeyPath, PositionMap, bool],
-                            list[Diagnostic]]] = {"parallel": check_parallel,
-                                                  "command": check_command}
+_STEP_CHECKS: dict[str, Callable[[dict[str, Any], KeyPath, PositionMap, bool, bool],
+                                 list[Diagnostic]]] = {
+    "parallel": check_parallel,
+    "command": _required(("command",), ""),
+    "spark": _required(("entry",), " (a Spark step without 'component' runs this entry)"),
+    "import": _required(("source", "output"), " (an import step without 'component' "
+                                              "imports this source)"),
+}
+
+
+def _kind(obj: dict[str, Any]) -> str | None:
+    kind = obj.get("type")
+    return kind.lower() if isinstance(kind, str) else None
 
 
 def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
-    kind = data.get("type")
-    check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
-    return check(data, prefix, positions, True) if check is not None else []
+    check = _STEP_CHECKS.get(_kind(data) or "")
+    return check(data, prefix, positions, True, True) if check is not None else []
 
 
 def check_pipeline(data: dict[str, Any], positions: PositionMap,
@@ -96,12 +137,12 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
         path: KeyPath = prefix + ("jobs", name)
         component = node.get("component")
         inline = component is None
-        kind = node.get("type")
-        check = _STEP_CHECKS.get(kind) if isinstance(kind, str) else None
+        kind = _kind(node)
+        check = _STEP_CHECKS.get(kind or "")
         if check is not None:
-            out.extend(check(node, path, positions, inline))
+            out.extend(check(node, path, positions, inline, False))
             if isinstance(component, dict):
-                out.extend(check(component, path + ("component",), positions, True))
+                out.extend(check(component, path + ("component",), positions, True, True))
         elif kind == "pipeline" and isinstance(component, dict):
             out.extend(check_pipeline(component, positions, path + ("component",)))
     return out
@@ -118,7 +159,7 @@ def _owners(data: dict[str, Any], is_pipeline: bool,
                 owners.append((path, node))
                 component = node.get("component")
                 if isinstance(component, dict):
-                    owners.extend(_owners(component, component.get("type") == "pipeline",
+                    owners.extend(_owners(component, _kind(component) == "pipeline",
                                           path + ("component",)))
     return owners
 
@@ -157,19 +198,25 @@ def is_cloud_only_key(diagnostic: Diagnostic) -> bool:
     return parent is None or (len(parts) > 1 and parts[-2] == parent)
 
 
-def other_node_warnings(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
-    """Steps of types mlpipe accepts but does not check or run."""
-    from mlpipe.schema.pipeline import OTHER_NODE_TYPES
+# Keys whose text is never read for bindings (free text, tags, an inline conda file).
+NO_BINDINGS = frozenset({"description", "display_name", "tags", "properties", "$schema",
+                         "environment", "conf"})
 
-    out = []
-    jobs = data.get("jobs")
-    if isinstance(jobs, dict):
-        for name, node in jobs.items():
-            if isinstance(node, dict) and node.get("type") in OTHER_NODE_TYPES:
-                path = ("jobs", name, "type")
-                out.append(Diagnostic(f"steps of type '{node['type']}' are accepted but not "
-                                      f"checked or run "
-                                      "by mlpipe", key_path=format_key_path(path),
-                                      location=positions.locate(path), severity="warning",
-                                      code="unsupported-step"))
+
+def binding_syntax(data: Any, positions: PositionMap, path: KeyPath = ()) -> list[Diagnostic]:
+    """An error at its line and column for each broken binding (an unclosed ``${{``, a ``}}``
+    without its opener, an empty ``${{}}``) in every string where bindings are read."""
+    out: list[Diagnostic] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key not in NO_BINDINGS:
+                out.extend(binding_syntax(value, positions, path + (key,)))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            out.extend(binding_syntax(value, positions, path + (index,)))
+    elif isinstance(data, str):
+        for problem in binding_problems(data):
+            out.append(Diagnostic(problem.message, key_path=format_key_path(path),
+                                  location=positions.locate_in_value(path, data, problem.offset),
+                                  code="binding", hint=problem.hint))
     return out

@@ -1,4 +1,5 @@
-"""``type: command``: command components and command steps."""
+"""``type: command``: command components and command steps (azure-ai-ml's
+``CommandComponentSchema``, ``CommandSchema`` and ``PipelineCommandJobSchema``)."""
 
 from __future__ import annotations
 
@@ -7,20 +8,21 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, Tag
 
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
-from mlpipe.schema.environment import Environment, Resources
-from mlpipe.schema.fields import StrictModel, Text
+from mlpipe.schema.compute import (
+    CommandLimits,
+    Distribution,
+    Identity,
+    JobService,
+    QueueSettings,
+    Resources,
+)
+from mlpipe.schema.environment import Environment
+from mlpipe.schema.fields import CaseInsensitive, StrictModel, Text
 
 
-class CommandLimits(StrictModel):
-    """``limits:`` of a command step."""
+class CommandSettings(StrictModel):
+    """The keys a command component and a command step share."""
 
-    timeout: Annotated[int | None, Field(ge=1, description="Seconds the command may run.")] = None
-
-
-class CommandComponent(ComponentBase):
-    """A command component file (``type: command``)."""
-
-    type: Literal["command"] = Field(description="Always 'command'.")
     command: Text | None = Field(
         None,
         description="Shell command run in the code folder; may bind ${{inputs.x}}/${{outputs.y}}.",
@@ -28,28 +30,31 @@ class CommandComponent(ComponentBase):
     code: Text | None = Field(None, description="Local code folder (or azureml: code asset).")
     environment: Environment | None = None
     environment_variables: dict[str, Text] | None = Field(
-        None, description="Not applied: azure-ai-ml drops a component's environment_variables "
-        "(set them on the step).")
+        None, description="Environment variables of the command's process (on a component: "
+        "not applied, azure-ai-ml drops them; set them on the step).")
     resources: Resources | None = None
-    distribution: dict[str, Any] | None = Field(None,
-                                                description="Cloud only: distributed training.")
+    distribution: Distribution | None = Field(
+        None, description="Cloud only: distributed training (pytorch, mpi, tensorflow, ray).")
+    queue_settings: QueueSettings | None = Field(None, description="Cloud only: job tier/priority.")
+
+
+class CommandComponent(ComponentBase, CommandSettings):
+    """A command component file (``type: command``)."""
+
+    type: Annotated[Literal["command"], CaseInsensitive] = Field(description="Always 'command'.")
     additional_includes: list[Text] | None = None
+    properties: dict[str, Any] | None = None
 
 
-class CommandNode(NodeBase):
+class CommandNode(NodeBase, CommandSettings):
     """A ``type: command`` step: inline ``command``/``code``/``environment``, or ``component``."""
 
-    type: Literal["command"]
-    component: (Annotated[Annotated[Text, Tag("reference")] | Annotated[CommandComponent,
-                                                                        Tag("inline")],
-                          component_kind(CommandComponent)] | None) = Field(None,
-                                                                            description=COMPONENT_DESCRIPTION)
-    command: Text | None = None
-    code: Text | None = None
-    environment: Environment | None = None
-    resources: Resources | None = None
+    type: Annotated[Literal["command"], CaseInsensitive]
+    component: (Annotated[Annotated[Text, Tag("reference")]
+                          | Annotated[CommandComponent, Tag("inline")],
+                          component_kind(CommandComponent)] | None) = Field(
+        None, description=COMPONENT_DESCRIPTION)
     limits: CommandLimits | None = None
-    distribution: dict[str, Any] | None = Field(None,
-                                                description="Cloud only: distributed training.")
-    queue_settings: dict[str, Any] | None = Field(None,
-                                                  description="Cloud only: job tier/priority.")
+    identity: Identity | None = None
+    services: dict[str, JobService] | None = Field(
+        None, description="Cloud only: interactive services (jupyter_lab, ssh, ...).")

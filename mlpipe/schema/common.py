@@ -6,7 +6,6 @@ from typing import Any
 
 from pydantic import BaseModel, Discriminator, Field
 
-from mlpipe.schema.environment import Identity
 from mlpipe.schema.fields import Identifier, Scalar, StrictModel, Text, Version
 from mlpipe.schema.inputs_outputs import ComponentInput, ComponentOutput, JobInput, StepOutput
 
@@ -41,11 +40,8 @@ class NodeBase(StrictModel):
         None, description="Step inputs: literals, bindings or data mappings.")
     outputs: dict[Identifier, StepOutput] | None = Field(
         None, description="Step outputs: a binding to a pipeline output, a mapping, or empty.")
-    environment_variables: dict[str, Text] | None = Field(
-        None, description="Environment variables of the step's processes.")
-    identity: Identity | None = None
     is_deterministic: bool | None = None
-    services: dict[str, Any] | None = Field(None, description="Cloud only: interactive services.")
+    comment: Text | None = None
 
 
 COMPONENT_DESCRIPTION = ("./file.yml, file:./file.yml, azureml:name:version, azureml:name@latest, "

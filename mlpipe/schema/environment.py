@@ -1,5 +1,5 @@
-"""Environments and resources. A local run never builds an environment or uses
-cloud resources; these models only make sure the YAML is well formed."""
+"""Environments. A local run never builds an environment; these models only make sure the
+YAML is well formed."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from pydantic import Discriminator, Field, PlainValidator, Tag, WithJsonSchema
 
 from mlpipe.schema.fields import (
-    InstanceCount,
     PathOrMapping,
     Scalar,
     StrictModel,
@@ -77,27 +76,3 @@ Environment = Annotated[
     Discriminator(_environment_tag),
 ]
 """``azureml:name:version`` / ``azureml://registries/...`` or an inline mapping."""
-
-
-class Resources(StrictModel):
-    """``resources:`` of a step. Only ``instance_count`` has a local meaning."""
-
-    instance_count: InstanceCount | None = Field(
-        None, description="Number of nodes; locally: number of simulated nodes. [1, int.max]"
-    )
-    instance_type: Text | None = Field(None, description="Cloud only: VM size.")
-    shm_size: Text | None = Field(None, description="Cloud only: Docker shared memory size.")
-    docker_args: Text | None = Field(None, description="Cloud only: extra docker run arguments.")
-    max_instance_count: InstanceCount | None = Field(None, description="Cloud only: elastic limit.")
-    locations: list[Text] | None = Field(None, description="Cloud only: regions.")
-    properties: dict[str, Any] | None = Field(None, description="Cloud only: extra properties.")
-
-
-class Identity(StrictModel):
-    """``identity:`` of a job or step (cloud only)."""
-
-    type: Annotated[Text, Field(description="managed, user_identity or aml_token.")]
-    client_id: Text | None = None
-    object_id: Text | None = None
-    msi_resource_id: Text | None = None
-    resource_id: Text | None = None

@@ -20,6 +20,7 @@ from pydantic_core import ErrorDetails
 
 from mlpipe.diagnostics import Diagnostic, did_you_mean
 from mlpipe.limits import MAX_SCHEMA_PROBLEMS
+from mlpipe.schema.fields import TAGGED_UNIONS
 from mlpipe.schema.yamlio import KeyPath, PositionMap, describe_value, format_key_path
 
 
@@ -257,7 +258,7 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any, position
         present, node = _value_at(data, path)
         from mlpipe.schema.pipeline import NODE_TYPES
 
-        step_types = ", ".join(NODE_TYPES[:2]) + " (or another Azure ML step type)"
+        step_types = ", ".join(NODE_TYPES)
         if isinstance(node, dict) and "type" in node:
             kind_value = node["type"]
             shown = repr(kind_value) if isinstance(kind_value, str) else describe_value(kind_value)
@@ -272,6 +273,9 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any, position
             code = "missing"
         else:
             message = f"must be a step mapping with a 'type', got {describe_value(node)}"
+    elif kind in TAGGED_UNIONS:
+        message, hint, code, full = _tagged_union_error(kind, str(err["msg"]), data, path, full)
+        location = positions.locate(full)
     elif kind in ("input_kind", "output_kind", "component_kind"):
         message = f"{err['msg']}, got {got}"
     elif "message" in ctx and kind not in ("literal_error",):
@@ -323,6 +327,24 @@ def _translate_one(root: type[BaseModel], err: ErrorDetails, data: Any, position
         hint = None
     return Diagnostic(message, key_path=format_key_path(full), location=location, severity="error",
                       code=code, hint=hint)
+
+
+def _tagged_union_error(kind: str, what: str, data: Any, path: KeyPath, full: KeyPath
+                        ) -> tuple[str, str | None, str, KeyPath]:
+    """(message, hint, code, key path) of a mapping whose ``type`` (or ``task``) chooses no
+    member of its union."""
+    key, choices = TAGGED_UNIONS[kind]
+    _, node = _value_at(data, path)
+    if not isinstance(node, dict):
+        return f"must be a mapping with a '{key}', got {describe_value(node)}", None, "type", full
+    if key not in node:
+        return (f"required key '{key}' is missing: the {what} is one of {', '.join(choices)}",
+                None, "missing", full)
+    value = node[key]
+    shown = repr(value) if isinstance(value, str) else describe_value(value)
+    hint = did_you_mean(value.lower(), choices) if isinstance(value, str) else None
+    return (f"unknown {what} {shown}: must be one of {', '.join(choices)}", hint, "enum",
+            full + (key,))
 
 
 def _wrong_document_hint(expected: str, got: str) -> str | None:

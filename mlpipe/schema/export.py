@@ -9,8 +9,11 @@ from typing import Any
 from pydantic import BaseModel
 
 from mlpipe.schema.command import CommandComponent
+from mlpipe.schema.data_transfer import DataTransferCopyComponent
+from mlpipe.schema.import_job import ImportComponent
 from mlpipe.schema.parallel import ParallelComponent
 from mlpipe.schema.pipeline import PipelineComponent, PipelineJob
+from mlpipe.schema.spark import SparkComponent
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
@@ -18,6 +21,10 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "parallel_component": (ParallelComponent, "mlpipe parallel component (Azure ML v2)"),
     "command_component": (CommandComponent, "mlpipe command component (Azure ML v2)"),
     "pipeline_component": (PipelineComponent, "mlpipe pipeline component (Azure ML v2)"),
+    "spark_component": (SparkComponent, "mlpipe Spark component (Azure ML v2)"),
+    "data_transfer_component": (DataTransferCopyComponent,
+                                "mlpipe data transfer component (Azure ML v2)"),
+    "import_component": (ImportComponent, "mlpipe import component (Azure ML v2)"),
 }
 
 

@@ -16,6 +16,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Discriminator,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
     PlainValidator,
@@ -25,6 +26,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 import mlpipe.schema.ranges as ranges
+from mlpipe.diagnostics import did_you_mean
 from mlpipe.runs import JOB_NAME_PATTERN
 from mlpipe.schema.bindings import BINDING_JSON_PATTERN, is_binding
 from mlpipe.schema.yamlio import describe_value
@@ -108,6 +110,107 @@ LoggingLevel = Annotated[str, _checked(ranges.check_logging_level, {
     "type": "string", "enum": list(ranges.LOGGING_LEVELS)})]
 PartitionKeys = Annotated[list[str] | str, _checked(ranges.check_partition_keys, {
     "type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1})]
+
+
+def int_in(low: int, high: int = ranges.INT_MAX, *, low_open: bool = False) -> Rule:
+    """An integer in ``[low, high]`` (``(low, high]`` with ``low_open``), read leniently, or a
+    binding."""
+    rng = ranges.IntRange(low, high, low_open=low_open)
+    number: dict[str, Any] = {"type": "integer",
+                              "exclusiveMinimum" if low_open else "minimum": low}
+    if high != ranges.INT_MAX:
+        number["maximum"] = high
+    return _checked(rng.check, {"anyOf": [number, INT_TEXT_SCHEMA]})
+
+
+def number_in(low: float | None = None, high: float | None = None) -> Rule:
+    """A number in ``[low, high]`` (either bound may be open-ended), or a binding."""
+
+    def check(value: Any) -> int | float:
+        number = ranges.to_number(value)
+        if (low is not None and number < low) or (high is not None and number > high):
+            shown = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+            raise ranges.SettingError(f"must be in {shown}, got {number}", code="range")
+        return number
+
+    schema: dict[str, Any] = {"type": "number"}
+    if low is not None:
+        schema["minimum"] = low
+    if high is not None:
+        schema["maximum"] = high
+    return _checked(check, schema)
+
+
+def camel_to_snake(text: str) -> str:
+    """``AUCWeighted`` -> ``auc_weighted``: how azure-ai-ml normalises some enum values."""
+    text = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", text)
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", text).lower()
+
+
+def one_of(*values: str, snake: bool = False, bindable: bool = True) -> Rule:
+    """One of ``values``, compared as azure-ai-ml's ``StringTransformedEnum`` does (lower-cased,
+    or camel-case to snake-case with ``snake``); normalised; a binding too when ``bindable``."""
+    transform: Callable[[str], str] = camel_to_snake if snake else str.lower
+    allowed = [transform(v) for v in values]
+
+    def check(value: Any) -> str:
+        if isinstance(value, str) and transform(value) in allowed:
+            return transform(value)
+        shown = ", ".join(allowed)
+        message = (f"must be '{allowed[0]}', got {describe_value(value)}" if len(allowed) == 1
+                   else f"must be one of {shown}, got {describe_value(value)}")
+        hint = did_you_mean(transform(value), allowed) if isinstance(value, str) else None
+        raise ranges.SettingError(message, code="enum", hint=hint)
+
+    schema = {"type": "string", "enum": allowed}
+    return _checked(check, schema) if bindable else Rule(_unbound(check), schema)
+
+
+def _unbound(check: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def validate(value: Any) -> Any:
+        try:
+            return check(value)
+        except ranges.SettingError as exc:
+            raise fail(exc.code, exc.message, exc.hint) from None
+
+    return validate
+
+
+# Custom error type of a union chosen by a key -> (the key, its values), for the messages.
+TAGGED_UNIONS: dict[str, tuple[str, tuple[str, ...]]] = {}
+
+
+def chosen_by(choices: tuple[str, ...], *, what: str, key: str = "type", snake: bool = False,
+              aliases: dict[str, str] | None = None, text: str | None = None,
+              shown: tuple[str, ...] | None = None) -> Discriminator:
+    """A ``Discriminator`` choosing a union member (tagged with one of ``choices``) by the
+    mapping's ``key``, normalised as azure-ai-ml does (lower-cased, or camel-case to
+    snake-case with ``snake``); ``aliases`` map other spellings to a tag; a string value is
+    the member tagged ``text`` when given. ``what`` names the mapping in messages
+    (``distribution``: "unknown distribution type 'pytorh' ..."), which list ``shown`` (by
+    default the tags and the aliases)."""
+    transform: Callable[[str], str] = camel_to_snake if snake else str.lower
+
+    def tag(value: Any) -> str | None:
+        if text is not None and isinstance(value, str):
+            return text
+        kind = value.get(key) if isinstance(value, dict) else getattr(value, key, None)
+        if not isinstance(kind, str):
+            return None
+        kind = (aliases or {}).get(transform(kind), transform(kind))
+        return kind if kind in choices else None
+
+    error = f"{what.replace(' ', '_')}_{key}"
+    TAGGED_UNIONS[error] = (key, shown or tuple(dict.fromkeys((*choices, *(aliases or ())))))
+    return Discriminator(tag, custom_error_type=error,
+                         custom_error_message=f"{what} {key}")
+
+
+# Scalars of step settings, read as azure-ai-ml's marshmallow fields read them, or a binding.
+Int = Annotated[int | str, _checked(ranges.to_int, {"anyOf": [{"type": "integer"},
+                                                              INT_TEXT_SCHEMA]})]
+Float = Annotated[int | float | str, _checked(ranges.to_number, {"type": "number"})]
+Bool = Annotated[bool | str, _checked(ranges.to_bool, {"type": "boolean"})]
 
 
 def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> Rule:

@@ -177,11 +177,17 @@ class ComponentInput(StrictModel):
                     raise fail("type",
                                f"'{key}' applies only to literal inputs (string, integer, number, "
                                f"boolean), not {self.type}")
-        if self.default is not None and literal:
+        if self.default is not None and literal and not self._boolean_choice():
             problem = literal_type_problem(self.type, self.default)
             if problem:
                 raise fail("type", f"default {problem}")
         return self
+
+    def _boolean_choice(self) -> bool:
+        """A string input with an enum of 'True'/'False' and an unquoted ``default: True``:
+        azure-ai-ml reads the default as the enum's text (a published component does this)."""
+        return (self.type == "string" and isinstance(self.default, bool)
+                and str(self.default) in [str(e) for e in self.enum or []])
 
 
 class ComponentOutput(StrictModel):

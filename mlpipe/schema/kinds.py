@@ -42,9 +42,12 @@ def file_kind(data: Any) -> str:
         return "pipeline" if job_schema.group(1) == "pipeline" else "job"
     if "component" in schema:
         return "component"
+    if (kind or "").endswith("Component"):
+        return "component"
+    kind = kind.lower() if kind else None
     if kind == "pipeline":
         return "pipeline"
-    if kind in ("parallel", "command") or (kind or "").endswith("Component"):
+    if kind in ("parallel", "command"):
         return "component"
     if kind in OTHER_JOB_TYPES:
         return "job"

@@ -20,16 +20,22 @@ from mlpipe.diagnostics import (
     errors_of,
 )
 from mlpipe.schema.command import CommandComponent
+from mlpipe.schema.data_transfer import DataTransferCopyComponent
 from mlpipe.schema.errors import translate_errors
+from mlpipe.schema.import_job import ImportComponent
 from mlpipe.schema.parallel import ParallelComponent
 from mlpipe.schema.parts import validate_parts
 from mlpipe.schema.pipeline import PipelineComponent, PipelineJob
+from mlpipe.schema.spark import SparkComponent
 from mlpipe.schema.yamlio import PositionMap, YamlDocument, describe_value, load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
-Component = ParallelComponent | CommandComponent | PipelineComponent
+Component = (ParallelComponent | CommandComponent | PipelineComponent | SparkComponent
+             | DataTransferCopyComponent | ImportComponent)
 COMPONENT_MODELS: dict[str, type[BaseModel]] = {
-    "parallel": ParallelComponent, "command": CommandComponent, "pipeline": PipelineComponent}
+    "parallel": ParallelComponent, "command": CommandComponent, "pipeline": PipelineComponent,
+    "spark": SparkComponent, "data_transfer": DataTransferCopyComponent,
+    "import": ImportComponent}
 
 
 @dataclass
@@ -110,8 +116,8 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
     if done is not None:
         return done
     extra = (checks.check_pipeline(plain, positions)
-             + checks.cloud_only_warnings(plain, positions, is_pipeline=True)
-             + checks.other_node_warnings(plain, positions))
+             + checks.binding_syntax(plain, positions)
+             + checks.cloud_only_warnings(plain, positions, is_pipeline=True))
     return _check(PipelineJob, plain, source, positions, extra)
 
 
@@ -123,27 +129,28 @@ def load_component_data(data: Mapping[str, Any], source: str,
     if done is not None:
         return done
     kind = plain.get("type")
+    kind = kind.lower() if isinstance(kind, str) else kind
     model_cls = COMPONENT_MODELS.get(kind) if isinstance(kind, str) else None
     if model_cls is None:
         return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
                       positions, source, plain)
     is_pipeline = kind == "pipeline"
     if is_pipeline:
-        extra = (checks.check_pipeline(plain, positions)
-                 + checks.other_node_warnings(plain, positions))
+        extra = checks.check_pipeline(plain, positions)
     else:
         extra = checks.check_component(plain, positions)
+    extra += checks.binding_syntax(plain, positions)
     extra += checks.cloud_only_warnings(plain, positions, is_pipeline=is_pipeline)
     return _check(model_cls, plain, source, positions, extra)
 
 
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
     if not present:
-        return Diagnostic("required key 'type' is missing: a component's type is parallel, "
-                          "command or pipeline", key_path="type", location=positions.locate(()),
-                          code="missing")
+        return Diagnostic("required key 'type' is missing: a component's type is one of "
+                          f"{', '.join(COMPONENT_MODELS)}", key_path="type",
+                          location=positions.locate(()), code="missing")
     hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
-    return Diagnostic(f"must be one of parallel, command, pipeline, got {describe_value(kind)}",
+    return Diagnostic(f"must be one of {', '.join(COMPONENT_MODELS)}, got {describe_value(kind)}",
                       key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)
 
 

@@ -7,7 +7,8 @@ from typing import Annotated, Literal
 from pydantic import Field, Tag
 
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
-from mlpipe.schema.environment import Environment, Resources
+from mlpipe.schema.compute import Identity, Resources
+from mlpipe.schema.environment import Environment
 from mlpipe.schema.fields import (
     CaseInsensitive,
     ErrorThreshold,
@@ -90,7 +91,7 @@ class ParallelSettings(StrictModel):
 class ParallelComponent(ComponentBase, ParallelSettings):
     """A parallel component file (``type: parallel``)."""
 
-    type: Literal["parallel"] = Field(description="Always 'parallel'.")
+    type: Annotated[Literal["parallel"], CaseInsensitive] = Field(description="Always 'parallel'.")
     environment_variables: dict[str, Text] | None = Field(
         None, description="Not applied: azure-ai-ml drops a component's environment_variables "
         "(set them on the step).")
@@ -99,7 +100,10 @@ class ParallelComponent(ComponentBase, ParallelSettings):
 class ParallelNode(NodeBase, ParallelSettings):
     """A ``type: parallel`` step of a pipeline: inline, or a ``component:`` plus overrides."""
 
-    type: Literal["parallel"]
+    type: Annotated[Literal["parallel"], CaseInsensitive]
+    identity: Identity | None = None
+    environment_variables: dict[str, Text] | None = Field(
+        None, description="Environment variables of the step's processes.")
     component: (Annotated[Annotated[Text, Tag("reference")] | Annotated[ParallelComponent,
                                                                         Tag("inline")],
                           component_kind(ParallelComponent)] | None) = Field(None,

@@ -2,22 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Discriminator, Field, GetJsonSchemaHandler, Tag
+from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag
 
+from mlpipe.schema.automl import AutoMLNode
 from mlpipe.schema.command import CommandNode
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
-from mlpipe.schema.environment import Identity
-from mlpipe.schema.fields import Flag, Identifier, JobName, Scalar, StrictModel, Text
+from mlpipe.schema.compute import Identity, JobService
+from mlpipe.schema.data_transfer import DataTransferNode
+from mlpipe.schema.fields import (
+    CaseInsensitive,
+    Flag,
+    Identifier,
+    JobName,
+    Scalar,
+    StrictModel,
+    Text,
+)
+from mlpipe.schema.import_job import ImportNode
 from mlpipe.schema.inputs_outputs import JobInput, JobOutput
 from mlpipe.schema.parallel import ParallelNode
+from mlpipe.schema.spark import SparkNode
+from mlpipe.schema.sweep import SweepNode
 
-# Step types Azure ML knows that mlpipe accepts in a pipeline but does not check further.
-OtherNodeType = Literal["sweep", "spark", "data_transfer", "import", "automl",
-                        "classification", "regression", "forecasting", "flow"]
-OTHER_NODE_TYPES: tuple[str, ...] = get_args(OtherNodeType)
-NODE_TYPES = ("parallel", "command", "pipeline") + OTHER_NODE_TYPES
+# Step types of a pipeline, as azure-ai-ml's ``PipelineJobsField`` knows them (compared
+# lower-cased, as it does).
+NODE_TYPES = ("parallel", "command", "pipeline", "sweep", "spark", "automl", "data_transfer",
+              "import")
+# Types mlpipe checks but cannot run here (spark runs where pyspark is installed).
+CLOUD_NODE_TYPES = ("spark", "automl", "data_transfer", "import")
 
 
 class PipelineSettings(StrictModel):
@@ -36,24 +50,11 @@ class PipelineSettings(StrictModel):
     timeout: Annotated[int | None, Field(ge=1)] = None
 
 
-class OtherNode(StrictModel):
-    """A step of another Azure ML type (sweep, spark, pipeline, ...): accepted, not checked."""
-
-    model_config = ConfigDict(extra="allow")
-
-    type: OtherNodeType
-
-
-def _node_tag(value: Any) -> str | None:
-    if isinstance(value, (ParallelNode, CommandNode, PipelineNode, OtherNode)):
-        return "other" if isinstance(value, OtherNode) else value.type
-    if isinstance(value, dict):
-        kind = value.get("type")
-        if kind in ("parallel", "command", "pipeline"):
-            return kind
-        if kind in OTHER_NODE_TYPES:
-            return "other"
-    return None
+def node_type(value: Any) -> str | None:
+    """The (lower-cased) ``type`` of a step mapping or model, when it is a step type."""
+    kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    kind = kind.lower() if isinstance(kind, str) else None
+    return kind if kind in NODE_TYPES else None
 
 
 class _ChosenByType:
@@ -61,13 +62,10 @@ class _ChosenByType:
     JSON validator checks a step against its own type's schema and reports a wrong value
     at its key (an ``anyOf`` reported every key as unexpected by the other members)."""
 
-    TYPES: tuple[tuple[str, ...], ...] = (("parallel",), ("command",), ("pipeline",),
-                                          OTHER_NODE_TYPES)
-
     def __get_pydantic_json_schema__(self, core: Any, handler: GetJsonSchemaHandler) -> Any:
-        members = handler(core)["oneOf"]  # one $ref per Tag, in the union's order
-        choices = [{"if": {"properties": {"type": {"enum": list(types)}}, "required": ["type"]},
-                    "then": member} for types, member in zip(self.TYPES, members, strict=True)]
+        members = handler(core)["oneOf"]  # one schema per Tag, in the union's order
+        choices = [{"if": {"properties": {"type": {"enum": [kind]}}, "required": ["type"]},
+                    "then": member} for kind, member in zip(NODE_TYPES, members, strict=True)]
         return {"type": "object", "required": ["type"],
                 "properties": {"type": {"enum": list(NODE_TYPES),
                                         "description": "The step's type."}},
@@ -78,8 +76,12 @@ Node = Annotated[
     Annotated[ParallelNode, Tag("parallel")]
     | Annotated[CommandNode, Tag("command")]
     | Annotated["PipelineNode", Tag("pipeline")]
-    | Annotated[OtherNode, Tag("other")],
-    Discriminator(_node_tag, custom_error_type="node_type",
+    | Annotated[SweepNode, Tag("sweep")]
+    | Annotated[SparkNode, Tag("spark")]
+    | Annotated[AutoMLNode, Tag("automl")]
+    | Annotated[DataTransferNode, Tag("data_transfer")]
+    | Annotated[ImportNode, Tag("import")],
+    Discriminator(node_type, custom_error_type="node_type",
                   custom_error_message="a step needs a 'type'"),
     _ChosenByType(),
 ]
@@ -91,7 +93,8 @@ class PipelineComponent(ComponentBase):
     declared inputs and outputs, and steps that bind them as ``${{parent.inputs.x}}`` /
     ``${{parent.outputs.y}}``."""
 
-    type: Literal["pipeline"] = Field(description="Always 'pipeline'.")
+    type: Annotated[Literal["pipeline"], CaseInsensitive] = Field(
+        description="Always 'pipeline'.")
     jobs: Annotated[dict[Identifier, Node],
                     Field(min_length=1, description="The steps, by name; at least one.")]
 
@@ -99,7 +102,7 @@ class PipelineComponent(ComponentBase):
 class PipelineNode(NodeBase):
     """A ``type: pipeline`` step: a pipeline component (file or inline) run as a sub-graph."""
 
-    type: Literal["pipeline"]
+    type: Annotated[Literal["pipeline"], CaseInsensitive]
     component: Annotated[Annotated[Text, Tag("reference")]
                          | Annotated[PipelineComponent, Tag("inline")],
                          component_kind(PipelineComponent)] = Field(
@@ -111,7 +114,7 @@ class PipelineJob(StrictModel):
     """A pipeline job file (``type: pipeline``)."""
 
     schema_: Text | None = Field(None, alias="$schema", description="JSON Schema URL (ignored).")
-    type: Literal["pipeline"] = Field(description="Always 'pipeline'.")
+    type: Annotated[Literal["pipeline"], CaseInsensitive] = Field(description="Always 'pipeline'.")
     name: JobName | None = Field(
         None, description="Job name: ^[a-zA-Z0-9][a-zA-Z0-9_-]{0,254}$ (also the run folder name)."
     )
@@ -122,6 +125,7 @@ class PipelineJob(StrictModel):
     properties: dict[str, Any] | None = None
     compute: Text | None = Field(None, description="Default compute (ignored locally).")
     identity: Identity | None = None
+    services: dict[str, JobService] | None = None
     settings: PipelineSettings | None = None
     inputs: dict[Identifier, JobInput] | None = Field(
         None, description="Pipeline inputs, bound in steps as ${{parent.inputs.<name>}}."

@@ -96,6 +96,39 @@ def to_int(value: Any) -> int:
     raise SettingError(f"must be an integer, got {describe_value(value)}", code="type")
 
 
+def to_number(value: Any) -> int | float:
+    """5, 2.5 and "2.5" -> the number (marshmallow's ``Float``); true and "abc" are a
+    :class:`SettingError`."""
+    if isinstance(value, bool):
+        raise SettingError(f"must be a number, got {describe_value(value)}", code="type")
+    if isinstance(value, (int, float)):
+        return value
+    if isinstance(value, str):
+        try:
+            number = float(value)
+        except ValueError:
+            pass
+        else:
+            if number == number and number not in (float("inf"), float("-inf")):
+                return number
+    raise SettingError(f"must be a number, got {describe_value(value)}", code="type")
+
+
+TRUTHY = frozenset({"t", "true", "y", "yes", "on", "1"})
+FALSY = frozenset({"f", "false", "n", "no", "off", "0"})
+
+
+def to_bool(value: Any) -> bool:
+    """true/false, and the words and 0/1 marshmallow's ``Boolean`` reads ("True", "yes", 1)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.lower() in TRUTHY | FALSY:
+        return value.lower() in TRUTHY
+    raise SettingError(f"must be true or false, got {describe_value(value)}", code="type")
+
+
 def check_int_setting(name: str, value: Any) -> int:
     """Check the integer setting ``name`` (a key of :data:`INT_SETTINGS`)."""
     return INT_SETTINGS[name].check(value)

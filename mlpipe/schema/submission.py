@@ -9,15 +9,19 @@ component input/output ``type`` and ``mode`` are compared case-sensitively, a pa
 ``settings.default_datastore``, tag values
 are strings, and job inputs take values (``default`` is component syntax).
 
-``mlpipe job validate`` reports every rule as an error. A local run (``mlpipe job
-create``) needs only some of them: the service-only rules (:data:`SERVICE_ONLY`) become
-one warning each there (:func:`for_local_run`).
+``mlpipe job validate`` reports every rule as an error. :data:`RULES` is the one place that
+says, for each rule (by its diagnostic code), when it applies: whether a local run (``mlpipe
+job create``) needs it too or only the service does (then it is one warning there,
+:func:`for_local_run`), and whether it applies to a component a job only references
+(registered anonymously at submission, so its name is not checked) or only to one submitted
+on its own (``az ml component create``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
@@ -33,20 +37,47 @@ MODES = ("ro_mount", "rw_mount", "download", "upload", "direct", "eval_mount", "
 EVAL_MODES = ("eval_mount", "eval_download")
 REJECTS = "Azure ML rejects this at submission"
 
+
+
+@dataclass(frozen=True)
+class When:
+    """When a rule applies: ``local_run`` (an error for ``mlpipe job create`` too, else one
+    warning there) and ``referenced`` (to components a job only references, too)."""
+
+    local_run: bool
+    referenced: bool = True
+
+
+RULES: dict[str, When] = {
+    "azure-compute": When(local_run=False),  # every step needs a compute in the cloud
+    "azure-environment": When(local_run=False),  # a local run uses its own Python
+    "azure-task-type": When(local_run=False),
+    "azure-tags": When(local_run=False),
+    "azure-reference": When(local_run=False),  # default_compute/default_datastore spelling
+    "azure-step-name": When(local_run=False),
+    "azure-component-name": When(local_run=False, referenced=False),  # anonymous when referenced
+    "azure-input-default": When(local_run=True),
+    "azure-input-value": When(local_run=True),
+    "azure-type-case": When(local_run=True),
+    "azure-eval-mode": When(local_run=True),
+    "azure-sweep": When(local_run=True),
+}
 # Rules that only the service needs: a local run warns about them (once per rule).
-SERVICE_ONLY = frozenset({"azure-compute", "azure-environment", "azure-name", "azure-task-type",
-                          "azure-tags", "azure-reference"})
+SERVICE_ONLY = frozenset(code for code, when in RULES.items() if not when.local_run)
 
 
 class _Rules:
     """Collects the problems of one document (a pipeline job or a component)."""
 
-    def __init__(self, positions: PositionMap):
+    def __init__(self, positions: PositionMap, referenced: bool = False):
         self.positions = positions
+        self.referenced = referenced  # a component a job references (not submitted on its own)
         self.out: list[Diagnostic] = []
 
     def reject(self, path: KeyPath, code: str, problem: str, fix: str,
                at_parent: bool = False) -> None:
+        if self.referenced and not RULES[code].referenced:
+            return
         where = path[:-1] if at_parent else path
         self.out.append(Diagnostic(f"{problem}: {REJECTS}", key_path=format_key_path(path),
                                    location=self.positions.locate(where), code=code, hint=fix))
@@ -72,26 +103,60 @@ class _Rules:
         for name, value in inputs.items() if isinstance(inputs, dict) else []:
             if isinstance(value, dict):
                 self.eval_mode(value, ("inputs", name))
-            if isinstance(value, dict) and "default" in value:
-                self.reject(("inputs", name, "default"), "azure-input-default",
-                            "a pipeline job input takes a value; 'default' is component syntax",
-                            _value_fix(name, value))
-        if isinstance(data.get("jobs"), dict) and data["jobs"] and not _has_compute(data):
-            self.reject(("jobs",), "azure-compute",
-                        "no compute: no step sets 'compute' and there is no "
-                        "settings.default_compute",
-                        "set settings.default_compute: azureml:<cluster> (or 'serverless')")
+                self.pipeline_input(name, value)
+        if not (data.get("compute") or settings.get("default_compute")):
+            self.computes(data, ())
         self.jobs(data, ())
+
+    def pipeline_input(self, name: Any, value: dict[str, Any]) -> None:
+        """A pipeline job input is a value, ``{value: ...}`` or data: azure-ai-ml rejects a
+        literal written as a typed mapping (``{type: integer, ...}``)."""
+        kind = value.get("type")
+        if not (isinstance(kind, str) and kind.lower() in PARAM_TYPES) or "path" in value:
+            return
+        if "default" in value:
+            self.reject(("inputs", name, "default"), "azure-input-default",
+                        "a pipeline job input takes a value; 'default' is component syntax",
+                        _value_fix(name, value))
+        elif value.get("value") is None:
+            self.reject(("inputs", name), "azure-input-value",
+                        f"pipeline input '{name}' is declared {kind} but has no value",
+                        f"give it a value: '{name}: <{kind}>'")
+        else:
+            self.reject(("inputs", name, "type"), "azure-input-value",
+                        "a pipeline job input takes a value; a typed literal mapping is "
+                        "component syntax", f"write '{name}: {value['value']}'")
+
+    def computes(self, data: dict[str, Any], prefix: KeyPath) -> None:
+        """With no pipeline compute, every step needs its own (as azure-ai-ml checks): not a
+        Spark step with ``resources`` (serverless), and a pipeline component's steps each."""
+        jobs = data.get("jobs")
+        for name, node in jobs.items() if isinstance(jobs, dict) else []:
+            if not isinstance(node, dict):
+                continue
+            kind = str(node.get("type", "")).lower()
+            component = node.get("component")
+            if kind == "pipeline":
+                if isinstance(component, dict):
+                    self.computes(component, prefix + ("jobs", name, "component"))
+                continue
+            if node.get("compute") or (kind == "spark" and node.get("resources")):
+                continue
+            self.reject(prefix + ("jobs", name, "compute"), "azure-compute",
+                        f"step '{name}' has no compute and there is no "
+                        "settings.default_compute",
+                        "set settings.default_compute: azureml:<cluster> (or 'serverless'), "
+                        "or a compute on the step", at_parent=True)
 
     def component(self, data: dict[str, Any], path: KeyPath, standalone: bool) -> None:
         name = data.get("name")
         if name is None and standalone:
-            self.reject(path + ("name",), "azure-name",
+            self.reject(path + ("name",), "azure-component-name",
                         "a component needs a 'name'", "add name: <lower_case_name>",
                         at_parent=True)
         elif isinstance(name, str) and not COMPONENT_NAME.match(name):
             fixed = re.sub(r"[^a-z0-9_]", "_", name.lower()).lstrip("_0123456789") or "component"
-            self.reject(path + ("name",), "azure-name",
+            self.reject(path + ("name",), "azure-component-name",
                         f"component name '{name}' must match {COMPONENT_NAME.pattern} (lower-case "
                         "letters, digits and '_', starting with a letter)", f"write '{fixed}'")
         self.tags(data, path)
@@ -100,7 +165,7 @@ class _Rules:
             for port, decl in decls.items() if isinstance(decls, dict) else []:
                 if isinstance(decl, dict):
                     self.declaration(decl, path + (key, port), key == "inputs")
-        kind = data.get("type")
+        kind = str(data.get("type", "")).lower()
         if kind == "parallel":
             self.parallel(data, path)
         elif kind == "command":
@@ -147,7 +212,7 @@ class _Rules:
         for name, node in jobs.items() if isinstance(jobs, dict) else []:
             here = path + ("jobs", name)
             if isinstance(name, str) and not NODE_NAME.match(name):
-                self.reject(here, "azure-name",
+                self.reject(here, "azure-step-name",
                             f"step name '{name}' must match {NODE_NAME.pattern} (lower-case "
                             "letters, digits and '_')", f"rename it '{name.lower()}'")
             if isinstance(node, dict):
@@ -169,9 +234,9 @@ class _Rules:
                                decl.get("type") if isinstance(decl, dict) else None)
         if isinstance(component, dict):
             self.component(component, path + ("component",), standalone=False)
-        elif component is None and node.get("type") == "parallel":
+        elif component is None and str(node.get("type", "")).lower() == "parallel":
             self.parallel(node, path)
-        elif component is None and node.get("type") == "command":
+        elif component is None and str(node.get("type", "")).lower() == "command":
             self.command(node, path)
 
     def parallel(self, obj: dict[str, Any], path: KeyPath) -> None:
@@ -204,21 +269,6 @@ def _value_fix(name: Any, value: dict[str, Any]) -> str:
     return f"write '{name}: {{type: {kind or 'uri_folder'}, path: {default}}}'"
 
 
-def _has_compute(data: dict[str, Any]) -> bool:
-    """A pipeline-level compute, or a ``compute`` on any step (inline components too)."""
-    settings = data.get("settings")
-    if isinstance(settings, dict) and settings.get("default_compute"):
-        return True
-    if data.get("compute"):
-        return True
-    jobs = data.get("jobs")
-    for node in jobs.values() if isinstance(jobs, dict) else []:
-        if isinstance(node, dict) and (node.get("compute") or (
-                isinstance(node.get("component"), dict) and _has_compute(node["component"]))):
-            return True
-    return False
-
-
 def pipeline_rules(data: Any, positions: PositionMap) -> list[Diagnostic]:
     """Everything Azure ML rejects in a pipeline job (inline components included)."""
     rules = _Rules(positions)
@@ -229,8 +279,10 @@ def pipeline_rules(data: Any, positions: PositionMap) -> list[Diagnostic]:
 
 def component_rules(data: Any, positions: PositionMap, *, standalone: bool) -> list[Diagnostic]:
     """Everything Azure ML rejects in a component; ``standalone`` when it is submitted on its
-    own (``az ml component create``), where a ``name`` is required."""
-    rules = _Rules(positions)
+    own (``az ml component create``), where its ``name`` is checked; a component a job only
+    references is registered anonymously, and only the rules that apply to it
+    (:data:`RULES`) are."""
+    rules = _Rules(positions, referenced=not standalone)
     if isinstance(data, dict):
         rules.component(data, (), standalone)
     return rules.out
@@ -262,4 +314,5 @@ def for_local_run(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return result
 
 
-__all__ = ["REJECTS", "SERVICE_ONLY", "component_rules", "for_local_run", "pipeline_rules"]
+__all__ = ["REJECTS", "RULES", "SERVICE_ONLY", "When", "component_rules", "for_local_run",
+           "pipeline_rules"]

@@ -58,6 +58,7 @@ class PositionMap:
     file: str | None = None
     keys: dict[KeyPath, Location] = field(default_factory=dict)
     values: dict[KeyPath, Location] = field(default_factory=dict)
+    lines: tuple[str, ...] = field(default=(), repr=False, compare=False)  # the source text
 
     def locate(self, path: KeyPath) -> Location:
         """The key's position for a mapping entry, the item's for a list item;
@@ -76,6 +77,25 @@ class PositionMap:
         loc = self.values.get(tuple(path))
         return loc if loc is not None else self.locate(path)
 
+    def locate_in_value(self, path: KeyPath, value: str, offset: int) -> Location:
+        """Where character ``offset`` of the string ``value`` at ``path`` was written: found in
+        the source text from the value's start (quoted and block scalars too), else the
+        value's own position."""
+        loc = self.locate_value(path)
+        # the word holding ``offset`` (a folded scalar joins its lines with spaces)
+        first = max(value.rfind(" ", 0, offset), value.rfind("\n", 0, offset)) + 1
+        last = min((i for i in (value.find(" ", offset), value.find("\n", offset)) if i != -1),
+                   default=len(value))
+        fragment = value[first:last]
+        if not self.lines or loc.line is None or not fragment:
+            return loc
+        for index in range(loc.line - 1, len(self.lines)):
+            start = (loc.column or 1) - 1 if index == loc.line - 1 else 0
+            column = self.lines[index].find(fragment, start)
+            if column != -1:
+                return Location(loc.file, index + 1, column + 1 + offset - first)
+        return loc
+
     def has(self, path: KeyPath) -> bool:
         path = tuple(path)
         return path in self.keys or path in self.values
@@ -87,6 +107,7 @@ class PositionMap:
             self.file,
             {prefix + p: loc for p, loc in self.keys.items()},
             {prefix + p: loc for p, loc in self.values.items()},
+            self.lines,
         )
 
     def merge(self, other: PositionMap) -> None:
@@ -136,7 +157,7 @@ def load_yaml_file(path: str | Path) -> YamlDocument:
 
 def load_yaml_text(text: str, source: str) -> YamlDocument:
     """Parse YAML ``text`` that came from ``source`` (used in messages)."""
-    positions = PositionMap(source)
+    positions = PositionMap(source, lines=tuple(text.splitlines()))
     try:
         check_yaml_text(text)
     except InputLimitError as exc:

@@ -59,13 +59,16 @@ def _source(job: PipelineJob | str | os.PathLike[str]) -> Any:
 
 def compile_job(job: PipelineJob | str | os.PathLike[str], *,
                 runs_dir: str | Path | None = None, job_name: str | None = None,
-                overrides: Any = (), check_paths: bool = True) -> ExecutionPlan:
-    """Validate ``job`` and compile it; a :class:`mlpipe.ValidationError` lists every problem."""
+                overrides: Any = (), check_paths: bool = True,
+                allow_external_outputs: bool = False) -> ExecutionPlan:
+    """Validate ``job`` and compile it; a :class:`mlpipe.ValidationError` lists every problem.
+    ``allow_external_outputs`` lets declared output paths lie outside the runs folder."""
     from mlpipe.compiler import compile_pipeline
 
     _check_job(job, "compile")
     return compile_pipeline(_source(job), runs_dir=runs_dir, job_name=job_name,
-                            overrides=tuple(overrides), check_paths=check_paths)
+                            overrides=tuple(overrides), check_paths=check_paths,
+                            allow_external_outputs=allow_external_outputs)
 
 
 @dataclass
@@ -99,7 +102,8 @@ def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | Non
     """Run a job (or a pipeline YAML path) locally with the same runtime as ``mlpipe job create``.
 
     This is :func:`mlpipe.jobs.front_door.submit`, the front door ``mlpipe job create`` uses too;
-    ``runner_options`` go to it (``backend``, ``max_workers``, ``progress``, ``cancel``).
+    ``runner_options`` go to it (``backend``, ``max_workers``, ``progress``, ``cancel``,
+    ``allow_external_outputs``).
     Raises :class:`mlpipe.ValidationError` before anything
     runs when the job is invalid.
     """

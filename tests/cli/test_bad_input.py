@@ -308,7 +308,7 @@ def test_show_and_list_while_a_job_runs(tmp_path: Path) -> None:
         assert json.loads(listed.stdout)[0]["status"] == "Running"
         again = run_cli("job", "create", "--file", str(write(tmp_path / "p.yml", "type: pipeline\n")),
                         "--runs-dir", str(runs), "--name", "busy")
-        assert again.returncode == 1 and "job 'busy' is running" in again.stderr
+        assert again.returncode == 1 and "job busy is being run by process" in again.stderr
     finally:
         assert run_cli("job", "cancel", "busy", "--runs-dir", str(runs)).returncode == 0
         job.wait(timeout=30)

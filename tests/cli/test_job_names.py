@@ -1,5 +1,6 @@
 """Generated job names: the YAML's display_name or experiment_name, else the folder of a
-generically named file, else the file's stem; Azure's name pattern; unique."""
+generically named file, else the file's stem; Azure's name pattern; unique. Every verb and
+the SDK check a given name through the one rule (mlpipe.runs.check_job_name)."""
 
 from __future__ import annotations
 
@@ -72,3 +73,27 @@ def test_set_display_name_names_the_job(tmp_path: Path) -> None:
                    "--no-progress", "--set", "display_name=Nightly Run")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0].startswith("job: nightly_run_")
+
+
+VERBS = [["job", "show"], ["job", "stream"], ["job", "cancel"], ["job", "rerun"],
+         ["job", "report"], ["job", "debug", "--step", "s", "--mini-batch", "m"],
+         ["job", "download"], ["job", "advise"]]
+
+
+@pytest.mark.parametrize("verb", VERBS, ids=lambda verb: verb[1])
+@pytest.mark.parametrize("name", ["j1/../j1", "x" * 300, "datastores"])
+def test_every_verb_checks_the_name_through_the_one_rule(tmp_path: Path, verb: list[str],
+                                                         name: str) -> None:
+    runs = tmp_path / "runs"
+    proc = run_cli(*verb, "-n", name, "--runs-dir", str(runs))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc
+    assert proc.stderr.count("\n") == 1 and re.match(r"mlpipe( job \w+)?: error: ", proc.stderr)
+    assert not runs.exists() or not any(runs.iterdir())
+
+
+def test_the_sdk_checks_the_name_too(tmp_path: Path) -> None:
+    from mlpipe.jobs import JobStore
+    from mlpipe.jobs.store import JobNameError
+
+    with pytest.raises(JobNameError, match="invalid job name"):
+        JobStore(tmp_path).load("../../etc")

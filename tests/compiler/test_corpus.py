@@ -78,7 +78,10 @@ def test_output_files_and_bindings(corpus: Path, tmp_path: Path) -> None:
     p02 = compile_pipeline(corpus / "azureml-examples/cli/jobs/parallel/2a_iris_batch_prediction/pipeline.yml",
                            runs_dir=tmp_path, job_name="iris")
     out = p02.steps[0].outputs["job_output_file"]
-    assert out.path == str(tmp_path.resolve() / "datastores" / "workspaceblobstore" / "iris" / "aggregated_returns.csv")
+    # ${{name}} in a step's output path is the step's job name (Azure: "for pipelines, it's the
+    # step job name, not the pipeline job name")
+    assert out.path == str(tmp_path.resolve() / "datastores" / "workspaceblobstore" / f"iris_{p02.steps[0].name}"
+                           / "aggregated_returns.csv")
     p05 = compile_pipeline(corpus / "azureml-examples/cli/jobs/pipelines/mnist-batch-identification-using-"
                            "parallel/pipeline.yml", runs_dir=tmp_path)
     view = p05.step("view_prediction_result")

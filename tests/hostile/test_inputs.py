@@ -454,7 +454,8 @@ def test_mltable_input_and_component_outside_the_work_tree_are_warnings(repo: Pa
 
 @pytest.mark.parametrize("declared", ["../elsewhere/scores.csv", "ABS/scores.csv",
                                       "azureml://datastores/ds/paths/../../../../escaped.csv"])
-def test_output_path_outside_the_runs_folder_is_announced(tmp_path: Path, declared: str) -> None:
+def test_output_path_outside_the_runs_folder_needs_the_jobs_consent(tmp_path: Path,
+                                                                    declared: str) -> None:
     project = tmp_path / "proj"
     shutil.copytree(REPO / "samples" / "tabular-scoring", project)
     declared = declared.replace("ABS", str(tmp_path / "abs"))
@@ -462,17 +463,27 @@ def test_output_path_outside_the_runs_folder_is_announced(tmp_path: Path, declar
         "  scores:\n    type: uri_file\n", f"  scores:\n    type: uri_file\n    path: {declared}\n")
     (project / "out.yml").write_text(text)
     runs = tmp_path / "runs"
-    proc = cli_run("job", "validate", "out.yml", cwd=project)
-    assert proc.returncode == 0
+    refused = cli_run("job", "validate", "out.yml", cwd=project)
+    assert refused.returncode == 1
+    assert "out.yml:21:5: outputs.scores.path: output 'scored' is written outside " \
+           "the runs folder" in refused.stdout and "--allow-external-outputs" in refused.stdout
+    allowed = cli_run("job", "validate", "out.yml", "--allow-external-outputs", cwd=project)
+    assert allowed.returncode == 0
     assert "out.yml:21:5: warning: outputs.scores.path: output 'scored' is written outside " \
-           "the runs folder" in proc.stdout
+           "the runs folder" in allowed.stdout
     if declared.startswith("azureml:") or declared.startswith("/"):
         return  # one real run is enough to see the console line
-    proc = subprocess.run([sys.executable, "-m", "mlpipe", "job", "create", "-f", "out.yml",
-                           "--no-progress", "--runs-dir", str(runs)], cwd=project,
-                          capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    create = [sys.executable, "-m", "mlpipe", "job", "create", "-f", "out.yml", "--no-progress",
+              "--runs-dir", str(runs)]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(create, cwd=project, capture_output=True, text=True, timeout=300,
+                          env=env)
+    assert proc.returncode == 1 and "nothing was run" in proc.stderr
+    assert not (tmp_path / "elsewhere").exists()
+    proc = subprocess.run([*create, "--allow-external-outputs"], cwd=project,
+                          capture_output=True, text=True, timeout=300, env=env)
     assert f"output 'scored' is written outside the runs folder {runs}" in proc.stderr
+    assert (tmp_path / "elsewhere" / "scores.csv").is_file()
 
 
 def test_output_path_inside_the_runs_folder_is_not_announced(tmp_path: Path) -> None:

@@ -85,17 +85,21 @@ def write(path: Path, text: str) -> Path:
 
 
 def flaky_pipeline(folder: Path) -> Path:
-    """Six files, one per mini-batch; the entry script fails on bad.txt until a gate file exists."""
+    """Six files, one per mini-batch; the entry script fails on bad.txt until a gate file
+    exists, and while ``<folder>/hold`` does not exist (once it did), run() waits for it."""
     for name in ("a", "b", "bad", "c", "d", "e"):
         write(folder / "data" / f"{name}.txt", f"{name}\n")
     write(folder / "src" / "score.py", """\
-        import os
+        import os, time
         LOG = os.environ["SEEN_LOG"]
 
         def init():
             pass
 
         def run(mini_batch):
+            while os.path.exists(os.environ["HOLD"] + ".on") and \\
+                    not os.path.exists(os.environ["HOLD"]):
+                time.sleep(0.01)
             out = []
             for path in mini_batch:
                 name = os.path.basename(path)
@@ -130,6 +134,7 @@ def flaky_pipeline(folder: Path) -> Path:
             environment_variables:
               SEEN_LOG: {folder / "seen.log"}
               GATE: {folder / "gate"}
+              HOLD: {folder / "hold"}
             task:
               type: run_function
               code: ./src
@@ -180,3 +185,35 @@ def wait_for(predicate, timeout: float = 30.0) -> None:
     while not predicate():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.05)
+
+
+TOGETHER = """
+import os, sys, time
+sys.path[:0] = {paths!r}
+import mlpipe.cli, mlpipe.cli.jobs, mlpipe.compiler, mlpipe.jobs.front_door, mlpipe.jobs.rerun
+import mlpipe.runtime, mlpipe.data  # the slow imports happen before the start line
+open({ready!r}, "w").close()
+while not os.path.exists({go!r}):
+    time.sleep(0.001)
+raise SystemExit(mlpipe.cli.main({argv!r}))
+"""
+
+
+def start_together(folder: Path, *argvs: list[str]) -> list[subprocess.Popen[str]]:
+    """``mlpipe ARGV`` for each of ``argvs`` in its own process, released at the same instant
+    once every one of them has imported mlpipe (so their first steps overlap)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    go = folder / "go"
+    go.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    started, ready = [], []
+    for number, argv in enumerate(argvs):
+        ready.append(folder / f"ready-{number}")
+        ready[-1].unlink(missing_ok=True)
+        code = TOGETHER.format(paths=[str(REPO)], ready=str(ready[-1]), go=str(go), argv=argv)
+        started.append(subprocess.Popen([sys.executable, "-c", code], env=env, cwd=folder,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True))
+    wait_for(lambda: all(path.exists() for path in ready), timeout=120)
+    go.touch()
+    return started

@@ -17,8 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def tree_digest(folder: Path) -> dict[str, str]:
+    """Every file's digest, but the job's lock (its note names whoever held it last)."""
     return {str(path.relative_to(folder)): hashlib.sha256(path.read_bytes()).hexdigest()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
+            for path in sorted(folder.rglob("*")) if path.is_file() and path.name != "job.lock"}
 
 
 def ran_job(tmp_path: Path) -> tuple[Path, dict[str, str]]:

@@ -224,3 +224,27 @@ def test_unknown_backend_is_refused_before_anything_runs(tmp_path: Path) -> None
     with pytest.raises(ValueError, match="unknown backend 'nope'"):
         run_plan(plan, backend="nope")
     assert not marker.exists() and not Path(plan.run_dir).exists()
+
+
+def test_a_daemon_a_command_step_starts_ends_with_the_step(tmp_path: Path) -> None:
+    pid_file = tmp_path / "daemon.pid"
+    daemon = (f"setsid sh -c 'echo $$ > {pid_file}; exec sleep 300' "
+              "> /dev/null 2>&1 < /dev/null &")
+    run_dir = tmp_path / "runs" / "job1"
+    plan = plan_of(tmp_path, command(run_dir, "a", f"{daemon} while [ ! -s {pid_file} ]; do "
+                                                    "sleep 0.05; done"))
+    assert run_plan(plan).status == "completed"
+    pid = int(pid_file.read_text())
+
+    def running() -> bool:
+        try:
+            return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    deadline = time.monotonic() + 10
+    while running():
+        assert time.monotonic() < deadline, f"daemon {pid} still runs"
+        time.sleep(0.05)
+    log = (run_dir / "a" / "logs" / "user" / "std_log.txt").read_text()
+    assert f"mlpipe: ended process {pid} (sleep 300), started by the step's command" in log

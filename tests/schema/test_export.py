@@ -28,21 +28,23 @@ def test_schema_is_a_valid_draft_2020_12_schema_with_help(name: str) -> None:
     assert '"description"' in text and '"oneOf"' not in text
 
 
-def test_cli_export_writes_the_four_files(tmp_path: Path) -> None:
+def test_cli_export_writes_a_file_per_document_kind(tmp_path: Path) -> None:
     result = run_cli("schema", "export", "--out", str(tmp_path / "out"))
     assert result.returncode == 0, result.stderr
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
-    assert written == ["command_component.schema.json", "parallel_component.schema.json",
-                       "pipeline_component.schema.json", "pipeline_job.schema.json"]
+    assert written == ["command_component.schema.json", "data_transfer_component.schema.json",
+                       "import_component.schema.json", "parallel_component.schema.json",
+                       "pipeline_component.schema.json", "pipeline_job.schema.json",
+                       "spark_component.schema.json"]
     for name in written:
         assert (tmp_path / "out" / name).read_text() == (REPO / "schemas" / name).read_text()
-    assert result.stdout.count("wrote ") == 4
+    assert result.stdout.count("wrote ") == 7
 
 
 def test_cli_check_reports_stale_files(tmp_path: Path) -> None:
     assert run_cli("schema", "export", "--check", "--out", str(REPO / "schemas")).returncode == 0
     result = run_cli("schema", "export", "--check", "--out", str(tmp_path))
-    assert result.returncode == 1 and result.stderr.count("missing or stale") == 4
+    assert result.returncode == 1 and result.stderr.count("missing or stale") == 7
     assert list(tmp_path.iterdir()) == []
 
 

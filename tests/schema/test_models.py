@@ -15,7 +15,6 @@ from mlpipe.schema import (
     DataInput,
     LiteralInput,
     LiteralValueInput,
-    OtherNode,
     ParallelComponent,
     ParallelNode,
     is_binding,
@@ -25,6 +24,7 @@ from mlpipe.schema import (
     load_pipeline_data,
 )
 from mlpipe.schema.references import classify_reference
+from mlpipe.schema.sweep import SweepNode
 
 
 def write(tmp_path: Path, text: str, name: str = "doc.yml") -> Path:
@@ -130,13 +130,15 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
           sweep_step:
             type: sweep
             trial: ./trial.yml
+            objective: {goal: maximize, primary_metric: acc}
+            limits: {max_total_trials: 4}
         """)
     loaded = load_pipeline(path)
     assert loaded.errors == [], [d.format() for d in loaded.errors]
     job = loaded.model
     assert isinstance(job.jobs["score"], ParallelNode)
     assert isinstance(job.jobs["prep"], CommandNode)
-    assert isinstance(job.jobs["sweep_step"], OtherNode)
+    assert isinstance(job.jobs["sweep_step"], SweepNode)
     assert isinstance(job.inputs["v"], LiteralValueInput)
     assert isinstance(job.inputs["lit"], LiteralInput)
     assert isinstance(job.inputs["table"], DataInput) and job.inputs["table"].mode == "direct"
@@ -144,8 +146,7 @@ def test_every_documented_key_is_accepted(tmp_path: Path) -> None:
     assert job.jobs["score"].outputs["extra"] is None
     assert job.jobs["score"].resources.instance_count == "${{parent.inputs.i}}"
     assert job.jobs["from_file"].component == "file:./score.yml"
-    assert [w.code for w in loaded.warnings] == ["unsupported-step"]
-    assert loaded.warnings[0].key_path == "jobs.sweep_step.type"
+    assert loaded.warnings == []
 
 
 def test_unknown_keys_get_did_you_mean_with_line(tmp_path: Path) -> None:
@@ -222,12 +223,10 @@ def test_step_types(tmp_path: Path) -> None:
         """))
     errors = load_pipeline(path).errors
     assert [(e.key_path, e.message, e.hint) for e in errors] == [
-        ("jobs.a.type", "unknown step type 'paralel': must be one of parallel, command (or another "
-                        "Azure ML step type)", "did you mean 'parallel'?"),
-        ("jobs.b.type", "required key 'type' is missing: a step's type is one of parallel, command "
-                        "(or another Azure ML step type)", None),
-        ("jobs.c.type", "unknown step type integer 5: must be one of parallel, command (or another "
-                        "Azure ML step type)", None),
+        ("jobs.a.type", "unknown step type 'paralel': must be one of parallel, command, pipeline, sweep, spark, automl, data_transfer, import",
+         "did you mean 'parallel'?"),
+        ("jobs.b.type", "required key 'type' is missing: a step's type is one of parallel, command, pipeline, sweep, spark, automl, data_transfer, import", None),
+        ("jobs.c.type", "unknown step type integer 5: must be one of parallel, command, pipeline, sweep, spark, automl, data_transfer, import", None),
         ("jobs.d", "must be a step mapping with a 'type', got a list", None),
     ]
     assert [e.location.line for e in errors] == [3, 4, 5, 6]
@@ -384,7 +383,8 @@ def test_component_type_dispatch(tmp_path: Path) -> None:
     [error] = load_component(write(tmp_path, "type: pipeline\njobs: {}\n")).errors
     assert (error.key_path, error.message) == ("jobs", "a pipeline must declare at least one step")
     [error] = load_component(write(tmp_path, "type: paralell\n")).errors
-    assert error.message == "must be one of parallel, command, pipeline, got string 'paralell'"
+    assert error.message == ("must be one of parallel, command, pipeline, spark, data_transfer, "
+                             "import, got string 'paralell'")
     assert error.hint == "did you mean 'parallel'?"
     [error] = load_component(write(tmp_path, "name: x\n")).errors
     assert error.code == "missing"

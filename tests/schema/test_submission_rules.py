@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from mlpipe.compiler import check_pipeline, validate_component
+from mlpipe.schema import load_component
+from mlpipe.schema.submission import component_rules
 from tests.compiler.support import line_of, make_project
 from tests.conftest import run_cli
 
@@ -126,10 +128,11 @@ def test_component_rules(root: Path, case: str) -> None:
 
 PIPELINE_CASES = {
     "no compute anywhere": ("settings:\n  default_compute: azureml:cpu-cluster\n", "",
-                            "jobs:", "jobs",
-                            "no compute: no step sets 'compute' and there is no "
+                            "  score:", "jobs.score.compute",
+                            "step 'score' has no compute and there is no "
                             "settings.default_compute",
-                            "set settings.default_compute: azureml:<cluster> (or 'serverless')"),
+                            "set settings.default_compute: azureml:<cluster> (or 'serverless'), "
+                            "or a compute on the step"),
     "default_compute without azureml:": ("default_compute: azureml:cpu-cluster",
                                          "default_compute: cpu-cluster", "default_compute",
                                          "settings.default_compute",
@@ -256,7 +259,7 @@ def test_a_local_run_warns_once_per_service_only_rule(root: Path) -> None:
     assert [d.code for d in errors].count("azure-environment") == 2
     # the CLI: create runs, validate refuses
     proc = run_cli("job", "validate", str(path))
-    assert proc.returncode == 1 and proc.stdout.count(REJECTS) == 3
+    assert proc.returncode == 1 and proc.stdout.count(REJECTS) == 4  # 2 steps: compute, env
 
 
 def test_rules_that_matter_locally_stay_errors_for_a_local_run(root: Path) -> None:
@@ -282,3 +285,50 @@ def test_eval_mode_on_a_step_input_typed_by_its_component_file(root: Path) -> No
     assert error.key_path == "jobs.score.inputs.data"
     assert error.message == f"mode 'eval_mount' applies only to mltable inputs, not uri_folder: {REJECTS}"
     assert error.location is not None and error.location.line == line_of(path, "data:")
+
+
+def test_a_referenced_component_is_anonymous_its_name_is_not_checked(root: Path) -> None:
+    (root / "score.yml").write_text(COMPONENT.replace("name: scorer", "name: r-iris-example"))
+    text = PIPELINE.split("    type: parallel\n")[0] + \
+        "    type: parallel\n    component: ./score.yml\n" \
+        "    inputs:\n      data: ${{parent.inputs.folder}}\n"
+    _path, errors = job_errors(root, text)
+    assert errors == []
+    # submitted on its own (az ml component create), the name is checked
+    [error] = component_rules(load_component(root / "score.yml").data,
+                              load_component(root / "score.yml").positions, standalone=True)
+    assert error.code == "azure-component-name" and error.location.line == 3
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    ("{type: integer}", "pipeline input 'label' is declared integer but has no value"),
+    ("{type: integer, value: 3}", "a pipeline job input takes a value; a typed literal mapping "
+                                  "is component syntax"),
+])
+def test_a_pipeline_input_is_a_value(root: Path, value: str, message: str) -> None:
+    path, errors = job_errors(root, PIPELINE.replace("  label: hello\n", f"  label: {value}\n"))
+    [error] = errors
+    assert error.message == f"{message}: {REJECTS}" and error.code == "azure-input-value"
+    assert error.location.line == line_of(path, "  label:")
+    assert check_pipeline(path, runs_dir=root / "runs").errors[0].code == "azure-input-value"
+
+
+def test_a_parallel_components_run_settings_are_values_not_bindings(root: Path) -> None:
+    bound = COMPONENT.replace('mini_batch_size: "1"', "mini_batch_size: ${{inputs.n}}")
+    assert bound != COMPONENT
+    (root / "score.yml").write_text(bound)
+    loaded = load_component(root / "score.yml")
+    [error] = loaded.errors
+    assert error.message == ("a component's mini_batch_size cannot be a binding "
+                             "(${{inputs.n}}): azure-ai-ml reads it as written and rejects it")
+    assert error.location.line == line_of(root / "score.yml", "mini_batch_size")
+
+
+def test_a_boolean_default_of_a_true_false_string_input_is_its_text(root: Path) -> None:
+    flag = COMPONENT.replace("inputs:\n", "inputs:\n  flag: {type: string, default: True, "
+                                          "enum: ['True', 'False']}\n", 1)
+    (root / "score.yml").write_text(flag)
+    assert load_component(root / "score.yml").errors == []
+    (root / "score.yml").write_text(flag.replace("enum: ['True', 'False']", "enum: [a, b]"))
+    [error] = load_component(root / "score.yml").errors
+    assert error.message == "default must be a string, got boolean true"

@@ -51,6 +51,8 @@ def test_a_data_asset_registered_in_the_script_resolves_in_a_later_job(tmp_path:
     assert result.name in [j.name for j in client.jobs.list()]
     assert [s.name for s in client.jobs.list(parent_job_name=result.name)] == ["echo"]
     client.jobs.stream(result.name)
+    assert client.jobs.begin_cancel(result.name).status() == "Succeeded"  # ended: unchanged
+    assert client.jobs.get(result.name).status == "Completed"
 
 
 def test_an_unregistered_asset_is_a_clear_error_naming_it(tmp_path: Path) -> None:

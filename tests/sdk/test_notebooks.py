@@ -45,7 +45,9 @@ def _check_iris(runs: Path, output: str) -> None:
     assert "type: parallel" in output  # print(my_job) prints the job's YAML
     assert "type: amlcompute" in output  # print(ml_client.compute.get("cpu-cluster"))
     (job,) = _job_folders(runs)
-    result = runs / "datastores" / "workspaceblobstore" / job.name / "aggregated_returns.csv"
+    # ${{name}} in the step's output path is the step's job name: <job>_<step>
+    (result,) = (runs / "datastores" / "workspaceblobstore").glob(
+        f"{job.name}_*/aggregated_returns.csv")
     rows = pd.read_csv(result, sep=" ", header=None)
     assert len(rows) == IRIS_ROWS
     assert set(rows[4]) == {"Setosa", "Versicolor"}
@@ -112,7 +114,7 @@ def test_v1_iris_tabular_dataset_notebook_runs_unchanged(tmp_path: Path) -> None
     out = _run_unchanged(make_iris_v1(tmp_path / "iris"), runs)
     assert f"Prediction has  {IRIS_ROWS}  rows" in out
     (job,) = _job_folders(runs)
-    (output,) = (runs / "datastores" / "workspaceblobstore" / job.name).rglob("iris_outputs.txt")
+    (output,) = (runs / "datastores" / "workspaceblobstore").glob(f"{job.name}_*/**/iris_outputs.txt")
     rows = pd.read_csv(output, sep=" ", header=None)
     expected = pd.read_csv(tmp_path / "iris" / "blob" / "sampledata" / "iris" / "iris.csv")
     assert sorted(rows[4]) == sorted((expected["petal.length"] >= 2.5).astype(int))
@@ -150,8 +152,8 @@ def test_v1_tabular_partition_per_column_notebook_runs(tmp_path: Path) -> None:
     rows = len(OJ_PARTITIONS) * OJ_PARTITION_WEEKS
     assert f"Prediction has  {rows}  rows" in out
     (job,) = _job_folders(runs)
-    (output,) = (runs / "datastores" / "workspaceblobstore" / job.name).rglob(
-        "revenue_outputs.txt")
+    (output,) = (runs / "datastores" / "workspaceblobstore").glob(
+        f"{job.name}_*/**/revenue_outputs.txt")
     table = pd.read_csv(output, sep=" ", header=None)
     assert table.shape == (rows, 19)
     # One mini-batch per (Store, Brand): total_income is that partition's INCOME sum.

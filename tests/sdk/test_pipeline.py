@@ -126,7 +126,7 @@ def p(data, threshold: int = 3):
 job = p(data=Input(path="./data"))
 """)
     job = ns["job"]
-    plan = compile_job(job, runs_dir=project / "runs", job_name="j")
+    plan = compile_job(job, runs_dir=project / "runs", job_name="j", allow_external_outputs=True)
     step = plan.step("step")
     assert step.instance_count == 3 and step.mini_batch_size.text == "4"
     assert (step.retry.timeout, step.retry.max_retries) == (45, 0)

@@ -47,6 +47,7 @@ from mlpipe.runtime.backends.base import (
 )
 from mlpipe.runtime.backends.frames import FrameReader, send_message
 from mlpipe.runtime.backends.queueing import QueueingBackend
+from mlpipe.runtime.process_tree import Ended, end_tagged, end_tree, step_tag, tagged_environment
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult, task_wire
 from mlpipe.runtime.worker import WorkerConfig
@@ -61,9 +62,9 @@ class WorkerProcess:
         paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
         code = (f"import sys; sys.path[:0] = {paths!r}; "
                 f"from {local_worker.__name__} import main; main({child.fileno()})")
-        self.popen = subprocess.Popen(  # its own process group: what run() starts ends with it
+        self.popen = subprocess.Popen(  # its own process group, tagged: see process_tree
             [sys.executable, "-c", code], pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=True, env=tagged_environment(step_tag(config.working_root)),
         )
         child.close()
         self.pid = self.popen.pid
@@ -82,12 +83,15 @@ class WorkerProcess:
     def is_alive(self) -> bool:
         return self.popen.poll() is None
 
-    def kill(self) -> None:
-        """SIGKILL: a run() stuck in C code or time.sleep cannot ignore it."""
+    def kill(self) -> list[Ended]:
+        """SIGKILL the worker and everything it started (a run() stuck in C code or
+        time.sleep cannot ignore it); the processes run() had started."""
+        ended = end_tree(self.pid) if self.popen.poll() is None else []
         if self.popen.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.popen.kill()
         self._kill_group()
+        return ended
 
     def _kill_group(self) -> None:
         """SIGKILL processes run() started that outlived it (like a node torn down in Azure)."""
@@ -137,6 +141,8 @@ class LocalBackend(QueueingBackend[_Slot]):
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
         self._config = config
+        self._said_ended(end_tagged(step_tag(config.working_root)),
+                         "left running by an earlier run of this step")
         for info in workers:
             slot = _Slot(info)
             self._slots.append(slot)
@@ -169,7 +175,7 @@ class LocalBackend(QueueingBackend[_Slot]):
                 self._stop_slot(slot)
             elif slot.state == "starting":  # init() not done: nothing to shut down, no waiting
                 slot.killed = True
-                slot.process.kill()
+                self._said_ended(slot.process.kill(), "started by its worker's init()")
                 slot.state = "ended"
                 self._forget(slot)
                 self._later.append(WorkerStopped(slot.info, None))
@@ -184,7 +190,7 @@ class LocalBackend(QueueingBackend[_Slot]):
     def close(self) -> None:
         for slot in self._slots:
             if slot.process is not None:
-                slot.process.kill()
+                self._said_ended(slot.process.kill(), "still running when the step ended")
         for fd in [*self._by_conn, *self._by_sentinel]:
             self._poll.unregister(fd)
         self._by_conn.clear()
@@ -195,6 +201,14 @@ class LocalBackend(QueueingBackend[_Slot]):
             if slot.conn is not None:
                 slot.conn.close()
             slot.conn = None
+        if self._config is not None:  # what outlived its worker (a daemon): found by its tag
+            self._said_ended(end_tagged(step_tag(self._config.working_root)),
+                             "still running when the step ended")
+
+    def _said_ended(self, ended: list[Ended], why: str) -> None:
+        for process in ended:
+            self.logger.warning("Ended %s, started by the step's code and %s.",
+                                process.describe(), why)
 
     # -- tasks -------------------------------------------------------------------------
     def submit(self, tasks: Sequence[Task]) -> None:
@@ -210,7 +224,7 @@ class LocalBackend(QueueingBackend[_Slot]):
         slot = self._slot(worker)
         if slot.process is not None and slot.process.is_alive():
             slot.killed = True
-            slot.process.kill()
+            self._said_ended(slot.process.kill(), "running when its worker was killed")
 
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:

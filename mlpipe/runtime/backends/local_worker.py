@@ -26,6 +26,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from mlpipe.runtime.phases import PhaseWriter, phase_file
+from mlpipe.runtime.process_tree import OrphanReaper, become_subreaper
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, task_from_wire
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -34,6 +35,7 @@ from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 def main(fd: int) -> None:
     """Entry point of a worker process: ``fd`` is its end of the socket to the driver."""
     os.set_inheritable(fd, False)
+    become_subreaper()  # orphans of run()'s processes stay in this worker's tree
     conn = Connection(fd)
     config, worker = conn.recv()
     serve(conn, config, worker)
@@ -66,6 +68,7 @@ def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
     send = conn.send_bytes
     waiting = select.poll()  # registered once: Connection.poll() builds a selector per call
     waiting.register(conn.fileno(), select.POLLIN)
+    reaper = OrphanReaper()
     while True:
         if not queue:
             stopping = _handle(conn.recv(), queue) or stopping
@@ -77,6 +80,7 @@ def _serve_tasks(conn: Connection, runtime: WorkerRuntime) -> None:
             return
         if queue:
             send(pickle.dumps(tuple(runtime.run_task(queue.popleft())), pickle.HIGHEST_PROTOCOL))
+            reaper.maybe_reap()
 
 
 def _send_quietly(conn: Connection, message: tuple[Any, ...]) -> None:

@@ -19,4 +19,5 @@ def report_files(logs_dir: str) -> dict[str, str]:
     found = [p for p in root.iterdir() if p.is_file()]
     found += [p for p in logs.job_report.glob("*") if p.is_file()]
     found += [p for p in logs.sys.glob("*.html") if p.is_file()]
-    return {p.relative_to(root).as_posix(): str(p) for p in sorted(found)}
+    return {p.relative_to(root).as_posix(): str(p) for p in sorted(found)
+            if not p.name.endswith(".tmp")}  # a report being rewritten (textio.replace_text)

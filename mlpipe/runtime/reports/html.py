@@ -46,7 +46,7 @@ from mlpipe.runtime.step_logs import (
     read_runs,
     split_by_run,
 )
-from mlpipe.runtime.textio import write_text
+from mlpipe.runtime.textio import replace_text
 from mlpipe.runtime.tuning.brief import overhead_advice
 from mlpipe.runtime.tuning.profile import MACHINE, ProfileTally, StepProfile, read_profile
 from mlpipe.wording import plural
@@ -66,12 +66,15 @@ STYLE = ("body{font-family:sans-serif;margin:16px}"
          " #e0a800}")
 
 
-def write_job_report(run_dir: str | os.PathLike[str]) -> Path:
-    """Write ``<run_dir>/report.html`` from the job's ``job.json`` and step logs."""
+def write_job_report(run_dir: str | os.PathLike[str],
+                     record: dict[str, Any] | None = None) -> Path:
+    """Write ``<run_dir>/report.html`` from the job's record (``record``, else its
+    ``job.json``) and step logs; a write that fails leaves no temporary file."""
     run = Path(run_dir)
-    record = json.loads((run / "job.json").read_text(encoding="utf-8"))
+    if record is None:
+        record = json.loads((run / "job.json").read_text(encoding="utf-8"))
     target = run / REPORT_NAME
-    write_text(target, render_job_report(record, run))
+    replace_text(target, render_job_report(record, run))
     return target
 
 

@@ -8,13 +8,12 @@ atomic (temporary file + :func:`os.replace`) and throttled.
 
 from __future__ import annotations
 
-import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 from mlpipe.runtime.counters import StepCounters, format_seconds
-from mlpipe.runtime.textio import write_text
+from mlpipe.runtime.textio import replace_text
 
 MIN_REWRITE_SECONDS = 1.0
 
@@ -45,9 +44,7 @@ class ProgressOverview:
     def write(self, counters: StepCounters, status: str = "Running") -> Path:
         now = datetime.now(timezone.utc)
         self.path = self.logs_dir / overview_name(now)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        write_text(tmp, self.render(counters, status, now))
-        os.replace(tmp, self.path)
+        replace_text(self.path, self.render(counters, status, now))
         self._last = time.monotonic()
         return self.path
 

@@ -143,7 +143,9 @@ class JobOperations(Operations):
 
     def begin_cancel(self, name: str, **kwargs: Any) -> Poller:
         """Ask job ``name`` to stop, like ``mlpipe job cancel``."""
-        self._store().request_cancel(name)
+        from mlpipe.jobs.ownership import request_cancel
+
+        request_cancel(self._store(), name)
         return Poller()
 
 

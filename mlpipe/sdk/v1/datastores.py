@@ -17,7 +17,7 @@ from typing import Any
 
 from mlpipe.compiler.assets import ASSETS_FILE, stand_in
 from mlpipe.compiler.values import DEFAULT_DATASTORE
-from mlpipe.runs import resolve_runs_dir
+from mlpipe.runs import DATASTORES_DIR, resolve_runs_dir
 from mlpipe.sdk.callsite import caller_dir
 
 
@@ -66,7 +66,7 @@ class Datastore:
             found = stand_in(reference, self._base) if reference else None
             if found is not None:
                 return found
-        return resolve_runs_dir() / "datastores" / self.name
+        return resolve_runs_dir() / DATASTORES_DIR / self.name
 
     @staticmethod
     def register_azure_blob_container(workspace: Any, datastore_name: str, container_name: str,

@@ -1,0 +1,147 @@
+"""One job, one owner: the lock a process holds on a job folder while it changes the job.
+
+``mlpipe job create`` (a new job or a resume), ``job rerun`` and ``job debug`` take job
+NAME's lock, ``<runs-dir>/NAME/job.lock``, before they decide anything (is the name
+free, can the job resume, what does a rerun run again) and keep it until the job's
+record is final. The lock is an OS lock on an open file (:mod:`mlpipe.runtime.file_lock`):
+it never waits, and the kernel releases it when its holder dies, so a ``kill -9`` leaves
+no stale lock. A second process gets :class:`JobBusyError` (``job j1 is being run by
+process 4242 (started 20:31:05); wait for it, or mlpipe job cancel j1``) and changes
+nothing. ``job show``, ``list``, ``stream`` and ``report`` only read and never take it;
+``job cancel`` takes it only to mark a job whose runner is gone, and never waits for it.
+
+The job folder is created here: :func:`own_job` with ``fresh=True`` (a generated name)
+creates it exclusively, so two processes never pick the same new folder. A folder left
+without a record when its owner lets go (the pipeline did not compile, a rerun of a job
+that does not exist) is removed again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Any
+
+from mlpipe.jobs.atomic_json import write_json_atomic
+from mlpipe.jobs.liveness import process_alive
+from mlpipe.jobs.store import RECORD_FILE, TERMINAL, JobConflictError, JobStore
+from mlpipe.jobs.timestamps import iso, now
+from mlpipe.runtime.file_lock import FileLock, Holder, LockBusy
+
+LOCK_FILE = "job.lock"
+_DOING = {"run": "being run", "debug": "being debugged", "cancel": "being canceled"}
+_ADVICE = {"run": "wait for it, or mlpipe job cancel {name}",
+           "debug": "wait for the debug session to end",
+           "cancel": "try again in a moment"}
+
+
+class JobBusyError(JobConflictError):
+    """Another process owns the job (runs, reruns, debugs or cancels it) right now."""
+
+    def __init__(self, name: str, holder: Holder):
+        doing = holder.doing if holder.doing in _DOING else "run"
+        super().__init__(f"job {name} is {_DOING[doing]} by {holder.describe()}; "
+                         + _ADVICE[doing].format(name=name))
+        self.name = name
+        self.holder = holder
+
+
+class JobLock:
+    """This process's ownership of job ``name`` (:func:`own_job`); :meth:`release` ends it."""
+
+    def __init__(self, name: str, job_dir: Path, lock: FileLock):
+        self.name = name
+        self.job_dir = job_dir
+        self._lock = lock
+
+    @property
+    def held(self) -> bool:
+        return self._lock.held
+
+    def release(self) -> None:
+        """Let the job go (idempotent); a folder that got no record is removed again."""
+        if not self._lock.held:
+            return
+        unused = not (self.job_dir / RECORD_FILE).exists()
+        self._lock.release(remove=unused)
+        if unused:
+            with contextlib.suppress(OSError):
+                self.job_dir.rmdir()  # only when nothing else is in it
+
+    def __enter__(self) -> JobLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def own_job(store: JobStore, name: str, *, doing: str = "run", fresh: bool = False) -> JobLock:
+    """Take job ``name`` for this process, creating its folder; ``doing`` is ``run``,
+    ``debug`` or ``cancel`` (what a second process is told).
+
+    ``fresh=True`` (a generated name): the folder must not exist yet, else
+    :class:`FileExistsError`. Raises :class:`JobBusyError` when another process owns
+    the job, :class:`JobConflictError` when the job's path is not a folder.
+    """
+    job_dir = store.job_dir(name)
+    for _ in range(100):  # a releasing owner may remove an unused folder meanwhile
+        _make_folder(job_dir, fresh=fresh)
+        lock = FileLock(job_dir / LOCK_FILE, doing)
+        try:
+            lock.acquire()
+        except FileNotFoundError:
+            continue
+        except LockBusy as busy:
+            raise JobBusyError(name, busy.holder) from None
+        except OSError as error:
+            raise JobConflictError(f"job {name}: cannot lock {job_dir / LOCK_FILE}: "
+                                   f"{error.strerror or error}") from error
+        return JobLock(name, job_dir, lock)
+    raise JobConflictError(f"job {name}: its folder {job_dir} keeps disappearing")
+
+
+def request_cancel(store: JobStore, name: str) -> dict[str, Any]:
+    """Ask job ``name`` to stop; returns its record as it is now (never waits).
+
+    A running job sees the request within a fraction of a second. A job recorded as
+    running whose runner is gone is marked canceled here, under its lock.
+    """
+    record = store.load(name)
+    if record["status"] in TERMINAL:
+        return record
+    try:
+        owner = own_job(store, name, doing="cancel")
+    except JobBusyError:  # its owner runs: it reads the request
+        store.write_cancel_request(name)
+        return record
+    with owner:
+        record = store.load(name)
+        store.write_cancel_request(name)
+        if record["status"] in TERMINAL or process_alive(record.get("pid"),
+                                                         record.get("pid_create_time")):
+            return record
+        record["status"] = "canceled"
+        record["ended_at"] = record.get("ended_at") or iso(now())
+        for step in record.get("steps", {}).values():
+            if step.get("status") in ("queued", "running"):
+                step["status"] = "canceled"
+        record.pop("stale", None)
+        write_json_atomic(store.record_path(name), record)
+    return record
+
+
+def _make_folder(job_dir: Path, *, fresh: bool) -> None:
+    job_dir.parent.mkdir(parents=True, exist_ok=True)  # the runs folder
+    try:
+        os.mkdir(job_dir)
+        return
+    except FileExistsError:
+        if fresh:
+            raise
+    if job_dir.is_symlink() or not job_dir.is_dir():
+        raise JobConflictError(f"{job_dir} is not a job folder (a file or a link is in its "
+                               "place); remove it or choose another name")
+
+
+__all__ = ["LOCK_FILE", "JobBusyError", "JobLock", "own_job", "request_cancel"]

@@ -1,0 +1,243 @@
+"""Every process a step starts ends with the step.
+
+A local worker runs in its own session and process group and is a *child subreaper*
+(Linux ``prctl(PR_SET_CHILD_SUBREAPER)``): a process that run() starts and orphans (a
+double fork, a ``setsid`` daemon) is re-parented to the worker, not to init, so while
+the worker lives its process tree holds everything it started. The worker reaps those
+adopted orphans when they exit (:class:`OrphanReaper`), never a child its own code
+started and may still wait for.
+
+Each worker also carries its step's *tag* in its environment (:data:`TAG_ENV`, one per
+step of a job), inherited by everything it starts, so a descendant that outlived its
+worker is still found. Killing a worker freezes (``SIGSTOP``) and kills its whole tree
+(:func:`end_tree`); when the step ends, and before it starts again, every process of this
+user carrying the step's tag is ended (:func:`end_tagged`) and the driver log names each.
+A daemon that both clears its environment and outlives its worker is not found.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # psutil loads on first use: a worker imports this module at start
+    import psutil
+
+TAG_ENV = "MLPIPE_PROCESS_TAG"
+PR_SET_CHILD_SUBREAPER = 36
+REAP_INTERVAL_SECONDS = 1.0
+KILL_WAIT_SECONDS = 3.0
+_COMMAND_SHOWN = 200
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A process that was still running and was ended: its pid and command line."""
+
+    pid: int
+    command: str
+
+    def describe(self) -> str:
+        return f"process {self.pid} ({self.command})"
+
+
+def step_tag(working_root: str) -> str:
+    """The tag of the step whose working folder is ``working_root`` (unique per job step)."""
+    return os.path.realpath(working_root)
+
+
+def tagged_environment(tag: str) -> dict[str, str]:
+    """This process's environment with ``tag`` set: what a worker is started with."""
+    return {**os.environ, TAG_ENV: tag}
+
+
+def become_subreaper() -> bool:
+    """Make this process the subreaper of its descendants (Linux); ``False`` elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def end_tree(pid: int) -> list[Ended]:
+    """Freeze and kill process ``pid`` and every descendant (its process group too); the
+    descendants that were running (``pid`` itself is not listed)."""
+    import psutil  # noqa: PLC0415
+
+    try:
+        root = psutil.Process(pid)
+    except psutil.Error:
+        return []
+    frozen = _freeze([root])
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+    return _kill([proc for proc in frozen if proc.pid != pid], also=[root])
+
+
+def end_tagged(tag: str, *, spare: Collection[int] = ()) -> list[Ended]:
+    """End every process of this user whose environment carries ``tag`` (and what they
+    started), but this process and ``spare``; the processes ended."""
+    me = os.getpid()
+    tagged = [proc for proc in _own_processes() if proc.pid != me and proc.pid not in spare
+              and _tag_of(proc) == tag]
+    if not tagged:
+        return []
+    frozen = [proc for proc in _freeze(tagged) if proc.pid != me and proc.pid not in spare]
+    return _kill(frozen)
+
+
+class OrphanReaper:
+    """Reaps the exited orphans a subreaper adopted (at most once a second): a zombie child
+    is reaped only when no ``subprocess.Popen`` or ``multiprocessing`` child of this process
+    has its pid, so user code that waits for its own children is never robbed."""
+
+    def __init__(self) -> None:
+        self._next = 0.0
+
+    def maybe_reap(self) -> None:
+        now = time.monotonic()
+        if now < self._next:
+            return
+        self._next = now + REAP_INTERVAL_SECONDS
+        try:
+            if os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+                return  # no child has exited: nothing to look at
+        except (ChildProcessError, AttributeError, OSError):
+            return
+        zombies = [child.pid for child in _children() if _is_zombie(child)]
+        if not zombies:
+            return
+        waited_for = _children_python_waits_for()
+        for pid in zombies:
+            if pid not in waited_for:
+                with contextlib.suppress(ChildProcessError, OSError):
+                    os.waitpid(pid, os.WNOHANG)
+
+
+def _freeze(roots: Iterable[psutil.Process]) -> list[psutil.Process]:
+    """SIGSTOP ``roots`` and, until no new one appears, their descendants (a frozen process
+    cannot fork again); every process frozen, roots first."""
+    import psutil  # noqa: PLC0415
+
+    seen: dict[int, psutil.Process] = {}
+    frontier = list(roots)
+    while frontier:
+        for proc in frontier:
+            seen[proc.pid] = proc
+            with contextlib.suppress(psutil.Error):
+                proc.send_signal(signal.SIGSTOP)
+        frontier = []
+        for proc in list(seen.values()):
+            with contextlib.suppress(psutil.Error):
+                frontier.extend(child for child in proc.children(recursive=True)
+                                if child.pid not in seen and child.pid not in
+                                {f.pid for f in frontier})
+    return list(seen.values())
+
+
+def _kill(procs: list[psutil.Process], also: Iterable[psutil.Process] = ()) -> list[Ended]:
+    """SIGKILL ``procs`` (and ``also``, not reported); the ones that were alive."""
+    import psutil  # noqa: PLC0415
+
+    ended = []
+    for proc in procs:
+        command = _command(proc)
+        try:
+            proc.kill()
+        except psutil.Error:
+            continue
+        ended.append(Ended(proc.pid, command))
+    for proc in also:
+        with contextlib.suppress(psutil.Error):
+            proc.kill()
+    others = [proc for proc in [*procs, *also] if not _child_of_this_process(proc)]
+    with contextlib.suppress(psutil.Error, ChildProcessError):  # our children: Popen reaps them
+        psutil.wait_procs(others, timeout=KILL_WAIT_SECONDS)
+    return ended
+
+
+def _child_of_this_process(proc: psutil.Process) -> bool:
+    import psutil  # noqa: PLC0415
+
+    try:
+        return bool(proc.ppid() == os.getpid())
+    except psutil.Error:
+        return False
+
+
+def _own_processes() -> list[psutil.Process]:
+    import psutil  # noqa: PLC0415
+
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    found = []
+    for proc in psutil.process_iter(["uids"]):
+        uids = proc.info.get("uids")
+        if uid is None or (uids is not None and uids.real == uid):
+            found.append(proc)
+    return found
+
+
+def _tag_of(proc: psutil.Process) -> str | None:
+    import psutil  # noqa: PLC0415
+
+    try:
+        return proc.environ().get(TAG_ENV)
+    except psutil.Error:
+        return None
+
+
+def _command(proc: psutil.Process) -> str:
+    import psutil  # noqa: PLC0415
+
+    try:
+        text = " ".join(proc.cmdline()) or proc.name()
+    except psutil.Error:
+        text = "?"
+    return text if len(text) <= _COMMAND_SHOWN else text[:_COMMAND_SHOWN] + "..."
+
+
+def _children() -> list[psutil.Process]:
+    import psutil  # noqa: PLC0415
+
+    try:
+        return psutil.Process().children()
+    except psutil.Error:
+        return []
+
+
+def _is_zombie(proc: psutil.Process) -> bool:
+    import psutil  # noqa: PLC0415
+
+    try:
+        return proc.status() == psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _children_python_waits_for() -> set[int]:
+    """Pids of this process's children that Python objects will wait for."""
+    pids = {obj.pid for obj in gc.get_objects()
+            if isinstance(obj, subprocess.Popen) and obj.returncode is None}
+    if "multiprocessing" in sys.modules:
+        import multiprocessing  # noqa: PLC0415 - only when user code uses it
+
+        with contextlib.suppress(Exception):
+            pids.update(child.pid for child in multiprocessing.active_children()
+                        if child.pid is not None)
+    return pids
+
+
+__all__ = ["TAG_ENV", "Ended", "OrphanReaper", "become_subreaper", "end_tagged", "end_tree",
+           "step_tag", "tagged_environment"]
