@@ -30,7 +30,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mlpipe.errors import MlpipeError
+from mlpipe.runtime.backends.errors import BackendError
 from mlpipe.runtime.phases import TaskPhase
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
@@ -107,10 +107,6 @@ BackendEvent = (
     WorkerStarted | WorkerInitFailed | TaskDone | TaskLost | TasksReturned | WorkerLost
     | WorkerStopped
 )
-
-
-class BackendError(MlpipeError, RuntimeError):
-    """A backend cannot be used here (a missing optional dependency, a bad setting)."""
 
 
 class Backend(ABC):
