@@ -116,12 +116,15 @@ def test_cancel_from_another_process_stops_parallel_workers_and_keeps_rows(tmp_p
     code.mkdir()
     for i in range(60):
         (data / f"item{i:02d}.txt").write_text(f"{i}\n")
+    gate = tmp_path / "gate"  # never opened: items 4.. wait until the job is canceled
     (code / "score.py").write_text(
-        "import time\n"
+        "import os, time\n"
         "def init():\n    pass\n"
         "def run(mini_batch):\n"
-        "    time.sleep(0.25)\n"
-        "    return [open(p).read().strip() for p in mini_batch]\n")
+        "    values = [open(p).read().strip() for p in mini_batch]\n"
+        f"    while any(int(v) >= 4 for v in values) and not os.path.exists({str(gate)!r}):\n"
+        "        time.sleep(0.05)\n"
+        "    return values\n")
     script = tmp_path / "run_parallel.py"
     script.write_text(PARALLEL_SCRIPT)
     job = subprocess.Popen([sys.executable, str(script), str(runs), "scoring", str(data), str(code)],
