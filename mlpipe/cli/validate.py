@@ -24,11 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.arguments import OUTPUT_FORMATS, add_output_format, emit
-from mlpipe.compiler import OverrideSyntaxError, check_pipeline, validate_component
 from mlpipe.compiler.containment import unusable_path
-from mlpipe.compiler.overrides import parse_override
 from mlpipe.diagnostics import Diagnostic, Location
-from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file
 from mlpipe.schema.kinds import file_kind
 from mlpipe.wording import plural
 
@@ -118,6 +115,8 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     problem = next(filter(None, map(file_problem, files)), None)
     if problem:
         return _usage(problem)
+    from mlpipe.compiler.overrides import OverrideSyntaxError, parse_override  # noqa: PLC0415
+
     try:
         for item in overrides:
             parse_override(item)
@@ -163,6 +162,10 @@ def is_pipeline_job(data: dict[str, Any]) -> bool:
 
 
 def _validate_file(file: str, args: argparse.Namespace, component_only: bool) -> FileReport:
+    # the models and the compiler load here, not when the command line is read
+    from mlpipe.compiler import check_pipeline, validate_component  # noqa: PLC0415
+    from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file  # noqa: PLC0415
+
     shown = _display(file)
     doc = load_yaml_file(file)
     if doc.data is None:

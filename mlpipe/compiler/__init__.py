@@ -6,15 +6,39 @@ cannot see on its own (bindings, cycles, paths, resolved ranges). All problems
 are reported together in one :class:`~mlpipe.diagnostics.ValidationError`.
 """
 
-from mlpipe.compiler.component_check import validate_component
-from mlpipe.compiler.overrides import OverrideSyntaxError, apply_overrides
-from mlpipe.compiler.pipeline import (
-    CompileResult,
-    check_pipeline,
-    compile_pipeline,
-    default_runs_dir,
-    validate_pipeline,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mlpipe.compiler.component_check import validate_component
+    from mlpipe.compiler.overrides import OverrideSyntaxError, apply_overrides
+    from mlpipe.compiler.pipeline import (
+        CompileResult,
+        check_pipeline,
+        compile_pipeline,
+        default_runs_dir,
+        validate_pipeline,
+    )
+
+# Imported on first use: importing one module of the package must not build the others.
+_EXPORTS = {
+    "CompileResult": "mlpipe.compiler.pipeline",
+    "OverrideSyntaxError": "mlpipe.compiler.overrides",
+    "apply_overrides": "mlpipe.compiler.overrides",
+    "check_pipeline": "mlpipe.compiler.pipeline",
+    "compile_pipeline": "mlpipe.compiler.pipeline",
+    "default_runs_dir": "mlpipe.compiler.pipeline",
+    "validate_component": "mlpipe.compiler.component_check",
+    "validate_pipeline": "mlpipe.compiler.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib  # noqa: PLC0415
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "CompileResult",

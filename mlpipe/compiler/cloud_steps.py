@@ -23,7 +23,6 @@ from mlpipe.plan import (
     SweepStep,
 )
 from mlpipe.schema.parts import INVALID
-from mlpipe.schema.spark import CONF_KEYS
 from mlpipe.schema.submission import REJECTS
 
 GRID_KINDS = ("choice",)
@@ -217,6 +216,8 @@ def _check_conf(node: Node, reporter: Reporter, conf: dict[str, Any]) -> None:
     """azure-ai-ml's rules on the driver and executor settings of a step's ``conf``."""
     if node.is_opaque:
         return
+    from mlpipe.schema.spark import CONF_KEYS  # noqa: PLC0415 - loaded with a Spark step
+
     problem = conf_problem({key: conf.get(name) for key, name in CONF_KEYS.items()})
     if problem:
         where = node.path + ("conf",) if node.doc.has(*node.path, "conf") else node.path
@@ -229,6 +230,8 @@ def conf_problem(conf: dict[str, Any]) -> str | None:
     needed = ["driver_cores", "driver_memory", "executor_cores", "executor_memory"]
     if not dynamic:
         needed.append("executor_instances")
+    from mlpipe.schema.spark import CONF_KEYS  # noqa: PLC0415 - loaded with a Spark step
+
     missing = [CONF_KEYS[key] for key in needed if conf.get(key) is None]
     if missing:
         return f"{', '.join(missing)} must be set in conf"

@@ -45,6 +45,8 @@ class OutputPlace:
     datastore: str
     base_dir: Path
     allow_external: bool = False  # outputs may be written outside the runs folder
+    # steps not run (--skip-step): their outputs are given by the user, read, never written
+    given_steps: frozenset[str] = frozenset()
 
 
 def template_problems(template: str) -> list[str]:

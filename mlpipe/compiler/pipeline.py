@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -52,7 +52,8 @@ class CompileResult(HasDiagnostics):
 def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
                      job_name: str | None = None, overrides: Sequence[str] = (),
                      check_paths: bool = True,
-                     allow_external_outputs: bool = False) -> ExecutionPlan:
+                     allow_external_outputs: bool = False,
+                     skip_steps: Collection[str] = ()) -> ExecutionPlan:
     """The execution plan of a pipeline job YAML.
 
     Raises :class:`~mlpipe.diagnostics.ValidationError` with every problem found;
@@ -60,11 +61,12 @@ def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike
     ``key.path=value`` strings; ``check_paths=False`` skips the checks that local
     data paths exist (code folders, entry scripts and component files are always checked).
     ``allow_external_outputs`` lets declared output paths lie outside the runs folder
-    (:func:`mlpipe.compiler.outputs.place_problem`).
+    (:func:`mlpipe.compiler.outputs.place_problem`). The outputs of ``skip_steps`` (not run:
+    ``--skip-step``) are given by the user and only read, so that rule does not apply to them.
     """
     result = check_pipeline(source, runs_dir=runs_dir, job_name=job_name, overrides=overrides,
                             check_paths=check_paths,
-                            allow_external_outputs=allow_external_outputs)
+                            allow_external_outputs=allow_external_outputs, skip_steps=skip_steps)
     if result.plan is None:
         raise ValidationError(result.diagnostics)
     return result.plan
@@ -83,7 +85,8 @@ def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] =
 def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
                    job_name: str | None = None, overrides: Sequence[str] = (),
                    check_paths: bool = True, submission: bool = False,
-                   allow_external_outputs: bool = False) -> CompileResult:
+                   allow_external_outputs: bool = False,
+                   skip_steps: Collection[str] = ()) -> CompileResult:
     """Compile without raising: the plan when valid, and all diagnostics either way.
 
     With ``submission`` every rule Azure ML applies when the job is submitted is an error
@@ -107,7 +110,8 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
                         loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths,
-                     allow_external_outputs=allow_external_outputs).run()
+                     allow_external_outputs=allow_external_outputs,
+                     given_steps=frozenset(skip_steps)).run()
     diagnostics = sort_diagnostics(reporter.items if submission
                                    else for_local_run(reporter.items))
     if errors_of(diagnostics) or plan is None:
@@ -167,7 +171,7 @@ def default_runs_dir() -> Path:
 class _Compiler:
     def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None,
                  job_name: str | None, check_paths: bool, scope: SubScope | None = None, *,
-                 allow_external_outputs: bool = False):
+                 allow_external_outputs: bool = False, given_steps: frozenset[str] = frozenset()):
         self.doc = doc
         self.reporter = reporter
         self.scope = scope  # set when ``doc`` is a pipeline component used by a step
@@ -192,7 +196,7 @@ class _Compiler:
         reporter.extend(problems)
         self.allow_external_outputs = allow_external_outputs or self.assets.allow_external_outputs
         place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
-                            doc.base_dir, self.allow_external_outputs)
+                            doc.base_dir, self.allow_external_outputs, given_steps)
         self.io = IOResolver(doc, reporter, self.assets, place, check_paths)
         self.components = ComponentCache(reporter, self.assets)
         if scope is not None:
@@ -203,7 +207,8 @@ class _Compiler:
     def nested(self, doc: Doc, reporter: Reporter, scope: SubScope) -> _Compiler:
         """A compiler of a pipeline component ``doc`` used by a step of this document."""
         return _Compiler(doc, reporter, self.runs_dir, self.job_name, self.check_paths,
-                         scope=scope, allow_external_outputs=self.allow_external_outputs)
+                         scope=scope, allow_external_outputs=self.allow_external_outputs,
+                         given_steps=self.io.place.given_steps)
 
     def run(self) -> ExecutionPlan | None:
         inputs = (self.io.resolve_pipeline_inputs() if self.scope is None

@@ -339,7 +339,10 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
         return pd.DataFrame(index=range(1))
     try:
         if read.format == "parquet":
-            return pq.read_table(segment.path, columns=columns).to_pandas(date_as_object=False)
+            # the driver reads partition columns: one thread, so no Arrow pool thread is
+            # left to abort its interpreter's exit (apache/arrow#34314)
+            table = pq.read_table(segment.path, columns=columns, use_threads=False)
+            return table.to_pandas(date_as_object=False, use_threads=False)
         if read.format == "delimited" and segment.columns is not None and read.byte_splittable:
             with open(segment.path, "rb") as handle:
                 handle.seek(segment.start)
@@ -347,7 +350,7 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
             table = pacsv.read_csv(
                 pa.py_buffer(data),
                 read_options=pacsv.ReadOptions(column_names=list(segment.columns),
-                                               encoding=read.encoding),
+                                               encoding=read.encoding, use_threads=False),
                 parse_options=pacsv.ParseOptions(delimiter=read.delimiter,
                                                  newlines_in_values=read.support_multi_line),
                 convert_options=pacsv.ConvertOptions(
@@ -358,7 +361,7 @@ def _read_columns(read: ReadSpec, segment: Segment, columns: list[str]) -> pd.Da
                     else {c: pa.string() for c in columns},
                 ),
             )
-            return table.to_pandas(date_as_object=False)
+            return table.to_pandas(date_as_object=False, use_threads=False)
     except pa.ArrowInvalid as exc:
         raise DataError(f"cannot read the partition key columns: {exc}", file=segment.path,
                         code="bad-row") from None

@@ -18,8 +18,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mlpipe.runtime.reports.html import REPORT_NAME
-
 AZURE_STATUS = {"queued": "NotStarted", "running": "Running", "completed": "Completed",
                 "failed": "Failed", "canceled": "Canceled", "skipped": "NotStarted"}
 
@@ -42,6 +40,8 @@ def azure_record(record: dict[str, Any]) -> dict[str, Any]:
     view.setdefault("display_name", record.get("name"))
     run_dir = record.get("run_dir")
     if run_dir:
+        from mlpipe.runtime.reports.html import REPORT_NAME  # noqa: PLC0415 - the page's code
+
         report = Path(run_dir) / REPORT_NAME
         view["services"] = {"Studio": {"endpoint": (report if report.is_file()
                                                     else Path(run_dir)).as_uri()}}

@@ -142,7 +142,8 @@ def submit(
         allow = allow_external_outputs or bool(
             (decision.previous or {}).get("allow_external_outputs"))
         plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
-                                overrides=tuple(overrides), allow_external_outputs=allow)
+                                overrides=tuple(overrides), allow_external_outputs=allow,
+                                skip_steps=skip_steps)
         if on_compiled is not None:
             on_compiled(plan)
         try:

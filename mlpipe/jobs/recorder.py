@@ -86,7 +86,9 @@ class RecordObserver(StepObserver):
     The step record gets ``progress`` (mini-batches known/finished/failed, items
     succeeded/failed; ``mini_batches_total`` once counted, ``mini_batches_reused`` on a
     resumed step) and ``workers`` (node, process, pid of every worker started),
-    saved at most twice a second and once more at the end.
+    saved at most twice a second and once more at the end. A change that falls inside the
+    interval is saved when it ends (a trailing save), so the record never lags behind a
+    step that goes quiet (every running run() hung, say) by more than the interval.
     """
 
     def __init__(self, recorder: JobRecorder, step: str):
@@ -98,7 +100,10 @@ class RecordObserver(StepObserver):
         }
         self.workers: list[dict[str, Any]] = []
         self._last_save = 0.0
+        self._trailing: threading.Timer | None = None  # the save at the interval's end
+        self._ended = False
         self._lock = threading.Lock()  # the counting pass reports from its own thread
+        self._saving = threading.Lock()
 
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         for worker in workers:
@@ -153,11 +158,23 @@ class RecordObserver(StepObserver):
         self._save(force=event in ("started", "replaced"))
 
     def step_finished(self, summary: StepSummary) -> None:
+        with self._lock:
+            self._ended = True
+            trailing, self._trailing = self._trailing, None
+        if trailing is not None:
+            trailing.cancel()
         self.progress["ended_at"] = iso(summary.ended_at)
         self._save(force=True)
 
     def flush(self) -> None:
         self._save(force=True)
+
+    def _save_trailing(self) -> None:
+        with self._lock:
+            if self._trailing is None:  # the step ended meanwhile: its last save is done
+                return
+            self._trailing = None
+        self._save(force=True, trailing=True)
 
     def _add_worker(self, worker: WorkerInfo) -> None:
         """Keep one entry per worker process (a replaced worker adds its new pid)."""
@@ -175,11 +192,20 @@ class RecordObserver(StepObserver):
         else:
             self.workers.append({"node": worker.node, "process": worker.process, "pid": worker.pid})
 
-    def _save(self, force: bool = False) -> None:
+    def _save(self, force: bool = False, trailing: bool = False) -> None:
         moment = time.monotonic()
-        if not force and moment - self._last_save < SAVE_INTERVAL_SECONDS:
+        wait = SAVE_INTERVAL_SECONDS - (moment - self._last_save)
+        if not force and wait > 0:
+            with self._lock:
+                if self._trailing is None and not self._ended:
+                    self._trailing = threading.Timer(wait, self._save_trailing)
+                    self._trailing.daemon = True
+                    self._trailing.start()
             return
         self._last_save = moment
-        with self._lock:
-            progress, workers = dict(self.progress), list(self.workers)
-        self.recorder.update_step(self.step, progress=progress, workers=workers)
+        with self._saving:  # one writer at a time: a late trailing save never undoes the last
+            with self._lock:
+                if trailing and self._ended:
+                    return
+                progress, workers = dict(self.progress), list(self.workers)
+            self.recorder.update_step(self.step, progress=progress, workers=workers)

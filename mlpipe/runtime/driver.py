@@ -89,6 +89,7 @@ class Driver:
         self.pending: deque[tuple[MiniBatch, int]] = deque()  # (mini-batch, picked count) to send
         self.inflight: dict[int, tuple[MiniBatch, int]] = {}
         self.timed_out: dict[int, tuple[Overrun, float]] = {}  # task id -> (why, since)
+        self.canceled: set[int] = set()  # tasks running when the job was canceled: not attempts
         self._next_deadline = float("inf")
         self._last_progress = 0.0
         # item counts learnt from attempts of mini-batches not finished yet (tabular batches)
@@ -287,7 +288,7 @@ class Driver:
                 self._attempt_finished(entry[0], entry[1], event.worker, event.result)
         elif isinstance(event, TaskLost):
             entry = self.inflight.pop(event.task_id, None)
-            if entry is not None:
+            if entry is not None and event.task_id not in self.canceled:
                 self._attempt_lost(entry[0], entry[1], event)
         elif isinstance(event, TasksReturned):
             for task_id in reversed(event.task_ids):
@@ -488,6 +489,14 @@ class Driver:
         self.log.info("Stopping the step (%s): %s", status, reason)
         self.pending.clear()
         self.backend.stop()
+        if status == "Canceled":  # a canceled job stops now, as in Azure: no run() is awaited
+            for task_id, worker, _since in list(self.backend.running()):
+                entry = self.inflight.get(task_id)
+                self.canceled.add(task_id)
+                self.log.info("Mini-batch %s on %s/%s is not finished: stopping that worker.",
+                              entry[0].id if entry else task_id, worker.node_name,
+                              worker.process)
+                self.backend.kill(worker)
 
     def _fault(self, error: BaseException) -> None:
         """End the step ``Failed`` because the driver's own machinery raised ``error``."""

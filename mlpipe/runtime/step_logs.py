@@ -256,7 +256,9 @@ def read_attempts(logs: StepLogs) -> AttemptTable:
         raise ValueError(f"{path} is not a processed_mini-batches.csv: it has no column "
                          f"{', '.join(repr(name) for name in missing)}")
     parse = pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=lambda _row: "skip")
-    read = pacsv.ReadOptions(encoding="utf8")
+    # one thread: Arrow's pool threads still alive when the driver's interpreter exits
+    # abort it ("terminate called without an active exception", apache/arrow#34314)
+    read = pacsv.ReadOptions(encoding="utf8", use_threads=False)
     typed = {**dict.fromkeys(_INTS, pa.int64()), **dict.fromkeys(_FLOATS, pa.float64()),
              **dict.fromkeys((*_TEXTS, "Process Start Time"), pa.string())}
     try:

@@ -21,6 +21,7 @@ from pydantic_core import ErrorDetails
 from mlpipe.diagnostics import Diagnostic, did_you_mean
 from mlpipe.limits import MAX_SCHEMA_PROBLEMS
 from mlpipe.schema.fields import TAGGED_UNIONS
+from mlpipe.schema.lazy import lazy_member
 from mlpipe.schema.yamlio import KeyPath, PositionMap, describe_value, format_key_path
 
 
@@ -36,6 +37,10 @@ def _unwrap(tp: Any) -> tuple[Any, dict[str, Any] | None]:
     """Strip Annotated; return (type, {tag: member}) for a discriminated union."""
     tags: dict[str, Any] | None = None
     while get_origin(tp) is typing.Annotated:
+        later = lazy_member(tp)
+        if later is not None:  # a member built on first use: its own type
+            tp = later
+            continue
         args = get_args(tp)
         if any(isinstance(meta, Discriminator) for meta in args[1:]):
             tags = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
 
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
@@ -20,23 +20,33 @@ from mlpipe.diagnostics import (
     errors_of,
 )
 from mlpipe.schema.command import CommandComponent
-from mlpipe.schema.data_transfer import DataTransferCopyComponent
 from mlpipe.schema.errors import translate_errors
-from mlpipe.schema.import_job import ImportComponent
+from mlpipe.schema.lazy import LazyModel
 from mlpipe.schema.parallel import ParallelComponent
 from mlpipe.schema.parts import validate_parts
 from mlpipe.schema.pipeline import PipelineComponent, PipelineJob
-from mlpipe.schema.spark import SparkComponent
 from mlpipe.schema.yamlio import PositionMap, YamlDocument, describe_value, load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
-Component = (ParallelComponent | CommandComponent | PipelineComponent | SparkComponent
-             | DataTransferCopyComponent | ImportComponent)
-COMPONENT_MODELS: dict[str, type[BaseModel]] = {
-    "parallel": ParallelComponent, "command": CommandComponent, "pipeline": PipelineComponent,
-    "spark": SparkComponent, "data_transfer": DataTransferCopyComponent,
-    "import": ImportComponent}
+if TYPE_CHECKING:
+    from mlpipe.schema.data_transfer import DataTransferCopyComponent
+    from mlpipe.schema.import_job import ImportComponent
+    from mlpipe.schema.spark import SparkComponent
 
+Component = Union[ParallelComponent, CommandComponent, PipelineComponent, "SparkComponent",
+                  "DataTransferCopyComponent", "ImportComponent"]
+# The component types only Azure runs are imported when a file has one (schema/lazy.py).
+COMPONENT_MODELS: dict[str, type[BaseModel] | LazyModel] = {
+    "parallel": ParallelComponent, "command": CommandComponent, "pipeline": PipelineComponent,
+    "spark": LazyModel("mlpipe.schema.spark:SparkComponent"),
+    "data_transfer": LazyModel("mlpipe.schema.data_transfer:DataTransferCopyComponent"),
+    "import": LazyModel("mlpipe.schema.import_job:ImportComponent")}
+
+
+def component_model(kind: str) -> type[BaseModel] | None:
+    """The model of a component file of type ``kind`` (lower-cased), if it is one."""
+    model = COMPONENT_MODELS.get(kind)
+    return model.resolve() if isinstance(model, LazyModel) else model
 
 @dataclass
 class Loaded(HasDiagnostics, Generic[M]):
@@ -130,7 +140,7 @@ def load_component_data(data: Mapping[str, Any], source: str,
         return done
     kind = plain.get("type")
     kind = kind.lower() if isinstance(kind, str) else kind
-    model_cls = COMPONENT_MODELS.get(kind) if isinstance(kind, str) else None
+    model_cls = component_model(kind) if isinstance(kind, str) else None
     if model_cls is None:
         return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
                       positions, source, plain)

@@ -19,6 +19,8 @@ from typing import Annotated, Any, ForwardRef, Literal, Union, get_args, get_ori
 from pydantic import BaseModel, Discriminator, Tag, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
+from mlpipe.schema.lazy import lazy_member
+
 
 class Invalid:
     """The value of a key whose value did not validate (falsy; one instance: :data:`INVALID`)."""
@@ -143,7 +145,8 @@ def _strip(tp: Any, owner: type[BaseModel] | None) -> Any:
             name = tp if isinstance(tp, str) else tp.__forward_arg__
             tp = getattr(sys.modules[owner.__module__], name, None)
         elif get_origin(tp) is Annotated:
-            tp = get_args(tp)[0]
+            later = lazy_member(tp)
+            tp = later if later is not None else get_args(tp)[0]
         else:
             return tp
 

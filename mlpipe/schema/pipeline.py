@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag
 
-from mlpipe.schema.automl import AutoMLNode
 from mlpipe.schema.command import CommandNode
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
 from mlpipe.schema.compute import Identity, JobService
-from mlpipe.schema.data_transfer import DataTransferNode
 from mlpipe.schema.fields import (
     CaseInsensitive,
     Flag,
@@ -20,11 +18,16 @@ from mlpipe.schema.fields import (
     StrictModel,
     Text,
 )
-from mlpipe.schema.import_job import ImportNode
 from mlpipe.schema.inputs_outputs import JobInput, JobOutput
+from mlpipe.schema.lazy import LazyModel
 from mlpipe.schema.parallel import ParallelNode
-from mlpipe.schema.spark import SparkNode
-from mlpipe.schema.sweep import SweepNode
+
+if TYPE_CHECKING:
+    from mlpipe.schema.automl import AutoMLNode
+    from mlpipe.schema.data_transfer import DataTransferNode
+    from mlpipe.schema.import_job import ImportNode
+    from mlpipe.schema.spark import SparkNode
+    from mlpipe.schema.sweep import SweepNode
 
 # Step types of a pipeline, as azure-ai-ml's ``PipelineJobsField`` knows them (compared
 # lower-cased, as it does).
@@ -72,19 +75,28 @@ class _ChosenByType:
                 "allOf": choices}
 
 
-Node = Annotated[
-    Annotated[ParallelNode, Tag("parallel")]
-    | Annotated[CommandNode, Tag("command")]
-    | Annotated["PipelineNode", Tag("pipeline")]
-    | Annotated[SweepNode, Tag("sweep")]
-    | Annotated[SparkNode, Tag("spark")]
-    | Annotated[AutoMLNode, Tag("automl")]
-    | Annotated[DataTransferNode, Tag("data_transfer")]
-    | Annotated[ImportNode, Tag("import")],
-    Discriminator(node_type, custom_error_type="node_type",
-                  custom_error_message="a step needs a 'type'"),
-    _ChosenByType(),
-]
+# Sweep steps and the types only Azure runs are built when a document has one (schema/lazy.py).
+LAZY_NODES = {"sweep": "mlpipe.schema.sweep:SweepNode", "spark": "mlpipe.schema.spark:SparkNode",
+              "automl": "mlpipe.schema.automl:AutoMLNode",
+              "data_transfer": "mlpipe.schema.data_transfer:DataTransferNode",
+              "import": "mlpipe.schema.import_job:ImportNode"}
+if TYPE_CHECKING:
+    Node = Union[ParallelNode, CommandNode, "PipelineNode", SweepNode,  # noqa: UP007
+                 SparkNode, AutoMLNode, DataTransferNode, ImportNode]
+else:
+    Node = Annotated[
+        Annotated[ParallelNode, Tag("parallel")]
+        | Annotated[CommandNode, Tag("command")]
+        | Annotated["PipelineNode", Tag("pipeline")]
+        | Annotated[Any, LazyModel(LAZY_NODES["sweep"]), Tag("sweep")]
+        | Annotated[Any, LazyModel(LAZY_NODES["spark"]), Tag("spark")]
+        | Annotated[Any, LazyModel(LAZY_NODES["automl"]), Tag("automl")]
+        | Annotated[Any, LazyModel(LAZY_NODES["data_transfer"]), Tag("data_transfer")]
+        | Annotated[Any, LazyModel(LAZY_NODES["import"]), Tag("import")],
+        Discriminator(node_type, custom_error_type="node_type",
+                      custom_error_message="a step needs a 'type'"),
+        _ChosenByType(),
+    ]
 """One step of ``jobs:``, chosen by its ``type``."""
 
 

@@ -8,11 +8,14 @@ packages, its job-wide scope and ``run_parallel_step(backend=name)`` all read th
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mlpipe.diagnostics import did_you_mean
-from mlpipe.runtime.backends.base import Backend, BackendError
+from mlpipe.runtime.backends.errors import BackendError
 from mlpipe.runtime.backends.spec import BackendSpec, JobScope
+
+if TYPE_CHECKING:
+    from mlpipe.runtime.backends.base import Backend
 
 DASK_INSTALL_HINT = "pip install 'mlpipe-azure[dask]'"
 
@@ -60,10 +63,20 @@ def backend_spec(name: str) -> BackendSpec:
 def get_backend(backend: str | BackendSpec | Backend, scope: Any = None) -> Backend:
     """A backend instance for ``backend``: a name in the table, a spec (made with the job
     ``scope``'s value) or an instance (returned as is)."""
+    from mlpipe.runtime.backends.base import Backend  # noqa: PLC0415 - the table stays light
+
     if isinstance(backend, Backend):
         return backend
     spec = backend if isinstance(backend, BackendSpec) else backend_spec(backend)
     return spec.create(scope)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Backend":  # the protocol and its imports load when a backend is used
+        from mlpipe.runtime.backends.base import Backend  # noqa: PLC0415
+
+        return Backend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["BACKENDS", "Backend", "BackendError", "BackendSpec", "JobScope", "backend_names",

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from mlpipe.errors import MlpipeError
+from mlpipe.runtime.backends.errors import BackendError
 from mlpipe.runtime.phases import TaskPhase
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
@@ -110,10 +110,6 @@ BackendEvent = (
     WorkerStarted | WorkerInitFailed | TaskDone | TaskLost | TasksReturned | WorkerLost
     | WorkerStopped
 )
-
-
-class BackendError(MlpipeError, RuntimeError):
-    """A backend cannot be used here (a missing optional dependency, a bad setting)."""
 
 
 class Backend(ABC):

@@ -22,11 +22,12 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mlpipe.runtime.backends.base import Backend, BackendError
+from mlpipe.runtime.backends.errors import BackendError
 from mlpipe.wording import plural
 
 if TYPE_CHECKING:
     from mlpipe.plan import ExecutionPlan
+    from mlpipe.runtime.backends.base import Backend
 
 Say = Callable[[str], None]
 JobScope = Callable[["ExecutionPlan", Say, int], AbstractContextManager[Any]]

@@ -10,6 +10,24 @@ report paths a run result lists) and ``resource_samples`` (CPU and memory over t
 
 from __future__ import annotations
 
-from mlpipe.runtime.reports.observer import StepReports, parent_logs_dir
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mlpipe.runtime.reports.observer import StepReports, parent_logs_dir
+
+# Imported on first use: importing one module of the package must not build the others.
+_EXPORTS = {
+    "StepReports": "mlpipe.runtime.reports.observer",
+    "parent_logs_dir": "mlpipe.runtime.reports.observer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib  # noqa: PLC0415
+
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["StepReports", "parent_logs_dir"]
