@@ -74,11 +74,11 @@ from mlpipe.runtime.journal_format import (
     crc32_of,
     decode,
     encode,
+    encode_pair,
     frame,
     invalid,
     open_append,
     open_regular,
-    placed_frames,
     scan_segment,
 )
 from mlpipe.runtime.textio import DATA_ERRORS
@@ -151,7 +151,9 @@ class Journal:
         self._seen = array("B")  # 1: recorded or reused by this run (``write()`` orders them)
         self._headers: dict[int, str] = {}
         self._blocks_out = bytearray()  # blocks gathered by commit(), not written yet (flush())
-        self._gathered: list[tuple[Rec, bytes, int]] = []  # their (record, encoded, rows' place)
+        self._records_out = bytearray()  # their index records, if the blocks land as expected
+        self._gathered: list[tuple[Rec, int]] = []  # (record, its rows' place in _blocks_out)
+        self._expected = 0  # where the gathered blocks will land, unless another writer's do
         self._readers: dict[int, int] = {}  # segment number -> read descriptor
         self._ends: dict[int, int] = {}  # segment -> end of the last block accounted for
         self._index_fd = self._segment_fd = -1
@@ -262,14 +264,15 @@ class Journal:
         raised."""
         if not self._gathered:
             return
-        blocks, gathered = self._blocks_out, self._gathered
-        self._blocks_out, self._gathered = bytearray(), []
-        if self._segment_fd < 0:
-            self._open_segment(self._segment_no)
+        blocks, records, gathered = self._blocks_out, self._records_out, self._gathered
+        self._blocks_out, self._records_out, self._gathered = bytearray(), bytearray(), []
         segment = self._segment_no
         start = append(self._segment_fd, (blocks,), self._segment_path)
         self._end = start + len(blocks)
-        records = placed_frames(((payload, at) for _rec, payload, at in gathered), segment, start)
+        if start != self._expected:  # another writer's bytes came first: where ours landed
+            records = bytearray(b"".join(
+                frame(encode(rec._replace(segment=segment, offset=start + at)))
+                for rec, at in gathered))
         try:
             append(self._index_fd, (records,), self._index_path)
         except BaseException:
@@ -277,12 +280,13 @@ class Journal:
                 os.ftruncate(self._segment_fd, start)
             self._end = start
             raise
-        for rec, _payload, at in gathered:
+        remember, fresh, seen = self._remember, self._fresh, self._seen
+        for rec, at in gathered:
             if rec.code == DROPPED:
                 self._forget(rec.id)
             else:
-                slot = self._remember(rec, segment, start + at)
-                self._fresh[slot] = self._seen[slot] = 1
+                slot = remember(rec, segment, start + at)
+                fresh[slot] = seen[slot] = 1
 
     def drop(self, mini_batch_id: str) -> bool:
         """Forget ``mini_batch_id`` (a rerun will run it again); ``False`` when not recorded."""
@@ -419,6 +423,7 @@ class Journal:
         finally:
             self._gathered.clear()
             self._blocks_out.clear()
+            self._records_out.clear()
             self._close_files()
             if self._writer is not None:
                 self._writer.release()
@@ -473,17 +478,21 @@ class Journal:
     def _gather(self, rec: Rec, data: bytes) -> None:
         """Add ``rec``'s block (and ``data``, its rows) to what :meth:`flush` writes next; a
         segment past its size is flushed and the next one started first."""
-        payload = encode(rec)
-        head = block_head(payload)
         if self._segment_fd < 0:
             self._open_segment(self._segment_no)
-        used = self._end + len(self._blocks_out)
+        if not self._gathered:
+            self._expected = self._end
+        used = self._expected + len(self._blocks_out)
+        head, record, offset = encode_pair(rec, self._segment_no, used)
         if used and used + len(head) + len(data) > SEGMENT_BYTES:
             self.flush()
             self._next_segment()
-        self._gathered.append((rec, payload, len(self._blocks_out) + len(head)))
+            self._expected = used = self._end
+            head, record, offset = encode_pair(rec, self._segment_no, used)
+        self._gathered.append((rec, offset - self._expected))
         self._blocks_out += head
         self._blocks_out += data
+        self._records_out += record
 
     def _writable(self) -> None:
         if self.read_only or self._index_fd < 0:

@@ -22,7 +22,7 @@ import os
 import stat
 import struct
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -97,25 +97,25 @@ def decode(payload: bytes) -> Rec:
                header, crc)
 
 
-_PLACE = struct.Struct("<Hq")  # segment, offset: where they sit in an encoded record
-_PLACE_AT = FRAME.size + struct.calcsize("<qBIII")
-_NO_FRAME = FRAME.pack(0, 0)
-
-
-def placed_frames(records: Iterable[tuple[bytes, int]], segment: int, base: int) -> bytearray:
-    """Index records, framed and back to back: each encoded record ``payload`` of
-    ``records`` with its segment set to ``segment`` and its offset to ``base + offset``
-    (patched in place, no re-encoding)."""
-    out = bytearray()
-    pack_place, pack_frame, crc32 = _PLACE.pack_into, FRAME.pack_into, zlib.crc32
-    for payload, offset in records:
-        at = len(out)
-        out += _NO_FRAME
-        out += payload
-        pack_place(out, at + _PLACE_AT, segment, base + offset)
-        with memoryview(out) as view:
-            pack_frame(out, at, len(payload), crc32(view[at + FRAME.size:]))
-    return out
+def encode_pair(rec: Rec, segment: int, base: int) -> tuple[bytes, bytes, int]:
+    """``rec`` as a segment holds it, written at ``base`` of ``segment`` (its block head:
+    magic, length, CRC-32, then the record with segment and offset 0), as the index holds it
+    (framed, pointing at its rows, right after that head), and that offset of its rows. One
+    encoding of the id and header for both."""
+    mini_batch_id, number, code, total, succeeded, failed, _, _, length, header, crc = rec
+    key = mini_batch_id.encode("utf-8", DATA_ERRORS)
+    if header:
+        head = header.encode("utf-8", DATA_ERRORS)
+        tail = key + _HEADER_LEN.pack(len(head)) + head
+    else:
+        tail = key + NO_HEADER
+    size = FIXED.size + len(tail)
+    offset = base + BLOCK.size + size
+    block = FIXED.pack(number, code, total, succeeded, failed, 0, 0, length, crc, len(key)) + tail
+    index = FIXED.pack(number, code, total, succeeded, failed, segment, offset, length, crc,
+                       len(key)) + tail
+    return (BLOCK.pack(MAGIC, size, zlib.crc32(block)) + block,
+            FRAME.pack(size, zlib.crc32(index)) + index, offset)
 
 
 def frame(payload: bytes) -> bytes:
@@ -287,5 +287,5 @@ def _advance(views: list[memoryview], written: int) -> list[memoryview]:
 
 __all__ = ["BLOCK", "DROPPED", "FIXED", "FRAME", "MAGIC", "MAX_RECORD", "NO_HEADER",
            "OUTPUT_SEGMENT", "SEALED", "STATUSES", "Block", "JournalError", "Rec", "append",
-           "block_head", "crc32_of", "decode", "encode", "frame", "invalid", "open_append",
-           "open_regular", "placed_frames", "scan_segment"]
+           "block_head", "crc32_of", "decode", "encode", "encode_pair", "frame", "invalid",
+           "open_append", "open_regular", "scan_segment"]
