@@ -42,6 +42,7 @@ _V1 = "mlpipe.v1"
 # Imported name -> the mlpipe module whose public names it gets.
 MIRRORS: dict[str, str] = {
     "azure.ai.ml": "mlpipe.azure_ai_ml",
+    "azure.ai.ml._version": "mlpipe.azure_ai_ml",
     "azure.ai.ml.dsl": "mlpipe.dsl",
     "azure.ai.ml.entities": "mlpipe.entities",
     "azure.ai.ml.constants": "mlpipe.constants",

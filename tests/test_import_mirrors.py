@@ -60,6 +60,16 @@ def test_names_resolve_wherever_mlpipe_is_imported(azure_absent: None) -> None:
     assert off.returncode == 1 and "No module named 'azureml'" in off.stderr
 
 
+def test_version_strings_scripts_print_resolve(azure_absent: None) -> None:
+    """Published notebooks start with ``print(azure.ai.ml.__version__)`` or
+    ``from azure.ai.ml._version import VERSION`` (v1: ``azureml.core.VERSION``)."""
+    proc = _python("import mlpipe, azure.ai.ml, azureml.core\n"
+                   "from azure.ai.ml._version import VERSION\n"
+                   "print(azure.ai.ml.__version__, VERSION, azureml.core.VERSION)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1.35.2+mlpipe.local"] * 2 + ["1.0.0+mlpipe.local"]
+
+
 def test_a_real_package_is_left_alone_unless_forced(tmp_path: Path) -> None:
     fake = tmp_path / "site" / "azureml" / "core"
     fake.mkdir(parents=True)
