@@ -52,6 +52,7 @@ MIRRORS: dict[str, str] = {
     "azure.ai.ml.operations": "mlpipe.sdk.operations",
     "azure.identity": "mlpipe.identity",
     "azure.core.exceptions": "mlpipe.sdk.exceptions",
+    "mltable": "mlpipe.sdk.mltable",
 }
 # azureml v1: these packages and every module below them are ``mlpipe.v1``'s names
 # (``azureml.core.compute_target``, ``azureml.pipeline.core.graph``, ``azureml.exceptions``).
@@ -66,7 +67,7 @@ INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
 FALLBACKS = frozenset({"azure.core.exceptions"})
 # The real package whose presence turns a family of names off under ``auto``.
 _FAMILIES = (("azure.ai.ml", "azure.ai.ml"), ("azure.identity", "azure.identity"),
-             ("azure.core", "azure.core"), ("azureml", "azureml.core"))
+             ("azure.core", "azure.core"), ("azureml", "azureml.core"), ("mltable", "mltable"))
 
 
 def _under(name: str, prefix: str) -> bool:
