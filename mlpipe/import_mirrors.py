@@ -49,6 +49,8 @@ MIRRORS: dict[str, str] = {
     **{f"azure.ai.ml.constants.{private}": "mlpipe.constants"
        for private in ("_common", "_component", "_job", "_compute")},
     "azure.ai.ml.parallel": "mlpipe.parallel",
+    "azure.ai.ml.sweep": "mlpipe.sweep",
+    "azure.ai.ml.automl": "mlpipe.automl",
     "azure.ai.ml.operations": "mlpipe.sdk.operations",
     "azure.identity": "mlpipe.identity",
     "azure.core.exceptions": "mlpipe.sdk.exceptions",

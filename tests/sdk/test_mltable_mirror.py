@@ -96,6 +96,7 @@ def run(mini_batch):
 """
 
 
+@pytest.mark.slow
 def test_entry_scripts_of_command_and_parallel_steps_import_mltable(tmp_path: Path,
                                                                      mirrored: None) -> None:
     _table(tmp_path / "sales")
