@@ -16,12 +16,15 @@ HINT = ("AutoML trains its models in Azure ML only; run the job with azure-ai-ml
         "workspace, or write the step in a pipeline YAML and run the rest here with "
         "`mlpipe job create --skip-step NAME --set jobs.NAME.outputs.OUTPUT.path=./local`.")
 
-__all__ = ["ClassificationJob", "ForecastingJob", "ForecastingSettings", "RegressionJob",
-           "TabularFeaturizationSettings", "TabularLimitSettings", "TrainingSettings",
-           "classification", "forecasting", "image_classification",
-           "image_classification_multilabel", "image_instance_segmentation",
-           "image_object_detection", "regression", "text_classification",
-           "text_classification_multilabel", "text_ner"]
+# azure-ai-ml's public names of the module (any other name resolves the same way).
+NAMES = ("ClassificationJob", "ForecastingJob", "ForecastingSettings", "RegressionJob",
+         "TabularFeaturizationSettings", "TabularLimitSettings", "TrainingSettings",
+         "classification", "forecasting", "image_classification",
+         "image_classification_multilabel", "image_instance_segmentation",
+         "image_object_detection", "regression", "text_classification",
+         "text_classification_multilabel", "text_ner")
+
+__all__ = ["HINT", "NAMES", *NAMES]
 
 
 def __getattr__(name: str) -> Unavailable:

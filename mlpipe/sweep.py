@@ -15,11 +15,14 @@ HINT = ("mlpipe does not build sweeps in code; write the sweep as a `type: sweep
         "pipeline YAML (mlpipe runs it: docs/running.md, Sweep steps), or run this node here "
         "with fixed values (node.inputs.<name> = value).")
 
-__all__ = ["BanditPolicy", "BayesianSamplingAlgorithm", "Choice", "GridSamplingAlgorithm",
-           "LogNormal", "LogUniform", "MedianStoppingPolicy", "Normal", "Objective",
-           "QLogNormal", "QLogUniform", "QNormal", "QUniform", "Randint",
-           "RandomSamplingAlgorithm", "SamplingAlgorithm", "SweepJob", "SweepJobLimits",
-           "TruncationSelectionPolicy", "Uniform"]
+# azure-ai-ml's public names of the module (any other name resolves the same way).
+NAMES = ("BanditPolicy", "BayesianSamplingAlgorithm", "Choice", "GridSamplingAlgorithm",
+         "LogNormal", "LogUniform", "MedianStoppingPolicy", "Normal", "Objective",
+         "QLogNormal", "QLogUniform", "QNormal", "QUniform", "Randint",
+         "RandomSamplingAlgorithm", "SamplingAlgorithm", "SweepJob", "SweepJobLimits",
+         "TruncationSelectionPolicy", "Uniform")
+
+__all__ = ["HINT", "NAMES", *NAMES]
 
 
 def __getattr__(name: str) -> Unavailable:
