@@ -32,7 +32,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("mlpipe.sdk", "mlpipe.cli"),
     # 5: azure-ai-ml mirrors at the top level and the package itself
     ("mlpipe", "mlpipe.dsl", "mlpipe.entities", "mlpipe.parallel", "mlpipe.identity",
-     "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__", "mlpipe.azure_ai_ml"),
+     "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__", "mlpipe.azure_ai_ml",
+     "mlpipe.sweep", "mlpipe.automl"),
 ]
 
 
