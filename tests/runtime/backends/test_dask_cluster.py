@@ -199,6 +199,8 @@ def test_two_steps_at_once_never_share_a_dask_worker(tmp_path: Path, on_cluster:
 
     script = """
 import os, time
+
+pytestmark = pytest.mark.slow  # Dask clusters of real processes: CI's second stage
 def run(mini_batch):
     time.sleep(0.05)
     return [str(os.getpid())] * len(mini_batch)
