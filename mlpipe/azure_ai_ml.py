@@ -28,6 +28,11 @@ from mlpipe.sdk.identities import (
 from mlpipe.sdk.operations import Unavailable
 from mlpipe.sdk.resources import AmlCompute
 
+# The azure-ai-ml release whose names this mirror follows (scripts print it; tests compare
+# the signatures with it): ``azure.ai.ml.__version__`` and ``azure.ai.ml._version.VERSION``.
+VERSION = "1.35.2+mlpipe.local"
+__version__ = VERSION
+
 # azure-ai-ml's top-level names that need a workspace or a runtime mlpipe does not have.
 NOT_LOCAL = ("spark", "load_batch_deployment", "load_batch_endpoint", "load_datastore",
              "load_deployment_template", "load_feature_set", "load_feature_store",

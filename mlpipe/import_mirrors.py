@@ -42,15 +42,19 @@ _V1 = "mlpipe.v1"
 # Imported name -> the mlpipe module whose public names it gets.
 MIRRORS: dict[str, str] = {
     "azure.ai.ml": "mlpipe.azure_ai_ml",
+    "azure.ai.ml._version": "mlpipe.azure_ai_ml",
     "azure.ai.ml.dsl": "mlpipe.dsl",
     "azure.ai.ml.entities": "mlpipe.entities",
     "azure.ai.ml.constants": "mlpipe.constants",
     **{f"azure.ai.ml.constants.{private}": "mlpipe.constants"
        for private in ("_common", "_component", "_job", "_compute")},
     "azure.ai.ml.parallel": "mlpipe.parallel",
+    "azure.ai.ml.sweep": "mlpipe.sweep",
+    "azure.ai.ml.automl": "mlpipe.automl",
     "azure.ai.ml.operations": "mlpipe.sdk.operations",
     "azure.identity": "mlpipe.identity",
     "azure.core.exceptions": "mlpipe.sdk.exceptions",
+    "mltable": "mlpipe.sdk.mltable",
 }
 # azureml v1: these packages and every module below them are ``mlpipe.v1``'s names
 # (``azureml.core.compute_target``, ``azureml.pipeline.core.graph``, ``azureml.exceptions``).
@@ -65,7 +69,7 @@ INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
 FALLBACKS = frozenset({"azure.core.exceptions"})
 # The real package whose presence turns a family of names off under ``auto``.
 _FAMILIES = (("azure.ai.ml", "azure.ai.ml"), ("azure.identity", "azure.identity"),
-             ("azure.core", "azure.core"), ("azureml", "azureml.core"))
+             ("azure.core", "azure.core"), ("azureml", "azureml.core"), ("mltable", "mltable"))
 
 
 def _under(name: str, prefix: str) -> bool:

@@ -24,6 +24,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # every docs example runs as written: CI's second stage
+
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUN = ("console", "sh", "bash", "python")
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.M | re.S)

@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 0: shared vocabulary, no mlpipe imports but each other
     ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
      "mlpipe.sizes", "mlpipe.limits", "mlpipe.wording", "mlpipe.cores",
-     "mlpipe.import_mirrors", "mlpipe.startup"),
+     "mlpipe.import_mirrors", "mlpipe.startup", "mlpipe.exports"),
     # 1: what a pipeline is: the YAML models, the plan, the data readers
     ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
     # 2: turning models into a plan, and running a plan's parallel steps
@@ -32,7 +32,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("mlpipe.sdk", "mlpipe.cli"),
     # 5: azure-ai-ml mirrors at the top level and the package itself
     ("mlpipe", "mlpipe.dsl", "mlpipe.entities", "mlpipe.parallel", "mlpipe.identity",
-     "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__", "mlpipe.azure_ai_ml"),
+     "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__", "mlpipe.azure_ai_ml",
+     "mlpipe.sweep", "mlpipe.automl"),
 ]
 
 

@@ -60,6 +60,16 @@ def test_names_resolve_wherever_mlpipe_is_imported(azure_absent: None) -> None:
     assert off.returncode == 1 and "No module named 'azureml'" in off.stderr
 
 
+def test_version_strings_scripts_print_resolve(azure_absent: None) -> None:
+    """Published notebooks start with ``print(azure.ai.ml.__version__)`` or
+    ``from azure.ai.ml._version import VERSION`` (v1: ``azureml.core.VERSION``)."""
+    proc = _python("import mlpipe, azure.ai.ml, azureml.core\n"
+                   "from azure.ai.ml._version import VERSION\n"
+                   "print(azure.ai.ml.__version__, VERSION, azureml.core.VERSION)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["1.35.2+mlpipe.local"] * 2 + ["1.0.0+mlpipe.local"]
+
+
 def test_a_real_package_is_left_alone_unless_forced(tmp_path: Path) -> None:
     fake = tmp_path / "site" / "azureml" / "core"
     fake.mkdir(parents=True)
@@ -72,16 +82,42 @@ def test_a_real_package_is_left_alone_unless_forced(tmp_path: Path) -> None:
 
 
 def test_unmirrored_submodule_is_named(azure_absent: None) -> None:
-    proc = _python("import mlpipe, azure.ai.ml.automl")
+    proc = _python("import mlpipe, azure.ai.ml.data_transfer")
     assert proc.returncode == 1
-    assert "azure.ai.ml.automl has no local mirror in mlpipe (mirrored: azure.ai.ml, " in \
-        proc.stderr
+    assert "azure.ai.ml.data_transfer has no local mirror in mlpipe (mirrored: azure.ai.ml, " \
+        in proc.stderr
     assert mirror_of("azureml.pipeline.core.graph") == "mlpipe.v1"
     assert mirror_of("azureml.train.automl") is None
     # a class the mirror lacks is "cannot import name", not a module of that name
     assert mirror_of("azureml.core.NoSuchClass") is None
     missing = _python("import mlpipe\nfrom azureml.core import NoSuchClass")
     assert "ImportError: cannot import name 'NoSuchClass' from 'azureml.core'" in missing.stderr
+
+
+SWEEP_NOTEBOOK = """\
+from azure.ai.ml import command
+from azure.ai.ml.automl import classification, ClassificationPrimaryMetrics
+from azure.ai.ml.sweep import BanditPolicy, Choice, Uniform
+print("imported", ClassificationPrimaryMetrics.ACCURACY)
+policy = BanditPolicy(slack_factor=0.15, evaluation_interval=1)
+"""
+
+
+def test_cloud_only_builders_import_and_stop_at_first_use(tmp_path: Path,
+                                                          azure_absent: None) -> None:
+    """azure.ai.ml.sweep and azure.ai.ml.automl import as published notebooks write them; the
+    first call is one NotAvailableLocally line saying what to do (sweeps: a YAML sweep step)."""
+    script = tmp_path / "sweep.py"
+    script.write_text(SWEEP_NOTEBOOK)
+    proc = run_cli("run-script", str(script), cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stdout.startswith("imported <azure.ai.ml.automl.ClassificationPrimaryMetrics.")
+    (line,) = proc.stderr.strip().splitlines()
+    assert "NotAvailableLocally: azure.ai.ml.sweep.BanditPolicy() needs an Azure ML workspace" \
+        in line and "`type: sweep` step of a pipeline YAML" in line and "sweep.py:5" in line
+    automl = _python("import mlpipe\nfrom azure.ai.ml import automl\nautoml.regression()")
+    assert "NotAvailableLocally: azure.ai.ml.automl.regression() needs" in automl.stderr
+    assert "--skip-step NAME" in automl.stderr
 
 
 def test_child_environment_puts_the_startup_folder_first() -> None:

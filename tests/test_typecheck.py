@@ -15,8 +15,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-pytestmark = pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
-                                reason="mypy is not installed")
+pytestmark = [pytest.mark.slow,  # mypy over the package: CI's second stage
+              pytest.mark.skipif(importlib.util.find_spec("mypy") is None,
+                                reason="mypy is not installed")]
 
 
 def _mypy(*targets: str) -> subprocess.CompletedProcess[str]:

@@ -246,17 +246,20 @@ class IOResolver:
 
     def _declared(self, node: Node, path: KeyPath, name: str, kind: str,
                   decls: dict[str, Any] | None) -> bool:
-        """Whether the step may set ``name``; an error when its component does not declare it."""
+        """Whether the step sets ``name``. One its component does not declare is dropped with a
+        warning, as azure-ai-ml drops it when the job is submitted (the cloud step runs
+        without it)."""
         if decls is None or name in decls:
             return True
         declared = list(map(str, decls))
         comp = node.comp_doc
         label = (comp.get("name") if comp is not None else None) or (node.component.reference
                                                                      if node.component else "")
-        self.reporter.error(self.doc, path,
-                            f"component '{label}' has no {kind} '{name}' (declared {kind}s: "
-                            f"{', '.join(declared) or 'none'})", code="unknown-" + kind,
-                            hint=did_you_mean(name, declared))
+        self.reporter.warn(self.doc, path,
+                           f"component '{label}' has no {kind} '{name}' (declared {kind}s: "
+                           f"{', '.join(declared) or 'none'}): azure-ai-ml drops it when the job "
+                           "is submitted, so the step runs without it", code="unknown-" + kind,
+                           hint=did_you_mean(name, declared))
         return False
 
     def _value(self, name: str, value: Any, decl: Any, path: KeyPath, step: str) -> PlanInput:

@@ -89,7 +89,8 @@ class Driver:
         self.pending: deque[tuple[MiniBatch, int]] = deque()  # (mini-batch, picked count) to send
         self.inflight: dict[int, tuple[MiniBatch, int]] = {}
         self.timed_out: dict[int, tuple[Overrun, float]] = {}  # task id -> (why, since)
-        self.canceled: set[int] = set()  # tasks running when the job was canceled: not attempts
+        # workers stopped by a cancel: what they held is not finished, and no attempt
+        self.canceled: set[tuple[int, str]] = set()
         self._next_deadline = float("inf")
         self._last_progress = 0.0
         # item counts learnt from attempts of mini-batches not finished yet (tabular batches)
@@ -253,9 +254,9 @@ class Driver:
         journal in one go."""
         if not events:
             return
-        inflight = self.inflight
+        inflight, canceled = self.inflight, self.canceled
         for event in events:
-            if type(event) is TaskDone:
+            if type(event) is TaskDone and not canceled:  # after a cancel: _handle decides
                 entry = inflight.pop(event.result.task_id, None)
                 if entry is not None:
                     self._attempt_finished(entry[0], entry[1], event.worker, event.result)
@@ -284,11 +285,13 @@ class Driver:
     def _handle(self, event: BackendEvent) -> None:
         if isinstance(event, TaskDone):
             entry = self.inflight.pop(event.result.task_id, None)
-            if entry is not None:
+            stopped = (event.worker.node, event.worker.process) in self.canceled \
+                and event.result.status != "Succeeded"
+            if entry is not None and not stopped:  # a run() stopped by cancel is no attempt
                 self._attempt_finished(entry[0], entry[1], event.worker, event.result)
         elif isinstance(event, TaskLost):
             entry = self.inflight.pop(event.task_id, None)
-            if entry is not None and event.task_id not in self.canceled:
+            if entry is not None and (event.worker.node, event.worker.process) not in self.canceled:
                 self._attempt_lost(entry[0], entry[1], event)
         elif isinstance(event, TasksReturned):
             for task_id in reversed(event.task_ids):
@@ -490,12 +493,13 @@ class Driver:
         self.pending.clear()
         self.backend.stop()
         if status == "Canceled":  # a canceled job stops now, as in Azure: no run() is awaited
-            for task_id, worker, _since in list(self.backend.running()):
-                entry = self.inflight.get(task_id)
-                self.canceled.add(task_id)
-                self.log.info("Mini-batch %s on %s/%s is not finished: stopping that worker.",
-                              entry[0].id if entry else task_id, worker.node_name,
-                              worker.process)
+            for _task_id, worker, _since in list(self.backend.running()):
+                key = (worker.node, worker.process)
+                if key in self.canceled:
+                    continue
+                self.canceled.add(key)
+                self.log.info("Stopping worker %s/%s: its run() is not finished.",
+                              worker.node_name, worker.process)
                 self.backend.kill(worker)
 
     def _fault(self, error: BaseException) -> None:

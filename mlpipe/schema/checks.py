@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mlpipe.diagnostics import Diagnostic
+from mlpipe.diagnostics import Diagnostic, did_you_mean
 from mlpipe.schema.bindings import binding_problems, is_binding
+from mlpipe.schema.pipeline import PipelineSettings
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 # key -> parent key it must sit under (None: directly on a job, step or component).
@@ -196,6 +197,26 @@ def is_cloud_only_key(diagnostic: Diagnostic) -> bool:
         return False
     parent = CLOUD_ONLY_KEYS[key]
     return parent is None or (len(parts) > 1 and parts[-2] == parent)
+
+
+def unknown_settings(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
+    """A pipeline job's ``settings`` keys Azure ML does not know, taken out of ``data`` with a
+    warning each: azure-ai-ml keeps them aside and never sends them, so the cloud job runs
+    as if they were not there (``default_datestore`` is a typo a published pipeline makes)."""
+    settings = data.get("settings")
+    if not isinstance(settings, dict):
+        return []
+    known = list(PipelineSettings.model_fields)
+    out = []
+    for key in [k for k in settings if isinstance(k, str) and k not in known]:
+        path = ("settings", key)
+        out.append(Diagnostic(f"unknown key '{key}': azure-ai-ml keeps it out of the job it "
+                              "submits, so it has no effect", key_path=format_key_path(path),
+                              location=positions.locate(path), severity="warning",
+                              code="unknown-setting", hint=did_you_mean(key, known)))
+    if out:
+        data["settings"] = {k: v for k, v in settings.items() if k in known}
+    return out
 
 
 # Keys whose text is never read for bindings (free text, tags, an inline conda file).

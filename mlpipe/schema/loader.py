@@ -125,7 +125,8 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
     plain, positions, done = _start(data, source, positions)
     if done is not None:
         return done
-    extra = (checks.check_pipeline(plain, positions)
+    extra = (checks.unknown_settings(plain, positions)
+             + checks.check_pipeline(plain, positions)
              + checks.binding_syntax(plain, positions)
              + checks.cloud_only_warnings(plain, positions, is_pipeline=True))
     return _check(PipelineJob, plain, source, positions, extra)

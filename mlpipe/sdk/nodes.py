@@ -449,9 +449,9 @@ class CommandNode(Node):
     def sweep(self, *args: Any, **kwargs: Any) -> Any:
         """azure-ai-ml's ``command_node.sweep(...)``: a hyperparameter sweep, cloud only."""
         raise NotAvailableLocally(
-            "node.sweep()", "A sweep runs trials on an Azure ML compute and mlpipe runs no "
-            "type: sweep steps; run the command here with fixed values (set node.inputs.<name> "
-            "= value), or run the sweep with azure-ai-ml against a workspace.")
+            "node.sweep()", "mlpipe does not build sweeps in code; write the sweep as a "
+            "`type: sweep` step of a pipeline YAML (mlpipe runs it: docs/running.md, Sweep "
+            "steps), or run the command here with fixed values (node.inputs.<name> = value).")
 
     def set_limits(self, *, timeout: int, **kwargs: Any) -> None:
         """``limits.timeout`` in seconds, like azure-ai-ml's ``node.set_limits(timeout=...)``."""

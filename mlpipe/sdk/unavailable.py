@@ -24,19 +24,20 @@ class Unavailable:
     """Stands for a name the local client does not have: using it (calling it, or calling
     anything reached through it) raises :class:`NotAvailableLocally` naming the call."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, hint: str | None = None) -> None:
         self._path = path
+        self._hint = hint  # what to do instead (NotAvailableLocally's default when None)
 
     def __getattr__(self, name: str) -> Unavailable:
         if name.startswith("__"):
             raise AttributeError(name)
-        return Unavailable(f"{self._path}.{name}")
+        return Unavailable(f"{self._path}.{name}", self._hint)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotAvailableLocally(f"{self._path}()")
+        raise NotAvailableLocally(f"{self._path}()", self._hint)
 
     def __iter__(self) -> Any:
-        raise NotAvailableLocally(self._path)
+        raise NotAvailableLocally(self._path, self._hint)
 
     def __repr__(self) -> str:
         return f"<{self._path}: not available locally>"

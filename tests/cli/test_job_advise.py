@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.jobs.support import create
 from tests.runtime.reports.support import mixed_failures_pipeline
 
 
+@pytest.mark.slow
 def test_advise_a_recorded_job(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     ran = create(mixed_failures_pipeline(tmp_path / "p"), runs, "mixed")

@@ -256,9 +256,6 @@ MISTAKES = {
     "sweep: a trial that is not a command component": (
         SWEEP, "trial: ./train.yml", "trial: ./spark-job-component.yml",
         "jobs.sweep_step.trial", "its trial must be a command component", "trial:"),
-    "sweep: an unknown output": (
-        SWEEP, "      model_output:", "      model:", "jobs.sweep_step.outputs.model",
-        "component 'train_model' has no output 'model'", "      model:"),
     "spark: neither resources nor compute": (
         SPARK, "    resources:\n      instance_type: standard_e8s_v3\n      runtime_version: "
                "\"3.4\"\n", "", "jobs.spark_job",
@@ -326,3 +323,13 @@ def test_a_spark_component_checked_on_its_own_needs_its_entry_file(project: Path
     [error] = [d for d in validate_component(path) if d.severity == "error"]
     assert error.message.startswith("entry file 'titanc.py' not found in code folder")
     assert error.hint == "did you mean 'titanic.py'?" and error.location.line == 7
+
+
+def test_a_sweep_output_its_trial_does_not_declare_is_dropped_with_a_warning(
+        project: Path, tmp_path: Path) -> None:
+    """As azure-ai-ml drops it when the job is submitted."""
+    _, result = _check(project, SWEEP.replace("      model_output:", "      model:", 1), tmp_path)
+    assert not result.errors, [d.format() for d in result.errors]
+    (warning,) = [d for d in result.warnings if d.key_path == "jobs.sweep_step.outputs.model"]
+    assert warning.message.startswith("component 'train_model' has no output 'model'")
+    assert "declared outputs: model_output" in warning.message

@@ -265,11 +265,24 @@ def test_component_defaults_and_node_overrides(project: Path, tmp_path: Path) ->
     assert step.inputs["batch"].value == 7 and step.inputs["colour"].value == "red"
 
 
-def test_component_step_cannot_pass_an_undeclared_input(project: Path, tmp_path: Path) -> None:
+def test_an_undeclared_step_input_or_output_is_dropped_with_a_warning(project: Path,
+                                                                     tmp_path: Path) -> None:
+    """azure-ai-ml drops a step's inputs and outputs its component does not declare when the
+    job is submitted (the cloud step runs without them): the plan drops them too, and says so."""
     write(project, "comp.yml", COMPONENT)
-    bad = pipeline(project, NODE + "      batches: 7\n")
-    err = only_error(compile_result(bad, tmp_path), "component 'scorer' has no input 'batches'")
-    assert err.hint == "did you mean 'batch'?" and err.location.line == line_of(bad, "batches: 7")
+    bad = pipeline(project, NODE + "      batches: 7\n    outputs:\n      extra: {type: uri_folder}\n")
+    result = compile_result(bad, tmp_path)
+    assert not result.errors, [d.format() for d in result.errors]
+    warned = {d.key_path: d for d in result.warnings if "has no" in d.message}
+    given = warned["jobs.score.inputs.batches"]
+    assert given.message.startswith("component 'scorer' has no input 'batches'")
+    assert "azure-ai-ml drops it" in given.message
+    assert given.hint == "did you mean 'batch'?" and given.location.line == line_of(bad, "batches: 7")
+    assert "component 'scorer' has no output 'extra'" in warned["jobs.score.outputs.extra"].message
+    assert result.plan is not None
+    step = result.plan.step("score")
+    assert "batches" not in step.inputs and "extra" not in step.outputs
+    assert "batches" not in " ".join(step.program_arguments)
 
 
 @pytest.mark.parametrize("value, message", [

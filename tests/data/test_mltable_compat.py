@@ -17,8 +17,11 @@ from pathlib import Path
 
 import pytest
 
+import mlpipe
 from mlpipe.data import read_mltable
 from tests.data.support import CORPUS_IRIS, OJ_EXAMPLE, delimited, write_mltable
+
+MLPIPE_DIR = Path(mlpipe.__file__).resolve().parent
 
 PROBE = """
 import json, sys, mltable
@@ -32,7 +35,8 @@ print(json.dumps(out))
 
 
 def mltable_python() -> str:
-    if importlib.util.find_spec("mltable") is not None:
+    spec = importlib.util.find_spec("mltable")  # the library itself, not mlpipe's mirror
+    if spec is not None and spec.origin and MLPIPE_DIR not in Path(spec.origin).parents:
         return sys.executable
     candidate = os.environ.get("MLPIPE_MLTABLE_PYTHON")
     if candidate and Path(candidate).exists():

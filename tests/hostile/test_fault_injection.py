@@ -296,6 +296,8 @@ import sys
 from mlpipe.cli import main
 from mlpipe.runtime import reports
 
+pytestmark = pytest.mark.slow  # faults injected into whole jobs: CI's second stage
+
 original = reports.StepReports.attempt_finished
 calls = []
 

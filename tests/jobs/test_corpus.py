@@ -10,7 +10,7 @@ import pytest
 
 from tests.jobs.support import Ran, create, files_under, label_counts, run_here
 
-pytestmark = pytest.mark.corpus
+pytestmark = [pytest.mark.corpus, pytest.mark.slow]  # the corpus's jobs run whole
 
 EX = "azureml-examples/cli/jobs"
 SDK = "azure-sdk-for-python/test_configs"

@@ -10,8 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.jobs.support import flaky_pipeline
+
+pytestmark = pytest.mark.slow  # debug sessions of whole jobs: CI's second stage
 
 REPO = Path(__file__).resolve().parents[2]
 

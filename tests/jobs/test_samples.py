@@ -10,6 +10,8 @@ import pytest
 from tests.conftest import REPO
 from tests.jobs.support import Ran, create, files_under
 
+pytestmark = pytest.mark.slow  # the samples run whole: CI's second stage
+
 SAMPLES = REPO / "samples"
 
 

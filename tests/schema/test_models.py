@@ -451,3 +451,18 @@ def test_a_key_written_one_level_too_high_says_where_it_belongs(tmp_path: Path) 
         ("jobs.s.entry_script", "'entry_script' belongs under 'task'", 8),
         ("jobs.s.task.image", "'image' belongs under 'environment'", 9),
     ]
+
+
+def test_a_settings_key_azure_does_not_know_is_dropped_with_a_warning(tmp_path: Path) -> None:
+    """azure-ai-ml keeps unknown ``settings`` keys aside and submits the job without them
+    (a published pipeline misspells ``default_datastore``): a warning, the job still loads."""
+    path = write(tmp_path, pipeline("s:\n" + PARALLEL_STEP,
+                                    top="settings:\n  default_datestore: azureml:blob\n"
+                                        "  default_compute: azureml:cpu\n"))
+    loaded = load_pipeline(path)
+    assert loaded.errors == [] and loaded.model is not None
+    (warning,) = loaded.warnings
+    assert warning.key_path == "settings.default_datestore" and warning.location.line == 3
+    assert warning.message.startswith("unknown key 'default_datestore': azure-ai-ml keeps it out")
+    assert warning.hint == "did you mean 'default_datastore'?"
+    assert loaded.model.settings.default_compute == "azureml:cpu"

@@ -127,11 +127,11 @@ def test_run_script_mirrors_only_its_own_process(tmp_path: Path) -> None:
     script = write(tmp_path / "s.py", "import sys\nfrom azureml.core import Workspace\n"
                    "import azure.ai.ml.entities as e\nprint(Workspace.from_config().name, "
                    "e.ResourceConfiguration(instance_count=2).instance_count, sys.argv[1:])\n"
-                   "import azure.ai.ml.sweep\n")
+                   "import azure.ai.ml.data_transfer\n")
     proc = run_cli("run-script", str(script), "a", "--b")
     assert proc.stdout.splitlines() == ["local 2 ['a', '--b']"]
     assert proc.returncode == 1
-    assert "azure.ai.ml.sweep has no local mirror" in proc.stderr
+    assert "azure.ai.ml.data_transfer has no local mirror" in proc.stderr
     if importlib.util.find_spec("azureml") is None:  # real packages stay untouched elsewhere
         plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
         assert plain.returncode == 1 and "No module named 'azureml" in plain.stderr

@@ -35,6 +35,8 @@ from tests.sdk.notebook_support import (
     switch_imports,
 )
 
+pytestmark = pytest.mark.slow  # published notebooks run whole: CI's second stage
+
 
 def _job_folders(runs: Path) -> list[Path]:
     return sorted(p.parent for p in runs.glob("*/job.json"))

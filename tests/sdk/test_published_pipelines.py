@@ -76,6 +76,7 @@ def test_3a_mnist_batch_prediction_runs(tmp_path: Path, how: str) -> None:
     _run(make_mnist_3a(tmp_path / "nb"), runs, how)
     job = _job(runs)
     assert (job / "batch_inferencing_with_mini_batch_size").is_dir()
-    (returns,) = (runs / "datastores" / "workspaceblobstore" / job.name).glob("aggregated_*")
+    step_run = f"{job.name}_batch_inferencing_with_mini_batch_size"  # ${{name}}: the step's job
+    (returns,) = (runs / "datastores" / "workspaceblobstore" / step_run).glob("aggregated_*")
     lines = sorted(returns.read_text().splitlines())
     assert len(lines) == MNIST_3A_IMAGES and "3.png: 3" in lines

@@ -14,6 +14,8 @@ from mlpipe.sdk import compile_job
 from tests.conftest import run_cli
 from tests.sdk.support import SAMPLE_NAMES, SAMPLES, plan_view, sample_job
 
+pytestmark = pytest.mark.slow  # the samples built in code run whole: CI's second stage
+
 
 @pytest.mark.parametrize("name", SAMPLE_NAMES)
 def test_twin_compiles_to_the_yaml_plan(name: str, tmp_path: Path) -> None:

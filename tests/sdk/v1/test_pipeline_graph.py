@@ -44,7 +44,9 @@ def _check_chain(project: Path, runs: Path, stdout: str) -> None:
     assert "PipelineRun Status: Finished" in stdout
     summary = next((project / "out").rglob("summary.txt"))
     assert summary.read_text() == f"{RAW_FILES} scored\n"
-    scores = runs / "datastores" / "workspaceblobstore" / job.name / "scores" / "scores.txt"
+    # PipelineData lands under its step run's id, as in Azure: <job>_<step> here
+    scores = runs / "datastores" / "workspaceblobstore" / f"{job.name}_score" / "scores" \
+        / "scores.txt"
     assert sorted(scores.read_text().splitlines()) == [
         f"f{i}.txt:LINE {i}:{job.name}" for i in range(RAW_FILES)]  # prep's output, scored
     record = json.loads((job / "job.json").read_text())
@@ -162,8 +164,9 @@ def test_outputs_read_as_tables_downstream(tmp_path: Path) -> None:
     (read,) = run.find_step_run("prepare.py")[0].get_details()["inputDatasets"]
     assert read["consumptionDetails"]["inputName"] == "raw_data"
     assert read["dataset"].to_pandas_dataframe().a.tolist() == [1, 3, 5]
-    written = runs / "datastores" / "workspaceblobstore" / "prepared" / "tables" / "part.csv"
-    assert pd.read_csv(written).total.tolist() == [3, 7, 11]  # {run-id}: the job's name
+    written = runs / "datastores" / "workspaceblobstore" / "prepared" / "tables_prepare_py" \
+        / "part.csv"
+    assert pd.read_csv(written).total.tolist() == [3, 7, 11]  # {run-id}: the step run's id
 
 
 def test_data_references_datapaths_and_parameters_become_inputs(tmp_path: Path) -> None:
