@@ -23,7 +23,7 @@ import yaml
 from mlpipe.compiler.context import SAFE_LOADER
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 from mlpipe.errors import MlpipeError
-from mlpipe.limits import InputLimitError, check_yaml_text
+from mlpipe.limits import MAX_DEPTH, InputLimitError, check_yaml_text
 
 _INDEX = re.compile(r"-?[0-9]{1,18}")
 
@@ -39,6 +39,10 @@ def parse_override(text: str) -> tuple[list[str], str]:
     if not sep or not key.strip() or any(not p for p in parts):
         raise OverrideSyntaxError(
             f"invalid --set {text!r}: expected KEY.PATH=VALUE, e.g. jobs.score.mini_batch_size=5")
+    if len(parts) > MAX_DEPTH:  # a file may not nest deeper; nor may what --set makes of it
+        shown = key.strip() if len(key.strip()) <= 60 else key.strip()[:57] + "..."
+        raise OverrideSyntaxError(f"invalid --set {shown}=...: the key path has {len(parts)} "
+                                  f"parts, more than the {MAX_DEPTH} levels a document may nest")
     return parts, value
 
 

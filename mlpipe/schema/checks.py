@@ -226,18 +226,26 @@ NO_BINDINGS = frozenset({"description", "display_name", "tags", "properties", "$
 
 def binding_syntax(data: Any, positions: PositionMap, path: KeyPath = ()) -> list[Diagnostic]:
     """An error at its line and column for each broken binding (an unclosed ``${{``, a ``}}``
-    without its opener, an empty ``${{}}``) in every string where bindings are read."""
+    without its opener, an empty ``${{}}``) in every string where bindings are read.
+
+    The walk keeps its own stack and visits each mapping or list once, so data of any depth
+    or sharing (YAML aliases, values set by ``--set``) never exhausts Python's stack."""
     out: list[Diagnostic] = []
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key not in NO_BINDINGS:
-                out.extend(binding_syntax(value, positions, path + (key,)))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            out.extend(binding_syntax(value, positions, path + (index,)))
-    elif isinstance(data, str):
-        for problem in binding_problems(data):
-            out.append(Diagnostic(problem.message, key_path=format_key_path(path),
-                                  location=positions.locate_in_value(path, data, problem.offset),
-                                  code="binding", hint=problem.hint))
+    seen: set[int] = set()
+    stack: list[tuple[Any, KeyPath]] = [(data, path)]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, (dict, list)):
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((item, where + (key,)) for key, item in reversed(list(items))
+                         if not (isinstance(value, dict) and key in NO_BINDINGS))
+        elif isinstance(value, str):
+            for problem in binding_problems(value):
+                out.append(Diagnostic(problem.message, key_path=format_key_path(where),
+                                      location=positions.locate_in_value(where, value,
+                                                                         problem.offset),
+                                      code="binding", hint=problem.hint))
     return out

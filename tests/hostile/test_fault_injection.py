@@ -24,6 +24,8 @@ import pytest
 
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow  # faults injected into whole jobs: CI's second stage
+
 TIMEOUT = 120  # seconds; a hang fails the test instead of the suite
 FILES = 30
 
@@ -296,7 +298,6 @@ import sys
 from mlpipe.cli import main
 from mlpipe.runtime import reports
 
-pytestmark = pytest.mark.slow  # faults injected into whole jobs: CI's second stage
 
 original = reports.StepReports.attempt_finished
 calls = []

@@ -282,6 +282,16 @@ def test_deep_block_nesting_is_an_error_not_a_recursion_error(projects: Path) ->
     assert "Traceback" not in err
 
 
+def test_a_set_key_path_deeper_than_a_document_may_nest_is_a_usage_error(
+        projects: Path) -> None:
+    path = str(projects / "file-batch" / "pipeline.yml")
+    deep = "tags.a" + ".b" * 3_000 + "=1"
+    for verb in ("validate", "create"):
+        code, out, err = validate("job", verb, "--file", path, "--set", deep)
+        assert code == 2 and "the key path has 3002 parts, more than the 100 levels" in err
+        assert "Traceback" not in out + err
+
+
 def test_file_over_the_size_limit_is_refused_unread(projects: Path) -> None:
     path = pipeline_with(projects, "huge.yml", "description: " + "x" * MAX_FILE_BYTES + "\n")
     code, out, _ = validate("job", "validate", str(path))

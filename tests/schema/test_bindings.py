@@ -74,3 +74,19 @@ def test_each_broken_binding_is_an_error_at_its_line_and_column(tmp_path: Path) 
         ("jobs.train.command", 17, 35, "empty binding '${{}}'"),
         ("jobs.wrangle.args", 21, 16, "'${{' is not closed"),
     ]
+
+
+def test_broken_bindings_are_found_in_data_of_any_depth_or_sharing() -> None:
+    """The walk needs no Python stack: --set and YAML aliases can make data deeper than a
+    file may be, or share one list in many places."""
+    from mlpipe.schema.checks import binding_syntax
+    from mlpipe.schema.yamlio import PositionMap
+
+    deep: list[object] = ["${{inputs.x"]
+    for _ in range(5_000):
+        deep = [deep]
+    shared = ["ok", "${{}}"]
+    looped: dict[str, object] = {"a": shared, "b": shared}
+    looped["self"] = looped
+    problems = binding_syntax({"deep": deep, "looped": looped}, PositionMap("p.yml", {}, {}, []))
+    assert [p.key_path for p in problems] == ["deep" + "[0]" * 5_001, "looped.a[1]"]

@@ -29,6 +29,8 @@ from mlpipe.runtime.backends.dask_cluster import JobCluster
 from tests.runtime.backends.support import dask_processes, wait_until_no_worker_hosts_mlpipe
 from tests.runtime.support import LOADER, SLOW_LOADER, Recorder, file_mini_batches, make_step
 
+pytestmark = pytest.mark.slow  # Dask clusters of real processes: CI's second stage
+
 DASK_WORKERS = 2
 
 
@@ -200,7 +202,6 @@ def test_two_steps_at_once_never_share_a_dask_worker(tmp_path: Path, on_cluster:
     script = """
 import os, time
 
-pytestmark = pytest.mark.slow  # Dask clusters of real processes: CI's second stage
 def run(mini_batch):
     time.sleep(0.05)
     return [str(os.getpid())] * len(mini_batch)
