@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from mlpipe.import_mirrors import child_environment
+from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
 from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
@@ -61,16 +61,21 @@ def make_output_folders(step: Step) -> None:
 
 
 def python_shim_dir(step: Step) -> Path:
-    """A folder with ``python``/``python3`` launching the runner's own interpreter.
+    """A folder with ``python``/``python3`` launching the runner's own interpreter, and
+    the Azure programs mlpipe stands in for (``mldesigner``: :data:`PROGRAMS`) unless the
+    import mirrors are off.
 
     A wrapper script rather than a symlink, so a virtual environment's interpreter
     keeps its ``site-packages``.
     """
     bin_dir = Path(step.state_dir) / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("python", "python3"):
+    shims = {name: "" for name in ("python", "python3")}
+    if mode() != "off":
+        shims.update({name: f" -m {module}" for name, module in PROGRAMS.items()})
+    for name, run in shims.items():
         shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}"{run} "$@"\n', encoding="utf-8")
         shim.chmod(0o755)
     return bin_dir
 
