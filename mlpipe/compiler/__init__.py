@@ -6,7 +6,9 @@ cannot see on its own (bindings, cycles, paths, resolved ranges). All problems
 are reported together in one :class:`~mlpipe.diagnostics.ValidationError`.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlpipe.exports import exports_on_first_use
 
 if TYPE_CHECKING:
     from mlpipe.compiler.component_check import validate_component
@@ -31,13 +33,7 @@ _EXPORTS = {
     "validate_pipeline": "mlpipe.compiler.pipeline",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib  # noqa: PLC0415
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 
 __all__ = [

@@ -9,8 +9,7 @@ Names are imported on first use, so ``mlpipe job list/show/cancel`` stay quick
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from mlpipe.exports import exports_on_first_use
 
 _EXPORTS = {
     "JobConflictError": "mlpipe.jobs.store",
@@ -31,11 +30,7 @@ _EXPORTS = {
     "BackendUnavailableError": "mlpipe.jobs.preflight",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'mlpipe.jobs' has no attribute {name!r}")
-    return getattr(importlib.import_module(_EXPORTS[name]), name)
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 
 __all__ = sorted(_EXPORTS)

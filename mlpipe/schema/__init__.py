@@ -11,7 +11,9 @@ Public entry points::
 See docs/schema.md for the models and the rules.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlpipe.exports import exports_on_first_use
 
 if TYPE_CHECKING:
     from mlpipe.schema.automl import AutoMLNode
@@ -129,13 +131,7 @@ _EXPORTS = {
     "load_yaml_text": "mlpipe.schema.yamlio",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib  # noqa: PLC0415
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 
 __all__ = [

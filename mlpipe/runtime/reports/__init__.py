@@ -10,7 +10,9 @@ report paths a run result lists) and ``resource_samples`` (CPU and memory over t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mlpipe.exports import exports_on_first_use
 
 if TYPE_CHECKING:
     from mlpipe.runtime.reports.observer import StepReports, parent_logs_dir
@@ -21,13 +23,7 @@ _EXPORTS = {
     "parent_logs_dir": "mlpipe.runtime.reports.observer",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        import importlib  # noqa: PLC0415
-
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = exports_on_first_use(__name__, _EXPORTS)
 
 
 __all__ = ["StepReports", "parent_logs_dir"]
