@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from mlpipe.diagnostics import Diagnostic, Location, ValidationError
-from mlpipe.sdk import io
 from mlpipe.sdk.callsite import call_site, caller_dir
 from mlpipe.sdk.components import CommandComponent
 from mlpipe.sdk.entities import Environment, environment_value
+from mlpipe.sdk.io import Input as SdkInput
+from mlpipe.sdk.io import Output as SdkOutput
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,12 +43,12 @@ PRIMITIVES: dict[type, str] = {bool: "boolean", int: "integer", float: "number",
 EXECUTING_FLAG = "MLPIPE_MLDESIGNER_EXECUTING"
 
 
-class Input(io.Input):
+class Input(SdkInput):
     """mldesigner's ``Input``: ``Input(type="uri_folder")``, ``Input(type="integer", min=1,
     max=5, optional=True)``, ``is_control`` accepted (kept for the cloud)."""
 
 
-class Output(io.Output):
+class Output(SdkOutput):
     """mldesigner's ``Output``: a data output (``Output(type="uri_folder")``) as a parameter
     annotation; in a return annotation also a primitive (``Output(type="integer",
     is_control=True)``)."""
@@ -99,7 +100,7 @@ def _bad(function: Callable[..., Any], message: str, hint: str) -> ValidationErr
         hint=hint)])
 
 
-def _declaration(port: io.Input | io.Output) -> dict[str, Any]:
+def _declaration(port: SdkInput | SdkOutput) -> dict[str, Any]:
     data = port.to_dict()
     data.pop("is_control", None)  # azure-ai-ml leaves it out of the component it makes
     data.pop("early_available", None)
@@ -108,15 +109,15 @@ def _declaration(port: io.Input | io.Output) -> dict[str, Any]:
 
 def _parameter_port(function: Callable[..., Any], param: inspect.Parameter) -> Port:
     annotation, default = param.annotation, param.default
-    if isinstance(annotation, type) and issubclass(annotation, (io.Input, io.Output)):
+    if isinstance(annotation, type) and issubclass(annotation, (SdkInput, SdkOutput)):
         annotation = annotation()
-    if isinstance(annotation, io.Output):
+    if isinstance(annotation, SdkOutput):
         if annotation.type in PRIMITIVES.values():
             raise _bad(function, f"parameter '{param.name}' is a {annotation.type} Output: a "
                        "primitive output is the function's return value",
                        f"write '-> Output(type=\"{annotation.type}\")' as the return annotation")
         return Port(param.name, "output", _declaration(annotation))
-    if isinstance(annotation, io.Input):
+    if isinstance(annotation, SdkInput):
         declaration = _declaration(annotation)
         if default is not param.empty and default is not None and annotation.is_literal:
             declaration["default"] = default
@@ -142,7 +143,7 @@ def _return_ports(function: Callable[..., Any], annotation: Any) -> list[Port]:
         return []
     if annotation in PRIMITIVES:
         return [Port(RETURN_OUTPUT, "output", {"type": PRIMITIVES[annotation]}, returned=True)]
-    if isinstance(annotation, io.Output) and annotation.type in PRIMITIVES.values():
+    if isinstance(annotation, SdkOutput) and annotation.type in PRIMITIVES.values():
         return [Port(RETURN_OUTPUT, "output", _declaration(annotation), returned=True)]
     shown = getattr(annotation, "__name__", repr(annotation))
     raise _bad(function, f"the return annotation {shown} is not supported",
