@@ -27,9 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from mlpipe.compiler.bindings import substitute
 from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
 from mlpipe.jobs.timestamps import now
-from mlpipe.compiler.bindings import substitute
 from mlpipe.plan import CommandStep, Step, primitive_output_file
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, step_tag

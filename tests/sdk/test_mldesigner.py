@@ -10,7 +10,7 @@ from types import ModuleType
 
 import pytest
 
-from mlpipe import Input, MLClient, pipeline
+from mlpipe import MLClient, pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.mldesigner import command_component
 from mlpipe.sdk.nodes import CommandNode
