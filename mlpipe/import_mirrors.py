@@ -2,7 +2,8 @@
 
 :class:`MirrorFinder`, first on ``sys.meta_path``, answers ``import azureml.core``,
 ``azureml.*`` (``data``, ``pipeline.core``, ``pipeline.steps``, ``exceptions``, ...),
-``azure.ai.ml`` (and its mirrored submodules), ``azure.identity`` and, where azure-core is
+``azure.ai.ml`` (and its mirrored submodules), ``azure.identity``, ``mltable``,
+``mldesigner`` and, where azure-core is
 absent, ``azure.core.exceptions`` with the mlpipe module :data:`MIRRORS` names. It holds
 the only copy of that mapping.
 
@@ -55,7 +56,12 @@ MIRRORS: dict[str, str] = {
     "azure.identity": "mlpipe.identity",
     "azure.core.exceptions": "mlpipe.sdk.exceptions",
     "mltable": "mlpipe.sdk.mltable",
+    "mldesigner": "mlpipe.mldesigner",
 }
+# Azure's programs a component's command runs -> the mlpipe module that stands in for it
+# (``python -m``): a command step finds it first on its PATH (``jobs/command.py``), unless
+# :data:`ENV_FLAG` is ``0``.
+PROGRAMS: dict[str, str] = {"mldesigner": "mlpipe.sdk.mldesigner_exec"}
 # azureml v1: these packages and every module below them are ``mlpipe.v1``'s names
 # (``azureml.core.compute_target``, ``azureml.pipeline.core.graph``, ``azureml.exceptions``).
 V1_PACKAGES = ("azureml.core", "azureml.data", "azureml.pipeline.core", "azureml.pipeline.steps",
@@ -69,7 +75,8 @@ INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
 FALLBACKS = frozenset({"azure.core.exceptions"})
 # The real package whose presence turns a family of names off under ``auto``.
 _FAMILIES = (("azure.ai.ml", "azure.ai.ml"), ("azure.identity", "azure.identity"),
-             ("azure.core", "azure.core"), ("azureml", "azureml.core"), ("mltable", "mltable"))
+             ("azure.core", "azure.core"), ("azureml", "azureml.core"), ("mltable", "mltable"),
+             ("mldesigner", "mldesigner"))
 
 
 def _under(name: str, prefix: str) -> bool:
@@ -264,6 +271,7 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "STARTUP_DIR", "V1_PACKAGES", "Inert",
+__all__ = ["ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "PROGRAMS", "STARTUP_DIR", "V1_PACKAGES",
+           "Inert",
            "MirrorFinder", "Mode", "child_environment", "install", "install_from_environment",
            "mirror_of", "mode", "real_package_installed", "set_mode"]

@@ -75,6 +75,13 @@ class PlanInput:
     def is_set(self) -> bool:
         return self.path is not None or self.value is not None or self.remote is not None
 
+    @property
+    def reads_upstream_value(self) -> bool:
+        """A literal input bound to an upstream step's primitive output (an mldesigner
+        function's return value): its value is that output's text, known only once the
+        upstream step has run (:func:`primitive_output_file`)."""
+        return self.type in LITERAL_TYPES and self.source is not None and self.path is not None
+
     def as_argument(self) -> str | None:
         """The text ``${{inputs.<name>}}`` stands for: the local path or the literal's text."""
         if self.path is not None:
@@ -82,6 +89,13 @@ class PlanInput:
         if self.value is None:
             return None
         return str(self.value)  # a boolean reads True / False
+
+
+def primitive_output_file(path: str | Path) -> Path:
+    """The file holding a primitive output's value: the output's path, or ``output`` inside
+    it when it is a folder (where mldesigner writes a function's return value)."""
+    found = Path(path)
+    return found / "output" if found.is_dir() else found
 
 
 @dataclass(frozen=True)
@@ -408,4 +422,5 @@ __all__ = [
     "RetrySettings",
     "Step",
     "StepOutputRef",
+    "primitive_output_file",
 ]

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 5: azure-ai-ml mirrors at the top level and the package itself
     ("mlpipe", "mlpipe.dsl", "mlpipe.entities", "mlpipe.parallel", "mlpipe.identity",
      "mlpipe.v1", "mlpipe.constants", "mlpipe.__main__", "mlpipe.azure_ai_ml",
-     "mlpipe.sweep", "mlpipe.automl"),
+     "mlpipe.sweep", "mlpipe.automl", "mlpipe.mldesigner"),
 ]
 
 

@@ -195,6 +195,8 @@ class StepValues:
         """``(text, is_path)`` for a reference, ``None`` when it has no value."""
         if ref.scope == "input" and ref.name in self.inputs:
             item = self.inputs[ref.name]
+            if item.reads_upstream_value:
+                return ref.text, False  # substituted when the step starts (jobs/command.py)
             if item.path is not None:
                 return item.path, True
             if item.remote is not None:

@@ -27,9 +27,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from mlpipe.import_mirrors import child_environment
+from mlpipe.compiler.bindings import substitute
+from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
 from mlpipe.jobs.timestamps import now
-from mlpipe.plan import CommandStep, Step
+from mlpipe.plan import CommandStep, Step, primitive_output_file
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, step_tag
 from mlpipe.runtime.snapshot import snapshot_code
@@ -61,16 +62,21 @@ def make_output_folders(step: Step) -> None:
 
 
 def python_shim_dir(step: Step) -> Path:
-    """A folder with ``python``/``python3`` launching the runner's own interpreter.
+    """A folder with ``python``/``python3`` launching the runner's own interpreter, and
+    the Azure programs mlpipe stands in for (``mldesigner``: :data:`PROGRAMS`) unless the
+    import mirrors are off.
 
     A wrapper script rather than a symlink, so a virtual environment's interpreter
     keeps its ``site-packages``.
     """
     bin_dir = Path(step.state_dir) / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for name in ("python", "python3"):
+    shims = {name: "" for name in ("python", "python3")}
+    if mode() != "off":
+        shims.update({name: f" -m {module}" for name, module in PROGRAMS.items()})
+    for name, run in shims.items():
         shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+        shim.write_text(f'#!/bin/sh\nexec "{sys.executable}"{run} "$@"\n', encoding="utf-8")
         shim.chmod(0o755)
     return bin_dir
 
@@ -85,6 +91,27 @@ def command_environment(step: Step) -> dict[str, str]:
     env.pop("PYTHONHOME", None)
     env.update({str(k): str(v) for k, v in step.environment_variables.items()})
     return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
+
+
+def resolved_command(step: CommandStep) -> str:
+    """``step.command`` with each input that reads an upstream primitive output
+    (``PlanInput.reads_upstream_value``) replaced by that output's text, as a literal is
+    (unquoted). :class:`ValueError` names an upstream step that wrote no value."""
+    deferred = {name: item for name, item in step.inputs.items() if item.reads_upstream_value}
+    if not deferred:
+        return step.command
+    values = {}
+    for name, item in deferred.items():
+        path = primitive_output_file(str(item.path))
+        try:
+            values[name] = path.read_text(encoding="utf-8")
+        except OSError:
+            source = item.source
+            where = f"{source.step}.{source.output}" if source is not None else "?"
+            raise ValueError(f"input '{name}' takes the value of output {where}, which that "
+                             f"step did not write ({path} is missing)") from None
+    return substitute(step.command, lambda ref: values[ref.name]
+                      if ref.scope == "input" and ref.name in values else ref.text)
 
 
 def shell() -> list[str]:
@@ -102,11 +129,16 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
     workdir = snapshot_code(step.code_dir, step.snapshot_dir)
     tag = step_tag(step.state_dir)
     started = now()
+    try:
+        command = resolved_command(step)
+    except ValueError as exc:
+        return CommandOutcome("failed", None, started, now(), str(paths["stdout"]),
+                              str(paths["stderr"]), str(paths["std_log"]), error=str(exc))
     with open(paths["std_log"], "wb") as combined:
         _note_ended(combined, end_tagged(tag), "left running by an earlier run of this step")
         try:
             proc = subprocess.Popen(
-                [*shell(), step.command], cwd=workdir,
+                [*shell(), command], cwd=workdir,
                 env={**command_environment(step), TAG_ENV: tag},
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True,

@@ -191,10 +191,11 @@ class ComponentInput(StrictModel):
 
 
 class ComponentOutput(StrictModel):
-    """An output a component declares."""
+    """An output a component declares: data, or a primitive (``string``, ``integer``,
+    ``number``, ``boolean``: a value the step writes, which later steps' inputs read)."""
 
-    type: Annotated[PortType, CaseInsensitive] = Field(
-        description="Output data type (legacy: path).")
+    type: Annotated[PortType | LiteralType, CaseInsensitive] = Field(
+        description="Output data type (legacy: path), or a primitive type.")
     description: Text | None = None
     mode: Annotated[OutputMode | None, CaseInsensitive] = None
     path: Text | None = None

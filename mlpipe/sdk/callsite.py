@@ -18,7 +18,7 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _FRONT_MODULES = {
     str(_PACKAGE_DIR / name)
     for name in ("__init__.py", "parallel.py", "v1.py", "dsl.py", "entities.py", "constants.py",
-                 "identity.py", "azure_ai_ml.py")
+                 "identity.py", "azure_ai_ml.py", "mldesigner.py")
 }
 _SDK_DIR = str(Path(__file__).resolve().parent)
 

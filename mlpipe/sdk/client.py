@@ -14,6 +14,7 @@ from typing import Any
 
 from mlpipe.sdk.assets import Model
 from mlpipe.sdk.entities import Environment
+from mlpipe.sdk.mldesigner import as_component
 from mlpipe.sdk.nodes import Component
 from mlpipe.sdk.operations import (
     ComponentOperations,
@@ -100,6 +101,7 @@ class MLClient:
         """azure-ai-ml's ``ml_client.create_or_update(entity)``: by the entity's type, a job
         runs (``jobs``), a model, environment or component is registered; any other type is
         refused as azure-ai-ml refuses it (a ``Data`` asset goes through ``ml_client.data``)."""
+        entity = as_component(entity)  # a @command_component function is its component
         if isinstance(entity, Job):
             return self.jobs.create_or_update(entity, **kwargs)
         if isinstance(entity, Model):

@@ -4,6 +4,7 @@ worker, with no JupyterLab, VS Code, TensorBoard or SSH endpoint)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mlpipe.sdk.tracking import Record
@@ -105,9 +106,22 @@ class TensorFlowDistribution(_Typed):
         self._finish(kwargs)
 
 
+def distribution_of(value: Any) -> Any:
+    """A ``distribution=`` mapping as its object (``{"type": "tensorflow", ...}`` ->
+    :class:`TensorFlowDistribution`), as azure-ai-ml converts it on a node; anything else,
+    or a mapping of an unknown type, is left for the schema to judge."""
+    kinds: dict[str, type[_Typed]] = {"mpi": MpiDistribution, "pytorch": PyTorchDistribution,
+                                      "ray": RayDistribution,
+                                      "tensorflow": TensorFlowDistribution}
+    if isinstance(value, Mapping) and str(value.get("type", "")).lower() in kinds:
+        fields = {k: v for k, v in value.items() if k != "type"}
+        return kinds[str(value["type"]).lower()](**fields)
+    return value
+
+
 __all__ = ["AmlTokenConfiguration", "ManagedIdentityConfiguration", "MpiDistribution",
            "PyTorchDistribution", "RayDistribution", "TensorFlowDistribution",
-           "UserIdentityConfiguration"]
+           "UserIdentityConfiguration", "distribution_of"]
 
 
 class JobService(_Typed):

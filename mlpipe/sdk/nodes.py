@@ -37,8 +37,10 @@ from mlpipe.sdk.entities import (
     environment_reference,
     environment_value,
 )
+from mlpipe.sdk.identities import distribution_of
 from mlpipe.sdk.io import Input, Output, PipelineInput
 from mlpipe.sdk.paths import is_local, relative_to
+from mlpipe.sdk.resources import ResourceConfiguration
 from mlpipe.sdk.tracking import Emitter, KeyPath, Record, Tracked, from_file
 from mlpipe.sdk.unavailable import NotAvailableLocally
 from mlpipe.sdk.yamlio import dump_text
@@ -51,12 +53,21 @@ def _task(value: Any) -> Any:
 
 
 # Values assigned to these attributes are converted as azure-ai-ml's setters convert them.
+def _resources(value: Any) -> Any:
+    """``node.resources = ResourceConfiguration(instance_count=2)`` (azure-ai-ml's base class
+    of ``JobResourceConfiguration``, which it accepts there) as a JobResourceConfiguration."""
+    if isinstance(value, ResourceConfiguration):
+        value = value._to_dict()
+    return JobResourceConfiguration.coerce(value)
+
+
 _COERCE: dict[str, Callable[[Any], Any]] = {
-    "resources": JobResourceConfiguration.coerce,
+    "resources": _resources,
     "retry_settings": RetrySettings.coerce,
     "task": _task,
     "limits": CommandJobLimits.coerce,
     "queue_settings": QueueSettings.coerce,
+    "distribution": distribution_of,
     "environment": environment_reference,
     "compute": lambda value: azureml_reference(value, "local"),
 }

@@ -16,6 +16,7 @@ from mlpipe.jobs.download import copy_into
 from mlpipe.sdk.assets import AssetStore, Data, Model, Resource, local_path, reference
 from mlpipe.sdk.entities import Environment, environment_value
 from mlpipe.sdk.loading import load_component
+from mlpipe.sdk.mldesigner import as_component
 from mlpipe.sdk.operations.base import Operations
 
 
@@ -127,6 +128,7 @@ class ComponentOperations(_AssetOperations):
 
     def create_or_update(self, component: Any, version: str | None = None,  # type: ignore[override]
                          **kwargs: Any) -> Any:
+        component = as_component(component)  # a @command_component function's component
         name = getattr(component, "name", None)
         if not name:
             raise ValueError("ml_client.components.create_or_update() needs a component with "
