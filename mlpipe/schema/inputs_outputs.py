@@ -194,7 +194,7 @@ class ComponentOutput(StrictModel):
     """An output a component declares: data, or a primitive (``string``, ``integer``,
     ``number``, ``boolean``: a value the step writes, which later steps' inputs read)."""
 
-    type: Annotated[PortType | LiteralType, CaseInsensitive] = Field(
+    type: Annotated[Literal[PortType, LiteralType], CaseInsensitive] = Field(
         description="Output data type (legacy: path), or a primitive type.")
     description: Text | None = None
     mode: Annotated[OutputMode | None, CaseInsensitive] = None

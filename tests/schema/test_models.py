@@ -304,7 +304,7 @@ def test_component_inputs(tmp_path: Path) -> None:
           p: {type: uri_folder, min: 1}
           q: {type: strng}
         outputs:
-          o: {type: string}
+          o: {type: dataframe}
         """, "bad.yml")
     errors = load_component(bad).errors
     assert [(e.key_path, e.location.line) for e in errors] == [
