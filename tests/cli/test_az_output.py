@@ -91,6 +91,7 @@ def _cli(runs: Path, *args: str) -> Any:
     return proc
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_show_query_gives_azure_status_words_and_the_report(job: tuple[Path, str]) -> None:
     runs, name = job
     assert _cli(runs, "job", "show", "-n", name, "--query", "status", "-o", "tsv").stdout == \

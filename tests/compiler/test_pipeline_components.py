@@ -354,6 +354,7 @@ def test_a_schema_problem_in_a_component_file_names_the_step_using_it(tmp_path: 
     assert error.hint == "did you mean 'max_concurrency_per_instance'?"
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_a_resumed_job_keeps_the_finished_inner_steps(tmp_path: Path) -> None:
     flag = tmp_path / "ok.flag"
     source = project(tmp_path, outer=OUTER.replace(

@@ -59,6 +59,7 @@ def test_ctrl_c_or_sigterm_cancels_the_job(runs_dir: Path, tmp_path: Path, sig: 
     assert "Traceback" not in err
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_a_failed_job_resumes_under_the_same_name(tmp_path: Path) -> None:
     yaml = flaky_pipeline(tmp_path / "p")
     runs = tmp_path / "runs"

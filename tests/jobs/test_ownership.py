@@ -101,6 +101,7 @@ def test_a_rerun_and_another_start_of_a_dead_job_run_it_once(tmp_path: Path,
             "bad.txt") == 1  # the fixed mini-batch ran once, by one of them
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_a_job_owned_elsewhere_is_not_resumed_rerun_debugged_or_marked(tmp_path: Path) -> None:
     """A job whose record says it died, held by another owner: every verb that changes it
     refuses in one line, cancel only leaves its request, readers read."""

@@ -156,6 +156,7 @@ def _damage(record: dict[str, Any], path: tuple[Any, ...], action: str, value: A
 EXAMPLES = int(os.environ.get("MLPIPE_HYPOTHESIS_EXAMPLES", "150"))
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), action=st.sampled_from(["replace", "delete"]), value=JSON)
 def test_damaged_records_never_give_a_traceback(

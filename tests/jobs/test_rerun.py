@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.jobs.support import flaky_pipeline
 
@@ -47,6 +49,7 @@ def test_failed_only_runs_only_the_failed_mini_batch_and_keeps_every_row(tmp_pat
     assert seen.read_text().splitlines() == rerun
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_step_reruns_a_completed_command_step_alone(tmp_path: Path) -> None:
     runs, project = failed_job(tmp_path)
     (project / "gate").touch()
@@ -65,6 +68,7 @@ def test_step_reruns_a_completed_command_step_alone(tmp_path: Path) -> None:
     assert wrong.returncode == 2 and "did you mean 'report'?" in wrong.stderr
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_without_failed_only_every_step_runs_from_scratch(tmp_path: Path) -> None:
     runs, project = failed_job(tmp_path)
     (project / "gate").touch()
@@ -90,6 +94,7 @@ def test_a_running_job_is_refused(tmp_path: Path) -> None:
     assert refused.returncode == 1 and "still running" in refused.stderr
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_a_rerun_killed_with_kill_9_resumes_with_every_row_once(tmp_path: Path) -> None:
     import signal
     import subprocess

@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 from tests.jobs.support import flaky_pipeline
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_mini_batches_list_ids_attempts_status_and_the_error(tmp_path: Path) -> None:
     yaml = flaky_pipeline(tmp_path / "p")
     runs = tmp_path / "runs"

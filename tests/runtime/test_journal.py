@@ -374,6 +374,7 @@ def _driver(tmp_path: Path, count: int, resume: bool) -> subprocess.Popen[bytes]
     return subprocess.Popen([sys.executable, "-c", code], cwd=REPO)
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_driver_killed_at_random_points_then_resumed_writes_every_row_once(
         tmp_path: Path) -> None:
     count = 1500

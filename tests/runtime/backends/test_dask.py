@@ -80,6 +80,7 @@ def _driver_log(step, caplog: pytest.LogCaptureFixture) -> str:
     return text
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_file_step_gives_the_local_backends_outputs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.delenv(SCHEDULER_ENV, raising=False)

@@ -10,6 +10,8 @@ from datetime import datetime, timedelta, timezone
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from mlpipe.runtime.reports.html import write_job_report
 from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
 from mlpipe.runtime.reports.task_stream import write_task_stream
@@ -97,6 +99,7 @@ def test_a_100000_attempt_step_gives_bounded_offline_pages(tmp_path: Path) -> No
     assert errors is not None and int(errors.group(1)) > 400
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_job_create_prints_the_report_and_job_report_rewrites_it(tmp_path: Path) -> None:
     yaml = flaky_pipeline(tmp_path / "p")
     runs = tmp_path / "runs"

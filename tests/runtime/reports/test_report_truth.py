@@ -9,6 +9,8 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from mlpipe.jobs.front_door import submit
 from mlpipe.runtime.reports.html import render_job_report
 from mlpipe.runtime.step_logs import RunEntry, StepLogs, write_runs
@@ -117,6 +119,7 @@ def test_failures_are_counted_alike_on_the_page_in_job_result_and_job_show(
     assert "  ... and 2 other kinds of error" in shown.stdout, shown.stdout
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_a_rerun_shows_its_final_state_with_the_first_run_behind_a_switch(
         tmp_path: Path) -> None:
     folder = tmp_path / "p"

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from rich.console import Console
 
 from mlpipe.data.batches import count_mini_batches, iter_mini_batches
@@ -120,6 +121,7 @@ def test_bar_shows_the_total_early_and_done_never_exceeds_it(tmp_path: Path,
     assert processed <= scheduled
 
 
+@pytest.mark.slow  # runs whole jobs: CI's second stage
 def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> None:
     folder = tmp_path / "p"
     many_files(folder / "data")
