@@ -10,7 +10,7 @@ Mirror module: docs/architecture.md lists every mirror.
 
 from __future__ import annotations
 
-from mlpipe.sdk.unavailable import Unavailable
+from mlpipe.sdk.unavailable import unavailable_module
 
 HINT = ("AutoML trains its models in Azure ML only; run the job with azure-ai-ml against a "
         "workspace, or write the step in a pipeline YAML and run the rest here with "
@@ -26,8 +26,4 @@ NAMES = ("ClassificationJob", "ForecastingJob", "ForecastingSettings", "Regressi
 
 __all__ = ["HINT", "NAMES", *NAMES]
 
-
-def __getattr__(name: str) -> Unavailable:
-    if name.startswith("_"):
-        raise AttributeError(name)
-    return Unavailable(f"azure.ai.ml.automl.{name}", HINT)
+__getattr__ = unavailable_module("azure.ai.ml.automl", HINT)

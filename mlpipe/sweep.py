@@ -9,7 +9,7 @@ Mirror module: docs/architecture.md lists every mirror.
 
 from __future__ import annotations
 
-from mlpipe.sdk.unavailable import Unavailable
+from mlpipe.sdk.unavailable import unavailable_module
 
 HINT = ("mlpipe does not build sweeps in code; write the sweep as a `type: sweep` step of a "
         "pipeline YAML (mlpipe runs it: docs/running.md, Sweep steps), or run this node here "
@@ -24,8 +24,4 @@ NAMES = ("BanditPolicy", "BayesianSamplingAlgorithm", "Choice", "GridSamplingAlg
 
 __all__ = ["HINT", "NAMES", *NAMES]
 
-
-def __getattr__(name: str) -> Unavailable:
-    if name.startswith("_"):
-        raise AttributeError(name)
-    return Unavailable(f"azure.ai.ml.sweep.{name}", HINT)
+__getattr__ = unavailable_module("azure.ai.ml.sweep", HINT)

@@ -3,6 +3,7 @@ and what to do) and :class:`Unavailable`, the stand-in for a name that raises it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from mlpipe.errors import MlpipeError
@@ -43,4 +44,17 @@ class Unavailable:
         return f"<{self._path}: not available locally>"
 
 
-__all__ = ["NotAvailableLocally", "Unavailable"]
+def unavailable_module(module: str, hint: str) -> Callable[[str], Unavailable]:
+    """The module ``__getattr__`` of a mirror whose every public name is :class:`Unavailable`
+    (``azure.ai.ml.sweep``, ``azure.ai.ml.automl``): it imports as written and stops at the
+    first use."""
+
+    def __getattr__(name: str) -> Unavailable:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return Unavailable(f"{module}.{name}", hint)
+
+    return __getattr__
+
+
+__all__ = ["NotAvailableLocally", "Unavailable", "unavailable_module"]
