@@ -27,10 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
-from mlpipe.compiler.bindings import substitute
 from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
 from mlpipe.jobs.timestamps import now
-from mlpipe.plan import CommandStep, Step, primitive_output_file
+from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, step_tag
 from mlpipe.runtime.snapshot import snapshot_code
@@ -93,27 +92,6 @@ def command_environment(step: Step) -> dict[str, str]:
     return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
 
 
-def resolved_command(step: CommandStep) -> str:
-    """``step.command`` with each input that reads an upstream primitive output
-    (``PlanInput.reads_upstream_value``) replaced by that output's text, as a literal is
-    (unquoted). :class:`ValueError` names an upstream step that wrote no value."""
-    deferred = {name: item for name, item in step.inputs.items() if item.reads_upstream_value}
-    if not deferred:
-        return step.command
-    values = {}
-    for name, item in deferred.items():
-        path = primitive_output_file(str(item.path))
-        try:
-            values[name] = path.read_text(encoding="utf-8")
-        except OSError:
-            source = item.source
-            where = f"{source.step}.{source.output}" if source is not None else "?"
-            raise ValueError(f"input '{name}' takes the value of output {where}, which that "
-                             f"step did not write ({path} is missing)") from None
-    return substitute(step.command, lambda ref: values[ref.name]
-                      if ref.scope == "input" and ref.name in values else ref.text)
-
-
 def shell() -> list[str]:
     bash = shutil.which("bash")
     return [bash, "-c"] if bash else ["/bin/sh", "-c"]
@@ -129,11 +107,7 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
     workdir = snapshot_code(step.code_dir, step.snapshot_dir)
     tag = step_tag(step.state_dir)
     started = now()
-    try:
-        command = resolved_command(step)
-    except ValueError as exc:
-        return CommandOutcome("failed", None, started, now(), str(paths["stdout"]),
-                              str(paths["stderr"]), str(paths["std_log"]), error=str(exc))
+    command = step.command
     with open(paths["std_log"], "wb") as combined:
         _note_ended(combined, end_tagged(tag), "left running by an earlier run of this step")
         try:

@@ -41,6 +41,7 @@ from mlpipe.jobs.spark import run_spark_step
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
 from mlpipe.jobs.sweep import run_sweep_step
 from mlpipe.jobs.timestamps import iso, now, parse_iso
+from mlpipe.jobs.upstream_values import MissingUpstreamValue, with_upstream_values
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, SparkStep, Step, SweepStep
 from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
 from mlpipe.runtime import worker_names
@@ -487,7 +488,10 @@ class _Scheduler:
             return {"status": "completed", "skipped_by_user": True,
                     "note": "not run (--skip-step): its outputs are the local paths given"}
         make_output_folders(step)
-        step = self._with_run_identity(step)
+        try:
+            step = with_upstream_values(self._with_run_identity(step))
+        except MissingUpstreamValue as exc:
+            return {"status": "failed", "error": str(exc)}
         if isinstance(step, CommandStep):
             return self._run_command(step)
         if isinstance(step, SweepStep):
