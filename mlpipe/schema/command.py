@@ -17,7 +17,8 @@ from mlpipe.schema.compute import (
     Resources,
 )
 from mlpipe.schema.environment import Environment
-from mlpipe.schema.fields import CaseInsensitive, StrictModel, Text
+from mlpipe.schema.fields import CaseInsensitive, Identifier, StrictModel, Text
+from mlpipe.schema.inputs_outputs import CommandComponentOutput
 
 
 class CommandSettings(StrictModel):
@@ -42,6 +43,9 @@ class CommandComponent(ComponentBase, CommandSettings):
     """A command component file (``type: command``)."""
 
     type: Annotated[Literal["command"], CaseInsensitive] = Field(description="Always 'command'.")
+    outputs: dict[Identifier, CommandComponentOutput] | None = Field(  # type: ignore[assignment]
+        None, description="Declared outputs, bound in the command as ${{outputs.<name>}}; "
+        "data, or a primitive value the step writes.")
     additional_includes: list[Text] | None = None
     properties: dict[str, Any] | None = None
 

@@ -191,16 +191,25 @@ class ComponentInput(StrictModel):
 
 
 class ComponentOutput(StrictModel):
-    """An output a component declares: data, or a primitive (``string``, ``integer``,
-    ``number``, ``boolean``: a value the step writes, which later steps' inputs read)."""
+    """An output a component declares (data: azure-ai-ml's ``OutputPortSchema``)."""
 
-    type: Annotated[Literal[PortType, LiteralType], CaseInsensitive] = Field(
-        description="Output data type (legacy: path), or a primitive type.")
+    type: Annotated[PortType, CaseInsensitive] = Field(
+        description="Output data type (legacy: path).")
     description: Text | None = None
     mode: Annotated[OutputMode | None, CaseInsensitive] = None
     path: Text | None = None
     is_control: bool | None = None
     early_available: bool | None = None
+
+
+class CommandComponentOutput(ComponentOutput):
+    """An output a command component declares: data, or a primitive (``string``,
+    ``integer``, ``number``, ``boolean``: a value the step writes, which later steps' inputs
+    read). Only command components have primitive outputs in azure-ai-ml
+    (``PrimitiveOutputSchema``); parallel and pipeline components' are data."""
+
+    type: Annotated[Literal[PortType, LiteralType], CaseInsensitive] = Field(  # type: ignore[assignment]
+        description="Output data type (legacy: path), or a primitive type.")
 
 
 def literal_type_problem(type_name: str, value: Any) -> str | None:
@@ -249,6 +258,7 @@ __all__ = [
     "JobOutput",
     "StepOutput",
     "ComponentInput",
+    "CommandComponentOutput",
     "ComponentOutput",
     "literal_type_problem",
     "DATA_TYPES",

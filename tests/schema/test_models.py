@@ -282,6 +282,29 @@ def test_legacy_task_keys_and_args_conflict(tmp_path: Path) -> None:
     assert error.key_path == "task.args" and "not both" in error.message and error.location.line == 7
 
 
+def test_only_command_components_have_primitive_outputs(tmp_path: Path) -> None:
+    """azure-ai-ml's command component schema takes PrimitiveOutputSchema outputs; a parallel
+    (or pipeline) component's outputs are data only, so a primitive one is rejected at submission."""
+    command = write(tmp_path, """\
+        type: command
+        command: echo
+        outputs:
+          value: {type: string}
+        """)
+    assert load_component(command).errors == []
+    parallel = write(tmp_path, """\
+        type: parallel
+        input_data: ${{inputs.data}}
+        inputs:
+          data: {type: uri_folder}
+        outputs:
+          value: {type: string}
+        task: {type: run_function, code: ., entry_script: score.py}
+        """, "parallel.yml")
+    errors = load_component(parallel).errors
+    assert [(e.key_path, e.location.line) for e in errors] == [("outputs.value.type", 6)]
+
+
 def test_component_inputs(tmp_path: Path) -> None:
     good = write(tmp_path, """\
         type: command
