@@ -70,6 +70,10 @@ def advise_job(args: argparse.Namespace) -> int:
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         return _usage(f"--step {args.step!r} is not a parallel step of job {args.name!r}{hint}; "
                       f"its parallel steps: {', '.join(parallel) or 'none'}")
+    if not parallel:
+        print(f"mlpipe: job {args.name!r} has no parallel step to advise on (job advise reads "
+              "a parallel step's profile)", file=sys.stderr)
+        return 1
     chosen = [args.step] if args.step else parallel
     if len(chosen) > 1 and args.overrides:
         return _usage(f"job {args.name!r} has {plural(len(chosen), 'parallel step')}; name the "

@@ -18,6 +18,7 @@ from typing import Any
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.azure_view import azure_status
 from mlpipe.jobs.store import TERMINAL, JobStore
+from mlpipe.runtime.faults import describe_fault
 
 ARTIFACTS = "artifacts"
 NAMED_OUTPUTS = "named-outputs"
@@ -47,6 +48,7 @@ def download_job(store: JobStore, name: str, download_path: str | Path = ".",
             "has ended (Completed, Failed or Canceled)")
     outputs: dict[str, Any] = record.get("outputs") or {}
     target = Path(download_path)
+    _check_target(target, record.get("run_dir"))
     if output_name is not None and output_name not in outputs:
         steps = ", ".join(f"{step}.{out}" for step, fields in (record.get("steps") or {}).items()
                           for out in (fields.get("outputs") or {}))
@@ -54,16 +56,27 @@ def download_job(store: JobStore, name: str, download_path: str | Path = ".",
             f"job {name!r} has no output {output_name!r} (pipeline outputs: "
             f"{', '.join(outputs) or 'none'}; step outputs, shown by mlpipe job show: "
             f"{steps or 'none'})")
-    written = []
-    names = [output_name] if output_name else list(outputs) if all else []
-    for output in names:
-        folder = target / NAMED_OUTPUTS / output
-        copy_into(Path(str(outputs[output].get("path"))), folder)
-        written.append(folder)
+    copies = [(Path(str(outputs[output].get("path"))), target / NAMED_OUTPUTS / output)
+              for output in ([output_name] if output_name else list(outputs) if all else [])]
     if output_name is None and record.get("run_dir"):
-        copy_into(Path(record["run_dir"]), target / ARTIFACTS)
-        written.append(target / ARTIFACTS)
-    return written
+        copies.append((Path(record["run_dir"]), target / ARTIFACTS))
+    for source, folder in copies:
+        try:
+            copy_into(source, folder)
+        except (OSError, shutil.Error) as error:
+            raise DownloadError(f"cannot copy {source} to {folder}: "
+                                f"{describe_fault(error)}") from None
+    return [folder for _, folder in copies]
+
+
+def _check_target(target: Path, run_dir: str | None) -> None:
+    """A download path is a folder (made when missing), never inside the job's own folder
+    (copying the folder into itself would never end)."""
+    if target.exists() and not target.is_dir():
+        raise DownloadError(f"--download-path {target} is a file, not a folder")
+    if run_dir and target.resolve().is_relative_to(Path(run_dir).resolve()):
+        raise DownloadError(f"--download-path {target} is inside the job's own folder "
+                            f"{run_dir}: give a folder outside it")
 
 
 __all__ = ["ARTIFACTS", "NAMED_OUTPUTS", "DownloadError", "copy_into", "download_job"]

@@ -118,6 +118,19 @@ def test_list_tables_and_child_jobs(job: tuple[Path, str]) -> None:
     assert children.stdout == "hello\tCompleted\n"
 
 
+def test_download_to_a_file_or_into_the_job_itself_is_refused_in_one_line(
+        job: tuple[Path, str], tmp_path: Path) -> None:
+    runs, name = job
+    (tmp_path / "a_file").write_text("")
+    for target, says in ((tmp_path / "a_file", "is a file, not a folder"),
+                         (runs / name / "copy", "is inside the job's own folder")):
+        refused = run_cli("job", "download", name, "--download-path", str(target),
+                          "--runs-dir", str(runs))
+        assert refused.returncode == 1 and says in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr
+    assert not (runs / name / "copy").exists()
+
+
 def test_download_lays_files_out_as_az(job: tuple[Path, str], tmp_path: Path) -> None:
     runs, name = job
     _cli(runs, "job", "download", "-n", name, "--output-name", "greeting",

@@ -46,3 +46,13 @@ def test_advise_a_recorded_job(tmp_path: Path) -> None:
         assert bad.returncode == 2 and words in bad.stderr, (args, bad.stderr)
     missing = run_cli("job", "advise", "nosuch", "--runs-dir", str(runs))
     assert missing.returncode == 1 and "no job named 'nosuch'" in missing.stderr
+
+
+def test_a_job_without_a_parallel_step_is_told_so(tmp_path: Path) -> None:
+    (tmp_path / "pipeline.yml").write_text(
+        "type: pipeline\njobs:\n  c:\n    type: command\n    command: echo hi\n"
+        "    environment: azureml:e:1\n")
+    assert create(tmp_path / "pipeline.yml", tmp_path / "runs", "only-command").proc.returncode == 0
+    advised = run_cli("job", "advise", "only-command", "--runs-dir", str(tmp_path / "runs"))
+    assert advised.returncode == 1
+    assert "job 'only-command' has no parallel step to advise on" in advised.stderr
