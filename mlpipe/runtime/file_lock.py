@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 _FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-NOTE_READ_ATTEMPTS = 20  # a holder writes its note right after locking: a reader may be early
+NOTE_READ_ATTEMPTS = 50  # a holder writes its note right after locking: a reader may be early
 NOTE_READ_PAUSE = 0.01
 
 
@@ -104,9 +104,11 @@ class FileLock:
             return
         fd, self._fd = self._fd, -1
         try:
-            if remove:
-                with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError):
+                if remove:
                     os.unlink(self.path)
+                else:
+                    os.ftruncate(fd, 0)  # no note of a holder that has let go
         finally:
             _unlock(fd)  # explicitly: a forked child may share the open file
             os.close(fd)
@@ -142,11 +144,28 @@ def read_holder(path: str | os.PathLike[str]) -> Holder | None:
         finally:
             os.close(fd)
         holder = _parse_note(data)
-        if holder is not None:
+        if holder is not None and _current(holder):
             return holder
         if attempt + 1 < NOTE_READ_ATTEMPTS:
             time.sleep(NOTE_READ_PAUSE)  # the holder is between locking and writing its note
     return None
+
+
+def _current(holder: Holder) -> bool:
+    """Whether a note names a process that still holds the lock: a note left by a holder
+    that was killed names a dead process (or one started after the note: a reused pid)
+    until the next holder writes its own."""
+    if holder.host and holder.host != socket.gethostname():
+        return True  # a process elsewhere cannot be checked from here
+    if holder.pid is None:
+        return False
+    import psutil
+
+    try:
+        started = psutil.Process(holder.pid).create_time()
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return False
+    return holder.since is None or started <= holder.since + 1.0
 
 
 def _parse_note(data: bytes) -> Holder | None:
