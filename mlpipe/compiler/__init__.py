@@ -12,6 +12,7 @@ from mlpipe.exports import exports_on_first_use
 
 if TYPE_CHECKING:
     from mlpipe.compiler.component_check import validate_component
+    from mlpipe.compiler.standalone import validate_job
     from mlpipe.compiler.overrides import OverrideSyntaxError, apply_overrides
     from mlpipe.compiler.pipeline import (
         CompileResult,
@@ -30,6 +31,7 @@ _EXPORTS = {
     "compile_pipeline": "mlpipe.compiler.pipeline",
     "default_runs_dir": "mlpipe.compiler.pipeline",
     "validate_component": "mlpipe.compiler.component_check",
+    "validate_job": "mlpipe.compiler.standalone",
     "validate_pipeline": "mlpipe.compiler.pipeline",
 }
 
@@ -44,5 +46,6 @@ __all__ = [
     "compile_pipeline",
     "default_runs_dir",
     "validate_component",
+    "validate_job",
     "validate_pipeline",
 ]

@@ -171,8 +171,10 @@ def default_runs_dir() -> Path:
 class _Compiler:
     def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None,
                  job_name: str | None, check_paths: bool, scope: SubScope | None = None, *,
-                 allow_external_outputs: bool = False, given_steps: frozenset[str] = frozenset()):
+                 allow_external_outputs: bool = False, given_steps: frozenset[str] = frozenset(),
+                 standalone: bool = False):
         self.doc = doc
+        self.standalone = standalone  # a standalone job: the document is its one step
         self.reporter = reporter
         self.scope = scope  # set when ``doc`` is a pipeline component used by a step
         self.check_paths = check_paths
@@ -211,8 +213,8 @@ class _Compiler:
                          given_steps=self.io.place.given_steps)
 
     def run(self) -> ExecutionPlan | None:
-        inputs = (self.io.resolve_pipeline_inputs() if self.scope is None
-                  else self.io.pipeline_inputs)
+        inputs = (self.io.pipeline_inputs if self.scope is not None or self.standalone
+                  else self.io.resolve_pipeline_inputs())
         nodes = self._nodes()
         for node in nodes.values():
             self.io.resolve_outputs(node, append_row_target(node))
@@ -256,7 +258,7 @@ class _Compiler:
             experiment_name=_text(self.doc.part("experiment_name")),
             tags=freeze(self._tags()),
             inputs=freeze(inputs),
-            outputs=freeze(self._pipeline_outputs(nodes)),
+            outputs=freeze({} if self.standalone else self._pipeline_outputs(nodes)),
             settings=self.settings,
             remote_assets=tuple(remote),
             external_outputs=self.allow_external_outputs,
@@ -268,6 +270,11 @@ class _Compiler:
                 if isinstance(tags, dict) else {})
 
     def _nodes(self) -> dict[str, Node]:
+        if self.standalone:
+            node = Node(self.job_name, self.doc, key=())
+            self._resolve_component(node, self.doc.get())
+            self.io.nodes = {node.name: node}
+            return self.io.nodes
         jobs = self.doc.get("jobs")
         if not isinstance(jobs, dict) or not jobs:
             if not self.reporter.has_error_at(self.doc, ("jobs",)):
@@ -283,16 +290,20 @@ class _Compiler:
                 node.failed = True           # bindings to its outputs are not checked
                 nodes[str(name)] = node
                 continue
-            key = node.component_key
-            path = ("jobs", name, key)
-            if self.reporter.has_error_at(self.doc, path):
-                node.component = ComponentRef("missing", str(value.get(key)))
-            elif node.part(key) is not None:
-                node.component = self.components.resolve(value[key], self.doc, path)
-                self._check_type(node)
+            self._resolve_component(node, value)
             nodes[str(name)] = node
         self.io.nodes = nodes
         return nodes
+
+    def _resolve_component(self, node: Node, value: dict[str, Any]) -> None:
+        """The component a step names (``component:``, a sweep's ``trial:``), if any."""
+        key = node.component_key
+        path = node.path + (key,)
+        if self.reporter.has_error_at(self.doc, path):
+            node.component = ComponentRef("missing", str(value.get(key)))
+        elif node.part(key) is not None:
+            node.component = self.components.resolve(value[key], self.doc, path)
+            self._check_type(node)
 
     def _check_type(self, node: Node) -> None:
         """A node's component must be of its type (a sweep's trial is a command component)."""

@@ -188,7 +188,9 @@ class AutoMLVertical(StrictModel):
 
     environment_id: Text | None = None
     log_verbosity: LogVerbosity | None = None
-    training_data: Text | MLTableInput | None = None
+    training_data: Text | MLTableInput = Field(
+        description="The training data: an mltable input or a binding (azure-ai-ml cannot "
+                    "build the job without it).")
 
 
 class AutoMLTableLimits(StrictModel):

@@ -53,7 +53,8 @@ class CommandComponent(ComponentBase, CommandSettings):
 class CommandNode(NodeBase, CommandSettings):
     """A ``type: command`` step: inline ``command``/``code``/``environment``, or ``component``."""
 
-    type: Annotated[Literal["command"], CaseInsensitive]
+    type: Annotated[Literal["command"], CaseInsensitive] = Field(
+        "command", description="'command' (the default of a step without 'type').")
     component: (Annotated[Annotated[Text, Tag("reference")]
                           | Annotated[CommandComponent, Tag("inline")],
                           component_kind(CommandComponent)] | None) = Field(

@@ -13,8 +13,12 @@ from typing import Any, Protocol
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.schema.yamlio import PositionMap
 
-OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer"})
+OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer",
+                             "finetuning"})
 _JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
+# Standalone job types ``mlpipe job validate`` validates (schema/standalone.py); the job's
+# ``$schema`` names the type when ``type`` is absent (``commandJob.schema.json``: command).
+STANDALONE_TYPES = ("command", "sweep", "spark", "automl")
 
 
 class _Document(Protocol):
@@ -54,6 +58,22 @@ def file_kind(data: Any) -> str:
     if "azureml" in schema:
         return "pipeline"
     return "unknown"
+
+
+def job_type(data: Any) -> str | None:
+    """The type of a standalone job file (lower-cased ``type``, else the kind its
+    ``$schema`` names: ``commandJob.schema.json`` is ``command``), or ``None``."""
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("type")
+    if isinstance(kind, str):
+        return kind.lower()
+    schema = data.get("$schema")
+    named = _JOB_SCHEMA.search(schema) if isinstance(schema, str) else None
+    if named is None:
+        return None
+    return {"automl": "automl", "datatransfer": "data_transfer"}.get(
+        named.group(1).lower(), named.group(1).lower())
 
 
 def not_a_pipeline(doc: _Document) -> Diagnostic | None:

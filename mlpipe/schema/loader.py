@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
@@ -155,6 +155,42 @@ def load_component_data(data: Mapping[str, Any], source: str,
     return _check(model_cls, plain, source, positions, extra)
 
 
+def load_job_data(data: Mapping[str, Any], source: str,
+                  positions: PositionMap | None = None) -> Loaded[Any]:
+    """Validate an already-parsed standalone job (``type: command|sweep|spark|automl``, or
+    the type its ``$schema`` names); see :mod:`mlpipe.schema.standalone`."""
+    from mlpipe.schema.kinds import STANDALONE_TYPES, job_type
+    from mlpipe.schema.standalone import AUTOML_JOBS, job_model
+
+    plain, positions, done = _start(data, source, positions)
+    if done is not None:
+        return done
+    kind = job_type(plain) or "command"
+    model_cls = job_model(kind, plain)
+    if model_cls is None:
+        if kind == "automl":
+            problem = _choice_error("task", plain.get("task"), "task" in plain, AUTOML_JOBS,
+                                    "an AutoML job's task", positions)
+        else:
+            problem = _choice_error("type", plain.get("type"), True, STANDALONE_TYPES,
+                                    "a standalone job's type", positions)
+        return Loaded(None, [problem], positions, source, plain)
+    # no "ignored when running locally" warnings: a standalone job is not run here
+    extra = checks.check_job(plain, positions, kind) + checks.binding_syntax(plain, positions)
+    return _check(model_cls, plain, source, positions, extra)
+
+
+def _choice_error(key: str, value: Any, present: bool, choices: Iterable[str], what: str,
+                  positions: PositionMap) -> Diagnostic:
+    names = list(choices)
+    if not present:
+        return Diagnostic(f"required key '{key}' is missing: {what} is one of {', '.join(names)}",
+                          key_path=key, location=positions.locate(()), code="missing")
+    hint = did_you_mean(str(value), names) if isinstance(value, str) else None
+    return Diagnostic(f"must be one of {', '.join(names)}, got {describe_value(value)}",
+                      key_path=key, location=positions.locate((key,)), code="enum", hint=hint)
+
+
 def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
     if not present:
         return Diagnostic("required key 'type' is missing: a component's type is one of "
@@ -198,6 +234,11 @@ def load_pipeline(path: str | Path | YamlDocument) -> Loaded[PipelineJob]:
     """Read and validate a pipeline job YAML file (or one already parsed with
     :func:`~mlpipe.schema.yamlio.load_yaml_file`)."""
     return _load_file(path, load_pipeline_data)
+
+
+def load_job(path: str | Path | YamlDocument) -> Loaded[Any]:
+    """Read and validate a standalone (non-pipeline) job YAML file."""
+    return _load_file(path, load_job_data)
 
 
 def load_component(path: str | Path | YamlDocument) -> Loaded[Component]:
