@@ -12,7 +12,6 @@ from mlpipe.exports import exports_on_first_use
 
 if TYPE_CHECKING:
     from mlpipe.compiler.component_check import validate_component
-    from mlpipe.compiler.standalone import validate_job
     from mlpipe.compiler.overrides import OverrideSyntaxError, apply_overrides
     from mlpipe.compiler.pipeline import (
         CompileResult,
@@ -21,6 +20,7 @@ if TYPE_CHECKING:
         default_runs_dir,
         validate_pipeline,
     )
+    from mlpipe.compiler.standalone import validate_job
 
 # Imported on first use: importing one module of the package must not build the others.
 _EXPORTS = {

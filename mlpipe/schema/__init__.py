@@ -150,6 +150,7 @@ __all__ = [
     "RetrySettings", "SettingError", "SparkComponent", "SparkNode", "SweepNode", "YamlDocument",
     "binding_expression", "check_setting", "classify_reference", "contains_binding",
     "describe_value", "find_bindings", "format_key_path", "is_binding", "literal_type_problem",
-    "load_component", "load_component_data", "load_job", "load_job_data", "load_pipeline", "load_pipeline_data",
+    "load_component", "load_component_data", "load_job", "load_job_data",
+    "load_pipeline", "load_pipeline_data",
     "load_yaml_file", "load_yaml_text",
 ]

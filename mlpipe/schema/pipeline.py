@@ -73,9 +73,9 @@ def node_type(value: Any) -> str | None:
 
 
 class _ChosenByType:
-    """The JSON Schema of the step union: ``if``/``then`` on ``type`` (none: command), so an editor or a
-    JSON validator checks a step against its own type's schema and reports a wrong value
-    at its key (an ``anyOf`` reported every key as unexpected by the other members)."""
+    """The JSON Schema of the step union: ``if``/``then`` on ``type`` (none: command), so an
+    editor or a JSON validator checks a step against its own type's schema and reports a
+    wrong value at its key (an ``anyOf`` reported every key as unexpected by the other members)."""
 
     def __get_pydantic_json_schema__(self, core: Any, handler: GetJsonSchemaHandler) -> Any:
         members = handler(core)["oneOf"]  # one schema per Tag, in the union's order

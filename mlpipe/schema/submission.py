@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
-from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 from mlpipe.schema.pipeline import step_kind
+from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 COMPONENT_NAME = re.compile(r"^[a-z][a-z\d_]*$")  # azure-ai-ml PythonFuncNameStr
 NODE_NAME = re.compile(r"^[a-z_][a-z\d_]*$")  # azure-ai-ml is_valid_node_name
