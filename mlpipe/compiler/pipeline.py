@@ -37,7 +37,7 @@ from mlpipe.plan import (
 from mlpipe.runs import check_job_name, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 from mlpipe.schema.parts import INVALID, part
-from mlpipe.schema.submission import SERVICE_ONLY, for_local_run, pipeline_rules
+from mlpipe.schema.submission import REJECTS, SERVICE_ONLY, for_local_run, pipeline_rules
 from mlpipe.schema.yamlio import PositionMap
 
 
@@ -226,6 +226,7 @@ class _Compiler:
                 expand_pipeline_node(self, node, nodes)
         default_compute = (self.scope.default_compute if self.scope is not None
                            else self.default_compute)
+        self._check_computes(nodes, default_compute)
         ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir, default_compute)
         steps = []
         remote: list[RemoteAsset] = list(self.io.remote.get("", []))
@@ -264,6 +265,24 @@ class _Compiler:
             external_outputs=self.allow_external_outputs,
         )
 
+    def _check_computes(self, nodes: dict[str, Node], default_compute: str | None) -> None:
+        """In a pipeline component file a job uses, with no compute for the job, every step
+        needs its own, as azure-ai-ml checks (the job's own and inline components' steps are
+        checked by :func:`~mlpipe.schema.submission.pipeline_rules`)."""
+        if self.scope is None or not self.scope.in_job or self.doc.prefix or default_compute:
+            return
+        for node in nodes.values():
+            if node.failed or node.is_pipeline or node.data.get("compute") \
+                    or (node.kind == "spark" and node.data.get("resources")):
+                continue
+            self.reporter.add(Diagnostic(
+                f"step '{node.local}' has no compute and the job has no "
+                f"settings.default_compute: {REJECTS}",
+                key_path=self.doc.key_path(node.path + ("compute",)),
+                location=self.doc.locate(node.path), code="azure-compute",
+                hint="set settings.default_compute: azureml:<cluster> (or 'serverless') on the "
+                     "job, or a compute on the step"))
+
     def _tags(self) -> dict[str, str]:
         tags = self.doc.part("tags")
         return ({str(k): str(v) for k, v in tags.items() if v is not INVALID}
@@ -271,7 +290,7 @@ class _Compiler:
 
     def _nodes(self) -> dict[str, Node]:
         if self.standalone:
-            node = Node(self.job_name, self.doc, key=())
+            node = Node(self.job_name, self.doc, key=(), job=True)
             self._resolve_component(node, self.doc.get())
             self.io.nodes = {node.name: node}
             return self.io.nodes

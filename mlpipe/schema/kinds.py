@@ -91,9 +91,12 @@ def not_a_pipeline(doc: _Document) -> Diagnostic | None:
             hint="to run it, name it in a pipeline step as 'component: ./file.yml'; "
                  "to check it: mlpipe component validate FILE")
     if kind == "job":
+        kind_name = job_type(doc.data)
         return Diagnostic(
-            f"this is a standalone {doc.data.get('type') or 'Azure ML'} job: mlpipe runs "
-            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline")
+            f"this is a standalone {kind_name or 'Azure ML'} job: mlpipe runs "
+            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline",
+            hint="to check it: mlpipe job validate FILE" if kind_name in STANDALONE_TYPES
+            else None)
     if kind == "unknown" and "jobs" not in doc.data:
         return Diagnostic(
             "not an Azure ML pipeline job: expected 'type: pipeline' and a 'jobs' mapping",

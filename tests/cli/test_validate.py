@@ -119,18 +119,18 @@ def test_set_keeps_problems_found_while_reading(project: Path) -> None:
 
 def test_standalone_jobs(project: Path) -> None:
     write(project, "job.yml", "$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json\n"
-                              "command: python prep.py --n ${{inputs.n}}\ncode: src\ninputs:\n  n: 3\n"
+                              "command: python prep.py --n ${{inputs.count}}\ncode: src\ninputs:\n  count: 3\n"
                               "environment: azureml:env:1\ncompute: azureml:cpu\n")
     write(project, "tune.yml", "type: finetuning\nmodel: azureml://registries/azureml-meta/models/Llama-2-7b\n")
     proc = run_cli("job", "validate", "job.yml", cwd=project)
     assert (proc.returncode, proc.stdout) == (0, "job.yml: OK (command job)\n")
     bad = project / "job.yml"
-    bad.write_text(bad.read_text().replace("${{inputs.n}}", "${{inputs.m}}"))
+    bad.write_text(bad.read_text().replace("${{inputs.count}}", "${{inputs.cuont}}"))
     proc = run_cli("job", "validate", "job.yml", "tune.yml", cwd=project)
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
-        "job.yml:2:1: command: ${{inputs.m}} names no input of this step (declared inputs: n) "
-        "(did you mean 'n'?)",
+        "job.yml:2:1: command: ${{inputs.cuont}} names no input of this step (declared inputs: "
+        "count) (did you mean 'count'?)",
         "job.yml: invalid: 1 error",
         "tune.yml:1:1: a standalone finetuning job: mlpipe validates pipeline jobs, components and "
         "standalone command, sweep, spark, automl jobs (pass --skip-unknown to skip such files)",
