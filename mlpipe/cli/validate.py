@@ -205,7 +205,8 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         component = load_component_data(doc.data, doc.source, doc.positions)
         component.diagnostics = doc.diagnostics + component.diagnostics
         diagnostics = validate_component(component)
-        label = f"{doc.data.get('type')} component" if isinstance(doc.data, dict) else "component"
+        label = (f"{doc.data.get('type') or 'command'} component" if isinstance(doc.data, dict)
+                 else "component")
         return FileReport(shown, "component", _relative(diagnostics), label)
     loaded = load_pipeline_data(doc.data, doc.source, doc.positions)
     loaded.diagnostics = doc.diagnostics + loaded.diagnostics

@@ -127,7 +127,8 @@ def check_job(data: dict[str, Any], positions: PositionMap, kind: str) -> list[D
 
 def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
-    check = _STEP_CHECKS.get(_kind(data) or "")
+    kind = _kind(data) if "type" in data else "command"  # azure-ai-ml's default
+    check = _STEP_CHECKS.get(kind or "")
     return check(data, prefix, positions, True, True) if check is not None else []
 
 

@@ -43,6 +43,9 @@ COMPONENT_MODELS: dict[str, type[BaseModel] | LazyModel] = {
     "import": LazyModel("mlpipe.schema.import_job:ImportComponent")}
 
 
+DEFAULT_COMPONENT_TYPE = "command"
+
+
 def component_model(kind: str) -> type[BaseModel] | None:
     """The model of a component file of type ``kind`` (lower-cased), if it is one."""
     model = COMPONENT_MODELS.get(kind)
@@ -139,11 +142,13 @@ def load_component_data(data: Mapping[str, Any], source: str,
     plain, positions, done = _start(data, source, positions)
     if done is not None:
         return done
-    kind = plain.get("type")
+    # no type: a command component, as azure-ai-ml's load_component reads it
+    kind = plain.get("type", DEFAULT_COMPONENT_TYPE)
     kind = kind.lower() if isinstance(kind, str) else kind
     model_cls = component_model(kind) if isinstance(kind, str) else None
     if model_cls is None:
-        return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
+        return Loaded(None, [_choice_error("type", kind, True, COMPONENT_MODELS,
+                                           "a component's type", positions)],
                       positions, source, plain)
     is_pipeline = kind == "pipeline"
     if is_pipeline:
@@ -189,16 +194,6 @@ def _choice_error(key: str, value: Any, present: bool, choices: Iterable[str], w
     hint = did_you_mean(str(value), names) if isinstance(value, str) else None
     return Diagnostic(f"must be one of {', '.join(names)}, got {describe_value(value)}",
                       key_path=key, location=positions.locate((key,)), code="enum", hint=hint)
-
-
-def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
-    if not present:
-        return Diagnostic("required key 'type' is missing: a component's type is one of "
-                          f"{', '.join(COMPONENT_MODELS)}", key_path="type",
-                          location=positions.locate(()), code="missing")
-    hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
-    return Diagnostic(f"must be one of {', '.join(COMPONENT_MODELS)}, got {describe_value(kind)}",
-                      key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)
 
 
 def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:

@@ -166,7 +166,7 @@ class _Rules:
             for port, decl in decls.items() if isinstance(decls, dict) else []:
                 if isinstance(decl, dict):
                     self.declaration(decl, path + (key, port), key == "inputs")
-        kind = str(data.get("type", "")).lower()
+        kind = str(data.get("type", "command")).lower()  # no type: azure-ai-ml's default
         if kind == "parallel":
             self.parallel(data, path)
         elif kind == "command":

@@ -76,3 +76,41 @@ def test_a_spark_job_entry_file_must_exist(project: Path) -> None:
     errors = [d for d in validate_job(path) if d.severity == "error"]
     assert [e.key_path for e in errors] == ["entry.file"], [d.format() for d in errors]
     assert "prepp.py" in errors[0].message and "did you mean 'prep.py'" in (errors[0].hint or "")
+
+
+def test_a_spark_job_reads_its_data_in_direct_mode(project: Path) -> None:
+    path = write(project, "job.yml", SPARK.replace(", mode: direct}", "}"))
+    [error] = [d for d in validate_job(path) if d.severity == "error"]
+    assert (error.key_path, error.message) == (
+        "inputs.data", "Input 'data' is using 'None' mode, only 'direct' is supported for Spark job")
+    assert error.location is not None and error.location.line == line_of(path, "  data:")
+
+
+SWEEP = """\
+type: sweep
+trial:
+  command: python prep.py --a ${{inputs.a}} --b ${{search_space.b}}
+  code: src
+  environment: azureml:env:1
+inputs: {a: 1}
+search_space:
+  b: {type: choice, values: [1, 2]}
+objective: {goal: minimize, primary_metric: loss}
+limits: {max_total_trials: 2}
+"""
+
+
+def test_a_sweep_job_trial_code_folder_must_exist(project: Path) -> None:
+    assert validate_job(write(project, "job.yml", SWEEP)) == []
+    path = write(project, "job.yml", SWEEP.replace("code: src", "code: srcs"))
+    [error] = validate_job(path)
+    assert (error.key_path, error.location.line if error.location else None) == (
+        "trial.code", line_of(path, "code: srcs"))
+    assert error.message.startswith("code folder 'srcs' not found")
+
+
+def test_a_missing_build_context_is_a_warning(project: Path) -> None:
+    text = JOB.replace("environment: azureml:env:1", "environment:\n  build: {path: docker-ctx}")
+    [warning] = validate_job(write(project, "job.yml", text))
+    assert (warning.severity, warning.key_path) == ("warning", "environment.build.path")
+    assert warning.message.startswith("build context 'docker-ctx' not found")

@@ -409,7 +409,10 @@ def test_component_type_dispatch(tmp_path: Path) -> None:
                              "import, got string 'paralell'")
     assert error.hint == "did you mean 'parallel'?"
     [error] = load_component(write(tmp_path, "name: x\n")).errors
-    assert error.code == "missing"
+    assert (error.key_path, error.code) == ("command", "missing")  # no type: a command component
+    loaded = load_component(write(tmp_path, "name: x\ncommand: echo hi\n"))
+    assert loaded.errors == [] and isinstance(loaded.model, CommandComponent)
+    assert loaded.model.type == "command"  # azure-ai-ml's load_component reads it so
 
 
 def test_load_data_api_for_the_sdk_and_overrides() -> None:

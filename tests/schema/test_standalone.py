@@ -172,3 +172,16 @@ def test_a_typeless_step_is_checked_as_a_command_step(tmp_path: Path) -> None:
     assert [(e.key_path, e.location.line if e.location else None) for e in errors] == [
         ("jobs.hello_job.enviroment", _line(path, "enviroment:"))]
     assert "did you mean 'environment'" in (errors[0].hint or "")
+
+
+def test_automl_data_given_as_text_must_be_a_binding(tmp_path: Path) -> None:
+    path = _write(tmp_path, AUTOML_JOB.replace(
+        "training_data: {path: ./training-mltable-folder, type: mltable}", "training_data: abc"))
+    [error] = load_job(path).errors
+    assert (error.key_path, error.location.line if error.location else None) == (
+        "training_data", _line(path, "training_data: abc"))
+    assert error.message == ("must be a binding such as ${{parent.inputs.<name>}} or a mapping, "
+                             "got string 'abc'")
+    bound = AUTOML_JOB.replace("training_data: {path: ./training-mltable-folder, type: mltable}",
+                               "training_data: ${{parent.inputs.train}}")
+    assert load_job(_write(tmp_path, bound)).errors == []
