@@ -187,9 +187,7 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
                 else "not an Azure ML job or component")
         if args.skip_unknown:
             return FileReport(shown, "skipped", summary=f"skipped: {what}")
-        message = (f"a standalone {job_type(doc.data) or 'Azure ML'} job: mlpipe validates "
-                   "pipeline jobs, components and standalone "
-                   f"{', '.join(STANDALONE_TYPES)} jobs" if kind == "job" else
+        message = (_not_validated(job_type(doc.data)) if kind == "job" else
                    "not an Azure ML pipeline job or component: no Azure ML 'type' or '$schema'")
         problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
                              hint="pass --skip-unknown to skip such files")
@@ -219,6 +217,16 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         report.summary = f"pipeline job, {steps} step{'s' if steps != 1 else ''}"
         report.plan = result.plan.to_dict() if getattr(args, "show_plan", False) else None
     return report
+
+
+def _not_validated(kind: str | None) -> str:
+    """Why a standalone job of type ``kind`` is not validated."""
+    if kind == "parallel":
+        return ("a standalone parallel job: Azure ML runs parallel steps only inside a pipeline "
+                "job (azure-ai-ml: 'Unsupported job type: parallel'); make it a step of a "
+                "pipeline job, or a parallel component (no compute, inputs declared)")
+    return (f"a standalone {kind or 'Azure ML'} job: mlpipe validates pipeline jobs, components "
+            f"and standalone {', '.join(STANDALONE_TYPES)} jobs")
 
 
 def _display(file: str) -> str:

@@ -52,12 +52,28 @@ def file_kind(data: Any) -> str:
     if kind == "pipeline":
         return "pipeline"
     if kind in ("parallel", "command"):
-        return "component"
+        return "job" if looks_like_job(data) else "component"
     if kind in OTHER_JOB_TYPES:
         return "job"
     if "azureml" in schema:
         return "pipeline"
     return "unknown"
+
+
+# Keys a job has and a component never has.
+_JOB_ONLY_KEYS = ("compute", "experiment_name", "limits", "services", "identity")
+
+
+def looks_like_job(data: dict[str, Any]) -> bool:
+    """A ``type: command`` / ``parallel`` file without ``$schema`` is a job, not a component,
+    when it has a job's keys (``compute``, ``experiment_name``, ...) or gives its inputs
+    values (``n: 3``, ``{type: uri_folder, path: ./data}``) instead of declaring them."""
+    if any(key in data for key in _JOB_ONLY_KEYS):
+        return True
+    inputs = data.get("inputs")
+    return isinstance(inputs, dict) and any(
+        not isinstance(value, dict) or "path" in value or "value" in value
+        for value in inputs.values() if value is not None)
 
 
 def job_type(data: Any) -> str | None:

@@ -138,3 +138,20 @@ def test_standalone_jobs(project: Path) -> None:
         "2 files checked: 0 valid, 2 invalid (2 errors, 0 warnings)"]
     proc = run_cli("job", "create", "--file", "job.yml", cwd=project)
     assert proc.returncode == 1 and "this is a standalone command job" in proc.stderr + proc.stdout
+
+
+def test_command_and_parallel_files_without_schema_that_are_jobs(project: Path) -> None:
+    write(project, "job.yml", "type: command\ncommand: python prep.py --n ${{inputs.n}}\ncode: src\n"
+                              "inputs:\n  n: 3\nenvironment: azureml:env:1\ncompute: azureml:cpu\n")
+    write(project, "pjob.yml", "type: parallel\ninput_data: ${{inputs.data}}\n"
+                               "inputs:\n  data: {type: uri_folder, path: ./data}\n"
+                               "task: {type: run_function, code: src, entry_script: score.py}\n")
+    proc = run_cli("job", "validate", "job.yml", "pjob.yml", cwd=project)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[:3] == [
+        "job.yml: OK (command job)",
+        "pjob.yml:1:1: a standalone parallel job: Azure ML runs parallel steps only inside a "
+        "pipeline job (azure-ai-ml: 'Unsupported job type: parallel'); make it a step of a "
+        "pipeline job, or a parallel component (no compute, inputs declared) (pass "
+        "--skip-unknown to skip such files)",
+        "pjob.yml: invalid: 1 error"]
