@@ -199,7 +199,8 @@ class _Compiler:
         self.allow_external_outputs = allow_external_outputs or self.assets.allow_external_outputs
         place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
                             doc.base_dir, self.allow_external_outputs, given_steps)
-        self.io = IOResolver(doc, reporter, self.assets, place, check_paths)
+        self.io = IOResolver(doc, reporter, self.assets, place, check_paths,
+                             standalone=standalone)
         self.components = ComponentCache(reporter, self.assets)
         if scope is not None:
             self.components = scope.components

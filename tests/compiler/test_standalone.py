@@ -56,7 +56,7 @@ MISTAKES = {
     "environment": ("environment: azureml:env:1", "", "$schema:", "environment",
                     "a command needs an 'environment': Azure ML rejects this at submission"),
     "parent binding": ("n: 3", "n: ${{parent.inputs.n}}", "n: ${{parent", "inputs.n",
-                       "names no pipeline input"),
+                       "${{parent.inputs.n}} binds nothing: a standalone job has no pipeline"),
 }
 
 
