@@ -71,9 +71,14 @@ class Driver:
         self.mini_batches: Iterator[MiniBatch] = iter(mini_batches)
         self.store = store
         self.observers = list(observers)
-        # told of every attempt: those that do something with it (one call per attempt)
+        # told of every attempt: those that do something with it, a batch at a time when
+        # they take batches (attempts_finished), else one call per attempt
+        self._batch_observers = [observer for observer in self.observers
+                                 if _overrides(observer, "attempts_finished")]
         self._attempt_observers = [observer for observer in self.observers
-                                   if _overrides(observer, "attempt_finished")]
+                                   if observer not in self._batch_observers
+                                   and _overrides(observer, "attempt_finished")]
+        self._untold: list[AttemptRecord] = []  # successful attempts the observers await
         self.cancel = cancel
         self.log = logger or logging.getLogger("mlpipe.runtime")
         self.data_errors = data_errors
@@ -131,6 +136,7 @@ class Driver:
         finally:
             self.backend.close()
         try:
+            self._tell_attempts()
             self._flush()
         except Exception as error:  # noqa: BLE001 - the step ends with the fault as its reason
             self._fault(error)
@@ -250,8 +256,8 @@ class Driver:
 
     # -- events ------------------------------------------------------------------------
     def _handle_all(self, events: list[BackendEvent]) -> None:
-        """Handle a batch of events, then write the mini-batches they finished to the
-        journal in one go."""
+        """Handle a batch of events, tell the observers of the attempts they ended, then
+        write the mini-batches they finished to the journal in one go."""
         if not events:
             return
         inflight, canceled = self.inflight, self.canceled
@@ -261,8 +267,28 @@ class Driver:
                 if entry is not None:
                     self._attempt_finished(entry[0], entry[1], event.worker, event.result)
             else:
+                self._tell_attempts()  # the observers hear of events in the order they came
                 self._handle(event)
+        self._tell_attempts()
         self._flush()
+
+    def _tell_attempts(self) -> None:
+        """Tell the observers of the successful attempts gathered so far: one call per
+        batch to those that take batches, one per attempt to the others."""
+        if not self._untold:
+            return
+        records, self._untold = self._untold, []
+        for observer in self._batch_observers:
+            try:
+                observer.attempts_finished(records)
+            except Exception as error:  # noqa: BLE001 - reported as the step's failure
+                self._observer_failed(observer, "attempts_finished", error)
+        for observer in self._attempt_observers:
+            for record in records:
+                try:
+                    observer.attempt_finished(record)
+                except Exception as error:  # noqa: BLE001 - reported as the step's failure
+                    self._observer_failed(observer, "attempt_finished", error)
 
     def _flush(self) -> None:
         """Write the gathered finished mini-batches to the journal; when that fails they are
@@ -374,8 +400,6 @@ class Driver:
                 self.items_seen.pop(mini_batch.id, None)
             elif result.total:
                 self.items_seen[mini_batch.id] = result.total
-        if result.warning:
-            self.log.warning("Mini-batch %s: %s", mini_batch.id, result.warning)
         record = AttemptRecord(
             mini_batch.id, mini_batch.index, picked, worker,
             datetime.fromtimestamp(result.start_time, timezone.utc), result.total,
@@ -384,15 +408,18 @@ class Driver:
             result.error_category, result.error_message, result.traceback, mini_batch.detail,
             final, result.load_seconds, mini_batch.size_bytes,
         )
-        if failed_attempt:
-            self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id, picked,
-                             worker.node_name, worker.process, result.status, result.error_message,
-                             "" if final else "; it will be retried")
-        for observer in self._attempt_observers:
-            try:
-                observer.attempt_finished(record)
-            except Exception as error:  # noqa: BLE001 - reported as the step's failure
-                self._observer_failed(observer, "attempt_finished", error)
+        if failed_attempt or result.warning:  # logged and told as it happens, after the
+            self._tell_attempts()               # attempts that ended before it
+            if result.warning:
+                self.log.warning("Mini-batch %s: %s", mini_batch.id, result.warning)
+            if failed_attempt:
+                self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id,
+                                 picked, worker.node_name, worker.process, result.status,
+                                 result.error_message, "" if final else "; it will be retried")
+            self._untold.append(record)
+            self._tell_attempts()
+        else:  # told with the others of its batch (_handle_all)
+            self._untold.append(record)
         if failed_attempt and result.error_message:  # every failed attempt, as job_result.txt
             self._count_error(result.status if result.error_category is None
                               else result.error_category, result.error_message,
@@ -547,8 +574,10 @@ class Driver:
                              allowance)
 
     def _notify(self, method: str, *args: Any) -> None:
-        """Tell every observer; one that raises fails the step (its reports would be wrong)
-        while the attempts already running end and keep their rows."""
+        """Tell every observer (of the attempts they await first); one that raises fails the
+        step (its reports would be wrong) while the attempts already running end and keep
+        their rows."""
+        self._tell_attempts()
         for observer in self.observers:
             try:
                 getattr(observer, method)(*args)  # StepObserver has every method
@@ -563,9 +592,10 @@ class Driver:
 
 def _overrides(observer: StepObserver, method: str) -> bool:
     """Does ``observer`` (a StepObserver or any object with its methods) define ``method``
-    other than as StepObserver's no-op?"""
+    other than as StepObserver does?"""
     bound = getattr(observer, method, None)
-    return getattr(bound, "__func__", bound) is not getattr(StepObserver, method)
+    return bound is not None and getattr(bound, "__func__", bound) is not getattr(StepObserver,
+                                                                                   method)
 
 
 def _now() -> datetime:

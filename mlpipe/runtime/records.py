@@ -9,7 +9,7 @@ called from the driver's thread only, so they need no locking.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
@@ -116,6 +116,14 @@ class StepObserver:
 
     def attempt_finished(self, record: AttemptRecord) -> None:
         """One attempt at a mini-batch ended (succeeded, failed or timed out)."""
+
+    def attempts_finished(self, records: Sequence[AttemptRecord]) -> None:
+        """Attempts that ended together, in order: the driver's one call per batch of
+        successful attempts it handled at one wake-up (a failed attempt comes on its own, as
+        it happens). The same as :meth:`attempt_finished` for each record; an observer that
+        does per-attempt work overrides it to do that work once per batch."""
+        for record in records:
+            self.attempt_finished(record)
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         """``event`` is "started", "init_failed", "died", "replaced", "stopped"."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
@@ -57,10 +57,11 @@ _encode_detail = _fast_detail_encoder()
 _SECONDS: dict[float, str] = {}  # whole second -> its text: attempts share seconds
 
 
-def utc_text(moment: datetime) -> str:
-    """``2020-10-24T02:59:04.227237``: UTC, no offset, as Azure writes ``Process Start Time``."""
+def utc_text(moment: datetime, epoch: float | None = None) -> str:
+    """``2020-10-24T02:59:04.227237``: UTC, no offset, as Azure writes ``Process Start Time``
+    (``epoch``: ``moment.timestamp()``, when the caller has it)."""
     if moment.tzinfo is timezone.utc:  # the driver's records: the second's text is reused
-        second = moment.timestamp() // 1
+        second = (moment.timestamp() if epoch is None else epoch) // 1
         text = _SECONDS.get(second)
         if text is None:
             if len(_SECONDS) > 4096:
@@ -85,6 +86,29 @@ def process_label(worker: WorkerInfo) -> str:
     return f"{worker.node}/{worker.process}"
 
 
+def csv_field(text: str) -> str:
+    """``text`` as :func:`csv.writer` writes a field in its default (excel) dialect: in
+    quotes, with its quotes doubled, when it holds a comma, a quote or a line break."""
+    if '"' in text:
+        return '"' + text.replace('"', '""') + '"'
+    if "," in text or "\n" in text or "\r" in text:
+        return f'"{text}"'
+    return text
+
+
+def processed_row(record: AttemptRecord, process: str, epoch: float | None = None) -> str:
+    """The line of ``processed_mini-batches.csv`` for ``record`` (``process``: its
+    :func:`process_label`; ``epoch``: its start time's ``timestamp()``, when known), as
+    :func:`csv.writer` writes it: built as one string, not a tuple for the csv module to
+    join, since there is one per attempt."""
+    return (f"{csv_field(record.mini_batch_id)},{record.picked_count},{csv_field(process)},"
+            f"{utc_text(record.start_time, epoch)},{record.total},{record.succeeded},"
+            f"{record.failed},{record.elapsed_seconds:.6f},{record.process_seconds:.6f},"
+            f"{record.run_method_seconds:.6f},{csv_field(record.status)},"
+            f"{csv_field(record.error_category or '')},{csv_field(record.error_message or '')},"
+            f"{csv_field(detail_text(record.detail))}\r\n")
+
+
 class ProcessedMiniBatchesCsv:
     """Streams one row per attempt to ``processed_mini-batches.csv``.
 
@@ -105,42 +129,34 @@ class ProcessedMiniBatchesCsv:
         # The file lives as long as the report; close() (through _closing) ends it.
         self._file: IO[str] | None = self._closing.enter_context(
             open_text(path, "a" if keep else "w", newline="", buffering=1 << 16))
-        self._writer = csv.writer(self._file)
         with naming(path):
             if not keep:
-                self._writer.writerow(PROCESSED_COLUMNS)
+                csv.writer(self._file).writerow(PROCESSED_COLUMNS)
             self._file.flush()
         self._next_flush = time.monotonic() + FLUSH_EVERY_SECONDS
 
     def write(self, record: AttemptRecord, process: str | None = None) -> None:
         """One row for ``record`` (``process``: its :func:`process_label`, if known)."""
+        self.write_all((record,), (process or process_label(record.worker),))
+
+    def write_all(self, records: Sequence[AttemptRecord], processes: Sequence[str],
+                  epochs: Sequence[float] | None = None) -> None:
+        """One row per record, in one write (``processes``: their :func:`process_label`;
+        ``epochs``: their start times' ``timestamp()``, when known)."""
         if self._file is None:
             return
         try:
-            self._write(record, process or process_label(record.worker))
+            self._write("".join(map(processed_row, records, processes, epochs))
+                        if epochs is not None else "".join(map(processed_row, records,
+                                                               processes)))
         except OSError as error:
             if error.filename is None:
                 error.filename = str(self.path)
             raise
 
-    def _write(self, record: AttemptRecord, process: str) -> None:
+    def _write(self, text: str) -> None:
         assert self._file is not None
-        self._writer.writerow((
-            record.mini_batch_id,
-            record.picked_count,
-            process,
-            utc_text(record.start_time),
-            record.total,
-            record.succeeded,
-            record.failed,
-            f"{record.elapsed_seconds:.6f}",
-            f"{record.process_seconds:.6f}",
-            f"{record.run_method_seconds:.6f}",
-            record.status,
-            record.error_category or "",
-            record.error_message or "",
-            detail_text(record.detail),
-        ))
+        self._file.write(text)
         now = time.monotonic()
         if now >= self._next_flush:
             self._file.flush()

@@ -79,11 +79,11 @@ class Timeline:
         if len(self._kept) > KEPT:
             self._start_grid()
 
-    def add_record(self, record: AttemptRecord, process: str) -> None:
-        """An attempt as the driver reported it (``process``: its lane's name), with the
-        seconds its CSV row holds."""
-        self.add(process, record.start_time.timestamp(), round(record.elapsed_seconds, 6),
-                 record.status)
+    def add_record(self, record: AttemptRecord, process: str, epoch: float | None = None) -> None:
+        """An attempt as the driver reported it (``process``: its lane's name; ``epoch``: its
+        start time's ``timestamp()``, when known), with the seconds its CSV row holds."""
+        self.add(process, record.start_time.timestamp() if epoch is None else epoch,
+                 round(record.elapsed_seconds, 6), record.status)
 
     def busy(self, process: str, buckets: int) -> list[float]:
         """Busy seconds of ``process`` in each of ``buckets`` equal parts of :attr:`span`

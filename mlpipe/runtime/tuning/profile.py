@@ -71,8 +71,9 @@ class ProfileTally:
     tabular: bool = False  # the mini-batches are table rows (mini_batch_size counts bytes)
     _worker_end: dict[str, float] = field(default_factory=dict, repr=False)
 
-    def add(self, record: AttemptRecord) -> None:
-        start = record.start_time.timestamp()
+    def add(self, record: AttemptRecord, epoch: float | None = None) -> None:
+        """Add ``record`` (``epoch``: its start time's ``timestamp()``, when known)."""
+        start = record.start_time.timestamp() if epoch is None else epoch
         elapsed = record.elapsed_seconds
         if not self.attempts:
             self.tabular = "mltable" in record.detail
