@@ -54,6 +54,9 @@ IDLE_WAIT_SECONDS = 0.2
 SHUTDOWN_GRACE_SECONDS = 5.0
 SCHEDULED_NOTICE_SECONDS = 0.5
 START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
+# one of each per attempt: from a tuple of every field (a named tuple's own __new__ costs more)
+_attempt_record = AttemptRecord._make
+_finished = Finished._make
 
 
 class Driver:
@@ -393,45 +396,44 @@ class Driver:
     def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
                           result: TaskResult) -> None:
         self._last_progress = time.monotonic()
-        failed_attempt = result.status != "Succeeded"
+        (_, status, total, succeeded, failed_items, start_time, elapsed, process_seconds,
+         run_seconds, category, message, traceback, rows, header, warning, _,
+         load_seconds) = result
+        failed_attempt = status != "Succeeded"
         final = not failed_attempt or self.stopping or picked > self.max_retries
         if mini_batch.items is None:
             if final:
                 self.items_seen.pop(mini_batch.id, None)
-            elif result.total:
-                self.items_seen[mini_batch.id] = result.total
-        record = AttemptRecord(
+            elif total:
+                self.items_seen[mini_batch.id] = total
+        record = _attempt_record((
             mini_batch.id, mini_batch.index, picked, worker,
-            datetime.fromtimestamp(result.start_time, timezone.utc), result.total,
-            result.succeeded, result.failed, result.elapsed_seconds, result.process_seconds,
-            result.run_method_seconds, result.status,  # type: ignore[arg-type]
-            result.error_category, result.error_message, result.traceback, mini_batch.detail,
-            final, result.load_seconds, mini_batch.size_bytes,
-        )
-        if failed_attempt or result.warning:  # logged and told as it happens, after the
-            self._tell_attempts()               # attempts that ended before it
-            if result.warning:
-                self.log.warning("Mini-batch %s: %s", mini_batch.id, result.warning)
+            datetime.fromtimestamp(start_time, timezone.utc), total, succeeded, failed_items,
+            elapsed, process_seconds, run_seconds, status, category, message, traceback,
+            mini_batch.detail, final, load_seconds, mini_batch.size_bytes,
+        ))
+        if failed_attempt or warning:  # logged and told as it happens, after the attempts
+            self._tell_attempts()      # that ended before it
+            if warning:
+                self.log.warning("Mini-batch %s: %s", mini_batch.id, warning)
             if failed_attempt:
                 self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id,
-                                 picked, worker.node_name, worker.process, result.status,
-                                 result.error_message, "" if final else "; it will be retried")
+                                 picked, worker.node_name, worker.process, status, message,
+                                 "" if final else "; it will be retried")
             self._untold.append(record)
             self._tell_attempts()
         else:  # told with the others of its batch (_handle_all)
             self._untold.append(record)
-        if failed_attempt and result.error_message:  # every failed attempt, as job_result.txt
-            self._count_error(result.status if result.error_category is None
-                              else result.error_category, result.error_message,
-                              f"logs/{StepLogs.error_file(worker)}",
-                              traceback=result.traceback)
+        if failed_attempt and message:  # every failed attempt, as job_result.txt
+            self._count_error(status if category is None else category, message,
+                              f"logs/{StepLogs.error_file(worker)}", traceback=traceback)
         if not final:
             self.pending.append((mini_batch, picked + 1))
             return
-        self.store.commit(Finished(mini_batch.id, mini_batch.index, result.status, result.total,
-                                   result.succeeded, result.failed, result.header), result.rows)
-        self._unflushed.append((result.total, result.succeeded, result.failed, failed_attempt))
-        self._count_finished(result.total, result.succeeded, result.failed, failed=failed_attempt)
+        self.store.commit(_finished((mini_batch.id, mini_batch.index, status, total, succeeded,
+                                     failed_items, header)), rows)
+        self._unflushed.append((total, succeeded, failed_items, failed_attempt))
+        self._count_finished(total, succeeded, failed_items, failed=failed_attempt)
         if failed_attempt and not self.stopping:
             self._check_thresholds()
 
