@@ -149,14 +149,14 @@ class StepReports(StepObserver):
             epochs.append(epoch)
             counters.add(record)
             workers.add(record)
-            tally.add(record, epoch)
-            timeline.add_record(record, process, epoch)
             if attempt_failed(record):
                 self.errors.add_attempt(record)  # the driver logs the failure itself
             elif debug:
                 self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %s in %.3f s.",
                                   record.mini_batch_id, record.picked_count, process,
                                   plural(record.total, "item"), record.elapsed_seconds)
+        tally.add_all(records, epochs)
+        timeline.add_records(records, processes, epochs)
         if self._csv is not None:
             self._csv.write_all(records, processes, epochs)
         if self._overview is not None:
