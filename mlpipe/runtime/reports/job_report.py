@@ -9,6 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
+from functools import reduce
+from itertools import groupby
+from operator import add, attrgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,6 +35,8 @@ _TOTALS_COLUMNS = (
 PROCESS_SUMMARY_COLUMNS = ("Node", "Process", "Pid", *_TOTALS_COLUMNS)
 NODE_SUMMARY_COLUMNS = ("Node", "Processes", *_TOTALS_COLUMNS)
 FLUSH_EVERY_SECONDS = 1.0
+_WORKER, _ELAPSED, _RUN, _CPU = map(attrgetter, (
+    "worker", "elapsed_seconds", "run_method_seconds", "process_seconds"))
 _plain_detail = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False).encode
 
 
@@ -189,12 +194,17 @@ class WorkerTotals(AttemptTally):
     process_seconds: float = 0.0
 
     def add(self, record: AttemptRecord) -> None:
-        if record.worker.pid is not None:
-            self.pid = record.worker.pid
-        self.count(record)
-        self.busy_seconds += record.elapsed_seconds
-        self.run_method_seconds += record.run_method_seconds
-        self.process_seconds += record.process_seconds
+        self.add_all((record,))
+
+    def add_all(self, records: Sequence[AttemptRecord]) -> None:
+        """Add this worker's ``records``, in order (sums as one by one gives them)."""
+        pid = next((r.worker.pid for r in reversed(records) if r.worker.pid is not None), None)
+        if pid is not None:
+            self.pid = pid
+        self.count_all(records)
+        self.busy_seconds = reduce(add, map(_ELAPSED, records), self.busy_seconds)
+        self.run_method_seconds = reduce(add, map(_RUN, records), self.run_method_seconds)
+        self.process_seconds = reduce(add, map(_CPU, records), self.process_seconds)
 
     def merge(self, other: WorkerTotals) -> None:
         """Add ``other``'s counts and seconds to these (not its node, process or pid)."""
@@ -218,11 +228,16 @@ class WorkerStats:
             totals.pid = worker.pid
 
     def add(self, record: AttemptRecord) -> None:
-        key = (record.worker.node, record.worker.process)
-        totals = self.by_process.get(key)
-        if totals is None:
-            totals = self.by_process[key] = WorkerTotals(*key, record.worker.pid)
-        totals.add(record)
+        self.add_all((record,))
+
+    def add_all(self, records: Sequence[AttemptRecord]) -> None:
+        """Add ``records`` to their processes' totals, a run of one worker's at a time."""
+        for worker, run in groupby(records, _WORKER):
+            key = (worker.node, worker.process)
+            totals = self.by_process.get(key)
+            if totals is None:
+                totals = self.by_process[key] = WorkerTotals(*key, worker.pid)
+            totals.add_all(list(run))
 
     def write_summaries(self, folder: Path, wall_seconds: float) -> None:
         """Write process_summary.csv and node_summary.csv; utilisation is busy / wall time."""

@@ -147,14 +147,14 @@ class StepReports(StepObserver):
             epoch = record.start_time.timestamp()
             processes.append(process)
             epochs.append(epoch)
-            counters.add(record)
-            workers.add(record)
             if attempt_failed(record):
                 self.errors.add_attempt(record)  # the driver logs the failure itself
             elif debug:
                 self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %s in %.3f s.",
                                   record.mini_batch_id, record.picked_count, process,
                                   plural(record.total, "item"), record.elapsed_seconds)
+        counters.add_all(records)
+        workers.add_all(records)
         tally.add_all(records, epochs)
         timeline.add_records(records, processes, epochs)
         if self._csv is not None:
