@@ -96,8 +96,10 @@ class StepSummary:
 class StepObserver:
     """Receives the driver's events for one parallel step, in order.
 
-    Every method does nothing here: an observer subclasses this and overrides the
-    events it cares about (the driver calls them all).
+    Every method does nothing here (``attempts_finished`` calls ``attempt_finished`` for
+    each record): an observer subclasses this and overrides the events it cares about (the
+    driver calls them all; ``attempts_finished`` instead of ``attempt_finished`` to an
+    observer that overrides it).
     """
 
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
