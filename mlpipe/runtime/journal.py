@@ -108,7 +108,7 @@ class Finished(NamedTuple):
     """
 
     id: str
-    index: int
+    index: int  # type: ignore[assignment]  # the field hides tuple.index, as it should here
     status: str
     total: int
     succeeded: int
