@@ -36,7 +36,13 @@ from mlpipe.runtime.backends.base import (
 from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.journal import Finished, Journal
-from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.records import (
+    AttemptRecord,
+    StepObserver,
+    StepSummary,
+    WorkerInfo,
+    takes_batches,
+)
 from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
@@ -77,7 +83,7 @@ class Driver:
         # told of every attempt: those that do something with it, a batch at a time when
         # they take batches (attempts_finished), else one call per attempt
         self._batch_observers = [observer for observer in self.observers
-                                 if _overrides(observer, "attempts_finished")]
+                                 if takes_batches(observer)]
         self._attempt_observers = [observer for observer in self.observers
                                    if observer not in self._batch_observers
                                    and _overrides(observer, "attempt_finished")]
@@ -594,10 +600,9 @@ class Driver:
 
 def _overrides(observer: StepObserver, method: str) -> bool:
     """Does ``observer`` (a StepObserver or any object with its methods) define ``method``
-    other than as StepObserver does?"""
+    other than as StepObserver's no-op?"""
     bound = getattr(observer, method, None)
-    return bound is not None and getattr(bound, "__func__", bound) is not getattr(StepObserver,
-                                                                                   method)
+    return getattr(bound, "__func__", bound) is not getattr(StepObserver, method)
 
 
 def _now() -> datetime:

@@ -99,8 +99,17 @@ class StepObserver:
     Every method does nothing here (``attempts_finished`` calls ``attempt_finished`` for
     each record): an observer subclasses this and overrides the events it cares about (the
     driver calls them all; ``attempts_finished`` instead of ``attempt_finished`` to an
-    observer that overrides it).
+    observer that :func:`takes_batches`).
     """
+
+    # the attempt_finished that the class's attempts_finished was written with
+    _attempts_finished_with: Any = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "attempts_finished" in cls.__dict__:
+            cls._attempts_finished_with = cls.__dict__.get("attempt_finished",
+                                                           cls.attempt_finished)
 
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         """The workers are starting."""
@@ -132,3 +141,17 @@ class StepObserver:
 
     def step_finished(self, summary: StepSummary) -> None:
         """The step ended; ``summary`` has its totals."""
+
+
+def takes_batches(observer: object) -> bool:
+    """Is ``observer`` told of attempts a batch at a time (``attempts_finished``)? Yes when it
+    defines its own ``attempts_finished``, unless its ``attempt_finished`` was replaced since
+    (a subclass or a patch that redefines ``attempt_finished`` alone): that observer is told
+    one attempt at a time, so what it added runs for every attempt."""
+    batch = getattr(observer, "attempts_finished", None)
+    if batch is None or getattr(batch, "__func__", None) is StepObserver.attempts_finished:
+        return False
+    if not isinstance(observer, StepObserver):
+        return True  # any object with the methods: its attempts_finished is its own
+    single = observer.attempt_finished
+    return getattr(single, "__func__", single) is type(observer)._attempts_finished_with

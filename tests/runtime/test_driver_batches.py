@@ -13,7 +13,8 @@ import pytest
 
 from mlpipe.frozen import freeze
 from mlpipe.runtime import run_parallel_step
-from mlpipe.runtime.records import AttemptRecord, StepObserver
+from mlpipe.runtime.records import AttemptRecord, StepObserver, takes_batches
+from mlpipe.runtime.reports.observer import StepReports
 from tests.runtime.support import LOADER, Recorder, file_mini_batches, make_step
 
 SCRIPT = """
@@ -36,7 +37,6 @@ SCRIPT = """
         return [name]
 """
 COUNT = 60
-pytestmark = pytest.mark.slow  # two runs of a step with a worker death: seconds under load
 
 
 class BatchRecorder(StepObserver):
@@ -56,6 +56,7 @@ class BatchRecorder(StepObserver):
         return [record for batch in self.batches for record in batch]
 
 
+@pytest.mark.slow  # two runs of a step with a worker death: seconds under load
 def test_batches_hold_every_attempt_in_order_across_a_cancel_and_resume(tmp_path: Path) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()
@@ -87,3 +88,28 @@ def test_batches_hold_every_attempt_in_order_across_a_cancel_and_resume(tmp_path
     out = Path(step.outputs["out"].path) / "parallel_run_step.txt"
     assert sorted(out.read_text().splitlines()) == \
         sorted({f"f{n:04d}.txt" for n in range(COUNT)} - failing)
+
+
+class OneByOne(StepReports):
+    """A report that adds to attempt_finished alone."""
+
+    def attempt_finished(self, record: AttemptRecord) -> None:
+        super().attempt_finished(record)
+
+
+def test_what_redefines_attempt_finished_alone_is_told_one_attempt_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    step = make_step(tmp_path, SCRIPT)
+    reports, one_by_one = StepReports(step), OneByOne(step)
+    try:
+        assert takes_batches(reports) and takes_batches(BatchRecorder())
+        assert not takes_batches(Recorder()) and not takes_batches(one_by_one)
+        monkeypatch.setattr(reports, "attempt_finished", lambda record: None)
+        assert not takes_batches(reports)
+        monkeypatch.undo()
+        assert takes_batches(reports)
+        monkeypatch.setattr(StepReports, "attempt_finished", lambda self, record: None)
+        assert not takes_batches(reports)
+    finally:
+        reports.close()
+        one_by_one.close()
