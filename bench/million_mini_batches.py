@@ -65,15 +65,16 @@ def child_mlpipe(root: str, profile: str | None) -> dict[str, Any]:
     from runtime_throughput import Window  # noqa: PLC0415
 
     class Windows(Window):
-        """Also the latest attempt end at every WINDOW-th finished attempt."""
+        """Also the latest attempt end at the batch of every WINDOW-th finished attempt."""
 
         def __init__(self) -> None:
             super().__init__()
             self.marks: list[float] = []
 
-        def attempt_finished(self, record) -> None:  # type: ignore[no-untyped-def]
-            super().attempt_finished(record)
-            if self.count % WINDOW == 0:
+        def attempts_finished(self, records) -> None:  # type: ignore[no-untyped-def]
+            before = self.count // WINDOW
+            super().attempts_finished(records)
+            if self.count // WINDOW > before:  # this batch crossed the WINDOW-th attempt
                 self.marks.append(self.last)
 
     from mlpipe.frozen import freeze  # noqa: PLC0415

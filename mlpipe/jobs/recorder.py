@@ -7,6 +7,7 @@ import errno
 import json
 import threading
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -132,15 +133,20 @@ class RecordObserver(StepObserver):
                                                       self._finished())
 
     def attempt_finished(self, record: AttemptRecord) -> None:
-        if not record.final:
+        self.attempts_finished((record,))
+
+    def attempts_finished(self, records: Sequence[AttemptRecord]) -> None:
+        """Count the mini-batches the attempts finished; saved at most once."""
+        final = [record for record in records if record.final]
+        if not final:
             return
         with self._lock:
             progress = self.progress
-            progress["mini_batches_done"] += 1
-            if record.status != "Succeeded" or record.failed:
-                progress["mini_batches_failed"] += 1
-            progress["items_succeeded"] += record.succeeded
-            progress["items_failed"] += record.failed
+            progress["mini_batches_done"] += len(final)
+            progress["mini_batches_failed"] += sum(
+                record.status != "Succeeded" or record.failed > 0 for record in final)
+            progress["items_succeeded"] += sum(record.succeeded for record in final)
+            progress["items_failed"] += sum(record.failed for record in final)
             # what finished was scheduled, whatever the throttled listing count says
             progress["mini_batches_known"] = max(progress["mini_batches_known"], self._finished())
             if "mini_batches_total" in progress:

@@ -4,9 +4,13 @@ and the one way an attempt's mini-batch and items are counted (:class:`AttemptTa
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from mlpipe.runtime.records import AttemptRecord
+
+_TOTAL, _SUCCEEDED, _STATUS, _FINAL = map(attrgetter, ("total", "succeeded", "status", "final"))
 
 
 def attempt_failed(record: AttemptRecord) -> bool:
@@ -26,12 +30,17 @@ class AttemptTally:
 
     def count(self, record: AttemptRecord) -> None:
         """Add ``record``'s mini-batch and its items."""
-        self.processed += 1
-        self.items_total += record.total
-        self.items_succeeded += record.succeeded
-        self.items_failed += record.total - record.succeeded
-        if attempt_failed(record):
-            self.failed += 1
+        self.count_all((record,))
+
+    def count_all(self, records: Sequence[AttemptRecord]) -> None:
+        """Add each record's mini-batch and its items."""
+        total = sum(map(_TOTAL, records))
+        succeeded = sum(map(_SUCCEEDED, records))
+        self.processed += len(records)
+        self.items_total += total
+        self.items_succeeded += succeeded
+        self.items_failed += total - succeeded
+        self.failed += sum(map(attempt_failed, records))
 
 
 @dataclass
@@ -52,15 +61,18 @@ class StepCounters(AttemptTally):
     started: float = field(default_factory=time.monotonic)
 
     def add(self, record: AttemptRecord) -> None:
-        self.attempts += 1
-        if record.status == "Timeout":
-            self.timeouts += 1
-        if not record.final:
-            self.retries += 1
-            return
-        self.count(record)
-        # the listing's count reaches observers throttled: what finished was scheduled
-        self.scheduled = max(self.scheduled, self.done)
+        self.add_all((record,))
+
+    def add_all(self, records: Sequence[AttemptRecord]) -> None:
+        """Count attempts: those whose mini-batch is retried in ``retries`` only."""
+        self.attempts += len(records)
+        self.timeouts += list(map(_STATUS, records)).count("Timeout")
+        final = records if all(map(_FINAL, records)) else [r for r in records if r.final]
+        self.retries += len(records) - len(final)
+        if final:
+            self.count_all(final)
+            # the listing's count reaches observers throttled: what finished was scheduled
+            self.scheduled = max(self.scheduled, self.done)
 
     @property
     def succeeded(self) -> int:

@@ -36,7 +36,13 @@ from mlpipe.runtime.backends.base import (
 from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.journal import Finished, Journal
-from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.records import (
+    AttemptRecord,
+    StepObserver,
+    StepSummary,
+    WorkerInfo,
+    takes_batches,
+)
 from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
@@ -54,6 +60,9 @@ IDLE_WAIT_SECONDS = 0.2
 SHUTDOWN_GRACE_SECONDS = 5.0
 SCHEDULED_NOTICE_SECONDS = 0.5
 START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
+# one of each per attempt: from a tuple of every field (a named tuple's own __new__ costs more)
+_attempt_record = AttemptRecord._make
+_finished = Finished._make
 
 
 class Driver:
@@ -71,9 +80,14 @@ class Driver:
         self.mini_batches: Iterator[MiniBatch] = iter(mini_batches)
         self.store = store
         self.observers = list(observers)
-        # told of every attempt: those that do something with it (one call per attempt)
+        # told of every attempt: those that do something with it, a batch at a time when
+        # they take batches (attempts_finished), else one call per attempt
+        self._batch_observers = [observer for observer in self.observers
+                                 if takes_batches(observer)]
         self._attempt_observers = [observer for observer in self.observers
-                                   if _overrides(observer, "attempt_finished")]
+                                   if observer not in self._batch_observers
+                                   and _overrides(observer, "attempt_finished")]
+        self._untold: list[AttemptRecord] = []  # successful attempts the observers await
         self.cancel = cancel
         self.log = logger or logging.getLogger("mlpipe.runtime")
         self.data_errors = data_errors
@@ -131,6 +145,7 @@ class Driver:
         finally:
             self.backend.close()
         try:
+            self._tell_attempts()
             self._flush()
         except Exception as error:  # noqa: BLE001 - the step ends with the fault as its reason
             self._fault(error)
@@ -250,8 +265,8 @@ class Driver:
 
     # -- events ------------------------------------------------------------------------
     def _handle_all(self, events: list[BackendEvent]) -> None:
-        """Handle a batch of events, then write the mini-batches they finished to the
-        journal in one go."""
+        """Handle a batch of events, tell the observers of the attempts they ended, then
+        write the mini-batches they finished to the journal in one go."""
         if not events:
             return
         inflight, canceled = self.inflight, self.canceled
@@ -261,8 +276,28 @@ class Driver:
                 if entry is not None:
                     self._attempt_finished(entry[0], entry[1], event.worker, event.result)
             else:
+                self._tell_attempts()  # the observers hear of events in the order they came
                 self._handle(event)
+        self._tell_attempts()
         self._flush()
+
+    def _tell_attempts(self) -> None:
+        """Tell the observers of the successful attempts gathered so far: one call per
+        batch to those that take batches, one per attempt to the others."""
+        if not self._untold:
+            return
+        records, self._untold = self._untold, []
+        for observer in self._batch_observers:
+            try:
+                observer.attempts_finished(records)
+            except Exception as error:  # noqa: BLE001 - reported as the step's failure
+                self._observer_failed(observer, "attempts_finished", error)
+        for observer in self._attempt_observers:
+            for record in records:
+                try:
+                    observer.attempt_finished(record)
+                except Exception as error:  # noqa: BLE001 - reported as the step's failure
+                    self._observer_failed(observer, "attempt_finished", error)
 
     def _flush(self) -> None:
         """Write the gathered finished mini-batches to the journal; when that fails they are
@@ -367,44 +402,44 @@ class Driver:
     def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
                           result: TaskResult) -> None:
         self._last_progress = time.monotonic()
-        failed_attempt = result.status != "Succeeded"
+        (_, status, total, succeeded, failed_items, start_time, elapsed, process_seconds,
+         run_seconds, category, message, traceback, rows, header, warning, _,
+         load_seconds) = result
+        failed_attempt = status != "Succeeded"
         final = not failed_attempt or self.stopping or picked > self.max_retries
         if mini_batch.items is None:
             if final:
                 self.items_seen.pop(mini_batch.id, None)
-            elif result.total:
-                self.items_seen[mini_batch.id] = result.total
-        if result.warning:
-            self.log.warning("Mini-batch %s: %s", mini_batch.id, result.warning)
-        record = AttemptRecord(
+            elif total:
+                self.items_seen[mini_batch.id] = total
+        record = _attempt_record((
             mini_batch.id, mini_batch.index, picked, worker,
-            datetime.fromtimestamp(result.start_time, timezone.utc), result.total,
-            result.succeeded, result.failed, result.elapsed_seconds, result.process_seconds,
-            result.run_method_seconds, result.status,  # type: ignore[arg-type]
-            result.error_category, result.error_message, result.traceback, mini_batch.detail,
-            final, result.load_seconds, mini_batch.size_bytes,
-        )
-        if failed_attempt:
-            self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id, picked,
-                             worker.node_name, worker.process, result.status, result.error_message,
-                             "" if final else "; it will be retried")
-        for observer in self._attempt_observers:
-            try:
-                observer.attempt_finished(record)
-            except Exception as error:  # noqa: BLE001 - reported as the step's failure
-                self._observer_failed(observer, "attempt_finished", error)
-        if failed_attempt and result.error_message:  # every failed attempt, as job_result.txt
-            self._count_error(result.status if result.error_category is None
-                              else result.error_category, result.error_message,
-                              f"logs/{StepLogs.error_file(worker)}",
-                              traceback=result.traceback)
+            datetime.fromtimestamp(start_time, timezone.utc), total, succeeded, failed_items,
+            elapsed, process_seconds, run_seconds, status, category, message, traceback,
+            mini_batch.detail, final, load_seconds, mini_batch.size_bytes,
+        ))
+        if failed_attempt or warning:  # logged and told as it happens, after the attempts
+            self._tell_attempts()      # that ended before it
+            if warning:
+                self.log.warning("Mini-batch %s: %s", mini_batch.id, warning)
+            if failed_attempt:
+                self.log.warning("Mini-batch %s (attempt %d) on %s/%s: %s: %s%s", mini_batch.id,
+                                 picked, worker.node_name, worker.process, status, message,
+                                 "" if final else "; it will be retried")
+            self._untold.append(record)
+            self._tell_attempts()
+        else:  # told with the others of its batch (_handle_all)
+            self._untold.append(record)
+        if failed_attempt and message:  # every failed attempt, as job_result.txt
+            self._count_error(status if category is None else category, message,
+                              f"logs/{StepLogs.error_file(worker)}", traceback=traceback)
         if not final:
             self.pending.append((mini_batch, picked + 1))
             return
-        self.store.commit(Finished(mini_batch.id, mini_batch.index, result.status, result.total,
-                                   result.succeeded, result.failed, result.header), result.rows)
-        self._unflushed.append((result.total, result.succeeded, result.failed, failed_attempt))
-        self._count_finished(result.total, result.succeeded, result.failed, failed=failed_attempt)
+        self.store.commit(_finished((mini_batch.id, mini_batch.index, status, total, succeeded,
+                                     failed_items, header)), rows)
+        self._unflushed.append((total, succeeded, failed_items, failed_attempt))
+        self._count_finished(total, succeeded, failed_items, failed=failed_attempt)
         if failed_attempt and not self.stopping:
             self._check_thresholds()
 
@@ -547,8 +582,10 @@ class Driver:
                              allowance)
 
     def _notify(self, method: str, *args: Any) -> None:
-        """Tell every observer; one that raises fails the step (its reports would be wrong)
-        while the attempts already running end and keep their rows."""
+        """Tell every observer (of the attempts they await first); one that raises fails the
+        step (its reports would be wrong) while the attempts already running end and keep
+        their rows."""
+        self._tell_attempts()
         for observer in self.observers:
             try:
                 getattr(observer, method)(*args)  # StepObserver has every method

@@ -51,9 +51,10 @@ import tempfile
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.file_lock import FileLock, LockBusy
@@ -91,19 +92,23 @@ LOCK_FILE = "journal.lock"  # in the state folder, beside the journal folder: ne
 LEGACY_DIR = "mini_batches"  # part files + finished.jsonl of earlier versions: never read
 SEGMENT_BYTES = 256 << 20  # a new segment file starts past this size
 _SEGMENT_NAME = re.compile(r"segment-(\d{4,5})")
+_STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
+_make_rec = Rec._make  # a Rec from a tuple of all its fields, without the keyword handling
+_NUMBER, _CODE, _COUNTS, _LENGTH, _CRC = (itemgetter(1), itemgetter(2), itemgetter(3, 4, 5),
+                                          itemgetter(8), itemgetter(10))  # fields of a Rec
 _log = logging.getLogger("mlpipe.runtime")
 
 
-@dataclass(frozen=True)
-class Finished:
+class Finished(NamedTuple):
     """The outcome of a mini-batch's last attempt, as the journal records it.
 
     ``status`` is that attempt's status (``Succeeded``, ``Failed``, ``Timeout`` or
-    ``ProcessDied``); ``header`` the DataFrame header line its rows need, if any.
+    ``ProcessDied``); ``header`` the DataFrame header line its rows need, if any. A named
+    tuple (the driver makes one per mini-batch: a frozen dataclass costs four times as much).
     """
 
     id: str
-    index: int
+    index: int  # type: ignore[assignment]  # the field hides tuple.index, as it should here
     status: str
     total: int
     succeeded: int
@@ -249,12 +254,13 @@ class Journal:
         run again on resume.
         """
         self._writable()
-        if entry.status not in STATUSES:
-            raise ValueError(f"status {entry.status!r} is not one of {', '.join(STATUSES)}")
+        mini_batch_id, index, status, total, succeeded, failed, header = entry
+        code = _STATUS_CODES.get(status)
+        if code is None:
+            raise ValueError(f"status {status!r} is not one of {', '.join(STATUSES)}")
         data = rows.encode("utf-8", DATA_ERRORS) if rows else b""
-        self._gather(Rec(entry.id, entry.index, STATUSES.index(entry.status), entry.total,
-                         entry.succeeded, entry.failed, 0, 0, len(data), entry.header,
-                         zlib.crc32(data)), data)
+        self._gather(_make_rec((mini_batch_id, index, code, total, succeeded, failed, 0, 0,
+                                len(data), header, zlib.crc32(data))), data)
         return entry
 
     def flush(self) -> None:
@@ -280,13 +286,7 @@ class Journal:
                 os.ftruncate(self._segment_fd, start)
             self._end = start
             raise
-        remember, fresh, seen = self._remember, self._fresh, self._seen
-        for rec, at in gathered:
-            if rec.code == DROPPED:
-                self._forget(rec.id)
-            else:
-                slot = remember(rec, segment, start + at)
-                fresh[slot] = seen[slot] = 1
+        self._remember_all(gathered, segment, start)
 
     def drop(self, mini_batch_id: str) -> bool:
         """Forget ``mini_batch_id`` (a rerun will run it again); ``False`` when not recorded."""
@@ -471,6 +471,43 @@ class Journal:
         elif self._headers:
             self._headers.pop(slot, None)
         return slot
+
+    def _remember_all(self, gathered: list[tuple[Rec, int]], segment: int, start: int) -> None:
+        """:meth:`_remember` (or forget) each gathered record, in order, as recorded by this run
+        (its rows at ``start`` + its place). The records of new ids without a header, nearly
+        all of them, go into the arrays a column at a time."""
+        find_or_add, fresh, seen = self._ids.find_or_add, self._fresh, self._seen
+        new_recs: list[Rec] = []  # the next new slots, in order, not in the arrays yet
+        offsets: list[int] = []
+        for rec, at in gathered:
+            if rec.code != DROPPED and rec.header is None and find_or_add(rec.id)[1]:
+                new_recs.append(rec)
+                offsets.append(start + at)
+                continue
+            self._extend(new_recs, segment, offsets)  # the slots before this one first
+            new_recs, offsets = [], []
+            if rec.code == DROPPED:
+                self._forget(rec.id)
+            else:
+                slot = self._remember(rec, segment, start + at)
+                fresh[slot] = seen[slot] = 1
+        self._extend(new_recs, segment, offsets)
+
+    def _extend(self, recs: list[Rec], segment: int, offsets: list[int]) -> None:
+        """Append the slots of ``recs`` (new ids, no header; their rows at ``offsets`` of
+        ``segment``) to the arrays, as recorded by this run."""
+        if not recs:
+            return
+        count = len(recs)
+        self._index.extend(map(_NUMBER, recs))
+        self._status.extend(map(_CODE, recs))
+        self._counts.extend(chain.from_iterable(map(_COUNTS, recs)))
+        self._segment.extend(repeat(segment, count))
+        self._offset.extend(offsets)
+        self._length.extend(map(_LENGTH, recs))
+        self._crc.extend(map(_CRC, recs))
+        self._fresh.frombytes(b"\x01" * count)
+        self._seen.frombytes(b"\x01" * count)
 
     def _forget(self, mini_batch_id: str) -> None:
         self._headers.pop(self._ids.remove(mini_batch_id), None)

@@ -9,7 +9,7 @@ called from the driver's thread only, so they need no locking.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
@@ -96,9 +96,20 @@ class StepSummary:
 class StepObserver:
     """Receives the driver's events for one parallel step, in order.
 
-    Every method does nothing here: an observer subclasses this and overrides the
-    events it cares about (the driver calls them all).
+    Every method does nothing here (``attempts_finished`` calls ``attempt_finished`` for
+    each record): an observer subclasses this and overrides the events it cares about (the
+    driver calls them all; ``attempts_finished`` instead of ``attempt_finished`` to an
+    observer that :func:`takes_batches`).
     """
+
+    # the attempt_finished that the class's attempts_finished was written with
+    _attempts_finished_with: Any = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "attempts_finished" in cls.__dict__:
+            cls._attempts_finished_with = cls.__dict__.get("attempt_finished",
+                                                           cls.attempt_finished)
 
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         """The workers are starting."""
@@ -117,8 +128,30 @@ class StepObserver:
     def attempt_finished(self, record: AttemptRecord) -> None:
         """One attempt at a mini-batch ended (succeeded, failed or timed out)."""
 
+    def attempts_finished(self, records: Sequence[AttemptRecord]) -> None:
+        """Attempts that ended together, in order: the driver's one call per batch of
+        successful attempts it handled at one wake-up (a failed attempt comes on its own, as
+        it happens). The same as :meth:`attempt_finished` for each record; an observer that
+        does per-attempt work overrides it to do that work once per batch."""
+        for record in records:
+            self.attempt_finished(record)
+
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         """``event`` is "started", "init_failed", "died", "replaced", "stopped"."""
 
     def step_finished(self, summary: StepSummary) -> None:
         """The step ended; ``summary`` has its totals."""
+
+
+def takes_batches(observer: object) -> bool:
+    """Is ``observer`` told of attempts a batch at a time (``attempts_finished``)? Yes when it
+    defines its own ``attempts_finished``, unless its ``attempt_finished`` was replaced since
+    (a subclass or a patch that redefines ``attempt_finished`` alone): that observer is told
+    one attempt at a time, so what it added runs for every attempt."""
+    batch = getattr(observer, "attempts_finished", None)
+    if batch is None or getattr(batch, "__func__", None) is StepObserver.attempts_finished:
+        return False
+    if not isinstance(observer, StepObserver):
+        return True  # any object with the methods: its attempts_finished is its own
+    single = observer.attempt_finished
+    return getattr(single, "__func__", single) is type(observer)._attempts_finished_with

@@ -384,11 +384,11 @@ class DaskBackend(QueueingBackend[_Slot]):
                 bundle.key = bundle.future.key
                 slot.bundles.append(bundle)
 
-    def _record_time(self, seconds: float) -> None:
-        """Into the average, then size the bundles and the queues: a bundle long enough
-        that Dask's measured cost per task is at most OVERHEAD_SHARE of it, and
-        BUNDLES_AHEAD of them per worker; slow mini-batches one at a time."""
-        super()._record_time(seconds)
+    def _resize(self) -> None:
+        """Size the bundles and the queues from the average: a bundle long enough that
+        Dask's measured cost per task is at most OVERHEAD_SHARE of it, and BUNDLES_AHEAD of
+        them per worker; slow mini-batches one at a time."""
+        super()._resize()
         average = max(self._average, 1e-6)
         if average >= self.slow_task_seconds:
             self._bundle = 1

@@ -254,13 +254,19 @@ class LocalBackend(QueueingBackend[_Slot]):
             return
         messages = slot.process.frames.read(conn)
         now = time.monotonic()
+        results: list[TaskResult] = []  # those in a row, handled together
         for message in messages or ():
             if type(message[0]) is int:
-                self._task_finished(slot, TaskResult._make(message), out, now)
-            else:
-                self._control(slot, message, out)
+                results.append(_task_result(message))
+                continue
+            if results:
+                self._tasks_finished(slot, results, out, now)
+                results = []
+            self._control(slot, message, out)
             if slot.conn is None:
                 return
+        if results:
+            self._tasks_finished(slot, results, out, now)
         if messages is None and slot.process is not None and slot.process.sentinel is None:
             self._died(slot, out)  # no pidfd on this system: the closed socket tells
         # otherwise the pidfd sentinel reports the death
@@ -313,6 +319,9 @@ class LocalBackend(QueueingBackend[_Slot]):
             send_message(slot.conn, message)
         except (OSError, AssertionError):
             pass  # the worker died; its sentinel reports it
+
+
+_task_result = TaskResult._make
 
 
 def _exit_reason(worker: WorkerInfo, exitcode: int | None, killed: bool) -> str:

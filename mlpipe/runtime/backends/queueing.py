@@ -100,7 +100,11 @@ class QueueingBackend(Backend, Generic[SlotT]):
 
     def _record_time(self, seconds: float) -> None:
         """Add a finished task's time to the average and resize the queues."""
-        self._average = 0.9 * self._average + 0.1 * seconds if self._average else seconds
+        self._average = _moving_average(self._average, seconds)
+        self._resize()
+
+    def _resize(self) -> None:
+        """Size the queues from the average task time."""
         if self._average >= self.slow_task_seconds:
             self._depth = 1
         else:
@@ -134,6 +138,23 @@ class QueueingBackend(Backend, Generic[SlotT]):
         self._record_time(result.elapsed_seconds)
         out.append(TaskDone(slot.info, result))
 
+    def _tasks_finished(self, slot: SlotT, results: list[TaskResult], out: list[BackendEvent],
+                        now: float) -> None:
+        """:meth:`_task_finished` for each of ``results``, all received at ``now``, in order;
+        the queues are resized once."""
+        queue, info, average = slot.queue, slot.info, self._average
+        for result in results:
+            task_id = result.task_id
+            if queue and queue[0] == task_id:
+                queue.popleft()
+            elif task_id in queue:
+                queue.remove(task_id)
+            average = _moving_average(average, result.elapsed_seconds)
+            out.append(_task_done((info, result)))
+        slot.since = now
+        self._average = average
+        self._resize()
+
     def _worker_lost(self, slot: SlotT, was: str, reason: str, running: int | None,
                      since: float | None, returned: tuple[int, ...],
                      out: list[BackendEvent]) -> bool:
@@ -165,6 +186,14 @@ class QueueingBackend(Backend, Generic[SlotT]):
             if slot.info.node == worker.node and slot.info.process == worker.process:
                 return slot
         raise KeyError(f"no worker {worker.node_name}/{worker.process}")
+
+
+def _moving_average(average: float, seconds: float) -> float:
+    """The moving average of task times once a task of ``seconds`` is added (the first sets it)."""
+    return 0.9 * average + 0.1 * seconds if average else seconds
+
+
+_task_done = TaskDone._make  # one per task: from a tuple, without a named tuple's own __new__
 
 
 __all__ = ["QueuedSlot", "QueueingBackend"]

@@ -5,10 +5,13 @@ from __future__ import annotations
 import csv
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
+from functools import reduce
+from itertools import groupby
+from operator import add, attrgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,6 +35,8 @@ _TOTALS_COLUMNS = (
 PROCESS_SUMMARY_COLUMNS = ("Node", "Process", "Pid", *_TOTALS_COLUMNS)
 NODE_SUMMARY_COLUMNS = ("Node", "Processes", *_TOTALS_COLUMNS)
 FLUSH_EVERY_SECONDS = 1.0
+_WORKER, _ELAPSED, _RUN, _CPU = map(attrgetter, (
+    "worker", "elapsed_seconds", "run_method_seconds", "process_seconds"))
 _plain_detail = json.JSONEncoder(default=str, sort_keys=True, ensure_ascii=False).encode
 
 
@@ -57,10 +62,11 @@ _encode_detail = _fast_detail_encoder()
 _SECONDS: dict[float, str] = {}  # whole second -> its text: attempts share seconds
 
 
-def utc_text(moment: datetime) -> str:
-    """``2020-10-24T02:59:04.227237``: UTC, no offset, as Azure writes ``Process Start Time``."""
+def utc_text(moment: datetime, epoch: float | None = None) -> str:
+    """``2020-10-24T02:59:04.227237``: UTC, no offset, as Azure writes ``Process Start Time``
+    (``epoch``: ``moment.timestamp()``, when the caller has it)."""
     if moment.tzinfo is timezone.utc:  # the driver's records: the second's text is reused
-        second = moment.timestamp() // 1
+        second = (moment.timestamp() if epoch is None else epoch) // 1
         text = _SECONDS.get(second)
         if text is None:
             if len(_SECONDS) > 4096:
@@ -85,6 +91,29 @@ def process_label(worker: WorkerInfo) -> str:
     return f"{worker.node}/{worker.process}"
 
 
+def csv_field(text: str) -> str:
+    """``text`` as :func:`csv.writer` writes a field in its default (excel) dialect: in
+    quotes, with its quotes doubled, when it holds a comma, a quote or a line break."""
+    if '"' in text:
+        return '"' + text.replace('"', '""') + '"'
+    if "," in text or "\n" in text or "\r" in text:
+        return f'"{text}"'
+    return text
+
+
+def processed_row(record: AttemptRecord, process: str, epoch: float | None = None) -> str:
+    """The line of ``processed_mini-batches.csv`` for ``record`` (``process``: its
+    :func:`process_label`; ``epoch``: its start time's ``timestamp()``, when known), as
+    :func:`csv.writer` writes it: built as one string, not a tuple for the csv module to
+    join, since there is one per attempt."""
+    return (f"{csv_field(record.mini_batch_id)},{record.picked_count},{csv_field(process)},"
+            f"{utc_text(record.start_time, epoch)},{record.total},{record.succeeded},"
+            f"{record.failed},{record.elapsed_seconds:.6f},{record.process_seconds:.6f},"
+            f"{record.run_method_seconds:.6f},{csv_field(record.status)},"
+            f"{csv_field(record.error_category or '')},{csv_field(record.error_message or '')},"
+            f"{csv_field(detail_text(record.detail))}\r\n")
+
+
 class ProcessedMiniBatchesCsv:
     """Streams one row per attempt to ``processed_mini-batches.csv``.
 
@@ -105,42 +134,34 @@ class ProcessedMiniBatchesCsv:
         # The file lives as long as the report; close() (through _closing) ends it.
         self._file: IO[str] | None = self._closing.enter_context(
             open_text(path, "a" if keep else "w", newline="", buffering=1 << 16))
-        self._writer = csv.writer(self._file)
         with naming(path):
             if not keep:
-                self._writer.writerow(PROCESSED_COLUMNS)
+                csv.writer(self._file).writerow(PROCESSED_COLUMNS)
             self._file.flush()
         self._next_flush = time.monotonic() + FLUSH_EVERY_SECONDS
 
     def write(self, record: AttemptRecord, process: str | None = None) -> None:
         """One row for ``record`` (``process``: its :func:`process_label`, if known)."""
+        self.write_all((record,), (process or process_label(record.worker),))
+
+    def write_all(self, records: Sequence[AttemptRecord], processes: Sequence[str],
+                  epochs: Sequence[float] | None = None) -> None:
+        """One row per record, in one write (``processes``: their :func:`process_label`;
+        ``epochs``: their start times' ``timestamp()``, when known)."""
         if self._file is None:
             return
         try:
-            self._write(record, process or process_label(record.worker))
+            self._write("".join(map(processed_row, records, processes, epochs))
+                        if epochs is not None else "".join(map(processed_row, records,
+                                                               processes)))
         except OSError as error:
             if error.filename is None:
                 error.filename = str(self.path)
             raise
 
-    def _write(self, record: AttemptRecord, process: str) -> None:
+    def _write(self, text: str) -> None:
         assert self._file is not None
-        self._writer.writerow((
-            record.mini_batch_id,
-            record.picked_count,
-            process,
-            utc_text(record.start_time),
-            record.total,
-            record.succeeded,
-            record.failed,
-            f"{record.elapsed_seconds:.6f}",
-            f"{record.process_seconds:.6f}",
-            f"{record.run_method_seconds:.6f}",
-            record.status,
-            record.error_category or "",
-            record.error_message or "",
-            detail_text(record.detail),
-        ))
+        self._file.write(text)
         now = time.monotonic()
         if now >= self._next_flush:
             self._file.flush()
@@ -173,12 +194,17 @@ class WorkerTotals(AttemptTally):
     process_seconds: float = 0.0
 
     def add(self, record: AttemptRecord) -> None:
-        if record.worker.pid is not None:
-            self.pid = record.worker.pid
-        self.count(record)
-        self.busy_seconds += record.elapsed_seconds
-        self.run_method_seconds += record.run_method_seconds
-        self.process_seconds += record.process_seconds
+        self.add_all((record,))
+
+    def add_all(self, records: Sequence[AttemptRecord]) -> None:
+        """Add this worker's ``records``, in order (sums as one by one gives them)."""
+        pid = next((r.worker.pid for r in reversed(records) if r.worker.pid is not None), None)
+        if pid is not None:
+            self.pid = pid
+        self.count_all(records)
+        self.busy_seconds = reduce(add, map(_ELAPSED, records), self.busy_seconds)
+        self.run_method_seconds = reduce(add, map(_RUN, records), self.run_method_seconds)
+        self.process_seconds = reduce(add, map(_CPU, records), self.process_seconds)
 
     def merge(self, other: WorkerTotals) -> None:
         """Add ``other``'s counts and seconds to these (not its node, process or pid)."""
@@ -202,11 +228,16 @@ class WorkerStats:
             totals.pid = worker.pid
 
     def add(self, record: AttemptRecord) -> None:
-        key = (record.worker.node, record.worker.process)
-        totals = self.by_process.get(key)
-        if totals is None:
-            totals = self.by_process[key] = WorkerTotals(*key, record.worker.pid)
-        totals.add(record)
+        self.add_all((record,))
+
+    def add_all(self, records: Sequence[AttemptRecord]) -> None:
+        """Add ``records`` to their processes' totals, a run of one worker's at a time."""
+        for worker, run in groupby(records, _WORKER):
+            key = (worker.node, worker.process)
+            totals = self.by_process.get(key)
+            if totals is None:
+                totals = self.by_process[key] = WorkerTotals(*key, worker.pid)
+            totals.add_all(list(run))
 
     def write_summaries(self, folder: Path, wall_seconds: float) -> None:
         """Write process_summary.csv and node_summary.csv; utilisation is busy / wall time."""

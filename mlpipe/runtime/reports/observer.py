@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -132,20 +132,33 @@ class StepReports(StepObserver):
         self.counters.reused = count
 
     def attempt_finished(self, record: AttemptRecord) -> None:
-        self.counters.add(record)
-        self.workers.add(record)
-        self.tally.add(record)
-        process = process_label(record.worker)
+        self.attempts_finished((record,))
+
+    def attempts_finished(self, records: Sequence[AttemptRecord]) -> None:
+        """Count, tally and draw each attempt, write their CSV rows in one go, and rewrite
+        the overview at most once."""
+        counters, workers, tally, timeline = self.counters, self.workers, self.tally, self.timeline
+        debug = self.logger.isEnabledFor(logging.DEBUG)
+        processes, epochs = [], []
+        worker, process = None, ""
+        for record in records:
+            if record.worker is not worker:  # a batch holds runs of one worker's attempts
+                worker, process = record.worker, process_label(record.worker)
+            epoch = record.start_time.timestamp()
+            processes.append(process)
+            epochs.append(epoch)
+            if attempt_failed(record):
+                self.errors.add_attempt(record)  # the driver logs the failure itself
+            elif debug:
+                self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %s in %.3f s.",
+                                  record.mini_batch_id, record.picked_count, process,
+                                  plural(record.total, "item"), record.elapsed_seconds)
+        counters.add_all(records)
+        workers.add_all(records)
+        tally.add_all(records, epochs)
+        timeline.add_records(records, processes, epochs)
         if self._csv is not None:
-            self._csv.write(record, process)
-        self.timeline.add_record(record, process)
-        if attempt_failed(record):
-            self.errors.add_attempt(record)  # the driver logs the failure itself
-        elif self.logger.isEnabledFor(logging.DEBUG):
-            self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %s in %.3f s.",
-                              record.mini_batch_id, record.picked_count,
-                              process_label(record.worker), plural(record.total, "item"),
-                              record.elapsed_seconds)
+            self._csv.write_all(records, processes, epochs)
         if self._overview is not None:
             self._overview.maybe_write(self.counters)
         if self._monitor is not None and self._monitor.error is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TextIO, TypedDict
 
@@ -110,8 +111,14 @@ class ProgressDisplay(StepObserver):
             self._changed(force=True)
 
     def attempt_finished(self, record: AttemptRecord) -> None:
-        self.counters.add(record)
-        if attempt_failed(record) and len(self._errors_seen) < DISTINCT_ERRORS_SHOWN:
+        self.attempts_finished((record,))
+
+    def attempts_finished(self, records: Sequence[AttemptRecord]) -> None:
+        """Count the attempts, note each new kind of failure, redraw at most once."""
+        self.counters.add_all(records)
+        for record in records:
+            if not attempt_failed(record) or len(self._errors_seen) >= DISTINCT_ERRORS_SHOWN:
+                continue
             message = _last_line(record.error_message or record.status)
             key = (record.error_category or record.status, message)
             if key not in self._errors_seen:

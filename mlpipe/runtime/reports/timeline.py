@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +23,8 @@ from mlpipe.runtime.records import AttemptRecord
 KEPT = 500  # attempts kept as they are before the grid starts (its first span comes from them)
 FINE = 8192  # grid buckets; a drawn bucket spans at least FINE / 2 / its count of them
 _INF = float("inf")
+_ELAPSED, _STATUS = operator.attrgetter("elapsed_seconds"), operator.attrgetter("status")
+_START, _END = operator.itemgetter(1), operator.itemgetter(2)
 
 
 @dataclass
@@ -59,31 +61,67 @@ class Timeline:
 
     def add(self, process: str, start: float, seconds: float, status: str) -> None:
         """One attempt on ``process`` from ``start`` (epoch seconds) for ``seconds``."""
-        end = start + seconds
+        self.add_all((process,), (start,), (seconds,), (status,))
+
+    def add_all(self, processes: Sequence[str], starts: Sequence[float],
+                seconds: Sequence[float], statuses: Sequence[str]) -> None:
+        """Attempts, in order: the i-th on ``processes[i]`` from ``starts[i]`` for
+        ``seconds[i]`` with ``statuses[i]``."""
+        rows = zip(processes, starts, map(operator.add, starts, seconds), seconds, statuses,
+                   strict=True)
+        if self._kept is not None:  # until the grid starts (its span from them): one by one
+            for process, start, end, busy, status in rows:
+                self._keep(process, start, end, busy, status != "Succeeded")
+                if self._kept is None:
+                    break
+            else:
+                return
+        rest = list(rows)
+        if not rest:
+            return
+        self.count += len(rest)
+        self.first = min(self.first, min(map(_START, rest)))
+        self.last = max(self.last, max(map(_END, rest)))
+        lane, grid_add = self._lane, self._grid_add
+        for process, start, end, busy, status in rest:
+            bad = status != "Succeeded"
+            lane(process, busy, bad)
+            grid_add(process, start, end, busy, bad)
+
+    def _keep(self, process: str, start: float, end: float, seconds: float, bad: bool) -> None:
+        """One of the first attempts, kept as it is; the grid starts past :data:`KEPT`."""
+        assert self._kept is not None
         self.count += 1
         if start < self.first:
             self.first = start
         if end > self.last:
             self.last = end
-        bad = status != "Succeeded"
+        self._lane(process, seconds, bad)
+        self._kept.append((process, start, seconds, bad))
+        if len(self._kept) > KEPT:
+            self._start_grid()
+
+    def _lane(self, process: str, seconds: float, bad: bool) -> None:
+        """Count an attempt in its process's totals."""
         totals = self.totals.get(process)
         if totals is None:
             totals = self.totals[process] = ProcessTotals()
         totals.attempts += 1
         totals.failed += bad
         totals.busy += seconds
-        if self._kept is None:
-            self._grid_add(process, start, end, seconds, bad)
-            return
-        self._kept.append((process, start, seconds, bad))
-        if len(self._kept) > KEPT:
-            self._start_grid()
 
-    def add_record(self, record: AttemptRecord, process: str) -> None:
-        """An attempt as the driver reported it (``process``: its lane's name), with the
-        seconds its CSV row holds."""
-        self.add(process, record.start_time.timestamp(), round(record.elapsed_seconds, 6),
-                 record.status)
+    def add_records(self, records: Sequence[AttemptRecord], processes: Sequence[str],
+                    epochs: Sequence[float]) -> None:
+        """Attempts as the driver reported them (``processes``: their lanes' names;
+        ``epochs``: their start times' ``timestamp()``), with the seconds their CSV rows hold."""
+        self.add_all(processes, epochs, [round(seconds, 6) for seconds in map(_ELAPSED, records)],
+                     list(map(_STATUS, records)))
+
+    def add_record(self, record: AttemptRecord, process: str, epoch: float | None = None) -> None:
+        """An attempt as the driver reported it (``process``: its lane's name; ``epoch``: its
+        start time's ``timestamp()``, when known), with the seconds its CSV row holds."""
+        self.add_records((record,), (process,),
+                         (record.start_time.timestamp() if epoch is None else epoch,))
 
     def busy(self, process: str, buckets: int) -> list[float]:
         """Busy seconds of ``process`` in each of ``buckets`` equal parts of :attr:`span`

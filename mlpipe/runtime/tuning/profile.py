@@ -12,7 +12,10 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from functools import reduce
+from operator import add, attrgetter
 from typing import Any
 
 from mlpipe.runtime.records import AttemptRecord
@@ -26,6 +29,9 @@ from mlpipe.runtime.step_logs import (
 )
 
 HISTOGRAM_STEPS = 4  # buckets per doubling of a duration
+_TOTAL, _SIZE, _ELAPSED, _RUN, _LOAD, _CPU = map(attrgetter, (
+    "total", "size_bytes", "elapsed_seconds", "run_method_seconds", "load_seconds",
+    "process_seconds"))  # columns of a batch of attempts
 MACHINE = "machine"  # the machine's row in samples.csv
 
 
@@ -71,44 +77,59 @@ class ProfileTally:
     tabular: bool = False  # the mini-batches are table rows (mini_batch_size counts bytes)
     _worker_end: dict[str, float] = field(default_factory=dict, repr=False)
 
-    def add(self, record: AttemptRecord) -> None:
-        start = record.start_time.timestamp()
-        elapsed = record.elapsed_seconds
+    def add(self, record: AttemptRecord, epoch: float | None = None) -> None:
+        """Add ``record`` (``epoch``: its start time's ``timestamp()``, when known)."""
+        self.add_all((record,), (record.start_time.timestamp() if epoch is None else epoch,))
+
+    def add_all(self, records: Sequence[AttemptRecord], epochs: Sequence[float]) -> None:
+        """Add ``records``, in order (``epochs``: their start times' ``timestamp()``): the
+        sums and extremes a column at a time, in the order one by one would add them."""
+        if not records:
+            return
         if not self.attempts:
-            self.tabular = "mltable" in record.detail
-        self.attempts += 1
-        ok = record.status == "Succeeded" and record.failed == 0
-        if not ok:
+            self.tabular = "mltable" in records[0].detail
+        self.attempts += len(records)
+        self.items += sum(map(_TOTAL, records))
+        self.bytes += sum(map(_SIZE, records))
+        elapsed = list(map(_ELAPSED, records))
+        self.elapsed = reduce(add, elapsed, self.elapsed)
+        self.run = reduce(add, map(_RUN, records), self.run)
+        self.load = reduce(add, map(_LOAD, records), self.load)
+        self.cpu = reduce(add, map(_CPU, records), self.cpu)
+        self.max_elapsed = max(self.max_elapsed, max(elapsed))
+        self.max_items = max(self.max_items, max(map(_TOTAL, records)))
+        first = min(epochs)
+        if self.first_start is None or first < self.first_start:
+            self.first_start = first
+        ends = list(map(add, epochs, elapsed))
+        self.last_end = max(self.last_end, max(ends))
+        histogram, gap_histogram, worker_end = self.histogram, self.gap_histogram, \
+            self._worker_end
+        for index in map(bucket_of, elapsed):
+            histogram[index] = histogram.get(index, 0) + 1
+        worker, key = None, ""
+        for record, start, end in zip(records, epochs, ends, strict=True):
+            if record.worker is not worker:
+                worker = record.worker
+                key = f"{worker.node}/{worker.process}"
+            previous = worker_end.get(key)
+            if previous is not None and start >= previous:
+                gap = start - previous
+                self.gaps += gap
+                self.gap_count += 1
+                gap_index = bucket_of(gap)
+                gap_histogram[gap_index] = gap_histogram.get(gap_index, 0) + 1
+            worker_end[key] = end
+            if record.status == "Succeeded" and record.failed == 0:
+                if record.run_method_seconds > self.max_run_ok:
+                    self.max_run_ok = record.run_method_seconds
+                    self.max_run_ok_items = record.total
+                continue
             self.failed_attempts += 1
             if not record.final:
                 self.retried_attempts += 1
-        if record.status == "Timeout":
-            self.timeouts += 1
-        self.items += record.total
-        self.bytes += record.size_bytes
-        self.elapsed += elapsed
-        self.run += record.run_method_seconds
-        self.load += record.load_seconds
-        self.cpu += record.process_seconds
-        self.max_elapsed = max(self.max_elapsed, elapsed)
-        if ok and record.run_method_seconds > self.max_run_ok:
-            self.max_run_ok = record.run_method_seconds
-            self.max_run_ok_items = record.total
-        self.max_items = max(self.max_items, record.total)
-        index = bucket_of(elapsed)
-        self.histogram[index] = self.histogram.get(index, 0) + 1
-        worker = f"{record.worker.node}/{record.worker.process}"
-        previous = self._worker_end.get(worker)
-        if previous is not None and start >= previous:
-            gap = start - previous
-            self.gaps += gap
-            self.gap_count += 1
-            gap_index = bucket_of(gap)
-            self.gap_histogram[gap_index] = self.gap_histogram.get(gap_index, 0) + 1
-        self._worker_end[worker] = start + elapsed
-        if self.first_start is None or start < self.first_start:
-            self.first_start = start
-        self.last_end = max(self.last_end, start + elapsed)
+            if record.status == "Timeout":
+                self.timeouts += 1
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
