@@ -225,6 +225,9 @@ class CommandStep(_StepBase):
 
     kind: Literal["command"] = "command"
     command: str = ""
+    # ``distribution.type`` (pytorch, tensorflow, mpi, ray): run as rank 0 of a world of one,
+    # with the launcher's environment variables (``jobs/distribution.py``)
+    distribution: str | None = None
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO
 
 from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
+from mlpipe.jobs.distribution import launcher_environment
 from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
@@ -81,13 +82,16 @@ def python_shim_dir(step: Step) -> Path:
 
 
 def command_environment(step: Step) -> dict[str, str]:
-    """The process environment: ours, the step's ``environment_variables``, our Python first
-    (with mlpipe's import hook, :func:`mlpipe.import_mirrors.child_environment`)."""
+    """The process environment: ours, a distributed step's launcher variables (a world of
+    one, :mod:`mlpipe.jobs.distribution`), the step's ``environment_variables``, our Python
+    first (with mlpipe's import hook, :func:`mlpipe.import_mirrors.child_environment`)."""
     env = dict(os.environ)
     path_parts = [str(python_shim_dir(step)), str(Path(sys.executable).parent)]
     env["PATH"] = os.pathsep.join(path_parts + [env.get("PATH", os.defpath)])
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("PYTHONHOME", None)
+    if isinstance(step, CommandStep):
+        env.update(launcher_environment(step.distribution))
     env.update({str(k): str(v) for k, v in step.environment_variables.items()})
     return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
 
