@@ -175,6 +175,9 @@ class _StepBase:
     code_dir: str | None = None  # absolute path of the code folder as written (not the snapshot)
     compute: str | None = None
     location: Location | None = None
+    # the folder of the job's mlpipe.toml: downloads in the step's processes read its URL
+    # stand-ins (None: there is none)
+    stand_ins: str | None = None
 
     @property
     def logs_dir(self) -> str:

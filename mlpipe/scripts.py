@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from mlpipe.compiler.assets import ASSETS_FILE, STAND_INS_ENV
 from mlpipe.errors import MlpipeError
 from mlpipe.import_mirrors import ENV_FLAG, install, mode
 from mlpipe.limits import MAX_NOTEBOOK_BYTES, InputLimitError, check_file_size, check_json_depth
@@ -38,8 +39,42 @@ def install_mirrors() -> None:
     install("force")
     # Step workers resolve the same runs folder (registered models) whatever their folder.
     os.environ.setdefault(RUNS_DIR_ENV, str(resolve_runs_dir()))
-    urllib.request.install_opener(urllib.request.build_opener(StandInHandler()))
+    install_url_stand_ins()
+
+
+def install_url_stand_ins() -> None:
+    """``urllib`` and ``requests`` downloads of URLs that ``mlpipe.toml`` maps read the
+    local stand-ins; one that cannot reach its host says which URL and how to map it."""
+    opener = StandInOpener()
+    for handler in urllib.request.build_opener(StandInHandler()).handlers:
+        opener.add_handler(handler)
+    urllib.request.install_opener(opener)
     _install_requests_stand_ins()
+
+
+def offline_hint(url: str) -> str:
+    """What to do when ``url`` cannot be reached (this machine may be offline)."""
+    where = os.environ.get(STAND_INS_ENV) or "the working folder"
+    return (f"{url} cannot be reached from here; to run offline, map it (or a prefix of it) "
+            f"to a local file in {ASSETS_FILE} [assets] in {where}: \"{url}\" = \"./local/path\"")
+
+
+class StandInOpener(urllib.request.OpenerDirector):
+    """The installed opener: a URL whose host cannot be reached raises ``URLError`` naming
+    the URL and the ``mlpipe.toml`` stand-in that would serve it."""
+
+    def open(self, fullurl: Any, data: Any = None, timeout: Any = None) -> Any:
+        url = fullurl if isinstance(fullurl, str) else fullurl.full_url
+        try:
+            if timeout is None:
+                return super().open(fullurl, data)
+            return super().open(fullurl, data, timeout)
+        except urllib.error.HTTPError:
+            raise
+        except urllib.error.URLError as error:
+            if isinstance(error.reason, OSError):  # no route, no name: not an HTTP answer
+                raise urllib.error.URLError(f"{error.reason} ({offline_hint(url)})") from error
+            raise
 
 
 class StandInHandler(urllib.request.BaseHandler):
@@ -72,6 +107,7 @@ def _install_requests_stand_ins() -> None:
     try:
         adapters: Any = importlib.import_module("requests.adapters")
         models: Any = importlib.import_module("requests.models")
+        exceptions: Any = importlib.import_module("requests.exceptions")
     except ImportError:
         return
     original = adapters.HTTPAdapter.send
@@ -83,7 +119,11 @@ def _install_requests_stand_ins() -> None:
 
         local = stand_in(request.url)
         if local is None:
-            return original(self, request, **kwargs)
+            try:
+                return original(self, request, **kwargs)
+            except exceptions.ConnectionError as error:
+                raise type(error)(f"{error} ({offline_hint(request.url)})",
+                                  request=request) from error
         response = models.Response()
         found = local.is_file()
         response.status_code, response.reason = (200, "OK") if found else (404, "Not Found")
@@ -97,12 +137,15 @@ def _install_requests_stand_ins() -> None:
 
 
 def install_from_environment() -> None:
-    """In a step worker: the import hook as :data:`ENV_FLAG` asks, and under ``mlpipe
-    run-script`` (``force``) the URL stand-ins too."""
+    """In a process a job starts (a parallel worker, a command step's Python): the import
+    hook as :data:`ENV_FLAG` asks, and the URL stand-ins under ``mlpipe run-script``
+    (``force``) or when the job has an ``mlpipe.toml`` (:data:`STAND_INS_ENV`)."""
     if mode() == "force":
         install_mirrors()
-    else:
-        install(mode())
+        return
+    install(mode())
+    if os.environ.get(STAND_INS_ENV):
+        install_url_stand_ins()
 
 
 # -- notebooks ------------------------------------------------------------------------------------
@@ -226,5 +269,6 @@ def run_path(path: str | os.PathLike[str], argv: Sequence[str] = ()) -> None:
         runpy.run_path(str(script), run_name="__main__")
 
 
-__all__ = ["NotebookError", "StandInHandler", "cell_code", "install_from_environment",
-           "install_mirrors", "notebook_cells", "run_notebook", "run_path"]
+__all__ = ["STAND_INS_ENV", "NotebookError", "StandInHandler", "StandInOpener", "cell_code",
+           "install_from_environment", "install_mirrors", "install_url_stand_ins",
+           "notebook_cells", "offline_hint", "run_notebook", "run_path"]

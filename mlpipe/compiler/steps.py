@@ -107,6 +107,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         if compute and isinstance(compute.value, str)
         else ctx.default_compute,
         location=node.doc.locate(node.path),
+        stand_ins=str(ctx.assets.file.parent) if ctx.assets.file is not None else None,
     )
 
 

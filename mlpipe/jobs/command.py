@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from mlpipe.compiler.assets import STAND_INS_ENV
 from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
 from mlpipe.jobs.distribution import launcher_environment
 from mlpipe.jobs.timestamps import now
@@ -92,6 +93,8 @@ def command_environment(step: Step) -> dict[str, str]:
     env.pop("PYTHONHOME", None)
     if isinstance(step, CommandStep):
         env.update(launcher_environment(step.distribution))
+    if step.stand_ins:  # its downloads read the job's mlpipe.toml stand-ins
+        env[STAND_INS_ENV] = step.stand_ins
     env.update({str(k): str(v) for k, v in step.environment_variables.items()})
     return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
 
