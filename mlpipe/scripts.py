@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import email.message
 import importlib
+import io
 import json
 import os
 import re
@@ -50,6 +51,7 @@ def install_url_stand_ins() -> None:
         opener.add_handler(handler)
     urllib.request.install_opener(opener)
     _install_requests_stand_ins()
+    _install_urllib3_stand_ins()
 
 
 def offline_hint(url: str) -> str:
@@ -134,6 +136,37 @@ def _install_requests_stand_ins() -> None:
 
     send.mlpipe_stand_ins = True  # type: ignore[attr-defined]
     adapters.HTTPAdapter.send = send
+
+
+def _install_urllib3_stand_ins() -> None:
+    """``urllib3.PoolManager().request(...)`` (when urllib3 is installed) reads mapped URLs
+    from their stand-ins too (a 404 when the mapped file is missing)."""
+    try:
+        poolmanager: Any = importlib.import_module("urllib3.poolmanager")
+        response_module: Any = importlib.import_module("urllib3.response")
+    except ImportError:
+        return
+    original = poolmanager.PoolManager.urlopen
+    if getattr(original, "mlpipe_stand_ins", False):
+        return
+
+    def urlopen(self: Any, method: str, url: str, redirect: bool = True, **kwargs: Any) -> Any:
+        from mlpipe.compiler.assets import stand_in
+
+        local = stand_in(url)
+        if local is None:
+            return original(self, method, url, redirect, **kwargs)
+        found = local.is_file()
+        body = local.read_bytes() if found else b""
+        return response_module.HTTPResponse(
+            body=io.BytesIO(body), status=200 if found else 404,
+            reason="OK" if found else "Not Found",
+            headers={"Content-Length": str(len(body))}, request_url=url,
+            preload_content=kwargs.get("preload_content", True),
+            decode_content=kwargs.get("decode_content", True))
+
+    urlopen.mlpipe_stand_ins = True  # type: ignore[attr-defined]
+    poolmanager.PoolManager.urlopen = urlopen
 
 
 def install_from_environment() -> None:

@@ -6,8 +6,14 @@ URL that cannot be reached says which one and how to map it instead of a bare
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import REPO
 from tests.jobs.support import run_here, write
 
 TOML = """\
@@ -82,3 +88,27 @@ def test_an_unreachable_url_names_itself_and_the_stand_in(tmp_path: Path) -> Non
     assert (f"{url} cannot be reached from here; to run offline, map it (or a prefix of it) "
             f"to a local file in mlpipe.toml [assets] in {tmp_path}: "
             f'"{url}" = "./local/path"') in error
+
+
+URLLIB3_CLIENT = """\
+import shutil, urllib3
+from mlpipe.scripts import install_url_stand_ins
+install_url_stand_ins()
+pool = urllib3.PoolManager()
+with pool.request("GET", "https://data.example.invalid/mnist/images.txt",
+                  preload_content=False) as response, open("got.txt", "wb") as out:
+    shutil.copyfileobj(response, out)
+print(response.status, pool.request("GET", "https://data.example.invalid/mnist/none").status)
+"""
+
+
+def test_urllib3_reads_the_stand_ins_too(tmp_path: Path) -> None:
+    """azureml-examples' 2e notebook downloads MNIST with ``urllib3.PoolManager`` itself."""
+    pytest.importorskip("urllib3")
+    job(tmp_path, "unused")
+    ran = subprocess.run([sys.executable, "-c", URLLIB3_CLIENT], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout == "200 404\n"
+    assert (tmp_path / "got.txt").read_text() == "seven\n"
