@@ -63,9 +63,10 @@ def make_output_folders(step: Step) -> None:
 
 
 def python_shim_dir(step: Step) -> Path:
-    """A folder with ``python``/``python3`` launching the runner's own interpreter, and
-    the Azure programs mlpipe stands in for (``mldesigner``: :data:`PROGRAMS`) unless the
-    import mirrors are off.
+    """A folder with ``python``/``python3`` launching the runner's own interpreter, the
+    Azure programs mlpipe stands in for (``mldesigner``: :data:`PROGRAMS`) unless the
+    import mirrors are off, and ``curl``/``wget`` serving the job's URL stand-ins
+    (:mod:`mlpipe.jobs.downloaders`).
 
     A wrapper script rather than a symlink, so a virtual environment's interpreter
     keeps its ``site-packages``.
@@ -75,6 +76,8 @@ def python_shim_dir(step: Step) -> Path:
     shims = {name: "" for name in ("python", "python3")}
     if mode() != "off":
         shims.update({name: f" -m {module}" for name, module in PROGRAMS.items()})
+    # downloads of URLs the job's mlpipe.toml maps read the stand-ins (jobs/downloaders.py)
+    shims.update({name: f" -m mlpipe.jobs.downloaders {name}" for name in ("curl", "wget")})
     for name, run in shims.items():
         shim = bin_dir / name
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}"{run} "$@"\n', encoding="utf-8")
