@@ -112,3 +112,19 @@ def test_urllib3_reads_the_stand_ins_too(tmp_path: Path) -> None:
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout == "200 404\n"
     assert (tmp_path / "got.txt").read_text() == "seven\n"
+
+
+SWITCHED = """\
+import urllib.request
+import mlpipe  # a notebook whose imports were switched to mlpipe
+print(urllib.request.urlopen("https://data.example.invalid/mnist/labels.txt").read().decode())
+"""
+
+
+def test_importing_mlpipe_where_an_mlpipe_toml_is_serves_its_stand_ins(tmp_path: Path) -> None:
+    """A notebook run with plain ``python`` and its imports switched downloads its data itself
+    (MachineLearningNotebooks' MNIST and batch-scoring notebooks), as under ``run-script``."""
+    job(tmp_path, "unused")
+    ran = subprocess.run([sys.executable, "-c", SWITCHED], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert (ran.returncode, ran.stdout) == (0, "7\n\n"), ran.stderr
