@@ -6,6 +6,7 @@ import importlib.metadata
 import importlib.util
 import platform
 import re
+import sys
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
@@ -323,6 +324,18 @@ def installed_version(name: str) -> str | None:
         return None
 
 
+# ``pip install ...`` / ``python -m pip install`` / ``conda install`` / ``mamba install`` in a
+# command (after a separator or at the start)
+_INSTALLS = re.compile(r"(?:^|[;&|(]\s*|\n\s*)"
+                       r"((?:(?:\S*/)?python3?\s+-m\s+)?(?:\S*/)?(?:pip3?|conda|mamba)"
+                       r"\s+install\b[^;&|\n]*)")
+
+
+def package_installs(command: str) -> list[str]:
+    """The package installs a step's command runs (``pip install 'mlflow<2.19' -q``)."""
+    return [match.group(1).strip() for match in _INSTALLS.finditer(command)]
+
+
 def environment_warnings(plan: ExecutionPlan) -> list[str]:
     """One warning per step whose environment lists packages that are not importable, and
     one per step whose environment pins versions this Python does not have (the cloud
@@ -336,6 +349,15 @@ def environment_warnings(plan: ExecutionPlan) -> list[str]:
                 f"step {step.name}: its environment lists {', '.join(missing)}, which "
                 "cannot be imported here; the step runs in this Python anyway "
                 "(environments are never built locally)"
+            )
+        command = getattr(step, "command", None) or getattr(step, "trial_command", "") or ""
+        installs = package_installs(command)
+        if installs:
+            warnings.append(
+                f"step {step.name}: its command runs {'; '.join(installs)}, which installs "
+                f"into this Python ({sys.prefix}) for every later job too; Azure ML installs "
+                "into the job's own container (install the packages once yourself, or run "
+                "the job in a virtual environment of its own)"
             )
         mismatched = version_mismatches(step.environment)
         if mismatched:

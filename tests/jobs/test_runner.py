@@ -230,6 +230,21 @@ def test_environment_warning_names_pins_this_python_does_not_meet(tmp_path: Path
         "other results than in Azure ML")
 
 
+def test_a_command_that_installs_packages_is_named(tmp_path: Path) -> None:
+    """azureml-examples' sweep component runs ``pip install 'mlflow<2.19' -q && python ...``:
+    in the cloud that changes the job's container, here the runner's own Python."""
+    step = command(tmp_path / "runs" / "job1", "a",
+                   "true || pip install 'not-a-real-package-xyz<2' -q && echo ran")
+    lines: list[str] = []
+    assert run_plan(plan_of(tmp_path, step), echo=lines.append).ok
+    [warning] = [line for line in lines if line.startswith("warning:")]
+    assert warning == (
+        "warning: step a: its command runs pip install 'not-a-real-package-xyz<2' -q, which "
+        f"installs into this Python ({sys.prefix}) for every later job too; Azure ML installs "
+        "into the job's own container (install the packages once yourself, or run the job "
+        "in a virtual environment of its own)")
+
+
 def test_no_warning_when_every_package_imports(tmp_path: Path) -> None:
     step = command(tmp_path / "runs" / "job1", "a", "true",
                    environment=EnvironmentInfo(conda_dependencies=("pandas>=2", "numpy", "pip")))
