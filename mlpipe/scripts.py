@@ -21,7 +21,7 @@ import sys
 import urllib.error
 import urllib.request
 import urllib.response
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -104,69 +104,82 @@ class StandInHandler(urllib.request.BaseHandler):
     https_open = _open
 
 
-def _install_requests_stand_ins() -> None:
-    """``requests`` (when installed) reads mapped URLs from their stand-ins, like urllib."""
+def _mapped(url: str) -> tuple[int, str, bytes] | None:
+    """``(status, reason, body)`` of the stand-in of ``url`` (404 when the mapped file is
+    missing), or ``None`` when ``mlpipe.toml`` does not map it."""
+    from mlpipe.compiler.assets import stand_in
+
+    local = stand_in(url)
+    if local is None:
+        return None
+    return (200, "OK", local.read_bytes()) if local.is_file() else (404, "Not Found", b"")
+
+
+def _patch_once(module: str, owner: str, name: str,
+                make: Callable[[Any, Any], Callable[..., Any]]) -> None:
+    """Replace ``module.owner.name`` by ``make(original, module)`` once (nothing when the
+    package is not installed)."""
     try:
-        adapters: Any = importlib.import_module("requests.adapters")
-        models: Any = importlib.import_module("requests.models")
-        exceptions: Any = importlib.import_module("requests.exceptions")
+        found: Any = importlib.import_module(module)
     except ImportError:
         return
-    original = adapters.HTTPAdapter.send
+    cls = getattr(found, owner)
+    original = getattr(cls, name)
     if getattr(original, "mlpipe_stand_ins", False):
         return
+    replacement: Any = make(original, found)
+    replacement.mlpipe_stand_ins = True
+    setattr(cls, name, replacement)
 
-    def send(self: Any, request: Any, **kwargs: Any) -> Any:
-        from mlpipe.compiler.assets import stand_in
 
-        local = stand_in(request.url)
-        if local is None:
-            try:
-                return original(self, request, **kwargs)
-            except exceptions.ConnectionError as error:
-                raise type(error)(f"{error} ({offline_hint(request.url)})",
-                                  request=request) from error
-        response = models.Response()
-        found = local.is_file()
-        response.status_code, response.reason = (200, "OK") if found else (404, "Not Found")
-        response._content = local.read_bytes() if found else b""
-        response.headers["Content-Length"] = str(len(response._content))
-        response.url, response.request = request.url, request
-        return response
+def _install_requests_stand_ins() -> None:
+    """``requests`` (when installed) reads mapped URLs from their stand-ins, like urllib."""
 
-    send.mlpipe_stand_ins = True  # type: ignore[attr-defined]
-    adapters.HTTPAdapter.send = send
+    def make(original: Any, adapters: Any) -> Callable[..., Any]:
+        models: Any = importlib.import_module("requests.models")
+        exceptions: Any = importlib.import_module("requests.exceptions")
+
+        def send(self: Any, request: Any, **kwargs: Any) -> Any:
+            mapped = _mapped(request.url)
+            if mapped is None:
+                try:
+                    return original(self, request, **kwargs)
+                except exceptions.ConnectionError as error:
+                    raise type(error)(f"{error} ({offline_hint(request.url)})",
+                                      request=request) from error
+            response = models.Response()
+            response.status_code, response.reason, response._content = mapped
+            response.headers["Content-Length"] = str(len(response._content))
+            response.url, response.request = request.url, request
+            return response
+
+        return send
+
+    _patch_once("requests.adapters", "HTTPAdapter", "send", make)
 
 
 def _install_urllib3_stand_ins() -> None:
     """``urllib3.PoolManager().request(...)`` (when urllib3 is installed) reads mapped URLs
-    from their stand-ins too (a 404 when the mapped file is missing)."""
-    try:
-        poolmanager: Any = importlib.import_module("urllib3.poolmanager")
-        response_module: Any = importlib.import_module("urllib3.response")
-    except ImportError:
-        return
-    original = poolmanager.PoolManager.urlopen
-    if getattr(original, "mlpipe_stand_ins", False):
-        return
+    from their stand-ins too."""
 
-    def urlopen(self: Any, method: str, url: str, redirect: bool = True, **kwargs: Any) -> Any:
-        from mlpipe.compiler.assets import stand_in
+    def make(original: Any, poolmanager: Any) -> Callable[..., Any]:
+        responses: Any = importlib.import_module("urllib3.response")
 
-        local = stand_in(url)
-        if local is None:
-            return original(self, method, url, redirect, **kwargs)
-        found = local.is_file()
-        body = local.read_bytes() if found else b""
-        return response_module.HTTPResponse(
-            body=io.BytesIO(body), status=200 if found else 404,
-            reason="OK" if found else "Not Found",
-            headers={"Content-Length": str(len(body))}, request_url=url,
-            preload_content=kwargs.get("preload_content", True),
-            decode_content=kwargs.get("decode_content", True))
+        def urlopen(self: Any, method: str, url: str, redirect: bool = True,
+                    **kwargs: Any) -> Any:
+            mapped = _mapped(url)
+            if mapped is None:
+                return original(self, method, url, redirect, **kwargs)
+            status, reason, body = mapped
+            return responses.HTTPResponse(
+                body=io.BytesIO(body), status=status, reason=reason,
+                headers={"Content-Length": str(len(body))}, request_url=url,
+                preload_content=kwargs.get("preload_content", True),
+                decode_content=kwargs.get("decode_content", True))
 
-    urlopen.mlpipe_stand_ins = True  # type: ignore[attr-defined]
-    poolmanager.PoolManager.urlopen = urlopen
+        return urlopen
+
+    _patch_once("urllib3.poolmanager", "PoolManager", "urlopen", make)
 
 
 def install_from_environment() -> None:
