@@ -47,7 +47,8 @@ def install_url_stand_ins() -> None:
     """``urllib`` and ``requests`` downloads of URLs that ``mlpipe.toml`` maps read the
     local stand-ins; one that cannot reach its host says which URL and how to map it."""
     opener = StandInOpener()
-    for handler in urllib.request.build_opener(StandInHandler()).handlers:
+    built: Any = urllib.request.build_opener(StandInHandler())
+    for handler in built.handlers:
         opener.add_handler(handler)
     urllib.request.install_opener(opener)
     _install_requests_stand_ins()

@@ -63,7 +63,7 @@ def run_create(args: argparse.Namespace) -> int:
 
 
 def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]:
-    from mlpipe.sdk.assets import Data, Model, asset_fields, reference  # noqa: PLC0415
+    from mlpipe.sdk.assets import AssetStore, Data, Model, asset_fields, reference  # noqa: PLC0415
     from mlpipe.sdk.loading import load_component  # noqa: PLC0415
     from mlpipe.sdk.operations import (  # noqa: PLC0415
         ComponentOperations,
@@ -75,11 +75,14 @@ def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]
         component = load_component(path)
         if args.name:
             component.name = args.name
-        if not getattr(component, "name", None):
+        name = component.name
+        if not name:
             raise ValueError("a component needs a 'name' to be registered (or give --name)")
-        operations = ComponentOperations(args.runs_dir, base_dir=path.parent)
-        operations.create_or_update(component, version=args.version)
-        stored = operations._assets().get("component", component.name, args.version)
+        version = args.version or (getattr(component, "data", None) or {}).get("version")
+        ComponentOperations(args.runs_dir, base_dir=path.parent).create_or_update(
+            component, version=args.version)
+        stored = AssetStore(args.runs_dir).get("component", name,
+                                               str(version) if version else None)
         fields = {"name": stored["name"], "version": stored["version"],
                   "type": stored.get("type"), "source": stored.get("source")}
     else:
