@@ -8,6 +8,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The suite draws the same examples on every run (a CI run never turns red on an example
+# no earlier run drew); HYPOTHESIS_PROFILE=explore draws new ones, to hunt by hand.
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None, deadline=None,
+                          max_examples=300, suppress_health_check=[
+                              HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+settings.load_profile("explore" if os.environ.get("HYPOTHESIS_PROFILE") in ("explore", "long")
+                      else "repeatable")
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("MLPIPE_CORPUS", REPO.parent / "shared" / "corpus")).resolve()

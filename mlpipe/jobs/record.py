@@ -11,6 +11,7 @@ Unknown keys are allowed: newer mlpipe versions may add some.
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -26,6 +27,15 @@ def _iso_time(text: str) -> str:
 
 
 Timestamp = Annotated[str, AfterValidator(_iso_time)]
+
+
+def _absolute(text: str) -> str:
+    if not PurePath(text).is_absolute():
+        raise ValueError("expected an absolute path (mlpipe writes the folder's full path)")
+    return text
+
+
+AbsolutePath = Annotated[str, AfterValidator(_absolute)]
 
 
 class _Part(BaseModel):
@@ -75,8 +85,8 @@ class StepRecord(_Part):
     display_name: str | None = None
     status: StepStatus
     depends_on: list[str] = []
-    step_dir: str | None = None
-    logs_dir: str | None = None
+    step_dir: AbsolutePath | None = None
+    logs_dir: AbsolutePath | None = None
     outputs: dict[str, OutputRecord] = {}
     started_at: Timestamp | None = None
     ended_at: Timestamp | None = None
@@ -101,7 +111,7 @@ class JobRecord(_Part):
     ended_at: Timestamp | None = None
     duration_seconds: float | None = None
     source: str | None = None
-    run_dir: str | None = None
+    run_dir: AbsolutePath | None = None
     backend: str | None = None
     attempt: Count = 0
     tags: dict[str, Any] = {}
