@@ -26,7 +26,7 @@ from typing import Any
 from mlpipe.cli.arguments import OUTPUT_FORMATS, add_output_format, emit
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
-from mlpipe.schema.kinds import file_kind
+from mlpipe.schema.kinds import STANDALONE_TYPES, file_kind, job_type
 from mlpipe.wording import plural
 
 
@@ -163,21 +163,31 @@ def is_pipeline_job(data: dict[str, Any]) -> bool:
 
 def _validate_file(file: str, args: argparse.Namespace, component_only: bool) -> FileReport:
     # the models and the compiler load here, not when the command line is read
-    from mlpipe.compiler import check_pipeline, validate_component  # noqa: PLC0415
-    from mlpipe.schema import load_component_data, load_pipeline_data, load_yaml_file  # noqa: PLC0415
+    from mlpipe.compiler import check_pipeline, validate_component, validate_job  # noqa: PLC0415
+    from mlpipe.schema import (  # noqa: PLC0415
+        load_component_data,
+        load_job_data,
+        load_pipeline_data,
+        load_yaml_file,
+    )
 
     shown = _display(file)
     doc = load_yaml_file(file)
     if doc.data is None:
         return FileReport(shown, "yaml", _relative(doc.diagnostics), "invalid YAML")
     kind = file_kind(doc.data)
+    if kind == "job" and job_type(doc.data) in STANDALONE_TYPES and not component_only:
+        diagnostics = validate_job(load_job_data(doc.data, doc.source, doc.positions),
+                                   check_paths=not args.no_path_checks,
+                                   runs_dir=getattr(args, "runs_dir", None))
+        return FileReport(shown, "job", _relative(doc.diagnostics + diagnostics),
+                          f"{job_type(doc.data)} job")
     if kind in ("unknown", "job"):
         what = ("a standalone (non-pipeline) Azure ML job" if kind == "job"
                 else "not an Azure ML job or component")
         if args.skip_unknown:
             return FileReport(shown, "skipped", summary=f"skipped: {what}")
-        message = ("a standalone Azure ML job: mlpipe validates pipeline jobs and components"
-                   if kind == "job" else
+        message = (_not_validated(job_type(doc.data)) if kind == "job" else
                    "not an Azure ML pipeline job or component: no Azure ML 'type' or '$schema'")
         problem = Diagnostic(message, location=Location(doc.source, 1, 1), code="not-azureml",
                              hint="pass --skip-unknown to skip such files")
@@ -193,7 +203,8 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         component = load_component_data(doc.data, doc.source, doc.positions)
         component.diagnostics = doc.diagnostics + component.diagnostics
         diagnostics = validate_component(component)
-        label = f"{doc.data.get('type')} component" if isinstance(doc.data, dict) else "component"
+        label = (f"{doc.data.get('type') or 'command'} component" if isinstance(doc.data, dict)
+                 else "component")
         return FileReport(shown, "component", _relative(diagnostics), label)
     loaded = load_pipeline_data(doc.data, doc.source, doc.positions)
     loaded.diagnostics = doc.diagnostics + loaded.diagnostics
@@ -206,6 +217,16 @@ def _validate_file(file: str, args: argparse.Namespace, component_only: bool) ->
         report.summary = f"pipeline job, {steps} step{'s' if steps != 1 else ''}"
         report.plan = result.plan.to_dict() if getattr(args, "show_plan", False) else None
     return report
+
+
+def _not_validated(kind: str | None) -> str:
+    """Why a standalone job of type ``kind`` is not validated."""
+    if kind == "parallel":
+        return ("a standalone parallel job: Azure ML runs parallel steps only inside a pipeline "
+                "job (azure-ai-ml: 'Unsupported job type: parallel'); make it a step of a "
+                "pipeline job, or a parallel component (no compute, inputs declared)")
+    return (f"a standalone {kind or 'Azure ML'} job: mlpipe validates pipeline jobs, components "
+            f"and standalone {', '.join(STANDALONE_TYPES)} jobs")
 
 
 def _display(file: str) -> str:

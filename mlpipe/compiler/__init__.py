@@ -20,6 +20,7 @@ if TYPE_CHECKING:
         default_runs_dir,
         validate_pipeline,
     )
+    from mlpipe.compiler.standalone import validate_job
 
 # Imported on first use: importing one module of the package must not build the others.
 _EXPORTS = {
@@ -30,6 +31,7 @@ _EXPORTS = {
     "compile_pipeline": "mlpipe.compiler.pipeline",
     "default_runs_dir": "mlpipe.compiler.pipeline",
     "validate_component": "mlpipe.compiler.component_check",
+    "validate_job": "mlpipe.compiler.standalone",
     "validate_pipeline": "mlpipe.compiler.pipeline",
 }
 
@@ -44,5 +46,6 @@ __all__ = [
     "compile_pipeline",
     "default_runs_dir",
     "validate_component",
+    "validate_job",
     "validate_pipeline",
 ]

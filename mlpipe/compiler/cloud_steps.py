@@ -154,7 +154,7 @@ def build_spark(node: Node, reporter: Reporter, values: StepValues, common: dict
     if src is not None and not node.is_opaque:
         args = tuple(arguments(src, "args"))
     conf = _spark_conf(node, reporter)
-    if node.path:  # a step, not a component file checked on its own
+    if not node.is_component_file:
         _check_spark_compute(node, reporter)
         _check_direct_modes(node, reporter)
         _check_conf(node, reporter, conf)

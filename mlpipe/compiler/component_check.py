@@ -59,7 +59,8 @@ def _check_pipeline_component(doc: Doc, reporter: Reporter) -> None:
     assets, problems = load_asset_map(doc.base_dir)
     reporter.extend(problems)
     scope = SubScope(prefix="", inputs=_placeholder_inputs(doc, reporter, literals=True),
-                     outputs={}, components=ComponentCache(reporter, assets), stack=(doc.file,))
+                     outputs={}, components=ComponentCache(reporter, assets), stack=(doc.file,),
+                     in_job=False)
     _Compiler(doc, reporter, doc.base_dir / ".mlpipe-validate", "validate", True,
               scope=scope).run()
 

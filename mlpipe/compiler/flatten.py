@@ -35,6 +35,7 @@ class SubScope:
     components: ComponentCache
     default_compute: str | None = None
     stack: tuple[Path, ...] = ()  # component files on the way here (cycle detection)
+    in_job: bool = True  # False: a pipeline component file validated on its own
 
 
 class Compiling(Protocol):
@@ -95,7 +96,8 @@ def expand_pipeline_node(compiler: Compiling, node: Node, siblings: Mapping[str,
                      components=compiler.components,
                      default_compute=(outer.default_compute if outer is not None
                                       else compiler.default_compute),
-                     stack=stack if inline else (*stack, comp.file))
+                     stack=stack if inline else (*stack, comp.file),
+                     in_job=outer.in_job if outer is not None else True)
     plan = compiler.nested(comp, reporter, scope).run()
     if plan is None:
         return

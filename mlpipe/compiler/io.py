@@ -62,6 +62,13 @@ class IOResolver:
     bound_outputs: dict[str, tuple[str, str]] = field(default_factory=dict)
     # inside a pipeline component: the outputs of the step that uses it (their paths win)
     parent_outputs: dict[str, PlanOutput] = field(default_factory=dict)
+    standalone: bool = False  # a standalone job: no pipeline to bind to
+
+    def _no_pipeline(self, path: KeyPath, text: str) -> None:
+        """A ``${{parent...}}`` binding in a standalone job, which has no pipeline."""
+        self.reporter.error(self.doc, path, f"{text} binds nothing: a standalone job has no "
+                            "pipeline", code="binding",
+                            hint="write the value here, or make the job a step of a pipeline job")
 
     def _names_nothing(self, path: KeyPath, text: str, what: str, label: str, wanted: str,
                        names: list[str], hint: str | None = None) -> None:
@@ -103,7 +110,9 @@ class IOResolver:
             binding = value.get("path")
             if whole_reference(binding) is None:
                 template, binding = binding, None
-        if binding is not None:
+        if binding is not None and self.standalone:
+            self._no_pipeline(path, str(binding).strip())
+        elif binding is not None:
             ref = whole_reference(binding)
             if ref is not None and ref.scope == "parent_output":
                 declared = self.doc.get("outputs")
@@ -389,6 +398,9 @@ class IOResolver:
         loc = self.doc.locate(path)
         optional = bool(decl and decl.get("optional") is True)
         mode = mode_of(mode, INPUT_MODE_ALIASES)
+        if self.standalone and ref.scope in ("parent_input", "parent_output", "step_output"):
+            self._no_pipeline(path, ref.text)
+            return _unresolved(name, type_, optional, loc)
         if ref.scope == "parent_input":
             found = self.pipeline_inputs.get(ref.name)
             if found is None:

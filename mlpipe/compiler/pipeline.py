@@ -37,7 +37,7 @@ from mlpipe.plan import (
 from mlpipe.runs import check_job_name, resolve_runs_dir
 from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
 from mlpipe.schema.parts import INVALID, part
-from mlpipe.schema.submission import SERVICE_ONLY, for_local_run, pipeline_rules
+from mlpipe.schema.submission import REJECTS, SERVICE_ONLY, for_local_run, pipeline_rules
 from mlpipe.schema.yamlio import PositionMap
 
 
@@ -171,8 +171,10 @@ def default_runs_dir() -> Path:
 class _Compiler:
     def __init__(self, doc: Doc, reporter: Reporter, runs_dir: str | os.PathLike[str] | None,
                  job_name: str | None, check_paths: bool, scope: SubScope | None = None, *,
-                 allow_external_outputs: bool = False, given_steps: frozenset[str] = frozenset()):
+                 allow_external_outputs: bool = False, given_steps: frozenset[str] = frozenset(),
+                 standalone: bool = False):
         self.doc = doc
+        self.standalone = standalone  # a standalone job: the document is its one step
         self.reporter = reporter
         self.scope = scope  # set when ``doc`` is a pipeline component used by a step
         self.check_paths = check_paths
@@ -197,7 +199,8 @@ class _Compiler:
         self.allow_external_outputs = allow_external_outputs or self.assets.allow_external_outputs
         place = OutputPlace(self.runs_dir, self.run_dir, self.job_name, self.datastore,
                             doc.base_dir, self.allow_external_outputs, given_steps)
-        self.io = IOResolver(doc, reporter, self.assets, place, check_paths)
+        self.io = IOResolver(doc, reporter, self.assets, place, check_paths,
+                             standalone=standalone)
         self.components = ComponentCache(reporter, self.assets)
         if scope is not None:
             self.components = scope.components
@@ -211,8 +214,8 @@ class _Compiler:
                          given_steps=self.io.place.given_steps)
 
     def run(self) -> ExecutionPlan | None:
-        inputs = (self.io.resolve_pipeline_inputs() if self.scope is None
-                  else self.io.pipeline_inputs)
+        inputs = (self.io.pipeline_inputs if self.scope is not None or self.standalone
+                  else self.io.resolve_pipeline_inputs())
         nodes = self._nodes()
         for node in nodes.values():
             self.io.resolve_outputs(node, append_row_target(node))
@@ -224,6 +227,7 @@ class _Compiler:
                 expand_pipeline_node(self, node, nodes)
         default_compute = (self.scope.default_compute if self.scope is not None
                            else self.default_compute)
+        self._check_computes(nodes, default_compute)
         ctx = BuildContext(self.reporter, self.assets, inputs, self.run_dir, default_compute)
         steps = []
         remote: list[RemoteAsset] = list(self.io.remote.get("", []))
@@ -256,11 +260,29 @@ class _Compiler:
             experiment_name=_text(self.doc.part("experiment_name")),
             tags=freeze(self._tags()),
             inputs=freeze(inputs),
-            outputs=freeze(self._pipeline_outputs(nodes)),
+            outputs=freeze({} if self.standalone else self._pipeline_outputs(nodes)),
             settings=self.settings,
             remote_assets=tuple(remote),
             external_outputs=self.allow_external_outputs,
         )
+
+    def _check_computes(self, nodes: dict[str, Node], default_compute: str | None) -> None:
+        """In a pipeline component file a job uses, with no compute for the job, every step
+        needs its own, as azure-ai-ml checks (the job's own and inline components' steps are
+        checked by :func:`~mlpipe.schema.submission.pipeline_rules`)."""
+        if self.scope is None or not self.scope.in_job or self.doc.prefix or default_compute:
+            return
+        for node in nodes.values():
+            if node.failed or node.is_pipeline or node.data.get("compute") \
+                    or (node.kind == "spark" and node.data.get("resources")):
+                continue
+            self.reporter.add(Diagnostic(
+                f"step '{node.local}' has no compute and the job has no "
+                f"settings.default_compute: {REJECTS}",
+                key_path=self.doc.key_path(node.path + ("compute",)),
+                location=self.doc.locate(node.path), code="azure-compute",
+                hint="set settings.default_compute: azureml:<cluster> (or 'serverless') on the "
+                     "job, or a compute on the step"))
 
     def _tags(self) -> dict[str, str]:
         tags = self.doc.part("tags")
@@ -268,6 +290,11 @@ class _Compiler:
                 if isinstance(tags, dict) else {})
 
     def _nodes(self) -> dict[str, Node]:
+        if self.standalone:
+            node = Node(self.job_name, self.doc, key=(), job=True)
+            self._resolve_component(node, self.doc.get())
+            self.io.nodes = {node.name: node}
+            return self.io.nodes
         jobs = self.doc.get("jobs")
         if not isinstance(jobs, dict) or not jobs:
             if not self.reporter.has_error_at(self.doc, ("jobs",)):
@@ -283,16 +310,20 @@ class _Compiler:
                 node.failed = True           # bindings to its outputs are not checked
                 nodes[str(name)] = node
                 continue
-            key = node.component_key
-            path = ("jobs", name, key)
-            if self.reporter.has_error_at(self.doc, path):
-                node.component = ComponentRef("missing", str(value.get(key)))
-            elif node.part(key) is not None:
-                node.component = self.components.resolve(value[key], self.doc, path)
-                self._check_type(node)
+            self._resolve_component(node, value)
             nodes[str(name)] = node
         self.io.nodes = nodes
         return nodes
+
+    def _resolve_component(self, node: Node, value: dict[str, Any]) -> None:
+        """The component a step names (``component:``, a sweep's ``trial:``), if any."""
+        key = node.component_key
+        path = node.path + (key,)
+        if self.reporter.has_error_at(self.doc, path):
+            node.component = ComponentRef("missing", str(value.get(key)))
+        elif node.part(key) is not None:
+            node.component = self.components.resolve(value[key], self.doc, path)
+            self._check_type(node)
 
     def _check_type(self, node: Node) -> None:
         """A node's component must be of its type (a sweep's trial is a command component)."""

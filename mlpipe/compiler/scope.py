@@ -52,6 +52,13 @@ class Node:
     sources: dict[str, StepOutputRef] = field(default_factory=dict)
     # the step did not validate as any step type (reported by the schema layer): not built
     failed: bool = False
+    # a standalone job file: the document is the step (``key`` is ``()``, as for a component)
+    job: bool = False
+
+    @property
+    def is_component_file(self) -> bool:
+        """A component file validated on its own (not a step of a job)."""
+        return not self.path and not self.job
 
     @property
     def path(self) -> tuple[str, ...]:

@@ -174,6 +174,7 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
     if not isinstance(value, dict):
         return EnvironmentInfo()
     image = value.get("image") if isinstance(value.get("image"), str) else None
+    _check_build_context(src, reporter)
     conda = value.get("conda_file")
     if isinstance(conda, dict):
         return EnvironmentInfo(image=image, conda_dependencies=_dependencies(conda))
@@ -191,6 +192,24 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
         return EnvironmentInfo(image=image, conda_file=str(path),
                                conda_dependencies=_conda_file(str(path)))
     return EnvironmentInfo(image=image)
+
+
+def _check_build_context(src: Source, reporter: Reporter) -> None:
+    """An environment's local ``build.path`` (a Docker build context) that is not there is a
+    warning, as a missing ``conda_file`` is: an environment never changes a verdict (a local
+    run does not build it)."""
+    build = src.value.get("build")
+    context = build.get("path") if isinstance(build, dict) else None
+    if not isinstance(context, str) or not context.strip() or is_remote(context) \
+            or unusable_path(context):
+        return
+    path = Path(context.strip()).expanduser()
+    path = path if path.is_absolute() else src.doc.base_dir / path
+    if not path.exists():
+        reporter.warn(src.doc, src.path + ("build", "path"),
+                      f"build context '{context}' not found (looked for {path}); it is not "
+                      "needed locally (mlpipe runs steps with its own Python)",
+                      code="missing-build-context")
 
 
 @lru_cache(maxsize=256)

@@ -343,8 +343,9 @@ def _command(node: Node, ctx: BuildContext, values: StepValues,
     if not node.is_opaque:
         src = node.lookup("command")
         if src is None or not isinstance(src.value, str) or not src.value.strip():
-            ctx.reporter.error(node.doc, node.path, "a command step needs a command",
-                               code="required")
+            if not ctx.reporter.has_error_at(node.doc, node.path + ("command",)):
+                ctx.reporter.error(node.doc, node.path, "a command step needs a command",
+                                   code="required")
         else:
             text = _arguments(node, values, ctx.reporter, src, "command")
             command = values.command(text) if text else ""

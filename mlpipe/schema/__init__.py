@@ -7,6 +7,8 @@ Public entry points::
                                                    PipelineComponent]
     load_pipeline_data(data, source, positions=None) -> Loaded[PipelineJob]
     load_component_data(data, source, positions=None) -> Loaded[...]
+    load_job(path or YamlDocument) -> Loaded[CommandJob | SweepJob | SparkJob | <AutoML job>]
+    load_job_data(data, source, positions=None) -> Loaded[...]
 
 See docs/schema.md for the models and the rules.
 """
@@ -42,6 +44,8 @@ if TYPE_CHECKING:
         Loaded,
         load_component,
         load_component_data,
+        load_job,
+        load_job_data,
         load_pipeline,
         load_pipeline_data,
     )
@@ -125,6 +129,8 @@ _EXPORTS = {
     "literal_type_problem": "mlpipe.schema.inputs_outputs",
     "load_component": "mlpipe.schema.loader",
     "load_component_data": "mlpipe.schema.loader",
+    "load_job": "mlpipe.schema.loader",
+    "load_job_data": "mlpipe.schema.loader",
     "load_pipeline": "mlpipe.schema.loader",
     "load_pipeline_data": "mlpipe.schema.loader",
     "load_yaml_file": "mlpipe.schema.yamlio",
@@ -144,6 +150,7 @@ __all__ = [
     "RetrySettings", "SettingError", "SparkComponent", "SparkNode", "SweepNode", "YamlDocument",
     "binding_expression", "check_setting", "classify_reference", "contains_binding",
     "describe_value", "find_bindings", "format_key_path", "is_binding", "literal_type_problem",
-    "load_component", "load_component_data", "load_pipeline", "load_pipeline_data",
+    "load_component", "load_component_data", "load_job", "load_job_data",
+    "load_pipeline", "load_pipeline_data",
     "load_yaml_file", "load_yaml_text",
 ]

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mlpipe.schema.fields import Bool, Float, Int, StrictModel, Text, one_of
+from mlpipe.schema.fields import BindingText, Bool, Float, Int, StrictModel, Text, one_of
 from mlpipe.schema.sweep import (
     EarlyTermination,
     Normal,
@@ -188,7 +188,9 @@ class AutoMLVertical(StrictModel):
 
     environment_id: Text | None = None
     log_verbosity: LogVerbosity | None = None
-    training_data: Text | MLTableInput | None = None
+    training_data: BindingText | MLTableInput = Field(
+        description="The training data: an mltable input or a binding (azure-ai-ml cannot "
+                    "build the job without it).")
 
 
 class AutoMLTableLimits(StrictModel):
@@ -233,12 +235,12 @@ class AutoMLTableVertical(AutoMLVertical):
     limits: AutoMLTableLimits | None = None
     featurization: TableFeaturizationSettings | None = None
     target_column_name: Text
-    validation_data: Text | MLTableInput | None = None
+    validation_data: BindingText | MLTableInput | None = None
     validation_data_size: Float | None = None
     cv_split_column_names: list[Text] | None = None
     n_cross_validations: Annotated[str, one_of("auto")] | Int | None = None
     weight_column_name: Text | None = None
-    test_data: Text | MLTableInput | None = None
+    test_data: BindingText | MLTableInput | None = None
     test_data_size: Float | None = None
 
 
@@ -350,9 +352,9 @@ class ImageVertical(AutoMLVertical):
     limits: ImageLimits | None = None
     sweep: ImageSweepSettings | None = None
     target_column_name: Text
-    test_data: Text | MLTableInput | None = None
+    test_data: BindingText | MLTableInput | None = None
     test_data_size: Float | None = None
-    validation_data: Text | MLTableInput | None = None
+    validation_data: BindingText | MLTableInput | None = None
     validation_data_size: Float | None = None
 
 
@@ -850,7 +852,7 @@ class NlpVertical(AutoMLVertical):
     training_parameters: NlpFixedParameters | None = None
     search_space: list[NlpParameterSubspace] | None = None
     featurization: NlpFeaturizationSettings | None = None
-    validation_data: Text | MLTableInput | None = None
+    validation_data: BindingText | MLTableInput | None = None
 
 
 class TextClassificationTask(NlpVertical):

@@ -8,7 +8,7 @@ from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, did_you_mean
 from mlpipe.schema.bindings import binding_problems, is_binding
-from mlpipe.schema.pipeline import PipelineSettings
+from mlpipe.schema.pipeline import PipelineSettings, step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 # key -> parent key it must sit under (None: directly on a job, step or component).
@@ -119,9 +119,16 @@ def _kind(obj: dict[str, Any]) -> str | None:
     return kind.lower() if isinstance(kind, str) else None
 
 
+def check_job(data: dict[str, Any], positions: PositionMap, kind: str) -> list[Diagnostic]:
+    """The keys a standalone job of type ``kind`` must have (a step's, without ``component:``)."""
+    check = _STEP_CHECKS.get(kind)
+    return check(data, (), positions, "component" not in data, False) if check else []
+
+
 def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
-    check = _STEP_CHECKS.get(_kind(data) or "")
+    kind = _kind(data) if "type" in data else "command"  # azure-ai-ml's default
+    check = _STEP_CHECKS.get(kind or "")
     return check(data, prefix, positions, True, True) if check is not None else []
 
 
@@ -138,7 +145,7 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
         path: KeyPath = prefix + ("jobs", name)
         component = node.get("component")
         inline = component is None
-        kind = _kind(node)
+        kind = step_kind(node)
         check = _STEP_CHECKS.get(kind or "")
         if check is not None:
             out.extend(check(node, path, positions, inline, False))

@@ -42,7 +42,8 @@ class CommandSettings(StrictModel):
 class CommandComponent(ComponentBase, CommandSettings):
     """A command component file (``type: command``)."""
 
-    type: Annotated[Literal["command"], CaseInsensitive] = Field(description="Always 'command'.")
+    type: Annotated[Literal["command"], CaseInsensitive] = Field(
+        "command", description="'command' (the default of a component without 'type').")
     outputs: dict[Identifier, CommandComponentOutput] | None = Field(  # type: ignore[assignment]
         None, description="Declared outputs, bound in the command as ${{outputs.<name>}}; "
         "data, or a primitive value the step writes.")
@@ -53,7 +54,8 @@ class CommandComponent(ComponentBase, CommandSettings):
 class CommandNode(NodeBase, CommandSettings):
     """A ``type: command`` step: inline ``command``/``code``/``environment``, or ``component``."""
 
-    type: Annotated[Literal["command"], CaseInsensitive]
+    type: Annotated[Literal["command"], CaseInsensitive] = Field(
+        "command", description="'command' (the default of a step without 'type').")
     component: (Annotated[Annotated[Text, Tag("reference")]
                           | Annotated[CommandComponent, Tag("inline")],
                           component_kind(CommandComponent)] | None) = Field(

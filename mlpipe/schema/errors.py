@@ -205,7 +205,15 @@ def translate_errors(root: type[BaseModel], errors: Sequence[ErrorDetails], data
         if key not in seen:
             seen.add(key)
             out.append(diag)
-    return out
+    return _without_covered(out)
+
+
+def _without_covered(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """Drop a union member's "must be a mapping" where another member's message at the same
+    key already says what is expected, a mapping included ("a binding ... or a mapping")."""
+    covered = {d.key_path for d in diagnostics if "or a mapping" in d.message}
+    return [d for d in diagnostics
+            if not (d.key_path in covered and d.message.startswith("must be a mapping, got"))]
 
 
 # pydantic's type errors -> what the value must be.

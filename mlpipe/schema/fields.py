@@ -230,6 +230,18 @@ def _plain(kinds: tuple[type, ...], expected: str, schema: dict[str, Any]) -> Ru
 
 
 Text = Annotated[str, _plain((str,), "a string", {"type": "string"})]
+
+
+def _binding_text(value: Any) -> Any:
+    if isinstance(value, str) and is_binding(value):
+        return value
+    raise fail("type", f"must be a binding such as ${{{{parent.inputs.<name>}}}} or a mapping, "
+                       f"got {describe_value(value)}",
+               "write {type: mltable, path: <folder>} for local or cloud data")
+
+
+# A string that is a whole binding (``${{parent.inputs.x}}``): data given as text.
+BindingText = Annotated[str, Rule(_binding_text, BINDING_SCHEMA)]
 Scalar = Annotated[str | bool | int | float, _plain(
     (str, bool, int, float), "a string, number or boolean",
     {"type": ["string", "number", "boolean"]})]

@@ -13,8 +13,12 @@ from typing import Any, Protocol
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.schema.yamlio import PositionMap
 
-OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer"})
+OTHER_JOB_TYPES = frozenset({"sweep", "spark", "automl", "import", "data_transfer",
+                             "finetuning"})
 _JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
+# Standalone job types ``mlpipe job validate`` validates (schema/standalone.py); the job's
+# ``$schema`` names the type when ``type`` is absent (``commandJob.schema.json``: command).
+STANDALONE_TYPES = ("command", "sweep", "spark", "automl")
 
 
 class _Document(Protocol):
@@ -48,12 +52,44 @@ def file_kind(data: Any) -> str:
     if kind == "pipeline":
         return "pipeline"
     if kind in ("parallel", "command"):
-        return "component"
+        return "job" if looks_like_job(data) else "component"
     if kind in OTHER_JOB_TYPES:
         return "job"
     if "azureml" in schema:
         return "pipeline"
     return "unknown"
+
+
+# Keys a job has and a component never has.
+_JOB_ONLY_KEYS = ("compute", "experiment_name", "limits", "services", "identity")
+
+
+def looks_like_job(data: dict[str, Any]) -> bool:
+    """A ``type: command`` / ``parallel`` file without ``$schema`` is a job, not a component,
+    when it has a job's keys (``compute``, ``experiment_name``, ...) or gives its inputs
+    values (``n: 3``, ``{type: uri_folder, path: ./data}``) instead of declaring them."""
+    if any(key in data for key in _JOB_ONLY_KEYS):
+        return True
+    inputs = data.get("inputs")
+    return isinstance(inputs, dict) and any(
+        not isinstance(value, dict) or "path" in value or "value" in value
+        for value in inputs.values() if value is not None)
+
+
+def job_type(data: Any) -> str | None:
+    """The type of a standalone job file (lower-cased ``type``, else the kind its
+    ``$schema`` names: ``commandJob.schema.json`` is ``command``), or ``None``."""
+    if not isinstance(data, dict):
+        return None
+    kind = data.get("type")
+    if isinstance(kind, str):
+        return kind.lower()
+    schema = data.get("$schema")
+    named = _JOB_SCHEMA.search(schema) if isinstance(schema, str) else None
+    if named is None:
+        return None
+    return {"automl": "automl", "datatransfer": "data_transfer"}.get(
+        named.group(1).lower(), named.group(1).lower())
 
 
 def not_a_pipeline(doc: _Document) -> Diagnostic | None:
@@ -71,9 +107,12 @@ def not_a_pipeline(doc: _Document) -> Diagnostic | None:
             hint="to run it, name it in a pipeline step as 'component: ./file.yml'; "
                  "to check it: mlpipe component validate FILE")
     if kind == "job":
+        kind_name = job_type(doc.data)
         return Diagnostic(
-            f"this is a standalone {doc.data.get('type') or 'Azure ML'} job: mlpipe runs "
-            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline")
+            f"this is a standalone {kind_name or 'Azure ML'} job: mlpipe runs "
+            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline",
+            hint="to check it: mlpipe job validate FILE" if kind_name in STANDALONE_TYPES
+            else None)
     if kind == "unknown" and "jobs" not in doc.data:
         return Diagnostic(
             "not an Azure ML pipeline job: expected 'type: pipeline' and a 'jobs' mapping",

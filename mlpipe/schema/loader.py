@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, Union
@@ -41,6 +41,9 @@ COMPONENT_MODELS: dict[str, type[BaseModel] | LazyModel] = {
     "spark": LazyModel("mlpipe.schema.spark:SparkComponent"),
     "data_transfer": LazyModel("mlpipe.schema.data_transfer:DataTransferCopyComponent"),
     "import": LazyModel("mlpipe.schema.import_job:ImportComponent")}
+
+
+DEFAULT_COMPONENT_TYPE = "command"
 
 
 def component_model(kind: str) -> type[BaseModel] | None:
@@ -139,11 +142,13 @@ def load_component_data(data: Mapping[str, Any], source: str,
     plain, positions, done = _start(data, source, positions)
     if done is not None:
         return done
-    kind = plain.get("type")
+    # no type: a command component, as azure-ai-ml's load_component reads it
+    kind = plain.get("type", DEFAULT_COMPONENT_TYPE)
     kind = kind.lower() if isinstance(kind, str) else kind
     model_cls = component_model(kind) if isinstance(kind, str) else None
     if model_cls is None:
-        return Loaded(None, [_component_type_error(kind, "type" in plain, positions)],
+        return Loaded(None, [_choice_error("type", kind, True, COMPONENT_MODELS,
+                                           "a component's type", positions)],
                       positions, source, plain)
     is_pipeline = kind == "pipeline"
     if is_pipeline:
@@ -155,14 +160,40 @@ def load_component_data(data: Mapping[str, Any], source: str,
     return _check(model_cls, plain, source, positions, extra)
 
 
-def _component_type_error(kind: Any, present: bool, positions: PositionMap) -> Diagnostic:
+def load_job_data(data: Mapping[str, Any], source: str,
+                  positions: PositionMap | None = None) -> Loaded[Any]:
+    """Validate an already-parsed standalone job (``type: command|sweep|spark|automl``, or
+    the type its ``$schema`` names); see :mod:`mlpipe.schema.standalone`."""
+    from mlpipe.schema.kinds import STANDALONE_TYPES, job_type
+    from mlpipe.schema.standalone import AUTOML_JOBS, job_model
+
+    plain, positions, done = _start(data, source, positions)
+    if done is not None:
+        return done
+    kind = job_type(plain) or "command"
+    model_cls = job_model(kind, plain)
+    if model_cls is None:
+        if kind == "automl":
+            problem = _choice_error("task", plain.get("task"), "task" in plain, AUTOML_JOBS,
+                                    "an AutoML job's task", positions)
+        else:
+            problem = _choice_error("type", plain.get("type"), True, STANDALONE_TYPES,
+                                    "a standalone job's type", positions)
+        return Loaded(None, [problem], positions, source, plain)
+    # no "ignored when running locally" warnings: a standalone job is not run here
+    extra = checks.check_job(plain, positions, kind) + checks.binding_syntax(plain, positions)
+    return _check(model_cls, plain, source, positions, extra)
+
+
+def _choice_error(key: str, value: Any, present: bool, choices: Iterable[str], what: str,
+                  positions: PositionMap) -> Diagnostic:
+    names = list(choices)
     if not present:
-        return Diagnostic("required key 'type' is missing: a component's type is one of "
-                          f"{', '.join(COMPONENT_MODELS)}", key_path="type",
-                          location=positions.locate(()), code="missing")
-    hint = did_you_mean(str(kind), COMPONENT_MODELS) if isinstance(kind, str) else None
-    return Diagnostic(f"must be one of {', '.join(COMPONENT_MODELS)}, got {describe_value(kind)}",
-                      key_path="type", location=positions.locate(("type",)), code="enum", hint=hint)
+        return Diagnostic(f"required key '{key}' is missing: {what} is one of {', '.join(names)}",
+                          key_path=key, location=positions.locate(()), code="missing")
+    hint = did_you_mean(str(value), names) if isinstance(value, str) else None
+    return Diagnostic(f"must be one of {', '.join(names)}, got {describe_value(value)}",
+                      key_path=key, location=positions.locate((key,)), code="enum", hint=hint)
 
 
 def _legacy_component(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
@@ -198,6 +229,11 @@ def load_pipeline(path: str | Path | YamlDocument) -> Loaded[PipelineJob]:
     """Read and validate a pipeline job YAML file (or one already parsed with
     :func:`~mlpipe.schema.yamlio.load_yaml_file`)."""
     return _load_file(path, load_pipeline_data)
+
+
+def load_job(path: str | Path | YamlDocument) -> Loaded[Any]:
+    """Read and validate a standalone (non-pipeline) job YAML file."""
+    return _load_file(path, load_job_data)
 
 
 def load_component(path: str | Path | YamlDocument) -> Loaded[Component]:

@@ -53,25 +53,39 @@ class PipelineSettings(StrictModel):
     timeout: Annotated[int | None, Field(ge=1)] = None
 
 
-def node_type(value: Any) -> str | None:
-    """The (lower-cased) ``type`` of a step mapping or model, when it is a step type."""
+# A step without ``type`` is a command step: azure-ai-ml's ``PipelineJobsField`` tries the
+# command schemas first and they do not require ``type`` (published examples rely on it).
+DEFAULT_NODE_TYPE = "command"
+
+
+def step_kind(value: Any) -> str | None:
+    """The lower-cased ``type`` of a step mapping, ``command`` when it has none."""
+    if isinstance(value, dict) and "type" not in value:
+        return DEFAULT_NODE_TYPE
     kind = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
-    kind = kind.lower() if isinstance(kind, str) else None
+    return kind.lower() if isinstance(kind, str) else None
+
+
+def node_type(value: Any) -> str | None:
+    """The step type of a step mapping or model (``command`` when it has no ``type``)."""
+    kind = step_kind(value)
     return kind if kind in NODE_TYPES else None
 
 
 class _ChosenByType:
-    """The JSON Schema of the step union: ``if``/``then`` on ``type``, so an editor or a
-    JSON validator checks a step against its own type's schema and reports a wrong value
-    at its key (an ``anyOf`` reported every key as unexpected by the other members)."""
+    """The JSON Schema of the step union: ``if``/``then`` on ``type`` (none: command), so an
+    editor or a JSON validator checks a step against its own type's schema and reports a
+    wrong value at its key (an ``anyOf`` reported every key as unexpected by the other members)."""
 
     def __get_pydantic_json_schema__(self, core: Any, handler: GetJsonSchemaHandler) -> Any:
         members = handler(core)["oneOf"]  # one schema per Tag, in the union's order
         choices = [{"if": {"properties": {"type": {"enum": [kind]}}, "required": ["type"]},
                     "then": member} for kind, member in zip(NODE_TYPES, members, strict=True)]
-        return {"type": "object", "required": ["type"],
+        command = members[NODE_TYPES.index(DEFAULT_NODE_TYPE)]
+        choices.append({"if": {"not": {"required": ["type"]}}, "then": command})
+        return {"type": "object",
                 "properties": {"type": {"enum": list(NODE_TYPES),
-                                        "description": "The step's type."}},
+                                        "description": "The step's type (default: command)."}},
                 "allOf": choices}
 
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
+from mlpipe.schema.pipeline import step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 COMPONENT_NAME = re.compile(r"^[a-z][a-z\d_]*$")  # azure-ai-ml PythonFuncNameStr
@@ -134,7 +135,7 @@ class _Rules:
         for name, node in jobs.items() if isinstance(jobs, dict) else []:
             if not isinstance(node, dict):
                 continue
-            kind = str(node.get("type", "")).lower()
+            kind = step_kind(node)
             component = node.get("component")
             if kind == "pipeline":
                 if isinstance(component, dict):
@@ -165,7 +166,7 @@ class _Rules:
             for port, decl in decls.items() if isinstance(decls, dict) else []:
                 if isinstance(decl, dict):
                     self.declaration(decl, path + (key, port), key == "inputs")
-        kind = str(data.get("type", "")).lower()
+        kind = str(data.get("type", "command")).lower()  # no type: azure-ai-ml's default
         if kind == "parallel":
             self.parallel(data, path)
         elif kind == "command":
@@ -234,9 +235,9 @@ class _Rules:
                                decl.get("type") if isinstance(decl, dict) else None)
         if isinstance(component, dict):
             self.component(component, path + ("component",), standalone=False)
-        elif component is None and str(node.get("type", "")).lower() == "parallel":
+        elif component is None and step_kind(node) == "parallel":
             self.parallel(node, path)
-        elif component is None and str(node.get("type", "")).lower() == "command":
+        elif component is None and step_kind(node) == "command":
             self.command(node, path)
 
     def parallel(self, obj: dict[str, Any], path: KeyPath) -> None:
@@ -274,6 +275,14 @@ def pipeline_rules(data: Any, positions: PositionMap) -> list[Diagnostic]:
     rules = _Rules(positions)
     if isinstance(data, dict):
         rules.pipeline_job(data)
+    return rules.out
+
+
+def job_rules(data: Any, positions: PositionMap) -> list[Diagnostic]:
+    """Everything Azure ML rejects in a standalone job (a step's rules, at the top level)."""
+    rules = _Rules(positions)
+    if isinstance(data, dict):
+        rules.node(data, ())
     return rules.out
 
 
@@ -315,4 +324,4 @@ def for_local_run(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 
 __all__ = ["REJECTS", "RULES", "SERVICE_ONLY", "When", "component_rules", "for_local_run",
-           "pipeline_rules"]
+           "job_rules", "pipeline_rules"]

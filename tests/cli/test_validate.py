@@ -64,8 +64,7 @@ def test_many_files_and_unknown_yaml(project: Path) -> None:
     pipeline(project, PARALLEL_STEP)
     write(project, "conda.yml", "name: env\ndependencies:\n  - pandas\n")
     write(project, "broken.yml", "type: pipeline\njobs: [\n")
-    write(project, "job.yml", "$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json\n"
-                              "command: echo hi\ncompute: azureml:cpu\n")
+    write(project, "job.yml", "type: finetuning\nmodel: azureml://registries/azureml-meta/models/Llama-2-7b\n")
     write(project, "schema.yml", "type: object\nproperties: {}\n")
     proc = run_cli("job", "validate", "pipeline.yml", "conda.yml", "job.yml", "schema.yml", "--skip-unknown",
                    cwd=project)
@@ -116,3 +115,43 @@ def test_set_keeps_problems_found_while_reading(project: Path) -> None:
     proc = run_cli("job", "validate", "dup.yml", "--set", "jobs.b.command=x", cwd=project)
     assert proc.returncode == 1
     assert proc.stdout.startswith("dup.yml:6:5: jobs.b.command: duplicate key 'command'")
+
+
+def test_standalone_jobs(project: Path) -> None:
+    write(project, "job.yml", "$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json\n"
+                              "command: python prep.py --n ${{inputs.count}}\ncode: src\ninputs:\n  count: 3\n"
+                              "environment: azureml:env:1\ncompute: azureml:cpu\n")
+    write(project, "tune.yml", "type: finetuning\nmodel: azureml://registries/azureml-meta/models/Llama-2-7b\n")
+    proc = run_cli("job", "validate", "job.yml", cwd=project)
+    assert (proc.returncode, proc.stdout) == (0, "job.yml: OK (command job)\n")
+    bad = project / "job.yml"
+    bad.write_text(bad.read_text().replace("${{inputs.count}}", "${{inputs.cuont}}"))
+    proc = run_cli("job", "validate", "job.yml", "tune.yml", cwd=project)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines() == [
+        "job.yml:2:1: command: ${{inputs.cuont}} names no input of this step (declared inputs: "
+        "count) (did you mean 'count'?)",
+        "job.yml: invalid: 1 error",
+        "tune.yml:1:1: a standalone finetuning job: mlpipe validates pipeline jobs, components and "
+        "standalone command, sweep, spark, automl jobs (pass --skip-unknown to skip such files)",
+        "tune.yml: invalid: 1 error",
+        "2 files checked: 0 valid, 2 invalid (2 errors, 0 warnings)"]
+    proc = run_cli("job", "create", "--file", "job.yml", cwd=project)
+    assert proc.returncode == 1 and "this is a standalone command job" in proc.stderr + proc.stdout
+
+
+def test_command_and_parallel_files_without_schema_that_are_jobs(project: Path) -> None:
+    write(project, "job.yml", "type: command\ncommand: python prep.py --n ${{inputs.n}}\ncode: src\n"
+                              "inputs:\n  n: 3\nenvironment: azureml:env:1\ncompute: azureml:cpu\n")
+    write(project, "pjob.yml", "type: parallel\ninput_data: ${{inputs.data}}\n"
+                               "inputs:\n  data: {type: uri_folder, path: ./data}\n"
+                               "task: {type: run_function, code: src, entry_script: score.py}\n")
+    proc = run_cli("job", "validate", "job.yml", "pjob.yml", cwd=project)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[:3] == [
+        "job.yml: OK (command job)",
+        "pjob.yml:1:1: a standalone parallel job: Azure ML runs parallel steps only inside a "
+        "pipeline job (azure-ai-ml: 'Unsupported job type: parallel'); make it a step of a "
+        "pipeline job, or a parallel component (no compute, inputs declared) (pass "
+        "--skip-unknown to skip such files)",
+        "pjob.yml: invalid: 1 error"]

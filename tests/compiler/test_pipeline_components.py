@@ -367,3 +367,24 @@ def test_a_resumed_job_keeps_the_finished_inner_steps(tmp_path: Path) -> None:
     assert "step top.inner.score: started" not in second.proc.stdout  # kept, not run again
     assert second.step("report")["status"] == "completed"
     assert second.append_lines("top.inner.score") == [f"f{i}.txt: row {i}" for i in range(5)]
+
+
+def test_steps_of_a_component_file_need_a_compute_when_the_job_has_none(tmp_path: Path) -> None:
+    source = project(tmp_path, outer=OUTER.replace("settings:\n  default_compute: azureml:cpu-cluster\n",
+                                                   ""))
+    result = check_pipeline(source, runs_dir=tmp_path / "runs", submission=True)
+    assert [(e.key_path, e.code) for e in result.errors] == [
+        ("jobs.report.compute", "azure-compute"), ("jobs.score.compute", "azure-compute")]
+    error = result.errors[1]
+    assert error.message.startswith("step 'score' has no compute and the job has no "
+                                    "settings.default_compute: Azure ML rejects this at submission")
+    assert "(in pipeline component used by jobs.inner" in error.message
+    assert error.location is not None and error.location.file == str(tmp_path / "inner.yml")
+    assert error.location.line == line_of(tmp_path / "inner.yml", "  score:")
+    local = check_pipeline(source, runs_dir=tmp_path / "runs")  # a local run does not need it
+    assert local.plan is not None and [w.code for w in local.plan.warnings] == ["azure-compute"]
+    (tmp_path / "inner.yml").write_text(INNER.replace("    max_concurrency_per_instance: 1\n",
+                                                      "    max_concurrency_per_instance: 1\n"
+                                                      "    compute: azureml:cpu-cluster\n"))
+    errors = check_pipeline(source, runs_dir=tmp_path / "runs", submission=True).errors
+    assert [e.key_path for e in errors] == ["jobs.report.compute"]

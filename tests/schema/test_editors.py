@@ -92,7 +92,9 @@ def test_steps_are_chosen_by_type_in_the_schema() -> None:
     schema = json.loads((REPO / "schemas" / "pipeline_job.schema.json").read_text())
     (step,) = schema["properties"]["jobs"]["patternProperties"].values()
     chosen = {tuple(choice["if"]["properties"]["type"]["enum"]): choice["then"].get("$ref")
-              for choice in step["allOf"]}
+              for choice in step["allOf"] if "properties" in choice["if"]}
     assert chosen[("parallel",)] == "#/$defs/ParallelNode"
     assert chosen[("command",)] == "#/$defs/CommandNode"
+    typeless = [c["then"].get("$ref") for c in step["allOf"] if "not" in c["if"]]
+    assert typeless == ["#/$defs/CommandNode"]  # a step without type is a command step
     assert "anyOf" not in step and "oneOf" not in step

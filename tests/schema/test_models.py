@@ -217,7 +217,7 @@ def test_compute_tags_and_environments_do_not_warn(tmp_path: Path) -> None:
 def test_step_types(tmp_path: Path) -> None:
     path = write(tmp_path, pipeline("""\
         a: {type: paralel}
-        b: {command: echo}
+        b: {command: echo}  # no type: a command step, as azure-ai-ml reads it
         c: {type: 5}
         d: [1]
         """))
@@ -225,11 +225,10 @@ def test_step_types(tmp_path: Path) -> None:
     assert [(e.key_path, e.message, e.hint) for e in errors] == [
         ("jobs.a.type", "unknown step type 'paralel': must be one of parallel, command, pipeline, sweep, spark, automl, data_transfer, import",
          "did you mean 'parallel'?"),
-        ("jobs.b.type", "required key 'type' is missing: a step's type is one of parallel, command, pipeline, sweep, spark, automl, data_transfer, import", None),
         ("jobs.c.type", "unknown step type integer 5: must be one of parallel, command, pipeline, sweep, spark, automl, data_transfer, import", None),
         ("jobs.d", "must be a step mapping with a 'type', got a list", None),
     ]
-    assert [e.location.line for e in errors] == [3, 4, 5, 6]
+    assert [e.location.line for e in errors] == [3, 5, 6]
 
 
 def test_inline_steps_need_their_keys_component_steps_do_not(tmp_path: Path) -> None:
@@ -410,7 +409,10 @@ def test_component_type_dispatch(tmp_path: Path) -> None:
                              "import, got string 'paralell'")
     assert error.hint == "did you mean 'parallel'?"
     [error] = load_component(write(tmp_path, "name: x\n")).errors
-    assert error.code == "missing"
+    assert (error.key_path, error.code) == ("command", "missing")  # no type: a command component
+    loaded = load_component(write(tmp_path, "name: x\ncommand: echo hi\n"))
+    assert loaded.errors == [] and isinstance(loaded.model, CommandComponent)
+    assert loaded.model.type == "command"  # azure-ai-ml's load_component reads it so
 
 
 def test_load_data_api_for_the_sdk_and_overrides() -> None:

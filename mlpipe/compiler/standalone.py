@@ -1,0 +1,58 @@
+"""Validate a standalone (non-pipeline) job file: ``type: command``, ``sweep``, ``spark`` or
+``automl`` (``mlpipe job validate``; such a job runs in Azure ML, not here)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mlpipe.compiler.assets import load_asset_map
+from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.compiler.pipeline import _Compiler, sort_diagnostics
+from mlpipe.compiler.scope import Source
+from mlpipe.compiler.settings import code_dir, environment_info
+from mlpipe.diagnostics import Diagnostic
+from mlpipe.schema import Loaded, load_job
+from mlpipe.schema.kinds import job_type
+from mlpipe.schema.submission import job_rules
+
+# The job types whose document is compiled as its one step (bindings, code, entry script,
+# data paths); of a sweep job the trial's code folder and environment files are checked,
+# AutoML's data by the schema layer only.
+COMPILED_TYPES = ("command", "spark")
+
+
+def validate_job(source: str | Path | Loaded, *, check_paths: bool = True,
+                 runs_dir: str | os.PathLike[str] | None = None) -> list[Diagnostic]:
+    """Every problem and warning of a standalone job file, with what Azure ML rejects when
+    the job is submitted as errors (as ``mlpipe job validate`` reports them)."""
+    reporter = Reporter()
+    loaded = source if isinstance(source, Loaded) else load_job(Path(source))
+    reporter.extend(loaded.diagnostics)
+    if not isinstance(loaded.data, dict) or loaded.parts is None:
+        return reporter.items
+    reporter.extend(job_rules(loaded.data, loaded.positions))
+    doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
+                        loaded.positions)
+    kind = job_type(loaded.data)
+    if kind in (*COMPILED_TYPES, None):
+        _Compiler(doc, reporter, runs_dir, None, check_paths, standalone=True).run()
+    elif kind == "sweep":
+        _check_trial(doc, reporter)
+    return sort_diagnostics(reporter.items)
+
+
+def _check_trial(doc: Doc, reporter: Reporter) -> None:
+    """A sweep job's trial: its code folder exists and its environment's files too."""
+    trial = doc.get("trial")
+    if not isinstance(trial, dict):
+        return
+    assets, problems = load_asset_map(doc.base_dir)
+    reporter.extend(problems)
+    if "code" in trial:
+        code_dir(Source(trial["code"], doc, ("trial", "code")), assets, reporter)
+    if "environment" in trial:
+        environment_info(Source(trial["environment"], doc, ("trial", "environment")), reporter)
+
+
+__all__ = ["COMPILED_TYPES", "validate_job"]

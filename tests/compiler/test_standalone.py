@@ -1,0 +1,116 @@
+"""``validate_job``: a standalone command or Spark job compiled as its one step (bindings,
+code folder, entry script) plus what Azure ML rejects when it is submitted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mlpipe.compiler import validate_job
+from tests.compiler.support import line_of, make_project, write
+
+JOB = """\
+$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json
+command: python prep.py --data ${{inputs.data}} --out ${{outputs.model}} --n ${{inputs.n}}
+code: src
+inputs:
+  data: {type: uri_folder, path: ./data}
+  n: 3
+outputs:
+  model: {type: uri_folder}
+environment: azureml:env:1
+compute: azureml:cpu-cluster
+"""
+
+SPARK = """\
+type: spark
+code: ./src
+entry: {file: prep.py}
+inputs:
+  data: {type: uri_file, path: azureml://datastores/workspaceblobstore/paths/t.csv, mode: direct}
+args: --data ${{inputs.data}}
+resources: {instance_type: standard_e4s_v3, runtime_version: "3.4"}
+conf: {spark.driver.cores: 1, spark.driver.memory: 2g, spark.executor.cores: 2,
+       spark.executor.memory: 2g, spark.executor.instances: 2}
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return make_project(tmp_path / "proj")
+
+
+@pytest.mark.parametrize("text", [JOB, SPARK], ids=["command", "spark"])
+def test_a_valid_standalone_job_has_no_problem(project: Path, text: str) -> None:
+    assert validate_job(write(project, "job.yml", text)) == []
+
+
+# (text replaced, replacement, line needle, key path, message part)
+MISTAKES = {
+    "binding": ("--n ${{inputs.n}}", "--n ${{inputs.nn}}", "command:", "command",
+                "${{inputs.nn}} names no input of this step (declared inputs: data, n)"),
+    "code folder": ("code: src", "code: srcs", "code:", "code", "code folder 'srcs' not found"),
+    "data path": ("path: ./data", "path: ./dta", "path: ./dta", "inputs.data.path",
+                  "input path './dta' not found"),
+    "environment": ("environment: azureml:env:1", "", "$schema:", "environment",
+                    "a command needs an 'environment': Azure ML rejects this at submission"),
+    "parent binding": ("n: 3", "n: ${{parent.inputs.n}}", "n: ${{parent", "inputs.n",
+                       "${{parent.inputs.n}} binds nothing: a standalone job has no pipeline"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISTAKES))
+def test_a_single_mistake_in_a_command_job_is_reported_at_its_line(project: Path,
+                                                                   case: str) -> None:
+    old, new, needle, key_path, message = MISTAKES[case]
+    path = write(project, "job.yml", JOB.replace(old, new, 1))
+    errors = [d for d in validate_job(path) if d.severity == "error" and d.key_path == key_path]
+    assert len(errors) == 1, [d.format() for d in validate_job(path)]
+    assert message in errors[0].message
+    assert errors[0].location is not None and errors[0].location.line == line_of(path, needle)
+
+
+def test_a_spark_job_entry_file_must_exist(project: Path) -> None:
+    path = write(project, "job.yml", SPARK.replace("file: prep.py", "file: prepp.py"))
+    errors = [d for d in validate_job(path) if d.severity == "error"]
+    assert [e.key_path for e in errors] == ["entry.file"], [d.format() for d in errors]
+    assert "prepp.py" in errors[0].message and "did you mean 'prep.py'" in (errors[0].hint or "")
+
+
+def test_a_spark_job_reads_its_data_in_direct_mode(project: Path) -> None:
+    path = write(project, "job.yml", SPARK.replace(", mode: direct}", "}"))
+    [error] = [d for d in validate_job(path) if d.severity == "error"]
+    assert (error.key_path, error.message) == (
+        "inputs.data", "Input 'data' is using 'None' mode, only 'direct' is supported for Spark job")
+    assert error.location is not None and error.location.line == line_of(path, "  data:")
+
+
+SWEEP = """\
+type: sweep
+trial:
+  command: python prep.py --a ${{inputs.a}} --b ${{search_space.b}}
+  code: src
+  environment: azureml:env:1
+inputs: {a: 1}
+search_space:
+  b: {type: choice, values: [1, 2]}
+objective: {goal: minimize, primary_metric: loss}
+limits: {max_total_trials: 2}
+"""
+
+
+def test_a_sweep_job_trial_code_folder_must_exist(project: Path) -> None:
+    assert validate_job(write(project, "job.yml", SWEEP)) == []
+    path = write(project, "job.yml", SWEEP.replace("code: src", "code: srcs"))
+    [error] = validate_job(path)
+    assert (error.key_path, error.location.line if error.location else None) == (
+        "trial.code", line_of(path, "code: srcs"))
+    assert error.message.startswith("code folder 'srcs' not found")
+
+
+def test_a_missing_build_context_is_a_warning(project: Path) -> None:
+    text = JOB.replace("environment: azureml:env:1", "environment:\n  build: {path: docker-ctx}")
+    [warning] = validate_job(write(project, "job.yml", text))
+    assert (warning.severity, warning.key_path) == ("warning", "environment.build.path")
+    assert warning.message.startswith("build context 'docker-ctx' not found")
