@@ -7,17 +7,24 @@ first use so the CLI does not pay for them.
 Importing mlpipe installs its import hook (:mod:`mlpipe.import_mirrors`): where the real
 packages are not installed, ``azureml.core`` / ``azureml.*`` and ``azure.ai.ml`` resolve to
 mlpipe's mirrors in this process and in the ones it starts (``MLPIPE_IMPORT_MIRRORS=0``
-turns it off).
+turns it off). Where the working folder has an ``mlpipe.toml``, its URL stand-ins serve
+this process's downloads too (:func:`mlpipe.scripts.install_url_stand_ins`), as under
+``mlpipe run-script``.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from mlpipe.import_mirrors import install_from_environment
 from mlpipe.version import __version__
 
 install_from_environment()
+if os.path.isfile("mlpipe.toml"):  # compiler.assets.ASSETS_FILE, not imported: it is slow
+    from mlpipe.scripts import install_url_stand_ins
+
+    install_url_stand_ins()
 
 _SDK_NAMES = {
     "Input", "Output", "load_job", "load_component", "pipeline", "run", "command",

@@ -12,12 +12,11 @@ Mirror module: docs/architecture.md lists every mirror.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
 from mlpipe import dsl
 from mlpipe.sdk import Input, MLClient, Output, command, load_component, load_job
-from mlpipe.sdk.assets import Data, Model
+from mlpipe.sdk.assets import Data, Model, asset_fields
 from mlpipe.sdk.entities import Environment
 from mlpipe.sdk.identities import (
     MpiDistribution,
@@ -42,42 +41,28 @@ NOT_LOCAL = ("spark", "load_batch_deployment", "load_batch_endpoint", "load_data
              "load_serverless_endpoint", "load_capability_host")
 
 
-def _asset_fields(source: str | os.PathLike[str], params_override: Any = None) -> dict[str, Any]:
-    from mlpipe.schema import load_yaml_file
-
-    path = Path(os.fspath(source)).resolve()
-    data = dict(load_yaml_file(str(path)).data or {})
-    for override in params_override or []:
-        data.update(override)
-    data.pop("$schema", None)
-    local = data.get("path")
-    if isinstance(local, str) and "://" not in local and not local.startswith("azureml:"):
-        data["path"] = str((path.parent / local).resolve())
-    return data
-
-
 def load_data(source: str | os.PathLike[str], *, relative_origin: str | None = None,
               params_override: Any = None, **kwargs: Any) -> Data:
     """A ``Data`` asset from its YAML file (relative ``path`` from the file's folder)."""
-    return Data(**_asset_fields(source, params_override))
+    return Data(**asset_fields(source, params_override))
 
 
 def load_model(source: str | os.PathLike[str], *, relative_origin: str | None = None,
                params_override: Any = None, **kwargs: Any) -> Model:
     """A ``Model`` from its YAML file."""
-    return Model(**_asset_fields(source, params_override))
+    return Model(**asset_fields(source, params_override))
 
 
 def load_environment(source: str | os.PathLike[str], *, relative_origin: str | None = None,
                      params_override: Any = None, **kwargs: Any) -> Environment:
     """An ``Environment`` from its YAML file (recorded, never built)."""
-    return Environment(**_asset_fields(source, params_override))
+    return Environment(**asset_fields(source, params_override))
 
 
 def load_compute(source: str | os.PathLike[str], *, relative_origin: str | None = None,
                  params_override: Any = None, **kwargs: Any) -> AmlCompute:
     """A compute from its YAML file (recorded: steps run on this machine)."""
-    fields = _asset_fields(source, params_override)
+    fields = asset_fields(source, params_override)
     fields.pop("type", None)
     return AmlCompute(**fields)
 

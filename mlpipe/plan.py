@@ -175,6 +175,9 @@ class _StepBase:
     code_dir: str | None = None  # absolute path of the code folder as written (not the snapshot)
     compute: str | None = None
     location: Location | None = None
+    # the folder of the job's mlpipe.toml: downloads in the step's processes read its URL
+    # stand-ins (None: there is none)
+    stand_ins: str | None = None
 
     @property
     def logs_dir(self) -> str:
@@ -225,6 +228,9 @@ class CommandStep(_StepBase):
 
     kind: Literal["command"] = "command"
     command: str = ""
+    # ``distribution.type`` (pytorch, tensorflow, mpi, ray): run as rank 0 of a world of one,
+    # with the launcher's environment variables (``jobs/distribution.py``)
+    distribution: str | None = None
 
 
 @dataclass(frozen=True)

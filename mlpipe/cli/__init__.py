@@ -26,6 +26,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.jobs",
     "mlpipe.cli.job_report",
     "mlpipe.cli.job_advise",
+    "mlpipe.cli.assets_cmd",
 )
 
 # Modules that add top-level commands; each defines ``register_top(subparsers)``.
@@ -33,7 +34,9 @@ TOP_COMMAND_MODULES: tuple[str, ...] = ("mlpipe.cli.run_script",)
 
 GROUPS = {
     "job": "validate, run and inspect pipeline jobs",
-    "component": "validate component files",
+    "component": "validate and register component files",
+    "data": "register data assets",
+    "model": "register models",
     "schema": "JSON Schemas for editors",
 }
 

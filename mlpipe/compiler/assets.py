@@ -34,6 +34,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ASSETS_FILE = "mlpipe.toml"
+# Set in the processes a job starts (command steps, parallel workers): the folder of the job's
+# ``mlpipe.toml``, whose URL stand-ins their downloads read (``mlpipe/scripts.py``).
+STAND_INS_ENV = "MLPIPE_STAND_INS"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 _REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)
@@ -163,8 +166,9 @@ def _outputs_table(table: object, path: Path) -> tuple[bool, list[Diagnostic]]:
 
 def stand_in(reference: str, *folders: Path) -> Path | None:
     """The local path ``mlpipe.toml`` maps ``reference`` (or a URL prefix of it) to, looking
-    in ``folders`` then the working folder."""
-    for folder in (*folders, Path.cwd()):
+    in ``folders``, the job's folder (:data:`STAND_INS_ENV`), then the working folder."""
+    job_folder = os.environ.get(STAND_INS_ENV)
+    for folder in (*folders, *([Path(job_folder)] if job_folder else []), Path.cwd()):
         if not (folder / ASSETS_FILE).is_file():
             continue
         asset_map, _ = load_asset_map(folder)
@@ -187,5 +191,5 @@ def _under(asset_map: AssetMap, reference: str) -> Path | None:
     return None
 
 
-__all__ = ["ASSETS_FILE", "REGISTRY_FILE", "AssetMap", "is_remote", "load_asset_map",
-           "registered_references", "stand_in", "strip_file_prefix"]
+__all__ = ["ASSETS_FILE", "REGISTRY_FILE", "STAND_INS_ENV", "AssetMap", "is_remote",
+           "load_asset_map", "registered_references", "stand_in", "strip_file_prefix"]

@@ -107,6 +107,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         if compute and isinstance(compute.value, str)
         else ctx.default_compute,
         location=node.doc.locate(node.path),
+        stand_ins=str(ctx.assets.file.parent) if ctx.assets.file is not None else None,
     )
 
 
@@ -348,7 +349,14 @@ def _command(node: Node, ctx: BuildContext, values: StepValues,
         else:
             text = _arguments(node, values, ctx.reporter, src, "command")
             command = values.command(text) if text else ""
-    return CommandStep(**common, command=command)
+    return CommandStep(**common, command=command, distribution=_distribution(node))
+
+
+def _distribution(node: Node) -> str | None:
+    """``distribution.type`` of the step, else of its component (None when not distributed)."""
+    src = node.lookup("distribution")
+    kind = src.value.get("type") if src is not None and isinstance(src.value, dict) else None
+    return kind.lower() if isinstance(kind, str) else None
 
 
 __all__ = ["BuildContext", "append_row_target", "build_step"]

@@ -27,7 +27,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO
 
+from mlpipe.compiler.assets import STAND_INS_ENV
 from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
+from mlpipe.jobs.distribution import launcher_environment
 from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
@@ -61,9 +63,10 @@ def make_output_folders(step: Step) -> None:
 
 
 def python_shim_dir(step: Step) -> Path:
-    """A folder with ``python``/``python3`` launching the runner's own interpreter, and
-    the Azure programs mlpipe stands in for (``mldesigner``: :data:`PROGRAMS`) unless the
-    import mirrors are off.
+    """A folder with ``python``/``python3`` launching the runner's own interpreter, the
+    Azure programs mlpipe stands in for (``mldesigner``: :data:`PROGRAMS`) unless the
+    import mirrors are off, and ``curl``/``wget`` serving the job's URL stand-ins
+    (:mod:`mlpipe.jobs.downloaders`).
 
     A wrapper script rather than a symlink, so a virtual environment's interpreter
     keeps its ``site-packages``.
@@ -73,6 +76,8 @@ def python_shim_dir(step: Step) -> Path:
     shims = {name: "" for name in ("python", "python3")}
     if mode() != "off":
         shims.update({name: f" -m {module}" for name, module in PROGRAMS.items()})
+    # downloads of URLs the job's mlpipe.toml maps read the stand-ins (jobs/downloaders.py)
+    shims.update({name: f" -m mlpipe.jobs.downloaders {name}" for name in ("curl", "wget")})
     for name, run in shims.items():
         shim = bin_dir / name
         shim.write_text(f'#!/bin/sh\nexec "{sys.executable}"{run} "$@"\n', encoding="utf-8")
@@ -81,13 +86,18 @@ def python_shim_dir(step: Step) -> Path:
 
 
 def command_environment(step: Step) -> dict[str, str]:
-    """The process environment: ours, the step's ``environment_variables``, our Python first
-    (with mlpipe's import hook, :func:`mlpipe.import_mirrors.child_environment`)."""
+    """The process environment: ours, a distributed step's launcher variables (a world of
+    one, :mod:`mlpipe.jobs.distribution`), the step's ``environment_variables``, our Python
+    first (with mlpipe's import hook, :func:`mlpipe.import_mirrors.child_environment`)."""
     env = dict(os.environ)
     path_parts = [str(python_shim_dir(step)), str(Path(sys.executable).parent)]
     env["PATH"] = os.pathsep.join(path_parts + [env.get("PATH", os.defpath)])
     env["PYTHONUNBUFFERED"] = "1"
     env.pop("PYTHONHOME", None)
+    if isinstance(step, CommandStep):
+        env.update(launcher_environment(step.distribution))
+    if step.stand_ins:  # its downloads read the job's mlpipe.toml stand-ins
+        env[STAND_INS_ENV] = step.stand_ins
     env.update({str(k): str(v) for k, v in step.environment_variables.items()})
     return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
 

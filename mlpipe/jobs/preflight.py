@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import platform
 import re
+import sys
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.errors import MlpipeError
@@ -215,13 +221,18 @@ def compute_notice(plan: ExecutionPlan, backend: str = "local") -> str | None:
     return f"compute {', '.join(names)}: every step runs {where}"
 
 
-def missing_packages(environment: EnvironmentInfo) -> list[str]:
-    """Packages an environment lists that this interpreter cannot import."""
+def _wanted(environment: EnvironmentInfo) -> list[str]:
+    """The package specs an environment lists (inline, else its conda file's)."""
     wanted = list(environment.conda_dependencies)
     if not wanted and environment.conda_file:
         wanted = conda_file_packages(Path(environment.conda_file))
+    return wanted
+
+
+def missing_packages(environment: EnvironmentInfo) -> list[str]:
+    """Packages an environment lists that this interpreter cannot import."""
     missing = []
-    for spec in wanted:
+    for spec in _wanted(environment):
         name = package_name(spec)
         if name and name not in NOT_IMPORTED and not is_installed(name) and name not in missing:
             missing.append(name)
@@ -254,8 +265,82 @@ def overwrite_warnings(found: list[str]) -> list[str]:
                else "it will be overwritten") for path in found]
 
 
+def version_mismatches(environment: EnvironmentInfo) -> list[str]:
+    """The version pins of an environment (pip's ``==``/``~=``/``<``..., conda's ``=1.2``,
+    ``python=3.7``) that this interpreter or its installed packages do not meet, each as
+    ``"scikit-learn~=0.20.0 (here 1.5.2)"``; packages that are not installed are
+    :func:`missing_packages`' and not repeated here."""
+    out = []
+    for spec in _wanted(environment):
+        name = package_name(spec)
+        if not name or (name in NOT_IMPORTED and name != "python"):
+            continue
+        pins = version_pins(spec)
+        here = platform.python_version() if name == "python" else installed_version(name)
+        if pins is None or here is None:
+            continue
+        try:
+            met = pins.contains(Version(here), prereleases=True)
+        except InvalidVersion:
+            continue
+        if not met:
+            out.append(f"{spec.strip()} (here {here})")
+    return out
+
+
+def version_pins(spec: str) -> SpecifierSet | None:
+    """The versions ``spec`` accepts (conda's ``=1.2`` is ``==1.2.*``, a bare version in
+    ``name 1.2.*`` is ``==``); ``None`` when it pins none or cannot be read."""
+    text, _, marker = spec.strip().split("::")[-1].partition(";")
+    if marker.strip() and not _marker_holds(marker):
+        return None  # pins for another Python or platform
+    match = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?", text)
+    rest = text[match.end():].strip() if match else ""
+    if not rest:
+        return None
+    if rest.startswith("=") and not rest.startswith("=="):  # conda: prefix match, build dropped
+        version = rest[1:].split("=")[0].strip()
+        rest = f"=={version}" if version.endswith("*") else f"=={version}.*"
+    elif rest[0].isdigit():
+        rest = f"=={rest}"
+    try:
+        return SpecifierSet(rest.replace(" ", ""))
+    except InvalidSpecifier:
+        return None
+
+
+def _marker_holds(marker: str) -> bool:
+    try:
+        return Marker(marker.strip()).evaluate()
+    except InvalidMarker:
+        return True
+
+
+def installed_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (``None`` when it is not installed)."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+# ``pip install ...`` / ``python -m pip install`` / ``conda install`` / ``mamba install`` in a
+# command (after a separator or at the start)
+_INSTALLS = re.compile(r"(?:^|[;&|(]\s*|\n\s*)"
+                       r"((?:(?:\S*/)?python3?\s+-m\s+)?(?:\S*/)?(?:pip3?|conda|mamba)"
+                       r"\s+install\b[^;&|\n]*)")
+
+
+def package_installs(command: str) -> list[str]:
+    """The package installs a step's command runs (``pip install 'mlflow<2.19' -q``)."""
+    return [match.group(1).strip() for match in _INSTALLS.finditer(command)]
+
+
 def environment_warnings(plan: ExecutionPlan) -> list[str]:
-    """One warning per step whose environment lists packages that are not importable."""
+    """One warning per step whose environment lists packages that are not importable, and
+    one per step whose environment pins versions this Python does not have (the cloud
+    builds the environment as pinned: a model pickled by one version may not load, or
+    behave the same, in another)."""
     warnings = []
     for step in plan.steps:
         missing = missing_packages(step.environment)
@@ -264,6 +349,22 @@ def environment_warnings(plan: ExecutionPlan) -> list[str]:
                 f"step {step.name}: its environment lists {', '.join(missing)}, which "
                 "cannot be imported here; the step runs in this Python anyway "
                 "(environments are never built locally)"
+            )
+        command = getattr(step, "command", None) or getattr(step, "trial_command", "") or ""
+        installs = package_installs(command)
+        if installs:
+            warnings.append(
+                f"step {step.name}: its command runs {'; '.join(installs)}, which installs "
+                f"into this Python ({sys.prefix}) for every later job too; Azure ML installs "
+                "into the job's own container (install the packages once yourself, or run "
+                "the job in a virtual environment of its own)"
+            )
+        mismatched = version_mismatches(step.environment)
+        if mismatched:
+            warnings.append(
+                f"step {step.name}: its environment pins {', '.join(mismatched)}; the step "
+                "runs with this Python's versions (environments are never built locally), "
+                "so it may fail or give other results than in Azure ML"
             )
     return warnings
 

@@ -80,6 +80,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         environment_variables=step.environment_variables, logging_level=step.logging_level,
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
         source_dir=step.code_dir, import_mirrors=import_mirrors_mode(),
+        stand_ins=step.stand_ins,
     )
     target = None
     if step.append_row_to:

@@ -41,6 +41,7 @@ from mlpipe.runtime.results import (
 from mlpipe.runtime.source_paths import to_user_paths, user_traceback
 from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.scripts import STAND_INS_ENV
 from mlpipe.scripts import install_from_environment as install_import_mirrors
 
 SHIM_DIR = str(Path(__file__).resolve().parent / "shim")
@@ -73,6 +74,7 @@ class WorkerConfig:
     profiling_module: str | None = None  # "cProfile" or "profile": profile run() calls
     source_dir: str | None = None  # the folder code_dir is a snapshot of: tracebacks name it
     import_mirrors: Mode = "auto"  # the driver's mlpipe.import_mirrors mode, for every backend
+    stand_ins: str | None = None  # the folder of the job's mlpipe.toml (URL stand-ins)
 
     @property
     def entry_script_path(self) -> str:
@@ -238,6 +240,8 @@ class WorkerRuntime:
             if path not in sys.path:
                 sys.path.insert(0, path)
         set_mode(config.import_mirrors)
+        if config.stand_ins:  # the entry script's downloads read the job's URL stand-ins
+            os.environ[STAND_INS_ENV] = config.stand_ins
         install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]

@@ -185,11 +185,25 @@ def cloud_only_warnings(data: dict[str, Any], positions: PositionMap,
     for key, paths in found.items():
         more = (f" (and {len(paths) - 1} more place{'s' if len(paths) > 2 else ''})"
                 if len(paths) > 1 else "")
-        out.append(Diagnostic(f"'{key}' is ignored when running locally{more}",
+        what = "is ignored when running locally"
+        if key == "distribution" and all(_is_command(data, path) for path in paths):
+            what = (f"runs here as one process{more}: rank 0 of a world of one, with the "
+                    "launcher's variables (WORLD_SIZE=1, RANK=0, a TF_CONFIG of one worker)")
+            more = ""
+        out.append(Diagnostic(f"'{key}' {what}{more}",
                               key_path=format_key_path(paths[0]),
                               location=positions.locate(paths[0]), severity="warning",
                               code="cloud-only"))
     return out
+
+
+def _is_command(data: dict[str, Any], path: KeyPath) -> bool:
+    """Whether the mapping holding the key at ``path`` is a command (step or component)."""
+    owner: Any = data
+    for part in path[:-1]:
+        owner = owner.get(part) if isinstance(owner, dict) else None
+    return isinstance(owner, dict) and (_kind(owner) == "command"
+                                        or (_kind(owner) is None and "command" in owner))
 
 
 def is_cloud_only_key(diagnostic: Diagnostic) -> bool:

@@ -239,6 +239,22 @@ def _next_version(versions: Mapping[str, Any]) -> str:
     return str(max(numbers, default=0) + 1)
 
 
+def asset_fields(source: str | os.PathLike[str], params_override: Any = None) -> dict[str, Any]:
+    """The fields of an asset YAML file (data, model, environment, compute); a relative
+    local ``path`` is made absolute from the file's folder."""
+    from mlpipe.schema import load_yaml_file  # noqa: PLC0415
+
+    path = Path(os.fspath(source)).resolve()
+    data = dict(load_yaml_file(str(path)).data or {})
+    for override in params_override or []:
+        data.update(override)
+    data.pop("$schema", None)
+    local = data.get("path")
+    if isinstance(local, str) and "://" not in local and not local.startswith("azureml:"):
+        data["path"] = str((path.parent / local).resolve())
+    return data
+
+
 def local_path(path: Any, base: Path) -> str | None:
     """An asset's ``path`` as an absolute local path (``None`` for a remote one)."""
     if path is None:
@@ -252,5 +268,5 @@ def local_path(path: Any, base: Path) -> str | None:
     return str((resolved if resolved.is_absolute() else base / resolved).resolve())
 
 
-__all__ = ["AssetNotFoundError", "AssetStore", "Data", "Model", "Resource", "local_path",
-           "reference"]
+__all__ = ["AssetNotFoundError", "AssetStore", "Data", "Model", "Resource", "asset_fields",
+           "local_path", "reference"]

@@ -1,5 +1,6 @@
 """Run by Python at start-up when this folder is on ``PYTHONPATH`` (a command step's
-processes): installs mlpipe's import hook (:mod:`mlpipe.import_mirrors`), then runs the
+processes): installs mlpipe's import hook (:mod:`mlpipe.import_mirrors`) and, when the job
+has an ``mlpipe.toml``, its URL stand-ins (:mod:`mlpipe.scripts`), then runs the
 ``sitecustomize`` this file hides, if there is one. A Python without mlpipe is unaffected."""
 
 from __future__ import annotations
@@ -24,8 +25,13 @@ def _run_hidden_sitecustomize() -> None:
 
 
 def _install_hook() -> None:
+    # mlpipe.scripts only where URL stand-ins are wanted: it costs every Python's start-up
+    wanted = os.environ.get("MLPIPE_STAND_INS") or os.environ.get("MLPIPE_IMPORT_MIRRORS") == "1"
     try:
-        from mlpipe.import_mirrors import install_from_environment
+        if wanted:
+            from mlpipe.scripts import install_from_environment
+        else:
+            from mlpipe.import_mirrors import install_from_environment  # type: ignore[assignment]
     except ImportError:  # another Python, without mlpipe
         return
     install_from_environment()

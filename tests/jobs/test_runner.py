@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
+import platform
 import sys
 import threading
 import time
@@ -208,6 +210,39 @@ def test_environment_warning_names_missing_packages(tmp_path: Path) -> None:
     assert "not-a-real-package-xyz" in warnings[0]
     assert "pandas" not in warnings[0] and "python" not in warnings[0]
     assert any(line.startswith("compute azureml:cpu-cluster") for line in lines)
+
+
+def test_environment_warning_names_pins_this_python_does_not_meet(tmp_path: Path) -> None:
+    """The cloud builds the environment as pinned (azureml-examples' iris model was pickled
+    by scikit-learn 0.20, which Python 3.7 runs): a local run with other versions is told."""
+    conda = tmp_path / "conda.yml"
+    conda.write_text("dependencies:\n  - python=2.7\n  - pip=1.0\n  - numpy\n  - pip:\n"
+                     "      - pandas<1\n      - psutil>=1\n      - 'pyarrow<1; python_version<\"3\"'\n")
+    step = command(tmp_path / "runs" / "job1", "a", "true",
+                   environment=EnvironmentInfo(conda_file=str(conda)))
+    lines: list[str] = []
+    assert run_plan(plan_of(tmp_path, step), echo=lines.append).ok
+    [warning] = [line for line in lines if line.startswith("warning:")]
+    assert warning == (
+        f"warning: step a: its environment pins python=2.7 (here {platform.python_version()}), "
+        f"pandas<1 (here {importlib.metadata.version('pandas')}); the step runs with this "
+        "Python's versions (environments are never built locally), so it may fail or give "
+        "other results than in Azure ML")
+
+
+def test_a_command_that_installs_packages_is_named(tmp_path: Path) -> None:
+    """azureml-examples' sweep component runs ``pip install 'mlflow<2.19' -q && python ...``:
+    in the cloud that changes the job's container, here the runner's own Python."""
+    step = command(tmp_path / "runs" / "job1", "a",
+                   "true || pip install 'not-a-real-package-xyz<2' -q && echo ran")
+    lines: list[str] = []
+    assert run_plan(plan_of(tmp_path, step), echo=lines.append).ok
+    [warning] = [line for line in lines if line.startswith("warning:")]
+    assert warning == (
+        "warning: step a: its command runs pip install 'not-a-real-package-xyz<2' -q, which "
+        f"installs into this Python ({sys.prefix}) for every later job too; Azure ML installs "
+        "into the job's own container (install the packages once yourself, or run the job "
+        "in a virtual environment of its own)")
 
 
 def test_no_warning_when_every_package_imports(tmp_path: Path) -> None:

@@ -58,7 +58,7 @@ def trial_step(sweep: SweepStep, number: int, params: dict[str, Any]) -> Command
         name=f"{sweep.name}.trial_{number}", step_dir=str(folder),
         inputs=freeze(inputs), outputs=freeze(outputs), environment_variables=freeze(env),
         environment=sweep.environment, code_dir=sweep.code_dir, compute=sweep.compute,
-        command=values.command(sweep.trial_command))
+        stand_ins=sweep.stand_ins, command=values.command(sweep.trial_command))
 
 
 def _trial_output(folder: Path, out: PlanOutput) -> Path:
