@@ -37,6 +37,7 @@ _WGET_VALUED = {"-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--hea
                 "-o", "--output-file", "-a", "--append-output", "--user", "--password",
                 "-w", "--wait"}
 _UNREACHABLE = {"curl": (6, 7), "wget": (4,)}
+_SHIM_HEAD = 1024  # bytes of a PATH folder's curl read to tell mlpipe's shim
 
 
 def main(argv: list[str]) -> int:
@@ -136,9 +137,9 @@ def _run_real(program: str, args: list[str], unmapped: list[str]) -> int:
 
 def _is_shim_dir(folder: str) -> bool:
     """A folder whose ``curl`` is one of mlpipe's stand-ins (a step's ``.mlpipe/bin``)."""
-    shim = Path(folder) / "curl"
-    try:
-        return shim.is_file() and "mlpipe.jobs.downloaders" in shim.read_text(errors="ignore")
+    try:  # the shim is two short lines: read no more of a real curl binary than that
+        with (Path(folder) / "curl").open("rb") as shim:
+            return b"mlpipe.jobs.downloaders" in shim.read(_SHIM_HEAD)
     except OSError:
         return False
 

@@ -242,10 +242,14 @@ def _next_version(versions: Mapping[str, Any]) -> str:
 def asset_fields(source: str | os.PathLike[str], params_override: Any = None) -> dict[str, Any]:
     """The fields of an asset YAML file (data, model, environment, compute); a relative
     local ``path`` is made absolute from the file's folder."""
+    from mlpipe.diagnostics import ValidationError, errors_of  # noqa: PLC0415
     from mlpipe.schema import load_yaml_file  # noqa: PLC0415
 
     path = Path(os.fspath(source)).resolve()
-    data = dict(load_yaml_file(str(path)).data or {})
+    document = load_yaml_file(str(path))
+    if errors_of(document.diagnostics):  # a broken file is named, never read as empty
+        raise ValidationError(document.diagnostics)
+    data = dict(document.data or {})
     for override in params_override or []:
         data.update(override)
     data.pop("$schema", None)

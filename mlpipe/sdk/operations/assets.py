@@ -25,6 +25,7 @@ class _AssetOperations(Operations):
 
     _kind: ClassVar[str]
     _entity: ClassVar[type[Resource]] = Resource
+    _types: ClassVar[tuple[str, ...]] = ()  # the asset types Azure takes (empty: any)
 
     def _assets(self) -> AssetStore:
         return AssetStore(self._runs_dir)
@@ -52,15 +53,23 @@ class _AssetOperations(Operations):
     def create_or_update(self, asset: Any, **kwargs: Any) -> Any:
         """Register ``asset`` locally; returns it with its ``version`` (and ``id``) set."""
         name = getattr(asset, "name", None)
-        if not name:
+        if not name or not isinstance(name, str):
             raise ValueError(f"ml_client.{self._group}.create_or_update() needs an asset with a "
-                             f"name, got {asset!r}")
+                             f"name (text), got {asset!r}")
         fields = self._fields(asset)
         path = self._local_path(asset)
+        self._check(fields)
         if path is not None and "path" in fields:
             fields["path"] = path
         version = self._assets().register(self._kind, fields, path)
         return self._make(self._assets().get(self._kind, name, version))
+
+    def _check(self, fields: dict[str, Any]) -> None:
+        """What Azure refuses at registration: a type the kind of asset does not have."""
+        kind = fields.get("type")
+        if self._types and kind not in self._types:
+            raise ValueError(f"{self._kind} {fields['name']}: type {kind!r} is not one of "
+                             f"{', '.join(self._types)}")
 
     def get(self, name: str, version: str | None = None, label: str | None = None,
             **kwargs: Any) -> Any:
@@ -82,6 +91,7 @@ class DataOperations(_AssetOperations):
     _group = "data"
     _kind = "data"
     _entity = Data
+    _types = ("uri_file", "uri_folder", "mltable")
 
 
 class ModelOperations(_AssetOperations):
