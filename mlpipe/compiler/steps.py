@@ -125,8 +125,7 @@ def _environment_variables(node: Node, values: StepValues,
                       f"environment_variables ({names}) of a {node.kind} component are not "
                       "applied: azure-ai-ml drops them (its component schema has no such key), "
                       "so the cloud runs the step without them", code="dropped-key",
-                      hint=f"set them on the step: jobs.{node.name}.environment_variables in "
-                           "the pipeline YAML, or node.environment_variables = {...} in code")
+                      hint=_variables_hint(node))
     path = node.path + ("environment_variables",)
     mapping = node.doc.get(*path)
     out: dict[str, str] = {}
@@ -141,6 +140,15 @@ def _environment_variables(node: Node, values: StepValues,
         check_own_bindings(text, node.inputs, node.outputs, src, reporter, "environment_variables")
         out[str(key)] = values.text(text)
     return out
+
+
+def _variables_hint(node: Node) -> str:
+    """Where a step's variables go instead of its component's."""
+    if node.kind == "sweep":  # a sweep step has no variables of its own
+        return ("a sweep step has no environment_variables: set them in the trial's command "
+                "(`NAME=value python train.py ...`)")
+    return (f"set them on the step: jobs.{node.name}.environment_variables in the pipeline "
+            "YAML, or node.environment_variables = {...} in code")
 
 
 def _arguments(node: Node, values: StepValues, reporter: Reporter, src: Source,

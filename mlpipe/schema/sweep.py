@@ -95,7 +95,9 @@ class RandomSampling(StrictModel):
     type: Annotated[str, one_of("random", snake=True, bindable=False)]
     seed: Int | None = None
     rule: Annotated[str, one_of("random", "sobol", snake=True)] | None = None
-    logbase: Float | None = None
+    logbase: Annotated[int | float | str, number_in(0)] | Annotated[str, one_of("e")] | None = (
+        Field(None, description="A positive number, or e (azure-ai-ml's "
+                                "RandomSamplingAlgorithm(logbase='e')).", union_mode="left_to_right"))
 
 
 class GridSampling(StrictModel):
@@ -129,8 +131,10 @@ class Objective(StrictModel):
 class Policy(StrictModel):
     """The keys every early-termination policy has."""
 
-    evaluation_interval: Annotated[int | str, int_in(1)] | None = Field(
-        None, description="Apply the policy every this many reports of the primary metric.")
+    evaluation_interval: Annotated[int | str, int_in(0)] | None = Field(
+        None, description="Apply the policy every this many reports of the primary metric "
+                          "(0, azure-ai-ml's default for bandit and truncation_selection, "
+                          "applies it at every report, as 1 does).")
     delay_evaluation: Annotated[int | str, int_in(0)] | None = Field(
         None, description="Reports of the primary metric before the first evaluation.")
 

@@ -86,6 +86,7 @@ def _finish(node: N, declarations: dict[str, Input], values: dict[str, Any],
     object.__setattr__(node, "_declared_inputs", names)
     object.__setattr__(node._inputs, "_names", names)
     node._inputs._values.update(values)
+    object.__setattr__(node, "_literal_inputs", dict(values))  # the component's typed inputs
     object.__setattr__(node, "_definition_site", node._origin)
     object.__setattr__(node, "_call_site", node._origin)
     builder = current_builder()
@@ -212,9 +213,13 @@ def command(
         defaults=_component_settings(command=command,
                                      code=None if code is None else str(code),
                                      environment=environment_reference(environment),
+                                     environment_variables=environment_variables,
                                      distribution=distribution, resources=resources),
         extra=kwargs)
-    return _finish(node, declarations, values, dict(
+    _finish(node, declarations, values, dict(
         locations=locations, instance_count=instance_count, instance_type=instance_type,
         docker_args=docker_args, shm_size=shm_size))
+    if node.resources.to_dict():  # azure-ai-ml's component has the resource keywords too
+        node._defaults["resources"] = copy.deepcopy(node.resources)
+    return node
 

@@ -41,8 +41,17 @@ from mlpipe.sdk.identities import distribution_of
 from mlpipe.sdk.io import Input, Output, PipelineInput
 from mlpipe.sdk.paths import is_local, relative_to
 from mlpipe.sdk.resources import ResourceConfiguration
+from mlpipe.sdk.sweep import (
+    BanditPolicy,
+    Objective,
+    SweepDistribution,
+    SweepJobLimits,
+    distribution,
+    node_policy,
+    sampling_value,
+    yaml_value,
+)
 from mlpipe.sdk.tracking import Emitter, KeyPath, Record, Tracked, from_file
-from mlpipe.sdk.unavailable import NotAvailableLocally
 from mlpipe.sdk.yamlio import dump_text
 
 ANONYMOUS = "azureml_anonymous"  # azure-ai-ml's name of a component made without one
@@ -457,12 +466,81 @@ class CommandNode(Node):
             object.__setattr__(new, "display_name", None)
         return new
 
-    def sweep(self, *args: Any, **kwargs: Any) -> Any:
-        """azure-ai-ml's ``command_node.sweep(...)``: a hyperparameter sweep, cloud only."""
-        raise NotAvailableLocally(
-            "node.sweep()", "mlpipe does not build sweeps in code; write the sweep as a "
-            "`type: sweep` step of a pipeline YAML (mlpipe runs it: docs/running.md, Sweep "
-            "steps), or run the command here with fixed values (node.inputs.<name> = value).")
+    def sweep(self, *, primary_metric: str, goal: str, sampling_algorithm: Any = "random",
+              compute: str | None = None, max_concurrent_trials: int | None = None,
+              max_total_trials: int | None = None, timeout: int | None = None,
+              trial_timeout: int | None = None, early_termination_policy: Any = None,
+              search_space: Mapping[str, Any] | None = None, identity: Any = None,
+              queue_settings: Any = None, job_tier: str | None = None,
+              priority: str | None = None) -> SweepNode:
+        """azure-ai-ml's ``command_node.sweep(...)``: a sweep node whose trial is this node's
+        component. Inputs bound to a distribution (``Choice``, ``Uniform``, ...) are its
+        search space (``search_space=`` adds to it), the others its inputs; inside
+        ``@pipeline`` the sweep node replaces this node (which no longer runs)."""
+        inputs = {key: value for key, value in self._inputs._values.items()
+                  if not isinstance(value, SweepDistribution)}
+        space = {key: value for key, value in self._inputs._values.items()
+                 if isinstance(value, SweepDistribution)}
+        space.update(search_space or {})
+        if not queue_settings:
+            queue_settings = self.queue_settings
+        if isinstance(queue_settings, QueueSettings):  # changed in place, as azure-ai-ml does
+            if job_tier is not None:
+                queue_settings.job_tier = job_tier
+            if priority is not None:
+                queue_settings.priority = priority
+        node = SweepNode(
+            trial=self._trial(), compute=self.compute if compute is None else compute,
+            objective=Objective(goal=goal, primary_metric=primary_metric),
+            sampling_algorithm=sampling_algorithm, search_space=space,
+            early_termination=early_termination_policy, name=self.name,
+            description=self.description, display_name=self.display_name, tags=self.tags,
+            properties=self.properties, experiment_name=self.experiment_name,
+            identity=identity or self.identity, queue_settings=queue_settings)
+        node._inputs._values.update(inputs)
+        node._inputs._modes.update(self._inputs._modes)
+        outputs = {}
+        for key, port in self._outputs.items():
+            clone = clone_tracked(port)
+            object.__setattr__(clone, "_node", node)
+            outputs[key] = clone
+        object.__setattr__(node, "_outputs", Ports("output", outputs, owner=node))
+        object.__setattr__(node, "_definition_site", self.__dict__.get("_definition_site"))
+        object.__setattr__(node, "_template_name", self.__dict__.get("_template_name"))
+        node.set_limits(max_total_trials=max_total_trials,
+                        max_concurrent_trials=max_concurrent_trials, timeout=timeout,
+                        trial_timeout=trial_timeout)
+        node._sites.clear()
+        builder = current_builder()
+        if builder is not None:  # the swept node is not a step (azure-ai-ml leaves it out)
+            builder.discard(self)
+            builder.add(node)
+        return node
+
+    def _trial(self) -> Component | dict[str, Any]:
+        """The trial of a sweep of this node: its component file, or a copy of its inline
+        component as azure-ai-ml makes it (the declarations, the literal inputs ``command()``
+        was given as typed inputs, the settings given to ``command()``)."""
+        if isinstance(self.component, Component):
+            return self.component
+        defaults = self._defaults
+        inputs = {key: decl.to_dict() for key, decl in self._input_decls.items()}
+        for key, value in self.__dict__.get("_literal_inputs", {}).items():
+            inputs.setdefault(key, {"type": literal_type(value), "default": value})
+        outputs = {}
+        for key, port in self._outputs.items():
+            if isinstance(port, NodeOutput):
+                outputs[key] = {"type": port.type or "uri_folder"}
+        trial = {
+            "type": "command", "name": self.__dict__.get("_template_name"),
+            "command": defaults.get("command"), "code": defaults.get("code"),
+            "environment": environment_value(defaults.get("environment")),
+            "environment_variables": defaults.get("environment_variables"),
+            "resources": _settings_dict(defaults.get("resources")),
+            "distribution": defaults.get("distribution"),
+            "inputs": inputs or None, "outputs": outputs or None,
+        }
+        return {key: plain(value) for key, value in trial.items() if value is not None}
 
     def set_limits(self, *, timeout: int, **kwargs: Any) -> None:
         """``limits.timeout`` in seconds, like azure-ai-ml's ``node.set_limits(timeout=...)``."""
@@ -495,6 +573,132 @@ class CommandNode(Node):
             "identity": self.identity,
             "is_deterministic": get("is_deterministic"),
         }
+
+
+class SweepNode(Node):
+    """A ``type: sweep`` step (azure-ai-ml's ``Sweep``), made by ``command_node.sweep(...)``:
+    trials of ``trial`` (a command component) over ``search_space``, judged by ``objective``.
+
+    Written as azure-ai-ml writes it: ``trial`` is the component (a file reference, or the
+    inline component of ``command(...)``), ``inputs`` the values that are not swept; the
+    command node's own later settings (``resources``, ``environment_variables``, ``limits``,
+    ``identity``) are not part of it, as in azure-ai-ml.
+    """
+
+    kind = "sweep"
+
+    def __init__(self, *, trial: Component | Mapping[str, Any] | None = None,
+                 compute: str | None = None, limits: SweepJobLimits | None = None,
+                 sampling_algorithm: Any = None, objective: Objective | Mapping[str, Any] | None
+                 = None, early_termination: Any = None,
+                 search_space: Mapping[str, Any] | None = None,
+                 inputs: Mapping[str, Any] | None = None,
+                 outputs: Mapping[str, Output | None] | None = None, identity: Any = None,
+                 queue_settings: Any = None, resources: Any = None, **common: Any) -> None:
+        self.trial = trial
+        self.sampling_algorithm = sampling_algorithm
+        self.early_termination = early_termination
+        self._limits = limits
+        self.search_space = search_space
+        self.queue_settings = queue_settings
+        self.objective = (Objective(**dict(objective)) if isinstance(objective, Mapping)
+                          else objective)
+        super().__init__(compute=compute, inputs=inputs, outputs=outputs, identity=identity,
+                         resources=resources, **common)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "sampling_algorithm":
+            value = sampling_value(value)
+        elif name == "early_termination":
+            value = node_policy(value)
+            if isinstance(value, BanditPolicy):  # azure-ai-ml's Sweep: a slack of 0 is none
+                if value.slack_amount == 0:
+                    value.slack_amount = None
+                if value.slack_factor == 0:
+                    value.slack_factor = None
+        elif name == "search_space" and value is not None:
+            value = {key: distribution(entry) for key, entry in value.items()}
+        elif name == "limits":
+            if not isinstance(value, SweepJobLimits):
+                raise ValidationError([Diagnostic(
+                    f"limits must be SweepJobLimits, got {type(value).__name__} (azure-ai-ml "
+                    "refuses it)", location=call_site(), code="type",
+                    hint="sweep_node.set_limits(max_total_trials=...), or "
+                         "sweep_node.limits = SweepJobLimits(...)")])
+            name = "_limits"
+            self._sites["limits"] = call_site()
+        super().__setattr__(name, value)
+
+    @property
+    def limits(self) -> SweepJobLimits | None:
+        """``max_total_trials``, ``max_concurrent_trials``, ``timeout``, ``trial_timeout``."""
+        return self._limits
+
+    def set_limits(self, *, max_concurrent_trials: int | None = None,  # type: ignore[override]
+                   max_total_trials: int | None = None, timeout: int | None = None,
+                   trial_timeout: int | None = None) -> None:
+        """Set the given limits (azure-ai-ml's ``set_limits``: ``None`` leaves one as it is)."""
+        given = {"max_concurrent_trials": max_concurrent_trials,
+                 "max_total_trials": max_total_trials, "timeout": timeout,
+                 "trial_timeout": trial_timeout}
+        if self._limits is None:
+            object.__setattr__(self, "_limits", SweepJobLimits(**given))
+        else:
+            for key, value in given.items():
+                if value is not None:
+                    setattr(self._limits, key, value)
+        self._sites["limits"] = call_site()
+
+    def set_objective(self, *, goal: str | None = None,
+                      primary_metric: str | None = None) -> None:
+        """Set the objective's ``goal`` and/or ``primary_metric`` (the others stay)."""
+        if self.objective is None:
+            self.objective = Objective(goal=goal, primary_metric=primary_metric)
+            return
+        if goal:
+            self.objective.goal = goal.lower()
+        if primary_metric:
+            self.objective.primary_metric = primary_metric
+
+    def _port_names(self, kind: str) -> list[str] | None:
+        trial = self.__dict__.get("trial")
+        if isinstance(trial, Component):
+            return list(trial.input_names if kind == "input" else trial.output_names)
+        if isinstance(trial, Mapping) and kind == "input":
+            return list(trial.get("inputs") or {})
+        return None
+
+    def _trial_value(self, base: Path) -> Any:
+        trial = self.trial
+        return trial.reference(base) if isinstance(trial, Component) else trial
+
+    def _settings(self, base: Path) -> dict[str, Any]:
+        sampling = self.sampling_algorithm
+        return {
+            "trial": self._trial_value(base),
+            "search_space": None if self.search_space is None else {
+                key: yaml_value(entry) for key, entry in self.search_space.items()},
+            "sampling_algorithm": sampling.lower() if isinstance(sampling, str) else sampling,
+            "objective": self.objective,
+            "limits": self.limits,
+            "early_termination": self.early_termination,
+            "queue_settings": _settings_dict(self.queue_settings),
+            "resources": _settings_dict(self.resources),
+        }
+
+    def _inputs_yaml(self) -> dict[str, Any]:
+        values, modes = self._inputs._values, self._inputs._modes
+        return {key: bound_input(value, modes.get(key)) for key, value in values.items()
+                if value is not None and not isinstance(value, SweepDistribution)}
+
+
+def literal_type(value: Any) -> str:
+    """The input type azure-ai-ml gives a literal value (``command(inputs={"n": 3})``)."""
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return "number" if isinstance(value, float) else "string"
 
 
 def unwrap(inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,7 +8,9 @@ equal exactly when they describe the same job:
 
 - a step's settings are its component's settings with the node's own over them (key by
   key inside ``resources``, ``retry_settings``, ``task``, ...); a component's
-  ``environment_variables`` are left out (azure-ai-ml's component schemas drop them);
+  ``environment_variables`` are left out (azure-ai-ml's component schemas drop them); a
+  sweep's component is its ``trial``, whose settings are kept apart from the sweep's own
+  (both have ``resources``), and its swept inputs have no value;
 - an input is its value (a binding, a path or a literal) with its mode (the node's, else
   the declaration's), and for a data path its type; an input bound to another step or to
   the pipeline takes the type of what it is bound to, so its declared type is left out;
@@ -23,6 +25,7 @@ equal exactly when they describe the same job:
 - spellings with one meaning are made one: ``azureml:cpu`` and ``cpu`` as a compute or
   datastore,
   ``azureml:./src`` (azure-ai-ml's not-yet-uploaded local path) and ``src``,
+  ``azureml:wasbs://...`` (its ``_to_dict()`` of a URL path) and the URL,
   ``mini_batch_size`` ``"10kb"`` and the ``"10240"`` azure-ai-ml converts it to (its
   ``"0"`` is no ``mini_batch_size``: azure-ai-ml writes it when none is given), an
   inline conda mapping and the file it was read from, ``is_deterministic: true`` and no key.
@@ -111,14 +114,16 @@ def _pipeline(doc: Mapping[str, Any], base: Path) -> dict[str, Any]:
 
 
 def _node(node: Mapping[str, Any], base: Path) -> dict[str, Any]:
-    component, comp_base = _component(node.get("component"), base)
+    sweep = node.get("type") == "sweep"
+    holder = "trial" if sweep else "component"  # a sweep's component is its trial
+    component, comp_base = _component(node.get(holder), base)
     kind = node.get("type") or component.get("type") or "command"
     out: dict[str, Any] = {"type": kind}
     for key in NODE_META:
         if node.get(key) not in (None, {}, ""):
             out[key] = node[key]
-    if isinstance(node.get("component"), str) and not _is_file(node["component"]):
-        out["component"] = node["component"]
+    if isinstance(node.get(holder), str) and not _is_file(node[holder]):
+        out[holder] = node[holder]
     if kind == "pipeline":
         inner = _pipeline({"jobs": component.get("jobs") or {}}, comp_base)
         out["jobs"] = inner["jobs"]
@@ -126,9 +131,13 @@ def _node(node: Mapping[str, Any], base: Path) -> dict[str, Any]:
     for key, value in component.items():
         if key not in COMPONENT_META and key != "jobs":
             settings[key] = _paths(key, value, comp_base)
+    if sweep:  # the trial's settings, apart from the sweep's own (both have resources)
+        trial = {key: _setting(key, value, comp_base) for key, value in settings.items()}
+        out.update({"trial": trial} if trial else {})
+        settings = {}
     for key, value in node.items():
-        if key in (*NODE_META, *UNCOMPARED, "type", "component", "inputs", "outputs", "name",
-                   "is_deterministic") or value is None:
+        if key in (*NODE_META, *UNCOMPARED, "type", "component", "trial", "inputs", "outputs",
+                   "name", "is_deterministic") or value is None:
             continue
         own = _paths(key, value, base)
         if isinstance(own, dict) and isinstance(settings.get(key), dict):
@@ -142,7 +151,9 @@ def _node(node: Mapping[str, Any], base: Path) -> dict[str, Any]:
         value = _setting(key, value, base)
         if value not in (None, {}):
             out[key] = value
-    inputs = _inputs(component.get("inputs") or {}, node.get("inputs") or {}, base)
+    decls = {key: decl for key, decl in (component.get("inputs") or {}).items()
+             if key not in (node.get("search_space") or {})}  # a swept input has no value
+    inputs = _inputs(decls, node.get("inputs") or {}, base)
     if inputs:
         out["inputs"] = inputs
     decls = component.get("outputs") or {}
@@ -259,9 +270,12 @@ def _paths(key: str, value: Any, base: Path) -> Any:
 
 
 def _local(path: str, base: Path) -> str:
-    """A local path relative to the programs folder; anything else as written."""
+    """A local path relative to the programs folder; anything else as written (a URL without
+    the ``azureml:`` azure-ai-ml's ``_to_dict()`` puts before it, its REST body has none)."""
     text = path.removeprefix("azureml:") if path.startswith(("azureml:./", "azureml:/",
                                                              "azureml:../")) else path
+    if re.match(r"azureml:[a-z][a-z0-9+.-]*://", text):
+        return text.removeprefix("azureml:")
     if "://" in text or text.startswith(("azureml:", "${{")):
         return path
     local = Path(text) if Path(text).is_absolute() else base / text

@@ -65,8 +65,11 @@ def azure_dump(job: Any) -> dict[str, Any]:
         for key in ("display_name", "tags"):
             if (rest.get(name) or {}).get(key):
                 node[key] = rest[name][key]
+        for key, value in ((rest.get(name) or {}).get("inputs") or {}).items():
+            if value.get("job_input_type") == "literal" and key in (node.get("inputs") or {}):
+                node["inputs"][key] = value.get("value")  # a step's False too, not 0
         source = getattr(getattr(job.jobs[name], "_component", None), "_source_path", None)
-        component = node.get("component")
+        component = node.get("trial" if node.get("type") == "sweep" else "component")
         if source is None or not isinstance(component, dict):
             continue
         for holder in (component, component.get("task") or {}, node.get("task") or {}):
