@@ -37,13 +37,7 @@ class ComponentCache:
     def resolve(self, value: Any, owner: Doc, path: tuple[str | int, ...]) -> ComponentRef:
         """The component named by ``value`` (found at ``path`` of ``owner``)."""
         if isinstance(value, dict):
-            prefix = owner.prefix + tuple(path)
-            raw = _raw_at(owner.raw, path)
-            loaded = load_component_data(raw, str(owner.file),
-                                         positions=_inside(owner.positions, prefix))
-            self.reporter.extend(loaded.diagnostics)
-            return ComponentRef("inline", "<inline>", Doc.validated(
-                loaded.parts, raw, owner.file, owner.positions, prefix))
+            return self.inline(_raw_at(owner.raw, path), owner, path)
         reference = str(value).strip()
         unusable = unusable_path(reference)
         if unusable:
@@ -61,6 +55,16 @@ class ComponentCache:
         if escape and target.exists():
             self.reporter.warn(owner, path, escape, code="path-escape")
         return self._local(reference, target.resolve(), owner, path)
+
+    def inline(self, raw: Any, owner: Doc, path: tuple[str | int, ...]) -> ComponentRef:
+        """The inline component ``raw`` written at ``path`` of ``owner`` (validated, its
+        problems reported at their lines in ``owner``'s file)."""
+        prefix = owner.prefix + tuple(path)
+        loaded = load_component_data(raw, str(owner.file),
+                                     positions=_inside(owner.positions, prefix))
+        self.reporter.extend(loaded.diagnostics)
+        return ComponentRef("inline", "<inline>", Doc.validated(
+            loaded.parts, raw, owner.file, owner.positions, prefix))
 
     def _local(self, reference: str, target: Path, owner: Doc,
                path: tuple[str | int, ...]) -> ComponentRef:

@@ -18,6 +18,7 @@ from mlpipe.compiler.outputs import OutputPlace, clashes, output_path
 from mlpipe.compiler.overrides import apply_overrides, overridden_paths
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, append_row_target, build_step
+from mlpipe.compiler.sweep_job import trial_component
 from mlpipe.compiler.values import DEFAULT_DATASTORE
 from mlpipe.diagnostics import (
     Diagnostic,
@@ -35,9 +36,23 @@ from mlpipe.plan import (
     RemoteAsset,
 )
 from mlpipe.runs import check_job_name, resolve_runs_dir
-from mlpipe.schema import Loaded, load_pipeline, load_pipeline_data
+from mlpipe.schema import (
+    Loaded,
+    load_job,
+    load_job_data,
+    load_pipeline,
+    load_pipeline_data,
+    load_yaml_file,
+)
+from mlpipe.schema.kinds import file_kind, job_type
 from mlpipe.schema.parts import INVALID, part
-from mlpipe.schema.submission import REJECTS, SERVICE_ONLY, for_local_run, pipeline_rules
+from mlpipe.schema.submission import (
+    REJECTS,
+    SERVICE_ONLY,
+    for_local_run,
+    job_rules,
+    pipeline_rules,
+)
 from mlpipe.schema.yamlio import PositionMap
 
 
@@ -100,18 +115,20 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     if problem:
         raise ValueError(problem)
     reporter = Reporter()
-    loaded = source if isinstance(source, Loaded) else load_pipeline(Path(source))
+    loaded = source if isinstance(source, Loaded) else load_runnable(Path(source))
+    standalone = file_kind(loaded.data) == "job"  # a command or sweep job: its one step
     if overrides:
-        loaded = _overridden(loaded, overrides, reporter)
+        loaded = _overridden(loaded, overrides, reporter, standalone)
     reporter.extend(loaded.diagnostics)
     if not isinstance(loaded.data, dict) or (not loaded.data and reporter.errors):
         return CompileResult(None, reporter.items)
-    reporter.extend(pipeline_rules(loaded.data, loaded.positions))
+    reporter.extend(job_rules(loaded.data, loaded.positions) if standalone
+                    else pipeline_rules(loaded.data, loaded.positions))
     doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
                         loaded.positions)
     plan = _Compiler(doc, reporter, runs_dir, job_name, check_paths,
                      allow_external_outputs=allow_external_outputs,
-                     given_steps=frozenset(skip_steps)).run()
+                     given_steps=frozenset(skip_steps), standalone=standalone).run()
     diagnostics = sort_diagnostics(reporter.items if submission
                                    else for_local_run(reporter.items))
     if errors_of(diagnostics) or plan is None:
@@ -119,16 +136,23 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     return CompileResult(_with_warnings(plan, warnings_of(diagnostics)), diagnostics)
 
 
-def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter) -> Loaded:
+def load_runnable(path: Path) -> Loaded:
+    """A job YAML mlpipe runs: a pipeline job, or a standalone command or sweep job."""
+    doc = load_yaml_file(path)
+    return load_job(doc) if file_kind(doc.data) == "job" else load_pipeline(doc)
+
+
+def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter,
+                standalone: bool) -> Loaded:
     """``loaded`` validated again after ``--set`` overrides; problems found while reading
     the file (not while validating its data) are kept."""
+    load_data = load_job_data if standalone else load_pipeline_data
     data, problems = apply_overrides(loaded.data, overrides)
     reporter.extend(problems)
-    model_level = set(load_pipeline_data(loaded.data, loaded.source,
-                                         positions=loaded.positions).diagnostics)
+    model_level = set(load_data(loaded.data, loaded.source,
+                                positions=loaded.positions).diagnostics)
     reading = [d for d in loaded.diagnostics if d not in model_level]
-    result = load_pipeline_data(data, loaded.source,
-                                positions=_at_set(loaded.positions, data, overrides))
+    result = load_data(data, loaded.source, positions=_at_set(loaded.positions, data, overrides))
     result.diagnostics = reading + result.diagnostics
     return result
 
@@ -290,9 +314,13 @@ class _Compiler:
                 if isinstance(tags, dict) else {})
 
     def _nodes(self) -> dict[str, Node]:
-        if self.standalone:
-            node = Node(self.job_name, self.doc, key=(), job=True)
-            self._resolve_component(node, self.doc.get())
+        if self.standalone:  # the job is its one step, named for its type
+            node = Node(job_type(self.doc.data) or "command", self.doc, key=(), job=True)
+            if node.kind == "sweep" and isinstance(self.doc.raw, dict):
+                node.component = self.components.inline(trial_component(self.doc.raw),
+                                                        self.doc, ("trial",))
+            else:
+                self._resolve_component(node, self.doc.get())
             self.io.nodes = {node.name: node}
             return self.io.nodes
         jobs = self.doc.get("jobs")

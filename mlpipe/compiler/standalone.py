@@ -17,9 +17,9 @@ from mlpipe.schema.kinds import job_type
 from mlpipe.schema.submission import job_rules
 
 # The job types whose document is compiled as its one step (bindings, code, entry script,
-# data paths); of a sweep job the trial's code folder and environment files are checked,
-# AutoML's data by the schema layer only.
-COMPILED_TYPES = ("command", "spark")
+# data paths; a sweep job's trial as the command component it runs), AutoML's data by the
+# schema layer only.
+COMPILED_TYPES = ("command", "spark", "sweep")
 
 
 def validate_job(source: str | Path | Loaded, *, check_paths: bool = True,
@@ -34,25 +34,9 @@ def validate_job(source: str | Path | Loaded, *, check_paths: bool = True,
     reporter.extend(job_rules(loaded.data, loaded.positions))
     doc = Doc.validated(loaded.parts, loaded.data, Path(loaded.source).resolve(),
                         loaded.positions)
-    kind = job_type(loaded.data)
-    if kind in (*COMPILED_TYPES, None):
+    if job_type(loaded.data) in (*COMPILED_TYPES, None):
         _Compiler(doc, reporter, runs_dir, None, check_paths, standalone=True).run()
-    elif kind == "sweep":
-        _check_trial(doc, reporter)
     return sort_diagnostics(reporter.items)
-
-
-def _check_trial(doc: Doc, reporter: Reporter) -> None:
-    """A sweep job's trial: its code folder exists and its environment's files too."""
-    trial = doc.get("trial")
-    if not isinstance(trial, dict):
-        return
-    assets, problems = load_asset_map(doc.base_dir)
-    reporter.extend(problems)
-    if "code" in trial:
-        code_dir(Source(trial["code"], doc, ("trial", "code")), assets, reporter)
-    if "environment" in trial:
-        environment_info(Source(trial["environment"], doc, ("trial", "environment")), reporter)
 
 
 __all__ = ["COMPILED_TYPES", "validate_job"]

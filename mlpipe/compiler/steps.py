@@ -126,7 +126,9 @@ def _environment_variables(node: Node, values: StepValues,
                       "applied: azure-ai-ml drops them (its component schema has no such key), "
                       "so the cloud runs the step without them", code="dropped-key",
                       hint=_variables_hint(node))
-    path = node.path + ("environment_variables",)
+    # a standalone sweep job's are its trial's (azure-ai-ml sends them with the trial)
+    path = ("trial", "environment_variables") if node.job and node.kind == "sweep" \
+        else node.path + ("environment_variables",)
     mapping = node.doc.get(*path)
     out: dict[str, str] = {}
     if not isinstance(mapping, dict):

@@ -34,8 +34,8 @@ from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, generate_job_name, runs_dir_problem
 from mlpipe.runtime.backends import BackendSpec
-from mlpipe.schema import Loaded, load_pipeline, load_yaml_file
-from mlpipe.schema.kinds import not_a_pipeline
+from mlpipe.schema import Loaded, load_job, load_pipeline, load_yaml_file
+from mlpipe.schema.kinds import file_kind, not_runnable
 
 NAME_FIELDS = ("display_name", "experiment_name")
 
@@ -104,10 +104,10 @@ def submit(
     allow_external_outputs: bool = False,
     skip_steps: Sequence[str] = (),
 ) -> Submission:
-    """Name, decide, compile, check and run one pipeline job; the result is on the
-    returned :class:`Submission`.
+    """Name, decide, compile, check and run one pipeline job (or a standalone command or
+    sweep job, as a job of one step); the result is on the returned :class:`Submission`.
 
-    ``source`` is a pipeline YAML path or pipeline data already loaded (the SDK's).
+    ``source`` is a job YAML path or job data already loaded (the SDK's).
     ``on_compiled(plan)`` is called as soon as the pipeline compiled (to show its
     warnings), ``on_start(submission)`` once everything is checked, just before the
     first step starts. ``rerun_of`` is the record a rerun resumes from
@@ -184,14 +184,15 @@ def decide(store: JobStore, name: str, mode: Mode = Mode.AUTO) -> Decision:
 
 
 def _load(source: str | os.PathLike[str] | Loaded[Any]) -> Loaded[Any]:
-    """The pipeline, parsed once; :class:`NotAPipelineError` for another kind of YAML."""
+    """The job, parsed once (a pipeline, or a standalone command or sweep job, which runs as
+    its one step); :class:`NotAPipelineError` for another kind of YAML."""
     if isinstance(source, Loaded):
         return source
     doc = load_yaml_file(Path(os.fspath(source)))
-    refusal = not_a_pipeline(doc)
+    refusal = not_runnable(doc)
     if refusal is not None:
         raise NotAPipelineError([refusal])
-    return load_pipeline(doc)
+    return load_job(doc) if file_kind(doc.data) == "job" else load_pipeline(doc)
 
 
 def _own(store: JobStore, name: str | None, loaded: Loaded[Any],

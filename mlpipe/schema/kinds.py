@@ -1,8 +1,9 @@
 """What kind of Azure ML document a YAML is: pipeline job, component, other job, unknown.
 
 ``mlpipe job validate`` uses :func:`file_kind` to pick the validator (or skip a file);
-the front door (:func:`mlpipe.jobs.submit`) uses :func:`not_a_pipeline` to refuse
-anything but a pipeline job before it compiles.
+the front door (:func:`mlpipe.jobs.submit`) uses :func:`not_runnable` to refuse anything
+but a pipeline job or a standalone command or sweep job (:data:`RUNNABLE_TYPES`, run as
+their one step) before it compiles.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ _JOB_SCHEMA = re.compile(r"/(\w+)job\.schema\.json", re.I)
 # Standalone job types ``mlpipe job validate`` validates (schema/standalone.py); the job's
 # ``$schema`` names the type when ``type`` is absent (``commandJob.schema.json``: command).
 STANDALONE_TYPES = ("command", "sweep", "spark", "automl")
+# Standalone job types ``mlpipe job create`` runs, as a job of one step.
+RUNNABLE_TYPES = ("command", "sweep")
 
 
 class _Document(Protocol):
@@ -92,8 +95,9 @@ def job_type(data: Any) -> str | None:
         named.group(1).lower(), named.group(1).lower())
 
 
-def not_a_pipeline(doc: _Document) -> Diagnostic | None:
-    """Why a readable YAML is not a pipeline job that can run, or ``None``."""
+def not_runnable(doc: _Document) -> Diagnostic | None:
+    """Why a readable YAML is not a job mlpipe runs (a pipeline job, or a standalone job of
+    :data:`RUNNABLE_TYPES`), or ``None``."""
     if not isinstance(doc.data, dict):
         return None  # unreadable or not a mapping: the compiler reports it
     kind = file_kind(doc.data)
@@ -108,9 +112,12 @@ def not_a_pipeline(doc: _Document) -> Diagnostic | None:
                  "to check it: mlpipe component validate FILE")
     if kind == "job":
         kind_name = job_type(doc.data)
+        if kind_name in RUNNABLE_TYPES:
+            return None
         return Diagnostic(
-            f"this is a standalone {kind_name or 'Azure ML'} job: mlpipe runs "
-            "pipeline jobs (type: pipeline)", location=where, code="not-a-pipeline",
+            f"this is a standalone {kind_name or 'Azure ML'} job: mlpipe runs pipeline jobs "
+            f"(type: pipeline) and standalone {' and '.join(RUNNABLE_TYPES)} jobs",
+            location=where, code="not-a-pipeline",
             hint="to check it: mlpipe job validate FILE" if kind_name in STANDALONE_TYPES
             else None)
     if kind == "unknown" and "jobs" not in doc.data:

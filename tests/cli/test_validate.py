@@ -136,8 +136,13 @@ def test_standalone_jobs(project: Path) -> None:
         "standalone command, sweep, spark, automl jobs (pass --skip-unknown to skip such files)",
         "tune.yml: invalid: 1 error",
         "2 files checked: 0 valid, 2 invalid (2 errors, 0 warnings)"]
+    # job create runs a standalone command job (as its one step): the same problem stops it
     proc = run_cli("job", "create", "--file", "job.yml", cwd=project)
-    assert proc.returncode == 1 and "this is a standalone command job" in proc.stderr + proc.stdout
+    assert proc.returncode == 1 and "job.yml:2:1: command: ${{inputs.cuont}} names no input of " \
+        "this step (declared inputs: count)" in proc.stderr
+    proc = run_cli("job", "create", "--file", "tune.yml", cwd=project)
+    assert proc.returncode == 1 and "this is a standalone finetuning job: mlpipe runs pipeline " \
+        "jobs (type: pipeline) and standalone command and sweep jobs" in proc.stderr
 
 
 def test_command_and_parallel_files_without_schema_that_are_jobs(project: Path) -> None:

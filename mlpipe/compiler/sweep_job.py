@@ -1,0 +1,100 @@
+"""A standalone sweep job's ``trial`` as the command component a sweep step runs.
+
+A sweep job file (``type: sweep``, what azure-ai-ml submits for ``command(...).sweep(...)``
+outside a pipeline) has a ``trial`` with no declared inputs or outputs: its command binds
+the job's ``inputs`` as ``${{inputs.x}}``, the swept values as ``${{search_space.x}}`` and the
+job's ``outputs``. Compiled as its one step, the job is a sweep step whose trial declares
+each of those (typed from the value or the distribution) and whose command binds the swept
+values as inputs; the trial's ``environment_variables`` are the job's own (azure-ai-ml sends
+them with the trial), so they are left out here and applied as the step's
+(:func:`mlpipe.compiler.steps.build_step`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mlpipe.compiler.bindings import Reference, substitute
+
+SEARCH_SPACE = "search_space."
+NUMBER_KINDS = ("uniform", "loguniform", "quniform", "qloguniform", "normal", "lognormal",
+                "qnormal", "qlognormal")
+
+
+def trial_component(job: Mapping[str, Any]) -> dict[str, Any]:
+    """The command component of sweep job ``job``'s trial (the job's YAML data)."""
+    trial = job.get("trial")
+    component = {key: value for key, value in (trial if isinstance(trial, Mapping) else {}).items()
+                 if key != "environment_variables"}
+    component["type"] = "command"
+    if isinstance(component.get("command"), str):
+        component["command"] = swept_as_inputs(component["command"])
+    inputs: dict[str, Any] = {}
+    given = job.get("inputs")
+    for name, value in (given if isinstance(given, Mapping) else {}).items():
+        inputs[str(name)] = {"type": _value_type(value)}
+    space = job.get("search_space")
+    for name, entry in (space if isinstance(space, Mapping) else {}).items():
+        inputs.update(_declarations(str(name), entry))
+    outputs = job.get("outputs")
+    component["inputs"] = inputs
+    component["outputs"] = {
+        str(name): {"type": value.get("type") or "uri_folder"} if isinstance(value, Mapping)
+        else {"type": "uri_folder"}
+        for name, value in (outputs if isinstance(outputs, Mapping) else {}).items()}
+    return component
+
+
+def swept_as_inputs(command: str) -> str:
+    """``command`` with each ``${{search_space.x}}`` written ``${{inputs.x}}``."""
+
+    def render(ref: Reference) -> str:
+        if ref.scope == "unknown" and ref.name.startswith(SEARCH_SPACE):
+            return "${{inputs.%s}}" % ref.name[len(SEARCH_SPACE):]
+        return ref.text
+
+    return substitute(command, render)
+
+
+def _declarations(name: str, entry: Any) -> dict[str, Any]:
+    """The trial inputs a search-space entry sets: its own, and for a choice of mappings
+    (a conditional space) every key of them."""
+    if not isinstance(entry, Mapping):
+        return {name: {"type": "string"}}
+    kind = str(entry.get("type", "")).lower()
+    if kind == "randint":
+        return {name: {"type": "integer"}}
+    if kind in NUMBER_KINDS:
+        return {name: {"type": "number"}}
+    values = entry.get("values") if isinstance(entry.get("values"), list) else []
+    found = {name: {"type": _common_type(values)}}
+    for value in values:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                found.update(_declarations(str(key), item) if isinstance(item, Mapping)
+                             else {str(key): {"type": _value_type(item)}})
+    return found
+
+
+def _common_type(values: list[Any]) -> str:
+    kinds = {_value_type(value) for value in values if not isinstance(value, Mapping)}
+    if kinds <= {"integer"} and kinds:
+        return "integer"
+    if kinds <= {"integer", "number"} and kinds:
+        return "number"
+    return kinds.pop() if len(kinds) == 1 else "string"
+
+
+def _value_type(value: Any) -> str:
+    """The input type of a job input's value (a literal, or a data mapping with its type)."""
+    if isinstance(value, Mapping):
+        return str(value.get("type") or "uri_folder")
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    return "number" if isinstance(value, float) else "string"
+
+
+__all__ = ["trial_component", "swept_as_inputs"]
