@@ -97,24 +97,29 @@ def test_unmirrored_submodule_is_named(azure_absent: None) -> None:
 SWEEP_NOTEBOOK = """\
 from azure.ai.ml import command
 from azure.ai.ml.automl import classification, ClassificationPrimaryMetrics
-from azure.ai.ml.sweep import BanditPolicy, Choice, Uniform
+from azure.ai.ml.sweep import BanditPolicy, Choice, SweepJob, Uniform
 print("imported", ClassificationPrimaryMetrics.ACCURACY)
 policy = BanditPolicy(slack_factor=0.15, evaluation_interval=1)
+print("policy", policy.slack_factor, policy.evaluation_interval, policy.delay_evaluation)
+job = SweepJob(trial=command(command="python train.py"))
 """
 
 
 def test_cloud_only_builders_import_and_stop_at_first_use(tmp_path: Path,
                                                           azure_absent: None) -> None:
-    """azure.ai.ml.sweep and azure.ai.ml.automl import as published notebooks write them; the
-    first call is one NotAvailableLocally line saying what to do (sweeps: a YAML sweep step)."""
+    """azure.ai.ml.automl imports as published notebooks write it and the first call is one
+    NotAvailableLocally line saying what to do; azure.ai.ml.sweep's classes are real, but a
+    SweepJob made by hand stops the same way (sweeps are made with node.sweep(...))."""
     script = tmp_path / "sweep.py"
     script.write_text(SWEEP_NOTEBOOK)
     proc = run_cli("run-script", str(script), cwd=tmp_path)
     assert proc.returncode == 1
-    assert proc.stdout.startswith("imported <azure.ai.ml.automl.ClassificationPrimaryMetrics.")
+    assert proc.stdout.splitlines() == [
+        "imported <azure.ai.ml.automl.ClassificationPrimaryMetrics.ACCURACY: not available "
+        "locally>", "policy 0.15 1 0"]
     (line,) = proc.stderr.strip().splitlines()
-    assert "NotAvailableLocally: azure.ai.ml.sweep.BanditPolicy() needs an Azure ML workspace" \
-        in line and "`type: sweep` step of a pipeline YAML" in line and "sweep.py:5" in line
+    assert "NotAvailableLocally: azure.ai.ml.sweep.SweepJob() needs an Azure ML workspace" \
+        in line and "node(lr=Uniform(0.01, 0.1)).sweep(" in line and "sweep.py:7" in line
     automl = _python("import mlpipe\nfrom azure.ai.ml import automl\nautoml.regression()")
     assert "NotAvailableLocally: azure.ai.ml.automl.regression() needs" in automl.stderr
     assert "--skip-step NAME" in automl.stderr

@@ -104,8 +104,10 @@ def _policy(value: Any) -> EarlyTermination | None:
         policy=value["type"].lower(),
         evaluation_interval=_int(value.get("evaluation_interval")) or 1,
         delay_evaluation=_int(value.get("delay_evaluation")) or 0,
-        slack_factor=_num(value.get("slack_factor")),
-        slack_amount=_num(value.get("slack_amount")),
+        # a slack of 0 is no slack (azure-ai-ml's sweep node writes 0 as none, its
+        # BanditPolicy() by name writes both as 0)
+        slack_factor=_num(value.get("slack_factor")) or None,
+        slack_amount=_num(value.get("slack_amount")) or None,
         truncation_percentage=_int(value.get("truncation_percentage")))
 
 

@@ -22,6 +22,7 @@ from mlpipe.schema.automl import (
     TextNerNode,
 )
 from mlpipe.schema.command import CommandNode, CommandSettings
+from mlpipe.schema.compute import Identity
 from mlpipe.schema.environment import Environment
 from mlpipe.schema.fields import JobName, StrictModel, Text, camel_to_snake
 from mlpipe.schema.spark import SparkNode
@@ -54,6 +55,8 @@ class SweepJob(JobFields, SweepNode):
 
     trial: Annotated[TrialCommand, Tag("inline")] = Field(  # type: ignore[assignment]
         description="The command each trial runs.")
+    identity: Identity | None = Field(None, description="Cloud only: the identity the trials "
+                                                        "run as.")
 
 
 class SparkJob(JobFields, SparkNode):

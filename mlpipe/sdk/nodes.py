@@ -41,6 +41,7 @@ from mlpipe.sdk.identities import distribution_of
 from mlpipe.sdk.io import Input, Output, PipelineInput
 from mlpipe.sdk.paths import is_local, relative_to
 from mlpipe.sdk.resources import ResourceConfiguration
+from mlpipe.sdk.running import Job
 from mlpipe.sdk.sweep import (
     BanditPolicy,
     Objective,
@@ -48,6 +49,7 @@ from mlpipe.sdk.sweep import (
     SweepJobLimits,
     distribution,
     node_policy,
+    policy_value,
     sampling_value,
     yaml_value,
 )
@@ -91,7 +93,7 @@ def _yaml(value: Any) -> Any:
     return value.to_dict() if isinstance(value, Record) else environment_value(value)
 
 
-class Node(Tracked, ABC):
+class Node(Tracked, Job, ABC):
     """A step of a pipeline (base of :class:`ParallelNode` and :class:`CommandNode`)."""
 
     kind = "command"
@@ -176,11 +178,20 @@ class Node(Tracked, ABC):
 
     def dump(self, dest: Any, **kwargs: Any) -> None:
         """Write this step's YAML mapping to a path or an open text stream."""
-        text = dump_text(self.to_dict(Path.cwd()))
-        if hasattr(dest, "write"):
-            dest.write(text)
-        else:
-            Path(dest).write_text(text, encoding="utf-8")
+        _write(dest, dump_text(self.to_dict(Path.cwd())))
+
+    # -- a job of its own (``ml_client.jobs.create_or_update(node)``): command and sweep ------
+    @property
+    def source(self) -> Path:
+        """The file this node was made in; a standalone job's relative paths start at its
+        folder (the working folder when there is none)."""
+        site = self.__dict__.get("_definition_site") or self._origin
+        folder = Path(site.file).parent if site is not None and site.file else None
+        return Path(site.file) if folder is not None and folder.is_dir() and site is not None \
+            and site.file else Path.cwd() / "<job>"
+
+    def _job_base(self) -> Path:
+        return self.source.parent.resolve()
 
     # -- ports -----------------------------------------------------------------------------
     def _port_names(self, kind: str) -> list[str] | None:
@@ -464,6 +475,10 @@ class CommandNode(Node):
         new = super()._copy_for_call()
         if self.display_name == self.name:  # azure-ai-ml passes only a display name of its own
             object.__setattr__(new, "display_name", None)
+        # azure-ai-ml's Command.__call__ does not copy these: the called node has none
+        object.__setattr__(new, "experiment_name", None)
+        object.__setattr__(new, "description", None)
+        object.__setattr__(new, "properties", {})
         return new
 
     def sweep(self, *, primary_metric: str, goal: str, sampling_algorithm: Any = "random",
@@ -477,9 +492,12 @@ class CommandNode(Node):
         component. Inputs bound to a distribution (``Choice``, ``Uniform``, ...) are its
         search space (``search_space=`` adds to it), the others its inputs; inside
         ``@pipeline`` the sweep node replaces this node (which no longer runs)."""
-        inputs = {key: value for key, value in self._inputs._values.items()
+        given = {**{key: decl for key, decl in self._input_decls.items()
+                    if decl.path is not None},  # command(inputs={"x": Input(path=...)})
+                 **self._inputs._values}
+        inputs = {key: value for key, value in given.items()
                   if not isinstance(value, SweepDistribution)}
-        space = {key: value for key, value in self._inputs._values.items()
+        space = {key: value for key, value in given.items()
                  if isinstance(value, SweepDistribution)}
         space.update(search_space or {})
         if not queue_settings:
@@ -557,6 +575,20 @@ class CommandNode(Node):
             self.queue_settings.priority = priority
         else:
             self.queue_settings = QueueSettings(job_tier=job_tier, priority=priority)
+
+    def job_document(self, emitter: Emitter | None = None) -> dict[str, Any]:
+        """The standalone command job azure-ai-ml submits for this node
+        (``ml_client.jobs.create_or_update(node)``), paths relative to :attr:`source`'s folder."""
+        data = self.to_dict(self._job_base(), emitter, ())
+        return {"$schema": COMMAND_JOB_SCHEMA, **data, "type": "command"}
+
+    def job_positions(self) -> tuple[dict[str, Any], Any]:
+        """The standalone job document and where each of its keys was written in Python."""
+        return job_positions(self.job_document, self.source)
+
+    def dump_job(self, dest: Any) -> None:
+        """Write the standalone job document to a path or an open text stream."""
+        _write(dest, dump_text(self.job_document()))
 
     def _settings(self, base: Path) -> dict[str, Any]:
         get = self._setting
@@ -690,6 +722,79 @@ class SweepNode(Node):
         values, modes = self._inputs._values, self._inputs._modes
         return {key: bound_input(value, modes.get(key)) for key, value in values.items()
                 if value is not None and not isinstance(value, SweepDistribution)}
+
+    def job_document(self, emitter: Emitter | None = None) -> dict[str, Any]:
+        """The standalone sweep job azure-ai-ml submits for this node (its ``_to_job()``):
+        the trial is the component's command (each swept ``${{inputs.x}}`` written
+        ``${{search_space.x}}``), code, environment, variables, resources and distribution;
+        a policy given by name is that policy with its defaults."""
+        base = self._job_base()
+        data = self.to_dict(base, emitter, ())
+        data["trial"] = self._job_trial(base)
+        outputs = {key: None for key in self._outputs}  # every output, set or not
+        outputs.update(data.get("outputs") or {})
+        if outputs:
+            data["outputs"] = outputs
+        if isinstance(self.early_termination, str):
+            data["early_termination"] = plain(policy_value(self.early_termination))
+        if self.identity is not None:
+            data["identity"] = plain(self.identity)
+        return {"$schema": SWEEP_JOB_SCHEMA, **data, "type": "sweep"}
+
+    def job_positions(self) -> tuple[dict[str, Any], Any]:
+        """The standalone job document and where each of its keys was written in Python."""
+        return job_positions(self.job_document, self.source)
+
+    def dump_job(self, dest: Any) -> None:
+        """Write the standalone job document to a path or an open text stream."""
+        _write(dest, dump_text(self.job_document()))
+
+    def _job_trial(self, base: Path) -> dict[str, Any]:
+        trial = self.trial
+        if isinstance(trial, Component):
+            found = dict(trial.data)
+            code = found.get("code")
+            if isinstance(code, str) and is_local(code) and not Path(code).is_absolute():
+                found["code"] = relative_to(trial.path.parent / code, base)
+        else:
+            found = dict(trial or {})
+        out = {key: found[key] for key in TRIAL_KEYS if found.get(key) is not None}
+        command = out.get("command")
+        for key in self.search_space or {}:  # as azure-ai-ml's _to_job() writes it
+            if isinstance(command, str):
+                command = command.replace("${{inputs.%s}}" % key, "${{search_space.%s}}" % key)
+        if command is not None:
+            out["command"] = command
+        return out
+
+
+COMMAND_JOB_SCHEMA = "https://azuremlschemas.azureedge.net/latest/commandJob.schema.json"
+SWEEP_JOB_SCHEMA = "https://azuremlschemas.azureedge.net/latest/sweepJob.schema.json"
+# What a standalone sweep job's trial takes from its component (azure-ai-ml's
+# ParameterizedCommand).
+TRIAL_KEYS = ("command", "code", "environment", "environment_variables", "resources",
+              "distribution")
+
+
+def job_positions(document: Callable[[Emitter], dict[str, Any]],
+                  source: Path) -> tuple[dict[str, Any], Any]:
+    """A standalone job ``document`` and a schema ``PositionMap`` of its Python lines."""
+    from mlpipe.schema.yamlio import PositionMap
+
+    emitter = Emitter()
+    data = document(emitter)
+    positions = PositionMap(str(source))
+    found = emitter.positions(data)
+    positions.keys.update(found)
+    positions.values.update(found)
+    return data, positions
+
+
+def _write(dest: Any, text: str) -> None:
+    if hasattr(dest, "write"):
+        dest.write(text)
+    else:
+        Path(dest).write_text(text, encoding="utf-8")
 
 
 def literal_type(value: Any) -> str:

@@ -34,30 +34,47 @@ class PipelineJob(Protocol):
     def positions(self) -> tuple[dict[str, Any], Any]: ...
 
 
+@runtime_checkable
+class StandaloneJob(Protocol):
+    """A command or sweep node run on its own (``ml_client.jobs.create_or_update(node)``): the
+    standalone job document azure-ai-ml submits for it, with positions, and its file."""
+
+    @property
+    def source(self) -> Path: ...
+
+    def job_positions(self) -> tuple[dict[str, Any], Any]: ...
+
+
 def _check_job(job: Any, function: str) -> None:
     """A :class:`ValidationError` at the caller's line when ``job`` is not something to run."""
-    if isinstance(job, (PipelineJob, str, os.PathLike)):
+    if isinstance(job, (PipelineJob, StandaloneJob, str, os.PathLike)):
         return
     kind = type(job).__name__
     hint = ("a step runs inside a pipeline: call it in a @pipeline function and pass the "
             "function's result" if kind.endswith("Node") or hasattr(job, "outputs") else None)
     raise ValidationError([Diagnostic(
-        f"{function}() takes a PipelineJob (the result of a @pipeline function, or load_job(...)) "
-        f"or the path of a pipeline YAML, got {kind}", location=call_site(), code="type",
+        f"{function}() takes a PipelineJob (the result of a @pipeline function, or load_job(...)), "
+        f"a command or sweep node (a job of its own) or the path of a job YAML, got {kind}",
+        location=call_site(), code="type",
         hint=hint)])
 
 
-def _source(job: PipelineJob | str | os.PathLike[str]) -> Any:
-    """What the compiler reads for ``job``: its pipeline data loaded, or its YAML path."""
+def _source(job: PipelineJob | StandaloneJob | str | os.PathLike[str]) -> Any:
+    """What the compiler reads for ``job``: its job data loaded, or its YAML path."""
     if isinstance(job, PipelineJob):
         from mlpipe.schema import load_pipeline_data
 
         data, positions = job.positions()
         return load_pipeline_data(data, str(job.source), positions=positions)
+    if isinstance(job, StandaloneJob):
+        from mlpipe.schema import load_job_data
+
+        data, positions = job.job_positions()
+        return load_job_data(data, str(job.source), positions=positions)
     return Path(os.fspath(job)).resolve()
 
 
-def compile_job(job: PipelineJob | str | os.PathLike[str], *,
+def compile_job(job: PipelineJob | StandaloneJob | str | os.PathLike[str], *,
                 runs_dir: str | Path | None = None, job_name: str | None = None,
                 overrides: Any = (), check_paths: bool = True,
                 allow_external_outputs: bool = False) -> ExecutionPlan:
@@ -96,10 +113,12 @@ class RunResult(Job):
         return Path(self.run_dir).as_uri()
 
 
-def run(job: PipelineJob | str | os.PathLike[str], *, runs_dir: str | Path | None = None,
+def run(job: PipelineJob | StandaloneJob | str | os.PathLike[str], *,
+        runs_dir: str | Path | None = None,
         job_name: str | None = None, overrides: Any = (), echo: Any = None,
         **runner_options: Any) -> RunResult:
-    """Run a job (or a pipeline YAML path) locally with the same runtime as ``mlpipe job create``.
+    """Run a job (a pipeline job, a command or sweep node as a job of its own, or a job YAML
+    path) locally with the same runtime as ``mlpipe job create``.
 
     This is :func:`mlpipe.jobs.front_door.submit`, the front door ``mlpipe job create`` uses too;
     ``runner_options`` go to it (``backend``, ``max_workers``, ``progress``, ``cancel``,

@@ -86,8 +86,45 @@ def mlpipe_results(names: list[str] | None = None) -> dict[str, dict[str, Any]]:
 # -- the meaning of a dump ----------------------------------------------------------------------
 
 def effective_job(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The pipeline job ``doc`` (either SDK's dump) as the cloud runs it."""
+    """The pipeline job ``doc`` (either SDK's dump) as the cloud runs it; a standalone command
+    or sweep job (what ``ml_client.jobs.create_or_update(node)`` submits) likewise."""
+    if doc.get("type") in ("command", "sweep"):
+        return _standalone(doc, PROGRAMS)
     return _pipeline(doc, PROGRAMS)
+
+
+STANDALONE_SKIPPED = ("$schema", "type", "inputs", "outputs", "trial", *UNCOMPARED)
+
+
+def _standalone(doc: Mapping[str, Any], base: Path) -> dict[str, Any]:
+    """A standalone job: its metadata and settings, a sweep's trial (its variables too: they
+    are sent with the trial), inputs as values and outputs as settings; empty values (the
+    ``properties: {}``, ``parameters: {}`` azure-ai-ml writes) are no values."""
+    out: dict[str, Any] = {"type": doc["type"]}
+    for key, value in doc.items():
+        if key not in STANDALONE_SKIPPED and _filled(value):
+            out[key] = _setting(key, _paths(key, _filled(value), base), base)
+    trial = {key: _setting(key, _paths(key, value, base), base)
+             for key, value in (doc.get("trial") or {}).items() if _filled(value)}
+    if trial:
+        out["trial"] = {key: _filled(value) for key, value in trial.items()}
+    inputs = {key: _data_value(value, base) for key, value in (doc.get("inputs") or {}).items()
+              if value is not None}
+    if inputs:
+        out["inputs"] = inputs
+    outputs = {key: _port({}, value, base) for key, value in (doc.get("outputs") or {}).items()}
+    if outputs:
+        out["outputs"] = outputs  # an output without settings ({}) counts: it is declared
+    return out
+
+
+def _filled(value: Any) -> Any:
+    """``value`` without its empty mappings (``None`` when nothing is left)."""
+    if isinstance(value, Mapping):
+        kept = {key: _filled(item) for key, item in value.items()}
+        kept = {key: item for key, item in kept.items() if item is not None}
+        return kept or None
+    return value
 
 
 def _pipeline(doc: Mapping[str, Any], base: Path) -> dict[str, Any]:

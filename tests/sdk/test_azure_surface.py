@@ -122,9 +122,6 @@ def test_what_needs_a_workspace_says_so_in_one_error(project: Path) -> None:
         ManagedOnlineEndpoint(name="endpoint")
     with pytest.raises(NotAvailableLocally, match=r"begin_create_or_update\(Schedule\)"):
         client.begin_create_or_update(type("Schedule", (), {})())
-    node = command(command="echo hi", environment="azureml:env:1")
-    with pytest.raises(NotAvailableLocally, match=r"node.sweep\(\).*fixed values"):
-        node.sweep(sampling_algorithm="random")
 
 
 def test_private_constants_modules_resolve_under_run_script(tmp_path: Path) -> None:

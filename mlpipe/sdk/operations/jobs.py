@@ -11,6 +11,7 @@ from mlpipe.jobs.download import download_job
 from mlpipe.sdk.assets import Resource
 from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.job import PipelineJob
+from mlpipe.sdk.nodes import CommandNode, SweepNode
 from mlpipe.sdk.operations.base import Operations
 from mlpipe.sdk.running import Job, run
 
@@ -82,16 +83,20 @@ class JobOperations(Operations):
                          compute: str | None = None, tags: dict[str, str] | None = None,
                          experiment_name: str | None = None, skip_validation: bool = False,
                          **kwargs: Any) -> Any:
-        """Run ``job`` now (with :func:`mlpipe.run`) and return its result when it ends."""
-        if isinstance(job, PipelineJob):
+        """Run ``job`` now (with :func:`mlpipe.run`) and return its result when it ends: a
+        pipeline job, or a command or sweep node as a job of its own (the standalone job
+        azure-ai-ml submits for it)."""
+        if isinstance(job, (PipelineJob, CommandNode, SweepNode)):
             if experiment_name and not job.experiment_name:
                 job.experiment_name = experiment_name
             if description:
                 job.description = description
             if tags:
                 job.tags = {**(job.tags or {}), **tags}
-            if compute:
+            if compute and isinstance(job, PipelineJob):
                 job.settings.default_compute = compute
+            elif compute:
+                job.compute = compute
         result = run(job, runs_dir=self._runs_dir, **kwargs)
         self._results[result.name] = result
         return result

@@ -1,7 +1,8 @@
 """Build every program in ``programs/`` and write what its pipeline job dumps to.
 
 Each program is azure-ai-ml code, unchanged (``from azure.ai.ml import ...``), that builds
-a pipeline job named ``job``. Run with a Python that has azure-ai-ml, this script writes
+a pipeline job named ``job`` (or a command or sweep node submitted on its own: the
+standalone job azure-ai-ml submits for it). Run with a Python that has azure-ai-ml, this script writes
 ``fixtures/<program>.yml``: azure-ai-ml's ``job._to_dict()`` (or the error azure-ai-ml
 raised), with this folder's absolute path written as ``.``. Where ``_to_dict()``
 differs from the REST body sent to the cloud, the body's values are taken: a step's
@@ -54,31 +55,56 @@ def relative_paths(value: Any) -> Any:
 
 
 def azure_dump(job: Any) -> dict[str, Any]:
-    """``job._to_dict()`` with REST values where it differs (see above), absolute ``code``."""
+    """``job._to_dict()`` with REST values where it differs (see above), absolute ``code``.
+    A command or sweep node is the standalone job ``ml_client.jobs.create_or_update(node)``
+    submits (``node._to_job()``)."""
+    from azure.ai.ml.entities import PipelineJob
+
+    if not isinstance(job, PipelineJob):
+        source = getattr(getattr(job, "_component", None), "_source_path", None)
+        job = job._to_job()
+        data = job._to_dict()
+        _absolute_code(data.get("trial") or {}, source)
+        return _rest_literals(job, data)
     data = job._to_dict()
+    data = _rest_literals(job, data)
     body = job._to_rest_object().as_dict()["properties"]
-    for name, value in (body.get("inputs") or {}).items():
-        if value.get("jobInputType") == "literal" and name in (data.get("inputs") or {}):
-            data["inputs"][name] = value.get("value")  # _to_dict() writes True as 1
     rest = body.get("jobs") or {}
     for name, node in (data.get("jobs") or {}).items():
         for key in ("display_name", "tags"):
             if (rest.get(name) or {}).get(key):
                 node[key] = rest[name][key]
         for key, value in ((rest.get(name) or {}).get("inputs") or {}).items():
-            if value.get("job_input_type") == "literal" and key in (node.get("inputs") or {}):
+            written = (node.get("inputs") or {}).get(key)
+            if value.get("job_input_type") == "literal" and written is not None \
+                    and not isinstance(written, dict) and "${{" not in str(value.get("value")):
                 node["inputs"][key] = value.get("value")  # a step's False too, not 0
         source = getattr(getattr(job.jobs[name], "_component", None), "_source_path", None)
         component = node.get("trial" if node.get("type") == "sweep" else "component")
         if source is None or not isinstance(component, dict):
             continue
         for holder in (component, component.get("task") or {}, node.get("task") or {}):
-            code = holder.get("code")
-            if isinstance(code, str):
-                code = code.removeprefix("azureml:")  # a node's copy of the component's task
-                if not Path(code).is_absolute() and ":" not in code:
-                    holder["code"] = str((Path(source).parent / code).resolve())
+            _absolute_code(holder, source)
     return data
+
+
+def _rest_literals(job: Any, data: dict[str, Any]) -> dict[str, Any]:
+    """The job's literal inputs as its REST body has them (``_to_dict()`` writes True as 1)."""
+    body = job._to_rest_object().as_dict()["properties"]
+    for name, value in (body.get("inputs") or {}).items():
+        if value.get("jobInputType") == "literal" and name in (data.get("inputs") or {}):
+            data["inputs"][name] = value.get("value")
+    return data
+
+
+def _absolute_code(holder: dict[str, Any], source: Any) -> None:
+    """A component file's relative ``code`` (in ``holder``) made absolute."""
+    code = holder.get("code")
+    if source is None or not isinstance(code, str):
+        return
+    code = code.removeprefix("azureml:")  # a node's copy of the component's task
+    if not Path(code).is_absolute() and ":" not in code:
+        holder["code"] = str((Path(source).parent / code).resolve())
 
 
 def build(program: Path, mirrors: bool) -> dict[str, Any]:
@@ -94,7 +120,7 @@ def build(program: Path, mirrors: bool) -> dict[str, Any]:
                 import yaml
 
                 text = io.StringIO()
-                job.dump(text)
+                job.dump(text) if job.type == "pipeline" else job.dump_job(text)
                 data = yaml.safe_load(text.getvalue())
                 compiled = compile_notes(job)
             else:
@@ -120,9 +146,11 @@ def compile_notes(job: Any) -> dict[str, Any]:
 
     from mlpipe.diagnostics import ValidationError
 
+    from mlpipe.sdk.running import compile_job
+
     with tempfile.TemporaryDirectory() as runs:
         try:
-            plan = job.compile(runs_dir=runs, job_name="differential")
+            plan = compile_job(job, runs_dir=runs, job_name="differential")
         except ValidationError as error:
             return {"problems": [str(d) for d in error.diagnostics], "warnings": []}
     return {"problems": [], "warnings": [str(d) for d in plan.warnings]}
