@@ -174,8 +174,11 @@ def check_own_bindings(text: Any, inputs: Iterable[str], outputs: Iterable[str],
                            f"got {ref.text}", code="binding",
                            hint="declare a step input bound to it and use ${{inputs.<name>}}")
         elif ref.scope in ("template", "unknown"):
+            swept = ref.name.startswith("search_space.")  # a sweep job's entry it does not have
             reporter.error(src.doc, src.path, f"unknown binding {ref.text}", code="binding",
-                           hint="use ${{inputs.<name>}} or ${{outputs.<name>}}")
+                           hint="${{search_space.<name>}} binds an entry of the sweep job's "
+                                "search_space" if swept else
+                           "use ${{inputs.<name>}} or ${{outputs.<name>}}")
 
 
 def _unknown(reporter: Reporter, src: Source, ref: Reference, kind: str, names: list[str]) -> None:

@@ -28,14 +28,15 @@ def trial_component(job: Mapping[str, Any]) -> dict[str, Any]:
     component = {key: value for key, value in (trial if isinstance(trial, Mapping) else {}).items()
                  if key != "environment_variables"}
     component["type"] = "command"
+    space = job.get("search_space")
+    space = space if isinstance(space, Mapping) else {}
     if isinstance(component.get("command"), str):
-        component["command"] = swept_as_inputs(component["command"])
+        component["command"] = swept_as_inputs(component["command"], [str(n) for n in space])
     inputs: dict[str, Any] = {}
     given = job.get("inputs")
     for name, value in (given if isinstance(given, Mapping) else {}).items():
         inputs[str(name)] = {"type": _value_type(value)}
-    space = job.get("search_space")
-    for name, entry in (space if isinstance(space, Mapping) else {}).items():
+    for name, entry in space.items():
         inputs.update(_declarations(str(name), entry))
     outputs = job.get("outputs")
     component["inputs"] = inputs
@@ -46,12 +47,14 @@ def trial_component(job: Mapping[str, Any]) -> dict[str, Any]:
     return component
 
 
-def swept_as_inputs(command: str) -> str:
-    """``command`` with each ``${{search_space.x}}`` written ``${{inputs.x}}``."""
+def swept_as_inputs(command: str, names: list[str]) -> str:
+    """``command`` with each ``${{search_space.x}}`` of an entry ``x`` of ``names`` written
+    ``${{inputs.x}}`` (one naming no entry stays, for the compiler to report)."""
 
     def render(ref: Reference) -> str:
-        if ref.scope == "unknown" and ref.name.startswith(SEARCH_SPACE):
-            return "${{inputs.%s}}" % ref.name[len(SEARCH_SPACE):]
+        name = ref.name[len(SEARCH_SPACE):]
+        if ref.scope == "unknown" and ref.name.startswith(SEARCH_SPACE) and name in names:
+            return "${{inputs.%s}}" % name
         return ref.text
 
     return substitute(command, render)

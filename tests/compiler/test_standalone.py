@@ -114,3 +114,64 @@ def test_a_missing_build_context_is_a_warning(project: Path) -> None:
     [warning] = validate_job(write(project, "job.yml", text))
     assert (warning.severity, warning.key_path) == ("warning", "environment.build.path")
     assert warning.message.startswith("build context 'docker-ctx' not found")
+
+
+SWEEP_JOB = """\
+$schema: https://azuremlschemas.azureedge.net/latest/sweepJob.schema.json
+type: sweep
+trial:
+  command: python prep.py --data ${{inputs.data}} --lr ${{search_space.lr}} --k ${{search_space.k}} --out ${{outputs.model}}
+  code: src
+  environment: azureml:env:1
+  environment_variables: {MODE: "${{inputs.mode}}"}
+inputs:
+  data: {type: uri_folder, path: ./data}
+  mode: fast
+outputs:
+  model: {type: uri_folder}
+search_space:
+  lr: {type: loguniform, min_value: -6, max_value: -1}
+  k: {type: choice, values: [1, 2]}
+objective: {goal: maximize, primary_metric: acc}
+limits: {max_total_trials: 2, trial_timeout: 30}
+early_termination: {type: bandit, slack_factor: 0, slack_amount: 0, evaluation_interval: 0}
+"""
+
+
+def test_a_sweep_job_compiles_as_a_sweep_step_whose_trial_binds_the_search_space(
+        project: Path) -> None:
+    from mlpipe.compiler import compile_pipeline
+    from mlpipe.plan import SweepStep
+
+    path = write(project, "sweep.yml", SWEEP_JOB)
+    assert validate_job(path) == []
+    plan = compile_pipeline(path, runs_dir=project / "runs", job_name="tune")
+    (step,) = plan.steps
+    assert isinstance(step, SweepStep) and step.name == "sweep"
+    # the swept values are the trial's inputs, the job's inputs and outputs its own
+    assert "--lr ${{inputs.lr}} --k ${{inputs.k}}" in step.trial_command
+    assert [(p.name, p.kind) for p in step.search_space] == [("lr", "loguniform"), ("k", "choice")]
+    assert step.inputs["data"].path == str(project / "data")
+    assert step.outputs["model"].path == str(project / "runs" / "tune" / "sweep" / "outputs"
+                                              / "model")
+    # the trial's variables are the job's (azure-ai-ml sends them with the trial)
+    assert dict(step.environment_variables) == {"MODE": "fast"}
+    # 0 slack is no slack, as azure-ai-ml writes it; an interval of 0 evaluates every report
+    assert (step.early_termination.slack_factor, step.early_termination.slack_amount,
+            step.early_termination.evaluation_interval) == (None, None, 1)
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("--k ${{search_space.k}}", "--k ${{search_space.kk}} --seed ${{inputs.seed}}",
+     "${{inputs.seed}} names no input of this step (declared inputs: data, mode, lr, k)"),
+    ("k: {type: choice", "kk: {type: choice", "unknown binding ${{search_space.k}}"),
+    ("--out ${{outputs.model}}", "--out ${{outputs.modle}}",
+     "${{outputs.modle}} names no output of this step (declared outputs: model)"),
+])
+def test_a_sweep_jobs_command_binds_only_its_inputs_swept_values_and_outputs(
+        project: Path, old: str, new: str, message: str) -> None:
+    path = write(project, "sweep.yml", SWEEP_JOB.replace(old, new))
+    errors = [d for d in validate_job(path) if d.severity == "error"]
+    assert any(message in e.message for e in errors), [e.format() for e in errors]
+    assert {(e.key_path, e.location.line if e.location else None) for e in errors
+            if message in e.message} == {("trial.command", line_of(path, "  command:"))}
