@@ -27,19 +27,21 @@ from mlpipe.sdk.sweep import (
     QLogUniform,
     QNormal,
     QUniform,
-    RandomSamplingAlgorithm,
     Randint,
+    RandomSamplingAlgorithm,
     SamplingAlgorithm,
     SweepJobLimits,
     TruncationSelectionPolicy,
     Uniform,
 )
-from mlpipe.sdk.unavailable import unavailable_module
+from mlpipe.sdk.unavailable import Unavailable, unavailable_module
 
 HINT = ("mlpipe builds sweeps the way published programs do: call the command with a "
         "distribution for each swept input and sweep it, "
         "node(lr=Uniform(0.01, 0.1)).sweep(primary_metric=..., goal=...), then set_limits(...); "
         "a SweepJob(...) made by hand is not mirrored.")
+
+SweepJob = Unavailable("azure.ai.ml.sweep.SweepJob", HINT)
 
 # azure-ai-ml's public names of the module.
 NAMES = ("BanditPolicy", "BayesianSamplingAlgorithm", "Choice", "GridSamplingAlgorithm",
@@ -54,5 +56,5 @@ __all__ = ["BanditPolicy", "BayesianSamplingAlgorithm", "Choice", "GridSamplingA
            "RandomSamplingAlgorithm", "SamplingAlgorithm", "SweepJob", "SweepJobLimits",
            "TruncationSelectionPolicy", "Uniform"]
 
-# ``SweepJob`` (and any other name) resolves to an Unavailable that says what to do.
+# Any other name resolves to an Unavailable that says what to do.
 __getattr__ = unavailable_module("azure.ai.ml.sweep", HINT)

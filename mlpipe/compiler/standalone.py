@@ -6,11 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mlpipe.compiler.assets import load_asset_map
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.pipeline import _Compiler, sort_diagnostics
-from mlpipe.compiler.scope import Source
-from mlpipe.compiler.settings import code_dir, environment_info
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.schema import Loaded, load_job
 from mlpipe.schema.kinds import job_type

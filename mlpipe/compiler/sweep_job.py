@@ -70,7 +70,8 @@ def _declarations(name: str, entry: Any) -> dict[str, Any]:
         return {name: {"type": "integer"}}
     if kind in NUMBER_KINDS:
         return {name: {"type": "number"}}
-    values = entry.get("values") if isinstance(entry.get("values"), list) else []
+    given = entry.get("values")
+    values: list[Any] = given if isinstance(given, list) else []
     found = {name: {"type": _common_type(values)}}
     for value in values:
         if isinstance(value, Mapping):

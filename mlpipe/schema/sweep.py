@@ -12,7 +12,6 @@ from mlpipe.schema.command import CommandComponent
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, NodeBase, component_kind
 from mlpipe.schema.compute import QueueSettings, Resources
 from mlpipe.schema.fields import (
-    Float,
     Identifier,
     Int,
     StrictModel,
@@ -96,8 +95,8 @@ class RandomSampling(StrictModel):
     seed: Int | None = None
     rule: Annotated[str, one_of("random", "sobol", snake=True)] | None = None
     logbase: Annotated[int | float | str, number_in(0)] | Annotated[str, one_of("e")] | None = (
-        Field(None, description="A positive number, or e (azure-ai-ml's "
-                                "RandomSamplingAlgorithm(logbase='e')).", union_mode="left_to_right"))
+        Field(None, union_mode="left_to_right",
+              description="A positive number, or e (RandomSamplingAlgorithm(logbase='e'))."))
 
 
 class GridSampling(StrictModel):

@@ -666,7 +666,7 @@ class SweepNode(Node):
         """``max_total_trials``, ``max_concurrent_trials``, ``timeout``, ``trial_timeout``."""
         return self._limits
 
-    def set_limits(self, *, max_concurrent_trials: int | None = None,  # type: ignore[override]
+    def set_limits(self, *, max_concurrent_trials: int | None = None,
                    max_total_trials: int | None = None, timeout: int | None = None,
                    trial_timeout: int | None = None) -> None:
         """Set the given limits (azure-ai-ml's ``set_limits``: ``None`` leaves one as it is)."""

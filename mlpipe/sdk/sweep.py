@@ -12,7 +12,7 @@ timeout under a minute is a minute (azure-ai-ml floors ``timeout`` and ``trial_t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
@@ -74,7 +74,7 @@ class Normal(SweepDistribution):
     """A normal distribution of mean ``mu`` and deviation ``sigma``."""
 
     _kind = "normal"
-    _keys = ("type", "mu", "sigma")
+    _keys: ClassVar[tuple[str, ...]] = ("type", "mu", "sigma")
 
     def __init__(self, mu: float | None = None, sigma: float | None = None,
                  **kwargs: Any) -> None:
@@ -122,7 +122,7 @@ class Uniform(SweepDistribution):
     """A value in ``[min_value, max_value]``."""
 
     _kind = "uniform"
-    _keys = ("type", "min_value", "max_value")
+    _keys: ClassVar[tuple[str, ...]] = ("type", "min_value", "max_value")
 
     def __init__(self, min_value: float | None = None, max_value: float | None = None,
                  **kwargs: Any) -> None:
@@ -173,7 +173,7 @@ def distribution(value: Any) -> Any:
 class SamplingAlgorithm(Record):
     """Base of the sampling algorithms (``sampling_algorithm=RandomSamplingAlgorithm(seed=1)``)."""
 
-    _keys = ("type",)
+    _keys: ClassVar[tuple[str, ...]] = ("type",)
 
 
 class RandomSamplingAlgorithm(SamplingAlgorithm):
@@ -224,7 +224,7 @@ class EarlyTerminationPolicy(Record):
     """Base of the early-termination policies: ``delay_evaluation`` reports before the first
     evaluation, then one every ``evaluation_interval`` reports."""
 
-    _keys = ("type", "evaluation_interval", "delay_evaluation")
+    _keys: ClassVar[tuple[str, ...]] = ("type", "evaluation_interval", "delay_evaluation")
 
     def __init__(self, *, delay_evaluation: int, evaluation_interval: int) -> None:
         self.delay_evaluation = delay_evaluation
@@ -270,7 +270,7 @@ class TruncationSelectionPolicy(EarlyTerminationPolicy):
         self._finish({})
 
 
-_POLICY_NAMES: dict[str, type[EarlyTerminationPolicy]] = {
+_POLICY_NAMES: dict[str, Callable[[], EarlyTerminationPolicy]] = {
     "Bandit": BanditPolicy, "Medianstopping": MedianStoppingPolicy,
     "Truncationselection": TruncationSelectionPolicy}
 _POLICY_TYPES: dict[str, type[EarlyTerminationPolicy]] = {
@@ -346,4 +346,5 @@ __all__ = ["BanditPolicy", "BayesianSamplingAlgorithm", "Choice", "DISTRIBUTIONS
            "MedianStoppingPolicy", "Normal", "Objective", "QLogNormal", "QLogUniform", "QNormal",
            "QUniform", "RandomSamplingAlgorithm", "Randint", "SamplingAlgorithm",
            "SweepDistribution", "SweepJobLimits", "TruncationSelectionPolicy", "Uniform",
-           "distribution", "floored_timeout", "node_policy", "policy_value", "sampling_value", "yaml_value"]
+           "distribution", "floored_timeout", "node_policy", "policy_value", "sampling_value",
+           "yaml_value"]

@@ -145,7 +145,6 @@ def compile_notes(job: Any) -> dict[str, Any]:
     import tempfile
 
     from mlpipe.diagnostics import ValidationError
-
     from mlpipe.sdk.running import compile_job
 
     with tempfile.TemporaryDirectory() as runs:

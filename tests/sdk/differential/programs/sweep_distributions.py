@@ -1,7 +1,17 @@
 """Every search-space distribution, positional and keyword, and a choice of mappings."""
 from azure.ai.ml import Output, command, dsl
-from azure.ai.ml.sweep import (Choice, LogNormal, LogUniform, Normal, QLogNormal, QLogUniform,
-                               QNormal, QUniform, Randint, Uniform)
+from azure.ai.ml.sweep import (
+    Choice,
+    LogNormal,
+    LogUniform,
+    Normal,
+    QLogNormal,
+    QLogUniform,
+    QNormal,
+    QUniform,
+    Randint,
+    Uniform,
+)
 
 train = command(
     command="python score.py --a ${{inputs.a}} --b ${{inputs.b}} --c ${{inputs.c}} "

@@ -1,8 +1,13 @@
 """Early termination: each policy with its defaults, given to sweep() or set after, a slack
 amount, and a policy given as a mapping."""
 from azure.ai.ml import command, dsl
-from azure.ai.ml.sweep import (BanditPolicy, Choice, MedianStoppingPolicy,
-                               TruncationSelectionPolicy, Uniform)
+from azure.ai.ml.sweep import (
+    BanditPolicy,
+    Choice,
+    MedianStoppingPolicy,
+    TruncationSelectionPolicy,
+    Uniform,
+)
 
 train = command(command="python score.py --lr ${{inputs.lr}} --k ${{inputs.k}}",
                 code="./src", environment="azureml:train-env:1",

@@ -1,7 +1,12 @@
 """Sampling algorithms: the default, names in any case, and each algorithm object."""
 from azure.ai.ml import command, dsl
-from azure.ai.ml.sweep import (BayesianSamplingAlgorithm, Choice, GridSamplingAlgorithm,
-                               RandomSamplingAlgorithm, Uniform)
+from azure.ai.ml.sweep import (
+    BayesianSamplingAlgorithm,
+    Choice,
+    GridSamplingAlgorithm,
+    RandomSamplingAlgorithm,
+    Uniform,
+)
 
 train = command(command="python score.py --lr ${{inputs.lr}} --k ${{inputs.k}}",
                 code="./src", environment="azureml:train-env:1",
