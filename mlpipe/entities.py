@@ -39,7 +39,7 @@ from mlpipe.sdk.identities import (
     VsCodeJobService,
 )
 from mlpipe.sdk.job import PipelineJob, PipelineJobSettings
-from mlpipe.sdk.nodes import CommandNode, Component, ParallelNode
+from mlpipe.sdk.nodes import CommandNode, Component, ParallelNode, SweepNode
 from mlpipe.sdk.resources import (
     AmlCompute,
     BuildContext,
@@ -53,6 +53,7 @@ from mlpipe.sdk.unavailable import Unavailable
 
 Command = CommandNode
 Parallel = ParallelNode
+Sweep = SweepNode
 
 # azure-ai-ml 1.35's other entities: they need a workspace (or a runtime mlpipe does not have).
 NOT_LOCAL = ("APIKeyConnection", "AadCredentialConfiguration", "AcceleratorMap",
@@ -117,7 +118,7 @@ NOT_LOCAL = ("APIKeyConnection", "AadCredentialConfiguration", "AcceleratorMap",
              "ServerlessSparkCompute", "ServiceInstance", "ServicePrincipalConfiguration",
              "ServiceTagDestination", "SetupScripts", "Spark", "SparkComponent", "SparkJob",
              "SparkJobEntry", "SparkJobEntryType", "SparkResourceConfiguration", "StaticInputData",
-             "Sweep", "SynapseSparkCompute", "SystemCreatedAcrAccount",
+             "SynapseSparkCompute", "SystemCreatedAcrAccount",
              "SystemCreatedStorageAccount", "SystemData", "TargetUtilizationScaleSettings",
              "TrailingInputData", "TritonInferencingServer", "UnsupportedCompute", "Usage",
              "UsageName", "UsageUnit", "UsernamePasswordConfiguration", "ValidationResult",
@@ -138,5 +139,6 @@ __all__ = ["AmlCompute", "AmlTokenConfiguration", "BatchRetrySettings", "BuildCo
            "JupyterLabJobService", "ManagedIdentityConfiguration", "Model", "MpiDistribution",
            "Parallel", "ParallelComponent", "PipelineComponent", "PipelineJob",
            "PipelineJobSettings", "PyTorchDistribution", "QueueSettings", "RayDistribution",
-           "ResourceConfiguration", "RetrySettings", "SshJobService", "TensorBoardJobService",
+           "ResourceConfiguration", "RetrySettings", "SshJobService", "Sweep",
+           "TensorBoardJobService",
            "TensorFlowDistribution", "UserIdentityConfiguration", "VsCodeJobService", "Workspace"]
