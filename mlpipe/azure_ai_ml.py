@@ -19,10 +19,13 @@ from mlpipe.sdk import Input, MLClient, Output, command, load_component, load_jo
 from mlpipe.sdk.assets import Data, Model, asset_fields
 from mlpipe.sdk.entities import Environment
 from mlpipe.sdk.identities import (
+    AmlTokenConfiguration,
+    ManagedIdentityConfiguration,
     MpiDistribution,
     PyTorchDistribution,
     RayDistribution,
     TensorFlowDistribution,
+    UserIdentityConfiguration,
 )
 from mlpipe.sdk.operations import Unavailable
 from mlpipe.sdk.resources import AmlCompute
@@ -67,7 +70,16 @@ def load_compute(source: str | os.PathLike[str], *, relative_origin: str | None 
     return AmlCompute(**fields)
 
 
+# Names azure-ai-ml still serves from ``azure.ai.ml`` (its module ``__getattr__``), with a
+# warning that they belong to ``azure.ai.ml.entities`` (published notebooks import them so).
+MOVED = {"AmlTokenConfiguration": AmlTokenConfiguration,
+         "ManagedIdentityConfiguration": ManagedIdentityConfiguration,
+         "UserIdentityConfiguration": UserIdentityConfiguration}
+
+
 def __getattr__(name: str) -> Any:
+    if name in MOVED:
+        return MOVED[name]
     if name in NOT_LOCAL:
         return Unavailable(f"azure.ai.ml.{name}")
     raise AttributeError(f"module 'azure.ai.ml' (mlpipe's mirror) has no attribute {name!r}")

@@ -251,8 +251,14 @@ def cell_code(source: str, index: int, note: Any = print) -> str:
     first = lines[0].strip() if lines else ""
     written = _WRITEFILE.match(first)
     if written:
+        # IPython expands {name} (and {name.attr}, {name[0]}) in a magic's line from the
+        # notebook's variables (``%%writefile {src_dir}/train.py``); text it cannot expand
+        # stays as written
         body = "\n".join(lines[1:]) + "\n"
-        return (f"with open({written.group(2)!r}, {'a' if written.group(1) else 'w'!r}, "
+        return (f"try:\n    _mlpipe_path = {written.group(2)!r}.format_map(globals())\n"
+                f"except (KeyError, AttributeError, IndexError, ValueError):\n"
+                f"    _mlpipe_path = {written.group(2)!r}\n"
+                f"with open(_mlpipe_path, {'a' if written.group(1) else 'w'!r}, "
                 f"encoding='utf-8') as _mlpipe_f:\n    _mlpipe_f.write({body!r})\n")
     if first.startswith("%%"):
         note(f"mlpipe run-script: cell {index}: skipped cell magic {first.split()[0]}")

@@ -104,10 +104,14 @@ NOTEBOOK = {"cells": [
     {"cell_type": "code", "source": ["%pip install azure-ai-ml\n", "!ls\n",
                                      "from azure.ai.ml.constants import AssetTypes\n"]},
     {"cell_type": "code", "source": ["%%writefile src/hello.py\n", "print('hi')\n"]},
+    {"cell_type": "code", "source": ["folder = {'src': 'src'}\n"]},
+    {"cell_type": "code", "source": ["%%writefile {folder[src]}/{folder[src]}.py\n", "# {x}\n"]},
     {"cell_type": "code", "source": ["%%bash\n", "echo no\n"]},
     {"cell_type": "code", "source": ["import azure.ai.ml, mlpipe.constants\n",
+                                     "from azure.ai.ml import UserIdentityConfiguration\n",
                                      "print('SAME', AssetTypes is mlpipe.constants.AssetTypes)\n",
                                      "print(open('src/hello.py').read().strip())\n",
+                                     "print(open('src/src.py').read().strip())\n",
                                      "display('shown')\n",
                                      "AssetTypes.MLTABLE"]},
 ]}
@@ -118,7 +122,9 @@ def test_run_script_runs_notebook_cells_in_order(tmp_path: Path) -> None:
     notebook = write(tmp_path / "nb.ipynb", json.dumps(NOTEBOOK))
     proc = run_cli("run-script", str(notebook), cwd=REPO)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["SAME True", "print('hi')", "'shown'", "'mltable'"]
+    # %%writefile expands {name} from the notebook's variables, as IPython does
+    assert proc.stdout.splitlines() == ["SAME True", "print('hi')", "# {x}", "'shown'",
+                                        "'mltable'"]
     assert "skipped '%pip'" in proc.stderr and "skipped '!ls'" in proc.stderr
     assert "skipped cell magic %%bash" in proc.stderr
 
