@@ -373,6 +373,7 @@ class ExecutionPlan:
     remote_assets: tuple[RemoteAsset, ...] = ()
     warnings: tuple[Diagnostic, ...] = ()
     external_outputs: bool = False  # declared output paths may lie outside the runs folder
+    kind: str = "pipeline"  # or a standalone job's type (command, sweep): its one step
 
     @property
     def base_dir(self) -> str:

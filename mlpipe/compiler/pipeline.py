@@ -288,6 +288,7 @@ class _Compiler:
             settings=self.settings,
             remote_assets=tuple(remote),
             external_outputs=self.allow_external_outputs,
+            kind=(job_type(self.doc.data) or "command") if self.standalone else "pipeline",
         )
 
     def _check_computes(self, nodes: dict[str, Node], default_compute: str | None) -> None:

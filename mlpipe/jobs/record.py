@@ -104,6 +104,7 @@ class JobRecord(_Part):
     """``<runs-dir>/<name>/job.json``."""
 
     name: str | None = None
+    kind: str | None = None  # pipeline, or a standalone job's type (command, sweep)
     display_name: str | None = None
     status: JobStatus
     created_at: Timestamp | None = None

@@ -316,6 +316,7 @@ def _new_record(plan: ExecutionPlan, backend: str,
             steps[step.name]["reused"] = True
     record = {
         "name": Path(plan.run_dir).name,
+        "kind": plan.kind,
         "display_name": plan.display_name,
         "description": plan.description,
         "experiment_name": plan.experiment_name,

@@ -100,7 +100,8 @@ check = command(command="python check.py --quality ${{inputs.quality}} --out ${{
                 inputs={"quality": 0.5}, outputs={"model": Output(type="uri_folder")})
 plain = ml_client.jobs.create_or_update(check)
 print(json.dumps({"status": [job.status, fetched.status, plain.status], "run_dir": job.run_dir,
-                  "steps": job.step_outputs, "plain": plain.step_outputs}))
+                  "steps": job.step_outputs, "plain": plain.step_outputs, "name": job.name,
+                  "best": fetched.properties["best_child_run_id"], "type": fetched.type}))
 """
 
 
@@ -175,6 +176,9 @@ def test_a_standalone_sweep_job_runs_like_its_yaml_and_a_command_job_runs_too(
     assert len(rows) == 3 and all(r["status"] == "completed" for r in rows)
     best = max(rows, key=lambda r: float(r["accuracy"]))
     assert best["best"] == "yes"
+    # ml_client.jobs.get(name) of a sweep job names its best trial as Azure ML names child jobs
+    assert job["type"] == "sweep"
+    assert job["best"] == f"{job['name']}_{best['trial'].removeprefix('trial_')}"
     # a standalone job's trial variables are applied (azure-ai-ml sends them with the trial)
     model = Path(job["steps"]["sweep"]["model"]) / "model.txt"
     assert model.read_text() == f"{best['accuracy']} {best['kernel']} sweep\n"

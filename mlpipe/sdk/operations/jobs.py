@@ -43,6 +43,18 @@ class LocalJob(Resource, Job):
         self.studio_url = Path(self.run_dir).as_uri() if self.run_dir else None
         self.error = record.get("error")
         self.parent_job_name = parent
+        self.properties = sweep_properties(record)
+
+
+def sweep_properties(record: dict[str, Any]) -> dict[str, str]:
+    """A standalone sweep job's ``properties``: ``best_child_run_id`` names its best trial as
+    Azure ML names a sweep's child jobs (``<job>_<trial number>``); ``{}`` for other jobs."""
+    steps = record.get("steps") or {}
+    step = steps.get("sweep") if record.get("kind") == "sweep" else None
+    best = step.get("best_trial") if isinstance(step, dict) else None
+    if not isinstance(best, str):
+        return {}
+    return {"best_child_run_id": f"{record.get('name')}_{best.removeprefix('trial_')}"}
 
 
 class Poller:
