@@ -75,8 +75,8 @@ def _files_digest(root: str, files: list[str]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:20]
 
 
-def iter_mini_batches(step: ParallelStep,
-                      on_warning: WarningSink | None = None) -> Iterator[MiniBatch]:
+def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None, *,
+                      file_sizes: bool = True) -> Iterator[MiniBatch]:
     """The mini-batches of ``step``'s major input, streamed in input order.
 
     File inputs give batches of ``mini_batch_size`` absolute paths (default 1);
@@ -87,6 +87,9 @@ def iter_mini_batches(step: ParallelStep,
     MLTable file or a ``mini_batch_size`` that does not fit the input (a size in
     bytes for a file input) raise :class:`DataError` at once; problems found
     while listing or dividing raise it when the iteration reaches them.
+    ``file_sizes=False`` spares the ``stat`` of each file of a folder (its mini-batches'
+    ``size_bytes`` are 0): file inputs are cut by count, so only a caller that reads the
+    sizes needs them.
     """
     sink = on_warning or _log_warning
     major, path = _input_path(step)
@@ -100,7 +103,7 @@ def iter_mini_batches(step: ParallelStep,
         if step.partition_keys:
             batches = _file_partition_batches(spec, path, tuple(step.partition_keys))
         else:
-            batches = _file_batches(_iter_input_files(path, spec), path,
+            batches = _file_batches(_iter_input_files(path, spec, file_sizes), path,
                                     sizes.file_count(step.mini_batch_size))
     return _noting_empty(batches, step.name, major, path, sink)
 

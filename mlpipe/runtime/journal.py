@@ -169,6 +169,7 @@ class Journal:
         self._records_kept = 0  # records read that were taken as they are (none superseded)
         self._rebuilt = False
         self._writer: FileLock | None = None
+        self._earlier = False  # holds outcomes of earlier runs (reuse() can find one)
         try:
             if not read_only:
                 self._take_writer_lock(Path(state_dir))
@@ -185,6 +186,7 @@ class Journal:
                 self._compact()
             else:
                 self._clear()
+            self._earlier = len(self._ids) > 0
             self._open_for_append()
         except BaseException:
             self.close()
@@ -216,6 +218,8 @@ class Journal:
     def reuse(self, mini_batch_id: str, index: int) -> Finished | None:
         """Like :meth:`done`, and a success found counts as this run's mini-batch ``index``
         (:meth:`write` without an order places its rows there)."""
+        if not self._earlier:  # a new journal: this run's ids are all it holds
+            return None
         slot = self._ids.find(mini_batch_id)  # what is gathered, not written yet, is not reused
         if slot < 0 or self._status[slot] != 0:
             return None

@@ -157,7 +157,7 @@ def _driver_logger(observers: Iterable[StepObserver]) -> logging.Logger:
 def _iter_mini_batches(step: ParallelStep) -> Iterable[MiniBatch]:
     from mlpipe.data import iter_mini_batches  # noqa: PLC0415
 
-    return iter_mini_batches(step)
+    return iter_mini_batches(step, file_sizes=False)  # sizes count for tables alone (tuning)
 
 
 def _data_errors() -> tuple[type[BaseException], ...]:

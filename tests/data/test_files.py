@@ -244,3 +244,19 @@ def test_file_listing_does_not_load_pandas_or_pyarrow(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(repo)}, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_without_file_sizes_the_mini_batches_are_the_same_but_for_their_size(
+        tmp_path: Path) -> None:
+    """``file_sizes=False`` (the runtime's listing: files are cut by count) gives the same
+    mini-batches, ids and details included, with ``size_bytes`` 0; a symlink to a file and
+    a dangling one are treated as with sizes."""
+    make_tree(tmp_path / "in", 10)
+    os.symlink(tmp_path / "in" / "d0" / "f000.bin", tmp_path / "in" / "link.bin")
+    os.symlink(tmp_path / "gone.bin", tmp_path / "in" / "dangling.bin")
+    step = step_for(tmp_path / "in", "uri_folder", "3")
+    sized = list(iter_mini_batches(step))
+    unsized = list(iter_mini_batches(step, file_sizes=False))
+    assert [replace(mb, size_bytes=0) for mb in sized] == unsized
+    assert sum(mb.size_bytes for mb in sized) == sum(range(10))
+    assert [p for mb in unsized for p in mb.payload][-1].endswith("link.bin")

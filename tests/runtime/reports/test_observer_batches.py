@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import random
 from dataclasses import replace
 from datetime import timedelta
@@ -108,14 +109,29 @@ def test_a_processed_row_is_what_csv_writer_writes(mini_batch_id: str, category:
                                                    message: str | None, process: str,
                                                    files: list[str], total: int,
                                                    elapsed: float) -> None:
-    record = attempt(3)._replace(mini_batch_id=mini_batch_id, error_category=category,
-                                 error_message=message, detail={"files": files}, total=total,
-                                 elapsed_seconds=elapsed)
-    expected = io.StringIO()
-    csv.writer(expected).writerow((
-        record.mini_batch_id, record.picked_count, process, utc_text(record.start_time),
-        record.total, record.succeeded, record.failed, f"{record.elapsed_seconds:.6f}",
-        f"{record.process_seconds:.6f}", f"{record.run_method_seconds:.6f}", record.status,
-        record.error_category or "", record.error_message or "", detail_text(record.detail)))
-    assert processed_row(record, process) == expected.getvalue()
-    assert processed_row(record, process, record.start_time.timestamp()) == expected.getvalue()
+    base = attempt(3)._replace(mini_batch_id=mini_batch_id, error_category=category,
+                               error_message=message, detail={"files": files}, total=total,
+                               elapsed_seconds=elapsed)
+    for record in (base, base._replace(detail={})):  # {}: a mini-batch without detail
+        expected = io.StringIO()
+        csv.writer(expected).writerow((
+            record.mini_batch_id, record.picked_count, process, utc_text(record.start_time),
+            record.total, record.succeeded, record.failed, f"{record.elapsed_seconds:.6f}",
+            f"{record.process_seconds:.6f}", f"{record.run_method_seconds:.6f}", record.status,
+            record.error_category or "", record.error_message or "",
+            json.dumps(dict(record.detail), sort_keys=True, ensure_ascii=False)))
+        assert processed_row(record, process) == expected.getvalue()
+        epoch = record.start_time.timestamp()
+        assert processed_row(record, process, epoch) == expected.getvalue()
+
+
+@given(files=st.lists(st.one_of(_text, st.integers(), st.none(), st.floats(allow_nan=False)),
+                      max_size=4),
+       other=st.none() | st.dictionaries(_text, _text, max_size=2))
+def test_the_detail_column_is_the_json_encoders_text(files: list[object],
+                                                     other: dict[str, str] | None) -> None:
+    """The hand-joined text of a files mini-batch's detail is json's (sorted keys, non-ASCII
+    kept), whatever the files hold; other details go through the encoder."""
+    for detail in ({"files": files}, {"files": tuple(files)}, {**(other or {}), "files": files}):
+        expected = json.dumps(detail, sort_keys=True, ensure_ascii=False, default=str)
+        assert detail_text(detail) == expected
