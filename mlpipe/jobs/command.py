@@ -30,6 +30,7 @@ from typing import IO
 from mlpipe.compiler.assets import STAND_INS_ENV
 from mlpipe.import_mirrors import PROGRAMS, child_environment, mode
 from mlpipe.jobs.distribution import launcher_environment
+from mlpipe.jobs.step_metrics import metrics_environment
 from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
@@ -87,8 +88,10 @@ def python_shim_dir(step: Step) -> Path:
 
 def command_environment(step: Step) -> dict[str, str]:
     """The process environment: ours, a distributed step's launcher variables (a world of
-    one, :mod:`mlpipe.jobs.distribution`), the step's ``environment_variables``, our Python
-    first (with mlpipe's import hook, :func:`mlpipe.import_mirrors.child_environment`)."""
+    one, :mod:`mlpipe.jobs.distribution`), where a command step's mlflow metrics go (and the
+    mlflow stand-in, :mod:`mlpipe.jobs.step_metrics`), the step's ``environment_variables``,
+    our Python first (with mlpipe's import hook,
+    :func:`mlpipe.import_mirrors.child_environment`)."""
     env = dict(os.environ)
     path_parts = [str(python_shim_dir(step)), str(Path(sys.executable).parent)]
     env["PATH"] = os.pathsep.join(path_parts + [env.get("PATH", os.defpath)])
@@ -98,6 +101,8 @@ def command_environment(step: Step) -> dict[str, str]:
         env.update(launcher_environment(step.distribution))
     if step.stand_ins:  # its downloads read the job's mlpipe.toml stand-ins
         env[STAND_INS_ENV] = step.stand_ins
+    if isinstance(step, CommandStep):  # what it logs with mlflow lands in its folder
+        env.update(metrics_environment(Path(step.step_dir), env.get("PYTHONPATH")))
     env.update({str(k): str(v) for k, v in step.environment_variables.items()})
     return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
 

@@ -501,3 +501,39 @@ def make_oj_partition(folder: Path) -> Path:
     write(folder / "stand-ins" / "dominicks_OJ.csv", oj_partition_csv())
     write(folder / "mlpipe.toml", f'[assets]\n"{OJ_URL}" = "./stand-ins/dominicks_OJ.csv"\n')
     return notebook
+
+
+# -- azureml-examples sdk/python/jobs/single-step/lightgbm/iris (lightgbm-iris-sweep) ------------
+# Its main.py trains LightGBM with mlflow.autolog(); the stand-in logs the metric the sweeps
+# optimise, once per boosting round, from the swept learning rate and boosting type.
+
+LIGHTGBM_MAIN = """\
+import argparse
+
+import mlflow
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--iris-csv")
+parser.add_argument("--learning-rate", type=float)
+parser.add_argument("--boosting")
+args = parser.parse_args()
+rows = len(open(args.iris_csv).read().splitlines()) - 1
+loss = abs(args.learning_rate - 0.3) + (0.2 if args.boosting == "dart" else 0.0)
+for round in range(1, 7):
+    mlflow.log_metric("test-multi_logloss", loss + 1.0 / round, step=round)
+print("rows", rows)
+"""
+
+IRIS_URLS = '''[assets]
+"https://azuremlexamples.blob.core.windows.net/datasets/iris.csv" = "./iris.csv"
+"wasbs://datasets@azuremlexamples.blob.core.windows.net/iris.csv" = "./iris.csv"
+'''
+
+
+def make_lightgbm_sweep(folder: Path) -> Path:
+    """The notebook, its stand-in ``src/main.py``, and the iris data its URLs stand for."""
+    notebook = copy_notebook("azureml_examples_lightgbm_iris_sweep.ipynb", folder)
+    write(folder / "src" / "main.py", LIGHTGBM_MAIN)
+    write(folder / "iris.csv", iris_csv())
+    write(folder / "mlpipe.toml", IRIS_URLS)
+    return notebook

@@ -1,6 +1,6 @@
 """Published notebooks run unchanged through ``mlpipe run-script``: azure-ai-ml's
-(azureml-examples, sdk/python/jobs/parallel; also with ``python`` once their imports are
-switched to mlpipe) and azureml v1's (MachineLearningNotebooks, parallel-run; the many-models
+(azureml-examples, sdk/python/jobs/parallel, also with ``python`` once their imports are
+switched to mlpipe; the lightgbm-iris sweep notebook) and azureml v1's (MachineLearningNotebooks, parallel-run; the many-models
 solution accelerator's custom-script training)."""
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from tests.sdk.notebook_support import (
     OJ_WEEKS,
     make_iris_v1,
     make_iris_v2,
+    make_lightgbm_sweep,
     make_many_models,
     make_mnist_v1,
     make_oj_partition,
@@ -161,3 +162,25 @@ def test_v1_tabular_partition_per_column_notebook_runs(tmp_path: Path) -> None:
     # One mini-batch per (Store, Brand): total_income is that partition's INCOME sum.
     incomes = {(str(s), b): t for s, b, t in zip(table[16], table[17], table[18], strict=True)}
     assert incomes == {p: sum(10 + w for w in range(OJ_PARTITION_WEEKS)) for p in OJ_PARTITIONS}
+
+
+def test_lightgbm_iris_sweep_notebook_runs_unchanged(tmp_path: Path) -> None:
+    """A command job, then the same command swept twice as standalone sweep jobs (the second
+    from a command component, with a median-stopping policy), as the notebook submits them."""
+    notebook = make_lightgbm_sweep(tmp_path / "nb")
+    runs = tmp_path / "runs"
+    output = _run_unchanged(notebook, runs)
+    assert output.count("file://") == 3  # each returned_job.studio_url
+    records = [json.loads((job / "job.json").read_text()) for job in _job_folders(runs)]
+    assert sorted((r["kind"], r["status"], r["display_name"] or "") for r in records) == [
+        ("command", "completed", ""), ("sweep", "completed", ""),
+        ("sweep", "completed", "lightgbm-iris-sweep-example")]
+    for record in (r for r in records if r["kind"] == "sweep"):
+        trials = record["steps"]["sweep"]["trials"]
+        assert len(trials) == 20
+        done = {name: t["test-multi_logloss"] for name, t in trials.items()
+                if t["status"] == "completed"}
+        assert record["steps"]["sweep"]["best_trial"] == min(done, key=lambda n: done[n])
+        assert all(t["status"] in ("completed", "early_terminated") for t in trials.values())
+    example = next(r for r in records if r["display_name"])
+    assert example["experiment_name"] == "lightgbm-iris-sweep-example"

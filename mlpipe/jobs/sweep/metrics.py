@@ -1,37 +1,16 @@
 """The metrics a trial logs, read while it runs and after.
 
-A trial's process gets ``MLPIPE_METRICS_FILE`` (one JSON line per metric:
-``{"key", "value", "step"}``), written by mlpipe's stand-in for ``mlflow`` (when mlflow is
-not installed) and by the v1 ``Run.get_context().log``; with mlflow installed it gets
-``MLFLOW_TRACKING_URI`` set to a file store in the trial's folder, read here too
-(``mlruns/<experiment>/<run>/metrics/<key>``: ``timestamp value step`` lines).
+A trial is a command step: what it logs with ``mlflow`` (mlpipe's stand-in, or the real one)
+or the v1 ``Run.get_context().log`` lands in its folder (:mod:`mlpipe.jobs.step_metrics`):
+``metrics.jsonl`` (one JSON line per metric: ``{"key", "value", "step"}``) and, with mlflow
+installed, its file store ``mlruns/<experiment>/<run>/metrics/<key>`` (``timestamp value
+step`` lines). Both are read here.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-
-METRICS_FILE_ENV = "MLPIPE_METRICS_FILE"
-SHIM_DIR = Path(__file__).resolve().parent / "mlflow_shim"
-
-
-def mlflow_installed() -> bool:
-    """Whether the real ``mlflow`` can be imported here."""
-    try:
-        return importlib.util.find_spec("mlflow") is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def trial_environment(trial_dir: Path, pythonpath: str | None) -> dict[str, str]:
-    """The variables that make a trial's logged metrics readable by :func:`read_metric`."""
-    env = {METRICS_FILE_ENV: str(trial_dir / "metrics.jsonl"),
-           "MLFLOW_TRACKING_URI": (trial_dir / "mlruns").as_uri()}
-    if not mlflow_installed():
-        env["PYTHONPATH"] = str(SHIM_DIR) + (f":{pythonpath}" if pythonpath else "")
-    return env
 
 
 def read_metric(trial_dir: Path, key: str) -> list[float]:
@@ -57,5 +36,4 @@ def read_metric(trial_dir: Path, key: str) -> list[float]:
     return [value for _order, value in sorted(values, key=lambda item: item[0])]
 
 
-__all__ = ["METRICS_FILE_ENV", "SHIM_DIR", "mlflow_installed", "read_metric",
-           "trial_environment"]
+__all__ = ["read_metric"]

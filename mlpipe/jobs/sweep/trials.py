@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from mlpipe.compiler.scope import StepValues
 from mlpipe.frozen import freeze
-from mlpipe.jobs.sweep.metrics import trial_environment
 from mlpipe.plan import CommandStep, PlanInput, PlanOutput, SweepStep
 
 
@@ -52,11 +50,10 @@ def trial_step(sweep: SweepStep, number: int, params: dict[str, Any]) -> Command
     outputs = {name: replace(out, path=str(_trial_output(folder, out)))
                for name, out in sweep.outputs.items()}
     values = StepValues(inputs, outputs)
-    env = dict(sweep.environment_variables)
-    env.update(trial_environment(folder, os.environ.get("PYTHONPATH")))
-    return CommandStep(
+    return CommandStep(  # a command step: its metrics land in its folder (jobs/step_metrics.py)
         name=f"{sweep.name}.trial_{number}", step_dir=str(folder),
-        inputs=freeze(inputs), outputs=freeze(outputs), environment_variables=freeze(env),
+        inputs=freeze(inputs), outputs=freeze(outputs),
+        environment_variables=sweep.environment_variables,
         environment=sweep.environment, code_dir=sweep.code_dir, compute=sweep.compute,
         stand_ins=sweep.stand_ins, command=values.command(sweep.trial_command))
 

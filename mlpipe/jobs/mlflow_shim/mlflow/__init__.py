@@ -1,9 +1,11 @@
-"""mlpipe's stand-in for ``mlflow`` in a sweep trial, when mlflow is not installed.
+"""mlpipe's stand-in for ``mlflow`` in a command step (a sweep trial too), when mlflow is not
+installed.
 
 It records what a training script logs (``log_metric``, ``log_metrics``, ``log_param``,
-``set_tag``, ...) in the file named by ``MLPIPE_METRICS_FILE``, where the sweep reads its
-objective. Model saving and autologging are mlflow's own: ``autolog`` logs nothing here, and
-any other mlflow name raises ``AttributeError`` saying so (install mlflow for them).
+``set_tag``, ...) in the file named by ``MLPIPE_METRICS_FILE`` (``<step>/metrics.jsonl``),
+where a sweep reads its objective. Model saving and autologging are mlflow's own:
+``autolog`` logs nothing here, and any other mlflow name raises ``AttributeError`` saying so
+(install mlflow for them).
 """
 
 from __future__ import annotations
