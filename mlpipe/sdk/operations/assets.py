@@ -50,7 +50,7 @@ class _AssetOperations(Operations):
         entity.id = reference(fields["name"], fields.get("version"))
         return entity
 
-    def create_or_update(self, asset: Any, **kwargs: Any) -> Any:
+    def _register(self, asset: Any) -> Any:
         """Register ``asset`` locally; returns it with its ``version`` (and ``id``) set."""
         name = getattr(asset, "name", None)
         if not name or not isinstance(name, str):
@@ -93,6 +93,10 @@ class DataOperations(_AssetOperations):
     _entity = Data
     _types = ("uri_file", "uri_folder", "mltable")
 
+    def create_or_update(self, data: Any) -> Any:
+        """Register ``data`` locally; returns it with its ``version`` (and ``id``) set."""
+        return self._register(data)
+
 
 class ModelOperations(_AssetOperations):
     """``ml_client.models``: models (``azureml:name:version`` inputs read ``path``)."""
@@ -100,6 +104,10 @@ class ModelOperations(_AssetOperations):
     _group = "models"
     _kind = "model"
     _entity = Model
+
+    def create_or_update(self, model: Any) -> Any:
+        """Register ``model`` locally; returns it with its ``version`` (and ``id``) set."""
+        return self._register(model)
 
     def download(self, name: str, version: str, download_path: str | Path = ".") -> None:
         """Copy the model's files to ``<download_path>/<name>``."""
@@ -112,6 +120,10 @@ class EnvironmentOperations(_AssetOperations):
 
     _group = "environments"
     _kind = "environment"
+
+    def create_or_update(self, environment: Any) -> Any:
+        """Record ``environment`` (never built); returns it with its ``version`` set."""
+        return self._register(environment)
 
     def _fields(self, asset: Any) -> dict[str, Any]:
         value = environment_value(asset)
@@ -136,7 +148,7 @@ class ComponentOperations(_AssetOperations):
     _kind = "component"
     _made_in_code: ClassVar[dict[tuple[str, str], Any]] = {}
 
-    def create_or_update(self, component: Any, version: str | None = None,  # type: ignore[override]
+    def create_or_update(self, component: Any, version: str | None = None,
                          **kwargs: Any) -> Any:
         component = as_component(component)  # a @command_component function's component
         name = getattr(component, "name", None)
