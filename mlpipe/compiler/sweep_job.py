@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mlpipe.compiler.bindings import Reference, substitute
+from mlpipe.compiler.values import literal_type
 
 SEARCH_SPACE = "search_space."
 NUMBER_KINDS = ("uniform", "loguniform", "quniform", "qloguniform", "normal", "lognormal",
@@ -94,11 +95,7 @@ def _value_type(value: Any) -> str:
     """The input type of a job input's value (a literal, or a data mapping with its type)."""
     if isinstance(value, Mapping):
         return str(value.get("type") or "uri_folder")
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    return "number" if isinstance(value, float) else "string"
+    return literal_type(value)
 
 
 __all__ = ["trial_component", "swept_as_inputs"]

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from mlpipe.compiler.values import literal_type
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.sdk.bindings import NodeInput, NodeOutput, Ports, value_to_yaml
 from mlpipe.sdk.building import current_builder
@@ -357,14 +358,18 @@ class Node(Tracked, Job, ABC):
         object.__setattr__(new, "_inputs", Ports(
             "input", dict(self._inputs._values), self._port_names("input"), owner=new,
             modes=self._inputs._modes, types=self._inputs._types))
+        self._outputs_to(new)
+        object.__setattr__(new, "_extra", copy.deepcopy(self._extra))
+        return new
+
+    def _outputs_to(self, node: Node) -> None:
+        """Give ``node`` copies of this node's output ports (their settings, its own)."""
         outputs = {}
         for key, port in self._outputs.items():
             clone = clone_tracked(port)
-            object.__setattr__(clone, "_node", new)
+            object.__setattr__(clone, "_node", node)
             outputs[key] = clone
-        object.__setattr__(new, "_outputs", Ports("output", outputs, owner=new))
-        object.__setattr__(new, "_extra", copy.deepcopy(self._extra))
-        return new
+        object.__setattr__(node, "_outputs", Ports("output", outputs, owner=node))
 
     def _called_name(self) -> str | None:
         """The name a called node starts with (``None``: named by the pipeline)."""
@@ -389,6 +394,25 @@ class Node(Tracked, Job, ABC):
             builder.discard(self)  # a step made in the pipeline and then called is a template
             builder.add(node)
         return node
+
+
+class OwnJob(ABC):
+    """A node that is also a job of its own (``ml_client.jobs.create_or_update(node)``): the
+    standalone job azure-ai-ml submits for it, :meth:`job_document`."""
+
+    source: Path
+
+    @abstractmethod
+    def job_document(self, emitter: Emitter | None = None) -> dict[str, Any]:
+        """The standalone job's YAML-equivalent document."""
+
+    def job_positions(self) -> tuple[dict[str, Any], Any]:
+        """The standalone job document and where each of its keys was written in Python."""
+        return job_positions(self.job_document, self.source)
+
+    def dump_job(self, dest: Any) -> None:
+        """Write the standalone job document to a path or an open text stream."""
+        _write(dest, dump_text(self.job_document()))
 
 
 class ParallelNode(Node):
@@ -449,7 +473,7 @@ class ParallelNode(Node):
         }
 
 
-class CommandNode(Node):
+class CommandNode(OwnJob, Node):
     """A ``type: command`` step, usually from a component file."""
 
     kind = "command"
@@ -517,12 +541,7 @@ class CommandNode(Node):
             identity=identity or self.identity, queue_settings=queue_settings)
         node._inputs._values.update(inputs)
         node._inputs._modes.update(self._inputs._modes)
-        outputs = {}
-        for key, port in self._outputs.items():
-            clone = clone_tracked(port)
-            object.__setattr__(clone, "_node", node)
-            outputs[key] = clone
-        object.__setattr__(node, "_outputs", Ports("output", outputs, owner=node))
+        self._outputs_to(node)
         object.__setattr__(node, "_definition_site", self.__dict__.get("_definition_site"))
         object.__setattr__(node, "_template_name", self.__dict__.get("_template_name"))
         node.set_limits(max_total_trials=max_total_trials,
@@ -582,14 +601,6 @@ class CommandNode(Node):
         data = self.to_dict(self._job_base(), emitter, ())
         return {"$schema": COMMAND_JOB_SCHEMA, **data, "type": "command"}
 
-    def job_positions(self) -> tuple[dict[str, Any], Any]:
-        """The standalone job document and where each of its keys was written in Python."""
-        return job_positions(self.job_document, self.source)
-
-    def dump_job(self, dest: Any) -> None:
-        """Write the standalone job document to a path or an open text stream."""
-        _write(dest, dump_text(self.job_document()))
-
     def _settings(self, base: Path) -> dict[str, Any]:
         get = self._setting
         return {
@@ -607,7 +618,7 @@ class CommandNode(Node):
         }
 
 
-class SweepNode(Node):
+class SweepNode(OwnJob, Node):
     """A ``type: sweep`` step (azure-ai-ml's ``Sweep``), made by ``command_node.sweep(...)``:
     trials of ``trial`` (a command component) over ``search_space``, judged by ``objective``.
 
@@ -741,14 +752,6 @@ class SweepNode(Node):
             data["identity"] = plain(self.identity)
         return {"$schema": SWEEP_JOB_SCHEMA, **data, "type": "sweep"}
 
-    def job_positions(self) -> tuple[dict[str, Any], Any]:
-        """The standalone job document and where each of its keys was written in Python."""
-        return job_positions(self.job_document, self.source)
-
-    def dump_job(self, dest: Any) -> None:
-        """Write the standalone job document to a path or an open text stream."""
-        _write(dest, dump_text(self.job_document()))
-
     def _job_trial(self, base: Path) -> dict[str, Any]:
         trial = self.trial
         if isinstance(trial, Component):
@@ -795,15 +798,6 @@ def _write(dest: Any, text: str) -> None:
         dest.write(text)
     else:
         Path(dest).write_text(text, encoding="utf-8")
-
-
-def literal_type(value: Any) -> str:
-    """The input type azure-ai-ml gives a literal value (``command(inputs={"n": 3})``)."""
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    return "number" if isinstance(value, float) else "string"
 
 
 def unwrap(inputs: Mapping[str, Any]) -> dict[str, Any]:

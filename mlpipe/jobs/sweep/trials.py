@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.compiler.scope import StepValues
+from mlpipe.compiler.values import literal_type
 from mlpipe.frozen import freeze
 from mlpipe.plan import CommandStep, PlanInput, PlanOutput, SweepStep
 
@@ -45,7 +46,7 @@ def trial_step(sweep: SweepStep, number: int, params: dict[str, Any]) -> Command
     folder = Path(sweep.step_dir) / "trials" / f"trial_{number}"
     inputs = dict(sweep.inputs)
     for name, value in params.items():
-        kind = inputs[name].type if name in inputs else _literal_type(value)
+        kind = inputs[name].type if name in inputs else literal_type(value)
         inputs[name] = PlanInput(name, kind, value=value)
     outputs = {name: replace(out, path=str(_trial_output(folder, out)))
                for name, out in sweep.outputs.items()}
@@ -62,14 +63,6 @@ def _trial_output(folder: Path, out: PlanOutput) -> Path:
     """Where a trial writes output ``out`` (a ``uri_file`` keeps its file name)."""
     base = folder / "outputs" / out.name
     return base / Path(out.path).name if out.type == "uri_file" else base
-
-
-def _literal_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    return "number" if isinstance(value, float) else "string"
 
 
 def write_table(sweep: SweepStep, trials: list[Trial], best: Trial | None) -> Path:
