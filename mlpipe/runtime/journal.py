@@ -326,7 +326,7 @@ class Journal:
             fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mlpipe-tmp",
                                         dir=target.parent)
         temporary = Path(name)
-        from mlpipe.runtime import journal_bulk as bulk  # noqa: PLC0415 - numpy, for the seal
+        from mlpipe.runtime.journal_bulk import place, wanted  # noqa: PLC0415 - numpy: the seal
 
         slots = self._input_order() if order is None else array(
             "i", (slot for slot in map(self._ids.find, order) if slot >= 0))
@@ -337,12 +337,12 @@ class Journal:
             output = _Output(out, header.encode("utf-8", DATA_ERRORS) if header else b"")
             start = output.size
             blocks = _Blocks(self)
-            chosen = bulk.wanted(slots, self._length, self._status, self._fresh,
+            chosen = wanted(slots, self._length, self._status, self._fresh,
                                  unique=order is None)
             columns = (self._segment, self._offset, self._length, self._crc)
             for at in range(0, len(chosen), _BULK):
                 chunk = chosen[at:at + _BULK]
-                if not bulk.place(chunk, columns, self._reader, output.add, placed):
+                if not place(chunk, columns, self._reader, output.add, placed):
                     self._place_each(chunk.tolist(), output, blocks, placed)
             size, crc = output.close()
         self._seal_into(temporary, placed, size, crc)

@@ -96,4 +96,4 @@ def point_at_output(live: bytes, placed: array[int], offset: array[int], length:
     none = np.flatnonzero(left & ~ok)
     np.frombuffer(offset, dtype=offset.typecode)[none] = 0
     rows[none] = 0
-    return np.flatnonzero(left & ok).tolist()  # type: ignore[no-any-return]
+    return np.flatnonzero(left & ok).tolist()

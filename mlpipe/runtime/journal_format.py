@@ -22,10 +22,10 @@ import os
 import stat
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mlpipe.runtime.textio import DATA_ERRORS
 
@@ -122,7 +122,7 @@ _FIXED_FIELDS = ("number", "code", "total", "succeeded", "failed", "segment", "o
                  "length", "crc", "key_length")
 
 
-def frame_uniform(columns: dict[str, Sequence[int]], keys: bytes, key_length: int) -> bytes:
+def frame_uniform(columns: Mapping[str, Any], keys: bytes, key_length: int) -> bytes:
     """Index records of header-less records whose ids all have ``key_length`` bytes, framed:
     the bytes of ``frame(encode(rec))`` for each, back to back, built a column at a time
     (``columns``: the fixed fields by name, one entry per record, ``key_length`` aside;
@@ -146,7 +146,7 @@ def frame_uniform(columns: dict[str, Sequence[int]], keys: bytes, key_length: in
     frames = np.empty(count, dtype=np.dtype([("length", "<u4"), ("crc", "<u4")]))
     frames["length"] = width
     record = FRAME.size + width
-    payloads = map(memoryview(out.reshape(-1)).__getitem__,
+    payloads = map(out.reshape(-1).data.__getitem__,
                    map(slice, range(FRAME.size, count * record, record),
                        range(record, count * record + 1, record)))
     frames["crc"] = list(map(zlib.crc32, payloads))
