@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import compress
 
 from mlpipe.runtime.textio import DATA_ERRORS
@@ -113,6 +113,30 @@ class IdTable:
 
     def clear(self) -> None:
         self.__init__()  # type: ignore[misc]
+
+    def live_mask(self) -> bytes:
+        """One byte per slot: 1 while its id is in the table."""
+        return bytes(self._live)
+
+    def uniform_keys(self, slots: Sequence[int]) -> tuple[bytes, int] | None:
+        """The UTF-8 ids of ``slots`` back to back and their one length, when they all have
+        the same length (mini-batch ids are digests: nearly always); else ``None``."""
+        import numpy as np  # noqa: PLC0415 - the journal's seal alone asks for this
+
+        chosen = np.asarray(slots, dtype=np.int64)
+        starts = np.frombuffer(self._starts, dtype=np.int64)
+        begin = starts[chosen]
+        lengths = starts[chosen + 1] - begin
+        del starts  # the arrays may grow again once no view of them is left
+        if not len(chosen):
+            return b"", 0
+        width = int(lengths[0])
+        if width == 0 or not bool((lengths == width).all()):
+            return None
+        raw = np.frombuffer(self._bytes, dtype=np.uint8)
+        keys = raw[begin[:, None] + np.arange(width)].tobytes()
+        del raw
+        return keys, width
 
     def _position(self, key: str, code: int) -> int:
         table, hashes, mask = self._table, self._hashes, len(self._table) - 1

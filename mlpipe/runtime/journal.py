@@ -54,7 +54,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.file_lock import FileLock, LockBusy
@@ -77,6 +77,7 @@ from mlpipe.runtime.journal_format import (
     encode,
     encode_pair,
     frame,
+    frame_uniform,
     invalid,
     open_append,
     open_regular,
@@ -91,6 +92,7 @@ TEMPORARY_INDEX = "index.tmp"
 LOCK_FILE = "journal.lock"  # in the state folder, beside the journal folder: never removed
 LEGACY_DIR = "mini_batches"  # part files + finished.jsonl of earlier versions: never read
 SEGMENT_BYTES = 256 << 20  # a new segment file starts past this size
+_BULK = 1 << 12  # mini-batches sealed at once (bounded memory: a few hundred bytes each)
 _SEGMENT_NAME = re.compile(r"segment-(\d{4,5})")
 _STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 _make_rec = Rec._make  # a Rec from a tuple of all its fields, without the keyword handling
@@ -324,6 +326,8 @@ class Journal:
             fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mlpipe-tmp",
                                         dir=target.parent)
         temporary = Path(name)
+        from mlpipe.runtime.journal_bulk import place, wanted  # noqa: PLC0415 - numpy: the seal
+
         slots = self._input_order() if order is None else array(
             "i", (slot for slot in map(self._ids.find, order) if slot >= 0))
         placed = array("q", [-1]) * len(self._index)  # slot -> offset of its rows in target
@@ -333,45 +337,42 @@ class Journal:
             output = _Output(out, header.encode("utf-8", DATA_ERRORS) if header else b"")
             start = output.size
             blocks = _Blocks(self)
-            lengths, status, fresh, crcs = self._length, self._status, self._fresh, self._crc
-            segments, offsets = self._segment, self._offset
-            for slot in slots:
-                if slot < 0:
-                    continue
-                length = lengths[slot]
-                if not length or placed[slot] >= 0 or (status[slot] and not fresh[slot]):
-                    continue
-                rows = blocks.small(segments[slot], offsets[slot], length)
-                if rows is None:  # large rows: streamed
-                    where = output.stream(blocks.read(segments[slot], offsets[slot], length),
-                                          crcs[slot])
-                elif zlib.crc32(rows) == crcs[slot]:
-                    where = output.add(rows)
-                else:
-                    where = -1
-                if where < 0:
-                    self._damaged(self._ids.key(slot), slot)
-                else:
-                    placed[slot] = where
+            chosen = wanted(slots, self._length, self._status, self._fresh,
+                                 unique=order is None)
+            columns = (self._segment, self._offset, self._length, self._crc)
+            for at in range(0, len(chosen), _BULK):
+                chunk = chosen[at:at + _BULK]
+                if not place(chunk, columns, self._reader, output.add, placed):
+                    self._place_each(chunk.tolist(), output, blocks, placed)
             size, crc = output.close()
         self._seal_into(temporary, placed, size, crc)
         return size - start
 
-    def _input_order(self) -> array[int]:
-        """The slots this run recorded or reused, by mini-batch index (then slot); -1 where
-        an index has none."""
-        index = self._index
-        slots = array("i", self._ids.slots(among=self._seen))
-        top = max(map(index.__getitem__, slots), default=-1) + 1
-        if top <= 4 * len(slots):  # dense: each slot placed at its index, no sort
-            by_index = array("i", [-1]) * top
-            for slot in slots:
-                if by_index[index[slot]] >= 0:
-                    break  # two at one index (a caller's own mini-batches): sort instead
-                by_index[index[slot]] = slot
+    def _place_each(self, slots: Iterable[int], output: _Output, blocks: _Blocks,
+                    placed: array[int]) -> None:
+        """Add the rows of ``slots`` to ``output`` one by one, streaming large ones; rows that
+        fail their checksum are left out (:meth:`_damaged`)."""
+        lengths, crcs, segments, offsets = self._length, self._crc, self._segment, self._offset
+        for slot in slots:
+            length = lengths[slot]
+            rows = blocks.small(segments[slot], offsets[slot], length)
+            if rows is None:  # large rows: streamed
+                where = output.stream(blocks.read(segments[slot], offsets[slot], length),
+                                      crcs[slot])
+            elif zlib.crc32(rows) == crcs[slot]:
+                where = output.add(rows)
             else:
-                return by_index
-        return array("i", sorted(slots, key=index.__getitem__))
+                where = -1
+            if where < 0:
+                self._damaged(self._ids.key(slot), slot)
+            else:
+                placed[slot] = where
+
+    def _input_order(self) -> array[int]:
+        """The slots this run recorded or reused, by mini-batch index (then slot)."""
+        from mlpipe.runtime.journal_bulk import input_order  # noqa: PLC0415
+
+        return input_order(self._index, self._ids.slots(among=self._seen))
 
     def _damaged(self, mini_batch_id: str, slot: int) -> None:
         segment, offset, length = self._segment[slot], self._offset[slot], self._length[slot]
@@ -383,18 +384,13 @@ class Journal:
     def _seal_into(self, temporary: Path, placed: array[int], size: int, crc: int) -> None:
         """Point every record at its rows in the new output, then rename both into place."""
         assert self.rows_file is not None
-        forget = []  # succeeded, but their rows are not in the output: they run again
-        offsets, lengths, status = self._offset, self._length, self._status
+        from mlpipe.runtime.journal_bulk import point_at_output  # noqa: PLC0415
+
         # the segments are removed below: every record points into the output from now on
         self._segment = array("H", [OUTPUT_SEGMENT]) * len(self._segment)
-        for slot in self._ids.slots(among=bytes(map(bool, lengths))):
-            where = placed[slot]
-            if where >= 0:
-                offsets[slot] = where
-            elif status[slot] == 0:
-                forget.append(slot)
-            else:  # failed in an earlier run (its rows were left out): no rows
-                offsets[slot] = lengths[slot] = 0
+        # succeeded, but their rows are not in the output: they run again
+        forget = point_at_output(self._ids.live_mask(), placed, self._offset, self._length,
+                                 self._status)
         for slot in forget:
             self._ids.remove(self._ids.key(slot))
             self._headers.pop(slot, None)
@@ -865,27 +861,60 @@ class Journal:
                 assert self._seal is not None
                 handle.write(frame(encode(Rec("", 0, SEALED, 0, 0, 0, OUTPUT_SEGMENT,
                                               self._seal[0], self._seal[1]))))
-            ids, counts, headers = self._ids, self._counts, self._headers
-            index, status, segment = self._index, self._status, self._segment
-            offset, length, crcs = self._offset, self._length, self._crc
-            pack, pack_frame, crc32 = FIXED.pack, FRAME.pack, zlib.crc32
-            chunk: list[bytes] = []
-            for slot in ids.slots():
-                key = ids.raw(slot)
-                header = headers.get(slot)
-                if header is None:  # the usual record: packed here, as encode() does
-                    payload = pack(index[slot], status[slot], counts[3 * slot],
-                                   counts[3 * slot + 1], counts[3 * slot + 2], segment[slot],
-                                   offset[slot], length[slot], crcs[slot], len(key)) \
-                        + key + NO_HEADER
-                else:
-                    payload = encode(self._rec(slot))
-                chunk.append(pack_frame(len(payload), crc32(payload)))
-                chunk.append(payload)
-                if len(chunk) >= 8192:
-                    handle.write(b"".join(chunk))
-                    chunk.clear()
-            handle.write(b"".join(chunk))
+            if not self._headers:  # nearly always: a column at a time
+                slots = array("q", self._ids.slots())
+                for at in range(0, len(slots), _BULK):
+                    if not self._write_uniform(handle, slots[at:at + _BULK]):
+                        self._write_each(handle, slots[at:])
+                        break
+            else:
+                self._write_each(handle, self._ids.slots())
+
+    def _write_uniform(self, handle: BinaryIO, slots: array[int]) -> bool:
+        """Write the index records of ``slots`` (none with a header) built in bulk; ``False``
+        (nothing written) when their ids are not all of one length."""
+        keys = self._ids.uniform_keys(slots)
+        if keys is None:
+            return False
+        import numpy as np  # noqa: PLC0415 - the seal alone
+
+        chosen = np.asarray(slots, dtype=np.int64)
+
+        def column(values: array[int]) -> Any:  # a copy: the array may grow again
+            return np.frombuffer(values, dtype=values.typecode)[chosen]
+
+        counts = np.frombuffer(self._counts, dtype=self._counts.typecode).reshape(-1, 3)[chosen]
+        handle.write(frame_uniform({
+            "number": column(self._index), "code": column(self._status),
+            "total": counts[:, 0], "succeeded": counts[:, 1], "failed": counts[:, 2],
+            "segment": column(self._segment), "offset": column(self._offset),
+            "length": column(self._length), "crc": column(self._crc),
+        }, *keys))
+        return True
+
+    def _write_each(self, handle: BinaryIO, slots: Iterable[int]) -> None:
+        """Write the index records of ``slots``, one by one."""
+        ids, counts, headers = self._ids, self._counts, self._headers
+        index, status, segment = self._index, self._status, self._segment
+        offset, length, crcs = self._offset, self._length, self._crc
+        pack, pack_frame, crc32 = FIXED.pack, FRAME.pack, zlib.crc32
+        chunk: list[bytes] = []
+        for slot in slots:
+            key = ids.raw(slot)
+            header = headers.get(slot)
+            if header is None:  # the usual record: packed here, as encode() does
+                payload = pack(index[slot], status[slot], counts[3 * slot],
+                               counts[3 * slot + 1], counts[3 * slot + 2], segment[slot],
+                               offset[slot], length[slot], crcs[slot], len(key)) \
+                    + key + NO_HEADER
+            else:
+                payload = encode(self._rec(slot))
+            chunk.append(pack_frame(len(payload), crc32(payload)))
+            chunk.append(payload)
+            if len(chunk) >= 8192:
+                handle.write(b"".join(chunk))
+                chunk.clear()
+        handle.write(b"".join(chunk))
 
     def _rec(self, slot: int) -> Rec:
         total, succeeded, failed = self._counts[3 * slot:3 * slot + 3]

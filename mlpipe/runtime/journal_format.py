@@ -22,10 +22,10 @@ import os
 import stat
 import struct
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from mlpipe.runtime.textio import DATA_ERRORS
 
@@ -116,6 +116,42 @@ def encode_pair(rec: Rec, segment: int, base: int) -> tuple[bytes, bytes, int]:
                        len(key)) + tail
     return (BLOCK.pack(MAGIC, size, zlib.crc32(block)) + block,
             FRAME.pack(size, zlib.crc32(index)) + index, offset)
+
+
+_FIXED_FIELDS = ("number", "code", "total", "succeeded", "failed", "segment", "offset",
+                 "length", "crc", "key_length")
+
+
+def frame_uniform(columns: Mapping[str, Any], keys: bytes, key_length: int) -> bytes:
+    """Index records of header-less records whose ids all have ``key_length`` bytes, framed:
+    the bytes of ``frame(encode(rec))`` for each, back to back, built a column at a time
+    (``columns``: the fixed fields by name, one entry per record, ``key_length`` aside;
+    ``keys``: the ids back to back)."""
+    import numpy as np  # noqa: PLC0415 - the journal's seal alone builds records in bulk
+
+    count = len(columns["number"])
+    fixed = np.empty(count, dtype=np.dtype([
+        (name, "<" + code) for name, code in zip(_FIXED_FIELDS, ("i8", "u1", "u4", "u4", "u4",
+                                                                  "u2", "i8", "i8", "u4", "u2"),
+                                                 strict=True)]))
+    assert fixed.itemsize == FIXED.size
+    for name in _FIXED_FIELDS[:-1]:
+        fixed[name] = columns[name]
+    fixed["key_length"] = key_length
+    width = FIXED.size + key_length + len(NO_HEADER)
+    out = np.zeros((count, FRAME.size + width), dtype=np.uint8)
+    out[:, FRAME.size:FRAME.size + FIXED.size] = fixed.view(np.uint8).reshape(count, FIXED.size)
+    out[:, FRAME.size + FIXED.size:FRAME.size + FIXED.size + key_length] = \
+        np.frombuffer(keys, dtype=np.uint8).reshape(count, key_length)  # NO_HEADER: zeros
+    frames = np.empty(count, dtype=np.dtype([("length", "<u4"), ("crc", "<u4")]))
+    frames["length"] = width
+    record = FRAME.size + width
+    payloads = map(out.reshape(-1).data.__getitem__,
+                   map(slice, range(FRAME.size, count * record, record),
+                       range(record, count * record + 1, record)))
+    frames["crc"] = list(map(zlib.crc32, payloads))
+    out[:, :FRAME.size] = frames.view(np.uint8).reshape(count, FRAME.size)
+    return out.tobytes()
 
 
 def frame(payload: bytes) -> bytes:
