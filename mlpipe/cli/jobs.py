@@ -42,10 +42,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     job = groups["job"]
 
     create = job.add_parser("create", help="run a pipeline job here",
-                            description="Validate, compile and run a pipeline YAML locally.",
+                            description="Validate, compile and run a pipeline YAML locally "
+                                        "(or a standalone command or sweep job, as its one "
+                                        "step).",
                             epilog="exit codes: 0 the job completed; 1 invalid, failed, "
                                    "canceled or refused; 2 usage error")
-    create.add_argument("--file", "-f", required=True, help="the pipeline YAML")
+    create.add_argument("--file", "-f", required=True,
+                        help="the pipeline YAML (or a command or sweep job's)")
     create.add_argument("--name", "-n", help="job name (default: <display_name, experiment_name or "
                         "file/folder name>_<time>_<hex>); naming an unfinished job resumes it")
     _runs_dir_option(create)
