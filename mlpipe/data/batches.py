@@ -123,12 +123,15 @@ def _noting_empty(batches: Iterator[MiniBatch], step_name: str, major: PlanInput
 # ----------------------------------------------------------------------------- files
 
 
-def _iter_input_files(path: str, spec: MLTableSpec | None,
-                      sizes: bool = True) -> Iterator[tuple[str, int]]:
+def _iter_input_files(path: str, spec: MLTableSpec | None, sizes: bool = True,
+                      ordered: bool = True) -> Iterator[tuple[str, int]]:
+    """``(path, size)`` of the input's files (``ordered=False``: a folder's in directory
+    order, not sorted, for a count)."""
     if spec is not None:
         return iter_mltable_files(spec, tabular=False)
     if os.path.isdir(path):
-        return iter_files(path, sizes=sizes)
+        return iter_files(path, sizes=sizes) if ordered else iter_files(path, sizes=sizes,
+                                                                         sort_limit=1)
     return iter([(path, os.path.getsize(path))])
 
 
@@ -271,6 +274,6 @@ def count_mini_batches(step: ParallelStep) -> int:
         return sum(1 for _ in iter_table_pieces(spec, sizes.byte_size(step.mini_batch_size)))
     if step.partition_keys:
         return len(_file_groups(spec, path, tuple(step.partition_keys)))
-    files = sum(1 for _ in _iter_input_files(path, spec, sizes=False))
+    files = sum(1 for _ in _iter_input_files(path, spec, sizes=False, ordered=False))
     per_batch = sizes.file_count(step.mini_batch_size)
     return -(-files // per_batch)

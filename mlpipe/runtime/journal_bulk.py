@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-SPAN = 64 << 20  # bytes of a segment read at once for a chunk of mini-batches
+SPAN = 8 << 20  # bytes of a segment read at once for a chunk of mini-batches (memory bound)
 
 
 def input_order(index: array[int], slots: Iterable[int]) -> array[int]:

@@ -260,3 +260,22 @@ def test_without_file_sizes_the_mini_batches_are_the_same_but_for_their_size(
     assert [replace(mb, size_bytes=0) for mb in sized] == unsized
     assert sum(mb.size_bytes for mb in sized) == sum(range(10))
     assert [p for mb in unsized for p in mb.payload][-1].endswith("link.bin")
+
+
+def test_the_count_of_a_folder_is_that_of_its_listing(tmp_path: Path) -> None:
+    """count_mini_batches walks in directory order (no sort) with the listing's rules:
+    hidden names, the root MLTable file, links to files and folders, a link loop."""
+    from mlpipe.data.batches import count_mini_batches  # noqa: PLC0415
+
+    root = tmp_path / "in"
+    make_tree(root, 17)
+    (root / ".hidden").write_text("x")
+    (root / "d1" / ".also").write_text("x")
+    (root / "MLTable").write_text("paths: []\n")
+    (root / "d2" / "MLTable").write_text("not at the root: a file like any other\n")
+    os.symlink(root / "d0", root / "d0-again")
+    os.symlink(root, root / "d1" / "loop")
+    os.symlink(root / "d0" / "f000.bin", root / "link.bin")
+    for size in ("1", "2", "5"):
+        step = step_for(root, "uri_folder", size)
+        assert count_mini_batches(step) == len(list(iter_mini_batches(step)))
