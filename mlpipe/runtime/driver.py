@@ -602,7 +602,8 @@ def _overrides(observer: StepObserver, method: str) -> bool:
     """Does ``observer`` (a StepObserver or any object with its methods) define ``method``
     other than as StepObserver's no-op?"""
     bound = getattr(observer, method, None)
-    return getattr(bound, "__func__", bound) is not getattr(StepObserver, method)
+    return bound is not None and getattr(bound, "__func__", bound) is not getattr(StepObserver,
+                                                                                   method)
 
 
 def _now() -> datetime:

@@ -29,7 +29,6 @@ def input_order(index: array[int], slots: Iterable[int]) -> array[int]:
     chosen = np.fromiter(slots, dtype=np.int32)
     ordered = chosen[np.argsort(np.frombuffer(index, dtype=index.typecode)[chosen],
                                 kind="stable")]
-    del chosen
     out = array("i")
     out.frombytes(ordered.astype(np.dtype(out.typecode), copy=False).tobytes())
     return out
@@ -39,9 +38,7 @@ def wanted(slots: Sequence[int], length: array[int], status: array[int], fresh: 
            *, unique: bool) -> Any:
     """The slots of ``slots`` whose rows go into the output, in order: each once (its first
     place, unless ``unique`` says they are), with rows, not failed in an earlier run."""
-    order = np.asarray(slots, dtype=np.int32)
-    if len(order) and order.min() < 0:
-        order = order[order >= 0]
+    order = np.asarray(slots, dtype=np.int32)  # every one a slot (>= 0)
     if not unique and len(order):
         _, first = np.unique(order, return_index=True)
         order = order[np.sort(first)]
