@@ -231,6 +231,12 @@ def test_a_bandit_policys_zero_slack_is_none_once_a_sweep_holds_it(project: Path
      "unsupported sampling algorithm: 'hyperband' (azure-ai-ml refuses it)"),
     ('tune = trial.sweep(primary_metric="a", goal="maximize")\ntune.limits = {"max_total_trials": 2}',
      "limits must be SweepJobLimits, got dict (azure-ai-ml refuses it)"),
+    ('tune = trial.sweep(primary_metric="a", goal="maximize")\n'
+     'tune.early_termination = {"type": "bandit", "slack": 0.1}',
+     "BanditPolicy takes no key 'slack' (azure-ai-ml refuses it)"),
+    ('tune = trial.sweep(primary_metric="a", goal="maximize", '
+     'search_space={"lr": {"type": "uniform", "min": 0, "max_value": 1}})',
+     "Uniform takes no key 'min' (azure-ai-ml refuses it)"),
 ])
 def test_what_azure_ai_ml_refuses_is_refused_at_the_users_line(project: Path, statement: str,
                                                                 message: str) -> None:
