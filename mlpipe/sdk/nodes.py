@@ -524,8 +524,8 @@ class CommandNode(OwnJob, Node):
         space = {key: value for key, value in given.items()
                  if isinstance(value, SweepDistribution)}
         space.update(search_space or {})
-        if not queue_settings:
-            queue_settings = self.queue_settings
+        # a mapping given here takes job_tier and priority too (azure-ai-ml would crash on it)
+        queue_settings = QueueSettings.coerce(queue_settings or self.queue_settings)
         if isinstance(queue_settings, QueueSettings):  # changed in place, as azure-ai-ml does
             if job_tier is not None:
                 queue_settings.job_tier = job_tier

@@ -226,6 +226,16 @@ def test_a_bandit_policys_zero_slack_is_none_once_a_sweep_holds_it(project: Path
     assert names["tune"].early_termination is policy
 
 
+def test_queue_settings_given_to_sweep_as_a_mapping_take_its_job_tier_and_priority(
+        project: Path) -> None:
+    names = build(project, HEAD + textwrap.dedent("""
+        tune = train(quality=Choice([0.5, 0.7])).sweep(
+            primary_metric="accuracy", goal="maximize", queue_settings={"job_tier": "spot"},
+            priority="high")
+        """))
+    assert names["tune"].queue_settings.to_dict() == {"job_tier": "spot", "priority": "high"}
+
+
 @pytest.mark.parametrize(("statement", "message"), [
     ('tune = trial.sweep(primary_metric="a", goal="maximize", sampling_algorithm="hyperband")',
      "unsupported sampling algorithm: 'hyperband' (azure-ai-ml refuses it)"),
