@@ -187,9 +187,9 @@ class Node(Tracked, Job, ABC):
         """The file this node was made in; a standalone job's relative paths start at its
         folder (the working folder when there is none)."""
         site = self.__dict__.get("_definition_site") or self._origin
-        folder = Path(site.file).parent if site is not None and site.file else None
-        return Path(site.file) if folder is not None and folder.is_dir() and site is not None \
-            and site.file else Path.cwd() / "<job>"
+        if site is not None and site.file and Path(site.file).parent.is_dir():
+            return Path(site.file)
+        return Path.cwd() / "<job>"
 
     def _job_base(self) -> Path:
         return self.source.parent.resolve()
@@ -699,7 +699,7 @@ class SweepNode(OwnJob, Node):
             self.objective = Objective(goal=goal, primary_metric=primary_metric)
             return
         if goal:
-            self.objective.goal = goal.lower()
+            self.objective.goal = goal
         if primary_metric:
             self.objective.primary_metric = primary_metric
 

@@ -317,9 +317,14 @@ class Objective(Record):
     _keys = ("goal", "primary_metric")
 
     def __init__(self, goal: str | None, primary_metric: str | None = None) -> None:
-        self.goal = goal.lower() if isinstance(goal, str) else goal
+        self.goal = goal
         self.primary_metric = primary_metric
         self._finish({})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "goal" and isinstance(value, str):
+            value = value.lower()
+        super().__setattr__(name, value)
 
 
 def floored_timeout(value: Any) -> Any:

@@ -215,6 +215,12 @@ def test_settings_keep_azure_ai_mls_defaults() -> None:
         Uniform(0, 1, step=2)
 
 
+def test_an_objectives_goal_is_lower_case_however_it_is_set() -> None:
+    objective = Objective("Maximize", "acc")
+    objective.goal = "Minimize"
+    assert objective.to_dict() == {"goal": "minimize", "primary_metric": "acc"}
+
+
 def test_a_bandit_policys_zero_slack_is_none_once_a_sweep_holds_it(project: Path) -> None:
     names = build(project, HEAD + textwrap.dedent("""
         policy = BanditPolicy(slack_factor=0.1)
