@@ -779,15 +779,20 @@ TRIAL_KEYS = ("command", "code", "environment", "environment_variables", "resour
               "distribution")
 
 
-def job_positions(document: Callable[[Emitter], dict[str, Any]],
-                  source: Path) -> tuple[dict[str, Any], Any]:
-    """A standalone job ``document`` and a schema ``PositionMap`` of its Python lines."""
+def job_positions(document: Callable[[Emitter], dict[str, Any]], source: Path,
+                  loaded: Any = None) -> tuple[dict[str, Any], Any]:
+    """A job ``document`` and a schema ``PositionMap`` of its Python lines; a job loaded from
+    YAML gives its ``loaded`` positions, and Python lines only where code changed it."""
     from mlpipe.schema.yamlio import PositionMap
 
     emitter = Emitter()
     data = document(emitter)
     positions = PositionMap(str(source))
-    found = emitter.positions(data)
+    if loaded is not None:
+        positions.merge(loaded)
+        found = emitter.marks
+    else:
+        found = emitter.positions(data)
     positions.keys.update(found)
     positions.values.update(found)
     return data, positions
