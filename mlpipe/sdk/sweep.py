@@ -302,7 +302,8 @@ def node_policy(value: Any) -> Any:
 def policy_value(value: Any) -> Any:
     """The policy of a standalone sweep job, as azure-ai-ml's ``SweepJob`` takes it: a policy,
     or a name it maps to that policy's defaults (it compares ``name.lower().capitalize()``, so
-    only ``bandit`` matches in practice); anything else is kept for validation to refuse."""
+    ``bandit``, ``MedianStopping``, ``truncationselection`` match, ``median_stopping`` does not);
+    anything else is kept for validation to refuse."""
     if isinstance(value, str) and value.lower().capitalize() in _POLICY_NAMES:
         return _POLICY_NAMES[value.lower().capitalize()]()
     return node_policy(value)
