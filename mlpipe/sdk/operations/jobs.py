@@ -11,7 +11,7 @@ from mlpipe.jobs.download import download_job
 from mlpipe.sdk.assets import Resource
 from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.job import PipelineJob
-from mlpipe.sdk.nodes import OwnJob
+from mlpipe.sdk.nodes import CommandNode, SweepNode
 from mlpipe.sdk.operations.base import Operations
 from mlpipe.sdk.running import Job, run
 
@@ -98,7 +98,7 @@ class JobOperations(Operations):
         """Run ``job`` now (with :func:`mlpipe.run`) and return its result when it ends: a
         pipeline job, or a command or sweep node as a job of its own (the standalone job
         azure-ai-ml submits for it)."""
-        if isinstance(job, (PipelineJob, OwnJob)):
+        if isinstance(job, (PipelineJob, CommandNode, SweepNode)):
             if experiment_name and not job.experiment_name:
                 job.experiment_name = experiment_name
             if description:
