@@ -17,7 +17,7 @@ from mlpipe.diagnostics import Location
 from mlpipe.sdk.bindings import no_such, value_to_yaml
 from mlpipe.sdk.entities import azureml_reference
 from mlpipe.sdk.io import Output
-from mlpipe.sdk.nodes import Node
+from mlpipe.sdk.nodes import Node, job_positions
 from mlpipe.sdk.paths import absolute_paths, rebase_paths
 from mlpipe.sdk.tracking import Emitter, Record, Tracked, drop_none
 from mlpipe.sdk.yamlio import dump_text
@@ -197,19 +197,7 @@ class PipelineJob(Tracked, running.Job):
 
     def positions(self) -> tuple[dict[str, Any], Any]:
         """The document and a schema ``PositionMap`` locating each key (YAML or Python line)."""
-        from mlpipe.schema.yamlio import PositionMap
-
-        emitter = Emitter()
-        data = self._document(emitter)
-        positions = PositionMap(str(self.source))
-        if self._yaml_positions is not None:  # loaded: YAML lines, Python lines for changes
-            positions.merge(self._yaml_positions)
-            found = emitter.marks
-        else:
-            found = emitter.positions(data)
-        positions.keys.update(found)
-        positions.values.update(found)
-        return data, positions
+        return job_positions(self._document, self.source, self._yaml_positions)
 
     # -- YAML ------------------------------------------------------------------------------
     def to_yaml(self) -> str:

@@ -187,9 +187,9 @@ class Node(Tracked, Job, ABC):
         """The file this node was made in; a standalone job's relative paths start at its
         folder (the working folder when there is none)."""
         site = self.__dict__.get("_definition_site") or self._origin
-        folder = Path(site.file).parent if site is not None and site.file else None
-        return Path(site.file) if folder is not None and folder.is_dir() and site is not None \
-            and site.file else Path.cwd() / "<job>"
+        if site is not None and site.file and Path(site.file).parent.is_dir():
+            return Path(site.file)
+        return Path.cwd() / "<job>"
 
     def _job_base(self) -> Path:
         return self.source.parent.resolve()
@@ -524,8 +524,8 @@ class CommandNode(OwnJob, Node):
         space = {key: value for key, value in given.items()
                  if isinstance(value, SweepDistribution)}
         space.update(search_space or {})
-        if not queue_settings:
-            queue_settings = self.queue_settings
+        # a mapping given here takes job_tier and priority too (azure-ai-ml would crash on it)
+        queue_settings = QueueSettings.coerce(queue_settings or self.queue_settings)
         if isinstance(queue_settings, QueueSettings):  # changed in place, as azure-ai-ml does
             if job_tier is not None:
                 queue_settings.job_tier = job_tier
@@ -699,7 +699,7 @@ class SweepNode(OwnJob, Node):
             self.objective = Objective(goal=goal, primary_metric=primary_metric)
             return
         if goal:
-            self.objective.goal = goal.lower()
+            self.objective.goal = goal
         if primary_metric:
             self.objective.primary_metric = primary_metric
 
@@ -779,15 +779,20 @@ TRIAL_KEYS = ("command", "code", "environment", "environment_variables", "resour
               "distribution")
 
 
-def job_positions(document: Callable[[Emitter], dict[str, Any]],
-                  source: Path) -> tuple[dict[str, Any], Any]:
-    """A standalone job ``document`` and a schema ``PositionMap`` of its Python lines."""
+def job_positions(document: Callable[[Emitter], dict[str, Any]], source: Path,
+                  loaded: Any = None) -> tuple[dict[str, Any], Any]:
+    """A job ``document`` and a schema ``PositionMap`` of its Python lines; a job loaded from
+    YAML gives its ``loaded`` positions, and Python lines only where code changed it."""
     from mlpipe.schema.yamlio import PositionMap
 
     emitter = Emitter()
     data = document(emitter)
     positions = PositionMap(str(source))
-    found = emitter.positions(data)
+    if loaded is not None:
+        positions.merge(loaded)
+        found = emitter.marks
+    else:
+        found = emitter.positions(data)
     positions.keys.update(found)
     positions.values.update(found)
     return data, positions

@@ -27,6 +27,17 @@ def _refuse(message: str, hint: str | None = None) -> ValidationError:
     return ValidationError([Diagnostic(message, location=call_site(), code="type", hint=hint)])
 
 
+def _from_mapping(cls: type[Record], fields: Mapping[str, Any]) -> Any:
+    """``cls(**fields)`` for a setting given as a mapping; a key it does not take is refused
+    at the user's line (azure-ai-ml refuses it too), not a ``TypeError`` from inside mlpipe."""
+    keys = cls._keys
+    unknown = [str(key) for key in fields if key not in keys]
+    if unknown:
+        raise _refuse(f"{cls.__name__} takes no key {unknown[0]!r} (azure-ai-ml refuses it)",
+                      hint=did_you_mean(unknown[0], keys) or f"its keys: {', '.join(keys)}")
+    return cls(**fields)
+
+
 # -- search space -------------------------------------------------------------------------------
 
 class SweepDistribution(Record):
@@ -164,7 +175,7 @@ def distribution(value: Any) -> Any:
     """A search-space entry given as a mapping (``{"type": "choice", "values": [...]}``, as
     azure-ai-ml's ``search_space`` setter takes it) as its distribution; anything else as is."""
     if isinstance(value, Mapping) and value.get("type") in DISTRIBUTIONS:
-        return DISTRIBUTIONS[str(value["type"])](**dict(value))
+        return _from_mapping(DISTRIBUTIONS[str(value["type"])], value)
     return value
 
 
@@ -284,14 +295,15 @@ def node_policy(value: Any) -> Any:
     given, for validation to refuse (azure-ai-ml refuses it when the job is dumped)."""
     if isinstance(value, Mapping) and str(value.get("type", "")).lower() in _POLICY_TYPES:
         fields = {key: item for key, item in value.items() if key != "type"}
-        return _POLICY_TYPES[str(value["type"]).lower()](**fields)
+        return _from_mapping(_POLICY_TYPES[str(value["type"]).lower()], fields)
     return value
 
 
 def policy_value(value: Any) -> Any:
     """The policy of a standalone sweep job, as azure-ai-ml's ``SweepJob`` takes it: a policy,
     or a name it maps to that policy's defaults (it compares ``name.lower().capitalize()``, so
-    only ``bandit`` matches in practice); anything else is kept for validation to refuse."""
+    ``bandit``, ``MedianStopping``, ``truncationselection`` match, ``median_stopping`` does not);
+    anything else is kept for validation to refuse."""
     if isinstance(value, str) and value.lower().capitalize() in _POLICY_NAMES:
         return _POLICY_NAMES[value.lower().capitalize()]()
     return node_policy(value)
@@ -306,9 +318,14 @@ class Objective(Record):
     _keys = ("goal", "primary_metric")
 
     def __init__(self, goal: str | None, primary_metric: str | None = None) -> None:
-        self.goal = goal.lower() if isinstance(goal, str) else goal
+        self.goal = goal
         self.primary_metric = primary_metric
         self._finish({})
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "goal" and isinstance(value, str):
+            value = value.lower()
+        super().__setattr__(name, value)
 
 
 def floored_timeout(value: Any) -> Any:

@@ -215,6 +215,12 @@ def test_settings_keep_azure_ai_mls_defaults() -> None:
         Uniform(0, 1, step=2)
 
 
+def test_an_objectives_goal_is_lower_case_however_it_is_set() -> None:
+    objective = Objective("Maximize", "acc")
+    objective.goal = "Minimize"
+    assert objective.to_dict() == {"goal": "minimize", "primary_metric": "acc"}
+
+
 def test_a_bandit_policys_zero_slack_is_none_once_a_sweep_holds_it(project: Path) -> None:
     names = build(project, HEAD + textwrap.dedent("""
         policy = BanditPolicy(slack_factor=0.1)
@@ -226,11 +232,27 @@ def test_a_bandit_policys_zero_slack_is_none_once_a_sweep_holds_it(project: Path
     assert names["tune"].early_termination is policy
 
 
+def test_queue_settings_given_to_sweep_as_a_mapping_take_its_job_tier_and_priority(
+        project: Path) -> None:
+    names = build(project, HEAD + textwrap.dedent("""
+        tune = train(quality=Choice([0.5, 0.7])).sweep(
+            primary_metric="accuracy", goal="maximize", queue_settings={"job_tier": "spot"},
+            priority="high")
+        """))
+    assert names["tune"].queue_settings.to_dict() == {"job_tier": "spot", "priority": "high"}
+
+
 @pytest.mark.parametrize(("statement", "message"), [
     ('tune = trial.sweep(primary_metric="a", goal="maximize", sampling_algorithm="hyperband")',
      "unsupported sampling algorithm: 'hyperband' (azure-ai-ml refuses it)"),
     ('tune = trial.sweep(primary_metric="a", goal="maximize")\ntune.limits = {"max_total_trials": 2}',
      "limits must be SweepJobLimits, got dict (azure-ai-ml refuses it)"),
+    ('tune = trial.sweep(primary_metric="a", goal="maximize")\n'
+     'tune.early_termination = {"type": "bandit", "slack": 0.1}',
+     "BanditPolicy takes no key 'slack' (azure-ai-ml refuses it)"),
+    ('tune = trial.sweep(primary_metric="a", goal="maximize", '
+     'search_space={"lr": {"type": "uniform", "min": 0, "max_value": 1}})',
+     "Uniform takes no key 'min' (azure-ai-ml refuses it)"),
 ])
 def test_what_azure_ai_ml_refuses_is_refused_at_the_users_line(project: Path, statement: str,
                                                                 message: str) -> None:
