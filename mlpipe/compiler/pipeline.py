@@ -317,7 +317,10 @@ class _Compiler:
     def _nodes(self) -> dict[str, Node]:
         if self.standalone:  # the job is its one step, named for its type
             node = Node(job_type(self.doc.data) or "command", self.doc, key=(), job=True)
-            if node.kind == "sweep" and isinstance(self.doc.raw, dict):
+            if node.kind == "sweep" and not isinstance(self.doc.get("trial"), dict):
+                # missing or not a mapping: reported by the schema layer, once
+                node.component = ComponentRef("missing", "trial")
+            elif node.kind == "sweep" and isinstance(self.doc.raw, dict):
                 node.component = self.components.inline(trial_component(self.doc.raw),
                                                         self.doc, ("trial",))
             else:

@@ -175,3 +175,17 @@ def test_a_sweep_jobs_command_binds_only_its_inputs_swept_values_and_outputs(
     assert any(message in e.message for e in errors), [e.format() for e in errors]
     assert {(e.key_path, e.location.line if e.location else None) for e in errors
             if message in e.message} == {("trial.command", line_of(path, "  command:"))}
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("trial:\n  command:", "trial: [a]\nx:\n  command:", "trial: must be a mapping, got a list"),
+    ("trial:\n  command:", "x:\n  command:", "trial: required key 'trial' is missing"),
+])
+def test_a_sweep_job_without_a_trial_mapping_gets_one_error(project: Path, old: str, new: str,
+                                                            message: str) -> None:
+    text = SWEEP_JOB.replace(old, new).replace("\n  command:", "\n  command:", 1)
+    path = write(project, "sweep.yml", text)
+    errors = [d for d in validate_job(path) if d.severity == "error"]
+    trial = [e for e in errors if e.key_path.startswith(("trial", "command"))]
+    assert [e.format() for e in trial] == [e.format() for e in errors
+                                           if message in e.format()], [e.format() for e in errors]
