@@ -189,3 +189,18 @@ def test_a_sweep_job_without_a_trial_mapping_gets_one_error(project: Path, old: 
     trial = [e for e in errors if e.key_path.startswith(("trial", "command"))]
     assert [e.format() for e in trial] == [e.format() for e in errors
                                            if message in e.format()], [e.format() for e in errors]
+
+
+def test_a_conditional_search_space_declares_its_nested_entries_as_optional_trial_inputs(
+        project: Path) -> None:
+    from mlpipe.compiler import compile_pipeline
+    from mlpipe.plan import SweepStep
+
+    text = SWEEP_JOB.replace("--k ${{search_space.k}}", "$[[--depth ${{search_space.depth}}]]") \
+        .replace("k: {type: choice, values: [1, 2]}",
+                 "k: {type: choice, values: [{depth: {type: randint, upper: 5}}, {width: 3}]}")
+    path = write(project, "sweep.yml", text)
+    assert validate_job(path) == []
+    (step,) = compile_pipeline(path, runs_dir=project / "runs", job_name="tune").steps
+    assert isinstance(step, SweepStep)
+    assert "$[[--depth ${{inputs.depth}}]]" in step.trial_command
