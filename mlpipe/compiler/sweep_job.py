@@ -74,13 +74,13 @@ def _declarations(name: str, entry: Any) -> dict[str, Any]:
         return {name: {"type": "number"}}
     given = entry.get("values")
     values: list[Any] = given if isinstance(given, list) else []
-    found = {name: {"type": _common_type(values)}}
+    found: dict[str, Any] = {name: {"type": _common_type(values)}}
     for value in values:
         if isinstance(value, Mapping):
             for key, item in value.items():
                 nested = (_declarations(str(key), item) if isinstance(item, Mapping)
                           else {str(key): {"type": _value_type(item)}})
-                found.update({name: {**decl, "optional": True} for name, decl in nested.items()})
+                found.update({inner: {**decl, "optional": True} for inner, decl in nested.items()})
     return found
 
 
