@@ -290,6 +290,8 @@ class SweepStep(_StepBase):
 
     kind: Literal["sweep"] = "sweep"
     trial_command: str = ""
+    # the trial's ``distribution.type``: each trial runs as a distributed command step does
+    distribution: str | None = None
     search_space: tuple[SearchParam, ...] = ()
     sampling_algorithm: Literal["random", "grid", "bayesian"] = "random"
     seed: int | None = None

@@ -48,6 +48,7 @@ def build_sweep(node: Node, reporter: Reporter, values: StepValues, common: dict
     return SweepStep(
         **common,
         trial_command=command,
+        distribution=node.distribution(),
         search_space=tuple(space),
         sampling_algorithm=sampling,
         seed=seed,

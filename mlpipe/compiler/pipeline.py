@@ -38,11 +38,9 @@ from mlpipe.plan import (
 from mlpipe.runs import check_job_name, resolve_runs_dir
 from mlpipe.schema import (
     Loaded,
-    load_job,
     load_job_data,
-    load_pipeline,
     load_pipeline_data,
-    load_yaml_file,
+    load_runnable,
 )
 from mlpipe.schema.kinds import file_kind, job_type
 from mlpipe.schema.parts import INVALID, part
@@ -134,12 +132,6 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     if errors_of(diagnostics) or plan is None:
         return CompileResult(None, diagnostics)
     return CompileResult(_with_warnings(plan, warnings_of(diagnostics)), diagnostics)
-
-
-def load_runnable(path: Path) -> Loaded:
-    """A job YAML mlpipe runs: a pipeline job, or a standalone command or sweep job."""
-    doc = load_yaml_file(path)
-    return load_job(doc) if file_kind(doc.data) == "job" else load_pipeline(doc)
 
 
 def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter,
@@ -317,7 +309,10 @@ class _Compiler:
     def _nodes(self) -> dict[str, Node]:
         if self.standalone:  # the job is its one step, named for its type
             node = Node(job_type(self.doc.data) or "command", self.doc, key=(), job=True)
-            if node.kind == "sweep" and isinstance(self.doc.raw, dict):
+            if node.kind == "sweep" and not isinstance(self.doc.get("trial"), dict):
+                # missing or not a mapping: reported by the schema layer, once
+                node.component = ComponentRef("missing", "trial")
+            elif node.kind == "sweep" and isinstance(self.doc.raw, dict):
                 node.component = self.components.inline(trial_component(self.doc.raw),
                                                         self.doc, ("trial",))
             else:

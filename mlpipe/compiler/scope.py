@@ -121,6 +121,13 @@ class Node:
         space = self.data.get("search_space") if self.kind == "sweep" else None
         return space if isinstance(space, dict) else {}
 
+    def distribution(self) -> str | None:
+        """``distribution.type`` of the step, else of its component (a sweep's: its trial's);
+        ``None`` when not distributed."""
+        src = self.lookup("distribution")
+        kind = src.value.get("type") if src is not None and isinstance(src.value, dict) else None
+        return kind.lower() if isinstance(kind, str) else None
+
     def lookup(self, *keys: str) -> Source | None:
         """A setting from the node, else from its component: the validated value (as the
         models normalise it; ``INVALID`` when the schema layer rejected it)."""

@@ -359,14 +359,7 @@ def _command(node: Node, ctx: BuildContext, values: StepValues,
         else:
             text = _arguments(node, values, ctx.reporter, src, "command")
             command = values.command(text) if text else ""
-    return CommandStep(**common, command=command, distribution=_distribution(node))
-
-
-def _distribution(node: Node) -> str | None:
-    """``distribution.type`` of the step, else of its component (None when not distributed)."""
-    src = node.lookup("distribution")
-    kind = src.value.get("type") if src is not None and isinstance(src.value, dict) else None
-    return kind.lower() if isinstance(kind, str) else None
+    return CommandStep(**common, command=command, distribution=node.distribution())
 
 
 __all__ = ["BuildContext", "append_row_target", "build_step"]

@@ -30,15 +30,16 @@ def trial_component(job: Mapping[str, Any]) -> dict[str, Any]:
                  if key != "environment_variables"}
     component["type"] = "command"
     space = job.get("search_space")
-    space = space if isinstance(space, Mapping) else {}
+    swept: dict[str, Any] = {}
+    for name, entry in (space if isinstance(space, Mapping) else {}).items():
+        swept.update(_declarations(str(name), entry))
     if isinstance(component.get("command"), str):
-        component["command"] = swept_as_inputs(component["command"], [str(n) for n in space])
+        component["command"] = swept_as_inputs(component["command"], list(swept))
     inputs: dict[str, Any] = {}
     given = job.get("inputs")
     for name, value in (given if isinstance(given, Mapping) else {}).items():
         inputs[str(name)] = {"type": _value_type(value)}
-    for name, entry in space.items():
-        inputs.update(_declarations(str(name), entry))
+    inputs.update(swept)
     outputs = job.get("outputs")
     component["inputs"] = inputs
     component["outputs"] = {
@@ -63,7 +64,7 @@ def swept_as_inputs(command: str, names: list[str]) -> str:
 
 def _declarations(name: str, entry: Any) -> dict[str, Any]:
     """The trial inputs a search-space entry sets: its own, and for a choice of mappings
-    (a conditional space) every key of them."""
+    (a conditional space) every key of them, optional (a trial draws one mapping's keys)."""
     if not isinstance(entry, Mapping):
         return {name: {"type": "string"}}
     kind = str(entry.get("type", "")).lower()
@@ -73,12 +74,13 @@ def _declarations(name: str, entry: Any) -> dict[str, Any]:
         return {name: {"type": "number"}}
     given = entry.get("values")
     values: list[Any] = given if isinstance(given, list) else []
-    found = {name: {"type": _common_type(values)}}
+    found: dict[str, Any] = {name: {"type": _common_type(values)}}
     for value in values:
         if isinstance(value, Mapping):
             for key, item in value.items():
-                found.update(_declarations(str(key), item) if isinstance(item, Mapping)
-                             else {str(key): {"type": _value_type(item)}})
+                nested = (_declarations(str(key), item) if isinstance(item, Mapping)
+                          else {str(key): {"type": _value_type(item)}})
+                found.update({inner: {**decl, "optional": True} for inner, decl in nested.items()})
     return found
 
 

@@ -34,8 +34,8 @@ from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, generate_job_name, runs_dir_problem
 from mlpipe.runtime.backends import BackendSpec
-from mlpipe.schema import Loaded, load_job, load_pipeline, load_yaml_file
-from mlpipe.schema.kinds import file_kind, not_runnable
+from mlpipe.schema import Loaded, load_runnable, load_yaml_file
+from mlpipe.schema.kinds import not_runnable
 
 NAME_FIELDS = ("display_name", "experiment_name")
 
@@ -192,7 +192,7 @@ def _load(source: str | os.PathLike[str] | Loaded[Any]) -> Loaded[Any]:
     refusal = not_runnable(doc)
     if refusal is not None:
         raise NotAPipelineError([refusal])
-    return load_job(doc) if file_kind(doc.data) == "job" else load_pipeline(doc)
+    return load_runnable(doc)
 
 
 def _own(store: JobStore, name: str | None, loaded: Loaded[Any],

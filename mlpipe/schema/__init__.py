@@ -9,6 +9,7 @@ Public entry points::
     load_component_data(data, source, positions=None) -> Loaded[...]
     load_job(path or YamlDocument) -> Loaded[CommandJob | SweepJob | SparkJob | <AutoML job>]
     load_job_data(data, source, positions=None) -> Loaded[...]
+    load_runnable(path or YamlDocument) -> Loaded[...]: a standalone job or a pipeline job
 
 See docs/schema.md for the models and the rules.
 """
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
         load_job_data,
         load_pipeline,
         load_pipeline_data,
+        load_runnable,
     )
     from mlpipe.schema.parallel import (
         ParallelComponent,
@@ -133,6 +135,7 @@ _EXPORTS = {
     "load_job_data": "mlpipe.schema.loader",
     "load_pipeline": "mlpipe.schema.loader",
     "load_pipeline_data": "mlpipe.schema.loader",
+    "load_runnable": "mlpipe.schema.loader",
     "load_yaml_file": "mlpipe.schema.yamlio",
     "load_yaml_text": "mlpipe.schema.yamlio",
 }
@@ -150,7 +153,7 @@ __all__ = [
     "RetrySettings", "SettingError", "SparkComponent", "SparkNode", "SweepNode", "YamlDocument",
     "binding_expression", "check_setting", "classify_reference", "contains_binding",
     "describe_value", "find_bindings", "format_key_path", "is_binding", "literal_type_problem",
-    "load_component", "load_component_data", "load_job", "load_job_data",
+    "load_component", "load_component_data", "load_job", "load_job_data", "load_runnable",
     "load_pipeline", "load_pipeline_data",
     "load_yaml_file", "load_yaml_text",
 ]

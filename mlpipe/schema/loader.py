@@ -236,6 +236,15 @@ def load_job(path: str | Path | YamlDocument) -> Loaded[Any]:
     return _load_file(path, load_job_data)
 
 
+def load_runnable(path: str | Path | YamlDocument) -> Loaded[Any]:
+    """Read and validate a job YAML mlpipe runs: a standalone job (:func:`load_job`) when
+    :func:`~mlpipe.schema.kinds.file_kind` says it is one, else a pipeline job."""
+    from mlpipe.schema.kinds import file_kind
+
+    doc = path if isinstance(path, YamlDocument) else load_yaml_file(path)
+    return load_job(doc) if file_kind(doc.data) == "job" else load_pipeline(doc)
+
+
 def load_component(path: str | Path | YamlDocument) -> Loaded[Component]:
     """Read and validate a parallel or command component YAML file (or one already
     parsed with :func:`~mlpipe.schema.yamlio.load_yaml_file`)."""

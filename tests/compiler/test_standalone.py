@@ -175,3 +175,32 @@ def test_a_sweep_jobs_command_binds_only_its_inputs_swept_values_and_outputs(
     assert any(message in e.message for e in errors), [e.format() for e in errors]
     assert {(e.key_path, e.location.line if e.location else None) for e in errors
             if message in e.message} == {("trial.command", line_of(path, "  command:"))}
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("trial:\n  command:", "trial: [a]\nx:\n  command:", "trial: must be a mapping, got a list"),
+    ("trial:\n  command:", "x:\n  command:", "trial: required key 'trial' is missing"),
+])
+def test_a_sweep_job_without_a_trial_mapping_gets_one_error(project: Path, old: str, new: str,
+                                                            message: str) -> None:
+    text = SWEEP_JOB.replace(old, new).replace("\n  command:", "\n  command:", 1)
+    path = write(project, "sweep.yml", text)
+    errors = [d for d in validate_job(path) if d.severity == "error"]
+    trial = [e for e in errors if e.key_path.startswith(("trial", "command"))]
+    assert [e.format() for e in trial] == [e.format() for e in errors
+                                           if message in e.format()], [e.format() for e in errors]
+
+
+def test_a_conditional_search_space_declares_its_nested_entries_as_optional_trial_inputs(
+        project: Path) -> None:
+    from mlpipe.compiler import compile_pipeline
+    from mlpipe.plan import SweepStep
+
+    text = SWEEP_JOB.replace("--k ${{search_space.k}}", "$[[--depth ${{search_space.depth}}]]") \
+        .replace("k: {type: choice, values: [1, 2]}",
+                 "k: {type: choice, values: [{depth: {type: randint, upper: 5}}, {width: 3}]}")
+    path = write(project, "sweep.yml", text)
+    assert validate_job(path) == []
+    (step,) = compile_pipeline(path, runs_dir=project / "runs", job_name="tune").steps
+    assert isinstance(step, SweepStep)
+    assert "$[[--depth ${{inputs.depth}}]]" in step.trial_command

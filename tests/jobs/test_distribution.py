@@ -91,3 +91,27 @@ def test_the_warning_says_a_command_runs_as_one_process(tmp_path: Path) -> None:
         "'distribution' runs here as one process (and 2 more places): rank 0 of a world "
         "of one, with the launcher's variables (WORLD_SIZE=1, RANK=0, a TF_CONFIG of one "
         "worker)")
+
+
+SWEEP_JOB = """\
+type: sweep
+trial:
+  code: ./src
+  command: python show.py ${{outputs.env}} ${{search_space.lr}}
+  environment: azureml:e:1
+  distribution: {type: pytorch}
+outputs:
+  env: {type: uri_folder}
+search_space:
+  lr: {type: choice, values: [1]}
+objective: {goal: maximize, primary_metric: acc}
+limits: {max_total_trials: 1}
+"""
+
+
+def test_a_sweep_jobs_distributed_trial_runs_as_a_world_of_one(tmp_path: Path) -> None:
+    write(tmp_path / "src" / "show.py", SHOW)
+    ran = run_here(write(tmp_path / "sweep.yml", SWEEP_JOB), tmp_path / "runs", "dist")
+    [env_json] = (tmp_path / "runs" / "dist").rglob("trial_*/outputs/env/env.json")
+    found = json.loads(env_json.read_text())
+    assert (found.get("WORLD_SIZE"), found.get("RANK")) == ("1", "0"), ran.record

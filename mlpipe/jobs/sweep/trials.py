@@ -56,7 +56,8 @@ def trial_step(sweep: SweepStep, number: int, params: dict[str, Any]) -> Command
         inputs=freeze(inputs), outputs=freeze(outputs),
         environment_variables=sweep.environment_variables,
         environment=sweep.environment, code_dir=sweep.code_dir, compute=sweep.compute,
-        stand_ins=sweep.stand_ins, command=values.command(sweep.trial_command))
+        stand_ins=sweep.stand_ins, command=values.command(sweep.trial_command),
+        distribution=sweep.distribution)
 
 
 def _trial_output(folder: Path, out: PlanOutput) -> Path:
