@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.arguments import add_output_format, add_workspace_options, emit
+from mlpipe.diagnostics import ValidationError, errors_of
 from mlpipe.errors import MlpipeError
 
 KINDS = {"component": "component", "data": "data asset", "model": "model"}  # kind -> noun
@@ -50,7 +51,8 @@ def run_create(args: argparse.Namespace) -> int:
     kind: str = args.asset_kind
     path = Path(args.file)
     if not path.is_file():
-        print(f"mlpipe {kind} create: {args.file}: no such file", file=sys.stderr)
+        what = "not a file" if path.exists() else "no such file"
+        print(f"mlpipe {kind} create: {args.file}: {what}", file=sys.stderr)
         return 2
     try:
         result = _register(kind, path.resolve(), args)
@@ -72,6 +74,7 @@ def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]
     )
 
     if kind == "component":
+        _check_component(path, args.name)
         component = load_component(path)
         if args.name:
             component.name = args.name
@@ -101,6 +104,19 @@ def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]
                   "path": getattr(made, "path", None)}
     fields["id"] = reference(fields["name"], fields["version"])
     return fields
+
+
+def _check_component(path: Path, name: str | None) -> None:
+    """Refuse a component ``az ml`` would not register (``name``: the ``--name`` given)."""
+    from mlpipe.compiler import validate_component  # noqa: PLC0415
+    from mlpipe.schema import load_component, load_yaml_file  # noqa: PLC0415
+
+    doc = load_yaml_file(path)
+    if name and isinstance(doc.data, dict):
+        doc.data["name"] = name
+    problems = errors_of(validate_component(load_component(doc)))
+    if problems:
+        raise ValidationError(problems)
 
 
 __all__ = ["run_create"]
