@@ -78,9 +78,7 @@ def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]
         component = load_component(path)
         if args.name:
             component.name = args.name
-        name = component.name
-        if not name:
-            raise ValueError("a component needs a 'name' to be registered (or give --name)")
+        name = str(component.name)  # validated: the file's or --name
         version = args.version or (getattr(component, "data", None) or {}).get("version")
         ComponentOperations(args.runs_dir, base_dir=path.parent).create_or_update(
             component, version=args.version)
@@ -94,12 +92,10 @@ def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]
                        (("name", args.name), ("version", args.version)) if value})
         if not values.get("name"):
             raise ValueError(f"a {KINDS[kind]} needs a 'name' to be registered (or give --name)")
-        asset_ops: DataOperations | ModelOperations = (
-            DataOperations if kind == "data" else ModelOperations)(args.runs_dir,
-                                                                   base_dir=path.parent)
-        entity = (Data if kind == "data" else Model)(
-            **{k: v for k, v in values.items() if k in (Data if kind == "data" else Model)._fields})
-        made = asset_ops.create_or_update(entity)
+        entity_type, ops_type = ((Data, DataOperations) if kind == "data"
+                                 else (Model, ModelOperations))
+        entity = entity_type(**{k: v for k, v in values.items() if k in entity_type._fields})
+        made = ops_type(args.runs_dir, base_dir=path.parent).create_or_update(entity)
         fields = {"name": made.name, "version": made.version, "type": getattr(made, "type", None),
                   "path": getattr(made, "path", None)}
     fields["id"] = reference(fields["name"], fields["version"])
