@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.arguments import add_output_format, add_workspace_options, emit
+from mlpipe.diagnostics import ValidationError, errors_of
 from mlpipe.errors import MlpipeError
 
 KINDS = {"component": "component", "data": "data asset", "model": "model"}  # kind -> noun
@@ -50,7 +51,8 @@ def run_create(args: argparse.Namespace) -> int:
     kind: str = args.asset_kind
     path = Path(args.file)
     if not path.is_file():
-        print(f"mlpipe {kind} create: {args.file}: no such file", file=sys.stderr)
+        what = "not a file" if path.exists() else "no such file"
+        print(f"mlpipe {kind} create: {args.file}: {what}", file=sys.stderr)
         return 2
     try:
         result = _register(kind, path.resolve(), args)
@@ -72,12 +74,11 @@ def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]
     )
 
     if kind == "component":
+        _check_component(path, args.name)
         component = load_component(path)
         if args.name:
             component.name = args.name
-        name = component.name
-        if not name:
-            raise ValueError("a component needs a 'name' to be registered (or give --name)")
+        name = str(component.name)  # validated: the file's or --name
         version = args.version or (getattr(component, "data", None) or {}).get("version")
         ComponentOperations(args.runs_dir, base_dir=path.parent).create_or_update(
             component, version=args.version)
@@ -91,16 +92,27 @@ def _register(kind: str, path: Path, args: argparse.Namespace) -> dict[str, Any]
                        (("name", args.name), ("version", args.version)) if value})
         if not values.get("name"):
             raise ValueError(f"a {KINDS[kind]} needs a 'name' to be registered (or give --name)")
-        asset_ops: DataOperations | ModelOperations = (
-            DataOperations if kind == "data" else ModelOperations)(args.runs_dir,
-                                                                   base_dir=path.parent)
-        entity = (Data if kind == "data" else Model)(
-            **{k: v for k, v in values.items() if k in (Data if kind == "data" else Model)._fields})
-        made = asset_ops.create_or_update(entity)
+        entity_type, ops_type = ((Data, DataOperations) if kind == "data"
+                                 else (Model, ModelOperations))
+        entity = entity_type(**{k: v for k, v in values.items() if k in entity_type._fields})
+        made = ops_type(args.runs_dir, base_dir=path.parent).create_or_update(entity)
         fields = {"name": made.name, "version": made.version, "type": getattr(made, "type", None),
                   "path": getattr(made, "path", None)}
     fields["id"] = reference(fields["name"], fields["version"])
     return fields
+
+
+def _check_component(path: Path, name: str | None) -> None:
+    """Refuse a component ``az ml`` would not register (``name``: the ``--name`` given)."""
+    from mlpipe.compiler import validate_component  # noqa: PLC0415
+    from mlpipe.schema import load_component, load_yaml_file  # noqa: PLC0415
+
+    doc = load_yaml_file(path)
+    if name and isinstance(doc.data, dict):
+        doc.data["name"] = name
+    problems = errors_of(validate_component(load_component(doc)))
+    if problems:
+        raise ValidationError(problems)
 
 
 __all__ = ["run_create"]

@@ -101,9 +101,12 @@ def command_environment(step: Step) -> dict[str, str]:
         env.update(launcher_environment(step.distribution))
     if step.stand_ins:  # its downloads read the job's mlpipe.toml stand-ins
         env[STAND_INS_ENV] = step.stand_ins
+    own = {str(k): str(v) for k, v in step.environment_variables.items()}
+    env.update(own)
     if isinstance(step, CommandStep):  # what it logs with mlflow lands in its folder
-        env.update(metrics_environment(Path(step.step_dir), env.get("PYTHONPATH")))
-    env.update({str(k): str(v) for k, v in step.environment_variables.items()})
+        metrics = metrics_environment(Path(step.step_dir), env.get("PYTHONPATH"))
+        # the step's own settings win, but its PYTHONPATH gets the mlflow stand-in in front
+        env.update({k: v for k, v in metrics.items() if k == "PYTHONPATH" or k not in own})
     return child_environment(env)  # its Pythons resolve azureml.* / azure.ai.ml to the mirrors
 
 

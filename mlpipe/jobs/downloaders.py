@@ -36,6 +36,8 @@ _CURL_VALUED = {"-H", "--header", "-A", "--user-agent", "-u", "--user", "-X", "-
 _WGET_VALUED = {"-t", "--tries", "-T", "--timeout", "-U", "--user-agent", "--header",
                 "-o", "--output-file", "-a", "--append-output", "--user", "--password",
                 "-w", "--wait"}
+# Short options that take a value, per program: ``-sSLo FILE`` / ``-qO-`` bundle them.
+_SHORT_VALUED = {"curl": set("oHAuXdemrbcwx"), "wget": set("OPtTUoaw")}
 _UNREACHABLE = {"curl": (6, 7), "wget": (4,)}
 _SHIM_HEAD = 1024  # bytes of a PATH folder's curl read to tell mlpipe's shim
 
@@ -47,7 +49,9 @@ def main(argv: list[str]) -> int:
     local = [(url, stand_in(url)) for url in urls]
     if not urls or any(path is None for _, path in local):
         return _run_real(program, args, [url for url, path in local if path is None])
-    targets = _curl_targets(args, urls) if program == "curl" else _wget_targets(args, urls)
+    options = _unbundled(program, args)
+    targets = (_curl_targets(options, urls) if program == "curl"
+               else _wget_targets(options, urls))
     for (url, source), target in zip(local, targets, strict=True):
         if source is None or not source.is_file():
             print(f"{program}: {url}: 404 Not Found here (mlpipe.toml maps it to {source}, "
@@ -61,6 +65,25 @@ def main(argv: list[str]) -> int:
             Path(target).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
     return 0
+
+
+def _unbundled(program: str, args: list[str]) -> list[str]:
+    """``args`` with bundled short options split (``-sSLo F`` is ``-s -S -L -o F``, ``-qO-``
+    is ``-q -O -``) and ``--long=value`` as ``--long value``."""
+    out: list[str] = []
+    for arg in args:
+        if arg.startswith("--") and "=" in arg:
+            out.extend(arg.split("=", 1))
+        elif arg.startswith("-") and not arg.startswith("--") and len(arg) > 2:
+            for index, letter in enumerate(arg[1:], start=1):
+                out.append(f"-{letter}")
+                if letter in _SHORT_VALUED[program]:
+                    if arg[index + 1:]:
+                        out.append(arg[index + 1:])
+                    break
+        else:
+            out.append(arg)
+    return out
 
 
 def _curl_targets(args: list[str], urls: list[str]) -> list[str | None]:
@@ -99,12 +122,8 @@ def _wget_targets(args: list[str], urls: list[str]) -> list[str | None]:
     for arg in iterator:
         if arg in ("-O", "--output-document"):
             document = next(iterator, "") or ""
-        elif arg.startswith("--output-document="):
-            document = arg.split("=", 1)[1]
         elif arg in ("-P", "--directory-prefix"):
             prefix = next(iterator, "") or ""
-        elif arg.startswith("--directory-prefix="):
-            prefix = arg.split("=", 1)[1]
         elif arg in _WGET_VALUED:
             next(iterator, None)
     if document == "-":

@@ -11,6 +11,7 @@ it is installed. :mod:`mlpipe.jobs.sweep.metrics` reads both.
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 METRICS_FILE_ENV = "MLPIPE_METRICS_FILE"
@@ -31,7 +32,7 @@ def metrics_environment(step_dir: Path, pythonpath: str | None) -> dict[str, str
     env = {METRICS_FILE_ENV: str(step_dir / "metrics.jsonl"),
            "MLFLOW_TRACKING_URI": (step_dir / "mlruns").as_uri()}
     if not mlflow_installed():
-        env["PYTHONPATH"] = str(SHIM_DIR) + (f":{pythonpath}" if pythonpath else "")
+        env["PYTHONPATH"] = os.pathsep.join([str(SHIM_DIR), *([pythonpath] if pythonpath else [])])
     return env
 
 

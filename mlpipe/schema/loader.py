@@ -164,7 +164,7 @@ def load_job_data(data: Mapping[str, Any], source: str,
                   positions: PositionMap | None = None) -> Loaded[Any]:
     """Validate an already-parsed standalone job (``type: command|sweep|spark|automl``, or
     the type its ``$schema`` names); see :mod:`mlpipe.schema.standalone`."""
-    from mlpipe.schema.kinds import STANDALONE_TYPES, job_type
+    from mlpipe.schema.kinds import RUNNABLE_TYPES, STANDALONE_TYPES, job_type
     from mlpipe.schema.standalone import AUTOML_JOBS, job_model
 
     plain, positions, done = _start(data, source, positions)
@@ -180,8 +180,9 @@ def load_job_data(data: Mapping[str, Any], source: str,
             problem = _choice_error("type", plain.get("type"), True, STANDALONE_TYPES,
                                     "a standalone job's type", positions)
         return Loaded(None, [problem], positions, source, plain)
-    # no "ignored when running locally" warnings: a standalone job is not run here
     extra = checks.check_job(plain, positions, kind) + checks.binding_syntax(plain, positions)
+    if kind in RUNNABLE_TYPES:  # run here as its one step: say what it does not do here
+        extra += checks.cloud_only_warnings(plain, positions, is_pipeline=False)
     return _check(model_cls, plain, source, positions, extra)
 
 

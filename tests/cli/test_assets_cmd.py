@@ -89,3 +89,21 @@ def test_an_asset_without_a_name_or_file_is_one_line(tmp_path: Path) -> None:
     missing = run_cli("component", "create", "-f", "nope.yml", cwd=tmp_path)
     assert (missing.returncode, missing.stderr) == (
         2, "mlpipe component create: nope.yml: no such file\n")
+
+
+@pytest.mark.slow  # three CLI runs
+def test_a_component_az_ml_would_refuse_is_not_registered(tmp_path: Path) -> None:
+    (tmp_path / "words.yml").write_text(DATA)  # a data asset, not a component
+    wrong = run_cli("component", "create", "-f", "words.yml", "--runs-dir", "runs", cwd=tmp_path)
+    assert wrong.returncode == 1
+    assert "type: must be one of parallel, command" in wrong.stderr
+    assert not (tmp_path / "runs" / "assets" / "registry.json").exists()
+    (tmp_path / "anon.yml").write_text(COMPONENT.replace("name: upper\n", "")
+                                       .replace("code: ./src\n", ""))
+    named = run_cli("component", "create", "-f", "anon.yml", "--name", "loud", "--runs-dir",
+                    "runs", cwd=tmp_path)
+    assert named.returncode == 0, named.stderr
+    assert named.stdout == "registered component loud:3 (azureml:loud:3) from anon.yml\n"
+    folder = run_cli("component", "create", "-f", ".", cwd=tmp_path)
+    assert (folder.returncode, folder.stderr) == (
+        2, "mlpipe component create: .: not a file\n")

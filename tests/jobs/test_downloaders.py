@@ -6,6 +6,8 @@ whose "could not resolve host" is followed by the ``mlpipe.toml`` line that woul
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +64,24 @@ def test_an_unmapped_url_runs_the_real_program_and_says_how_to_map_it(tmp_path: 
     assert "curl: (6)" in error  # the real curl ran (there is no network here)
     assert ("curl: https://elsewhere.example.invalid/x.csv cannot be reached from here; to run "
             "offline, map it (or a prefix of it) to a local file in mlpipe.toml [assets]") in error
+
+
+@pytest.mark.parametrize(("argv", "where"), [
+    (["curl", "-sSLo", "got.csv", "https://data.example.invalid/sets/a.csv"], "got.csv"),
+    (["curl", "-fsSL", "https://data.example.invalid/sets/a.csv", "--output=got.csv"],
+     "got.csv"),
+    (["wget", "-qO-", "https://data.example.invalid/sets/a.csv"], None),
+    (["wget", "-qP", "sub", "https://data.example.invalid/sets/a.csv"], "sub/a.csv"),
+], ids=["curl -sSLo", "curl --output=", "wget -qO-", "wget -qP"])
+def test_bundled_short_options_say_where_the_data_goes(tmp_path: Path, argv: list[str],
+                                                       where: str | None) -> None:
+    write(tmp_path / "mlpipe.toml", TOML)
+    write(tmp_path / "blob" / "a.csv", "x,y\n1,2\n")
+    ran = subprocess.run([sys.executable, "-m", "mlpipe.jobs.downloaders", *argv],
+                         cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr
+    if where is None:
+        assert ran.stdout == "x,y\n1,2\n"
+    else:
+        assert ran.stdout == ""
+        assert (tmp_path / where).read_text() == "x,y\n1,2\n"

@@ -54,3 +54,14 @@ def test_a_command_steps_mlflow_metrics_land_in_its_folder(tmp_path: Path, text:
     assert [(r["key"], r["value"], r["step"]) for r in records] == [
         ("loss", 0.5, 1), ("loss", 0.25, 2), ("acc", 0.9, 2)]
     assert (folder / "logs" / "user" / "std_log.txt").read_text().strip() == "logged"
+
+
+@pytest.mark.skipif(mlflow_installed(), reason="the stand-in is used only without mlflow")
+def test_a_steps_own_pythonpath_keeps_the_mlflow_stand_in(tmp_path: Path) -> None:
+    write(tmp_path / "src" / "log.py", "import helper\n" + LOGGER)
+    write(tmp_path / "lib" / "helper.py", "")
+    text = PIPELINE + f"    environment_variables:\n      PYTHONPATH: {tmp_path / 'lib'}\n"
+    ran = run_here(write(tmp_path / "job.yml", text), tmp_path / "runs", "own")
+    assert ran.record is not None and ran.record["status"] == "completed", ran.record
+    logged = (tmp_path / "runs" / "own" / "train" / "metrics.jsonl").read_text().splitlines()
+    assert len(logged) == 3

@@ -185,3 +185,12 @@ def test_automl_data_given_as_text_must_be_a_binding(tmp_path: Path) -> None:
     bound = AUTOML_JOB.replace("training_data: {path: ./training-mltable-folder, type: mltable}",
                                "training_data: ${{parent.inputs.train}}")
     assert load_job(_write(tmp_path, bound)).errors == []
+
+
+def test_a_command_jobs_cloud_only_keys_are_said_to_change_nothing_here(tmp_path: Path) -> None:
+    text = COMMAND_JOB + ("distribution: {type: pytorch, process_count_per_instance: 2}\n"
+                          "resources: {instance_count: 2, shm_size: 8g}\n")
+    warnings = load_job(_write(tmp_path, text)).warnings
+    assert [(w.key_path, w.code) for w in warnings] == [
+        ("distribution", "cloud-only"), ("resources.shm_size", "cloud-only")]
+    assert "rank 0 of a world of one" in warnings[0].message
