@@ -11,7 +11,9 @@ from rich.console import Console
 from rich.table import Table
 
 from mlpipe.jobs.timestamps import parse_iso
-from mlpipe.wording import error_summary, plural
+from mlpipe.runtime.fix_loop import next_lines
+from mlpipe.runtime.records import totals_text
+from mlpipe.wording import duration, error_summary, plural
 
 STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
                  "skipped": "dim", "running": "cyan", "queued": "dim"}
@@ -30,13 +32,7 @@ def console() -> Console:
 
 
 def seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 60:
-        return f"{value:.1f}s"
-    minutes, secs = divmod(int(round(value)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+    return "-" if value is None else duration(value)
 
 
 def styled(status: str) -> str:
@@ -49,11 +45,8 @@ def step_detail(step: dict[str, Any]) -> str:
     progress = step.get("progress") or {}
     if step.get("kind") == "parallel" and (summary or progress):
         if summary:
-            done = summary.get("mini_batches_succeeded", 0)
-            total = summary.get("mini_batches_total", 0)
-            ok, bad = summary.get("items_succeeded", 0), summary.get("items_failed", 0)
-            text = f"{done}/{total} mini-batches ok, {ok} items ok, {bad} failed"
-            if total == 0 and step.get("status") == "completed":
+            text = totals_text(summary)
+            if summary.get("mini_batches_total", 0) == 0 and step.get("status") == "completed":
                 text = "no mini-batches: the input is empty"
         else:
             text = (f"{progress_fraction(progress)} mini-batches, "
@@ -139,6 +132,9 @@ def print_job(record: dict[str, Any], out: Console | None = None) -> None:
             out.print(line, soft_wrap=True, markup=False)
     if record.get("error"):
         out.print(f"error: {record['error']}", soft_wrap=True, markup=False)
+    if record.get("status") in ("failed", "canceled", "completed"):
+        for line in next_lines(record):  # the fail-fix loop, or how to resume
+            out.print(line, soft_wrap=True, markup=False)
 
 
 TOP_ERRORS_SHOWN = 3
@@ -157,22 +153,30 @@ def failure_lines(step_name: str, step: dict[str, Any]) -> list[str]:
         return lines
     summary = step.get("summary") or {}
     failed = summary.get("items_failed", 0) or summary.get("mini_batches_failed", 0)
-    if status != "completed" or not failed:
+    if status not in ("completed", "canceled") or not failed:
         return []
     items = plural(summary.get("items_failed", 0), "item")
     batches = plural(summary.get("mini_batches_failed", 0), "mini-batch")
-    return [f"step {step_name}: completed, but {items} in {batches} failed "
-            "(within its error thresholds):", *top_error_lines(step)]
+    how = ("completed, but {} ({}) failed (within its error thresholds):" if status == "completed"
+           else "canceled; {} ({}) had failed:")
+    return [f"step {step_name}: {how.format(batches, items)}", *top_error_lines(step)]
 
 
 def top_error_lines(step: dict[str, Any], skip: str = "") -> list[str]:
-    """A parallel step's most frequent errors (``count x message``) and the path of its
-    ``user/error.txt``; nothing when it recorded no errors or ``skip`` already says it all."""
+    """A parallel step's most frequent kinds of error, each labelled by its signature with
+    its failed attempts and mini-batches, and the path of its ``user/error.txt``; nothing
+    when it recorded no errors or ``skip`` already says it all."""
+    from mlpipe.runtime.error_groups import group_line  # noqa: PLC0415 - job show stays light
+
     summary = step.get("summary") or {}
-    top = summary.get("top_errors") or []
-    if all(message.removeprefix(INIT_FAILED) in skip for message, _count, _where in top):
+    top = summary.get("error_groups")
+    if top is None:  # a record written before error groups: (message, attempts, error file)
+        top = [{"label": message, "attempts": count} for message, count, _where
+               in summary.get("top_errors") or []]
+    if all(str(group.get("message") or group.get("label")).removeprefix(INIT_FAILED) in skip
+           for group in top):
         return []  # nothing to add (an init() failure's reason already has its traceback)
-    lines = [f"  {count} x {message}" for message, count, _where in top[:TOP_ERRORS_SHOWN]]
+    lines = [f"  {group_line(group)}" for group in top[:TOP_ERRORS_SHOWN]]
     more = max(int(summary.get("error_kinds") or 0), len(top)) - TOP_ERRORS_SHOWN
     if more > 0:
         lines.append(f"  ... and {plural(more, 'other kind of error', 'other kinds of error')}")

@@ -135,9 +135,11 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                                          "foreground (the job's files are not changed)")
     add_job_name(debug)
     _runs_dir_option(debug)
-    debug.add_argument("--step", required=True, metavar="STEP", help="the parallel step")
+    debug.add_argument("--step", metavar="STEP",
+                       help="the parallel step (needed when the job has several)")
     debug.add_argument("--mini-batch", required=True, metavar="ID",
-                       help="the mini-batch id (mlpipe job show NAME --mini-batches lists them)")
+                       help="the mini-batch id, or the start of it that names one (mlpipe job "
+                            "show NAME --mini-batches --failed lists them)")
     debug.add_argument("--pdb", action="store_true",
                        help="open the post-mortem debugger when init() or run() raises")
     debug.set_defaults(handler=debug_job)
@@ -399,11 +401,13 @@ def debug_job(args: argparse.Namespace) -> int:
         record = _load(store, args.name)
         if record is None:
             return 1
-        from mlpipe.jobs.debug import debug_mini_batch  # noqa: PLC0415 - the runtime on demand
+        from mlpipe.jobs.debug import DebugUsageError, debug_mini_batch  # noqa: PLC0415
 
         try:
             return debug_mini_batch(record, args.step, args.mini_batch, post_mortem=args.pdb,
                                     echo=lambda line: print(line, flush=True))
+        except DebugUsageError as error:
+            return _usage(str(error))
         except ValidationError as error:
             _err(f"job {args.name!r}: its pipeline no longer compiles:\n{error}")
             return 1

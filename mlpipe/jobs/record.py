@@ -49,6 +49,17 @@ class OutputRecord(_Part):
     path: str | None = None
 
 
+class ErrorGroupRecord(_Part):
+    """One kind of error of a parallel step (``mlpipe.runtime.error_groups.ErrorGroup``)."""
+
+    category: str = ""
+    label: str = ""  # the signature: exception, masked message
+    message: str = ""  # an example: the first occurrence's message line
+    attempts: Count = 0  # failed attempts
+    mini_batches: Count = 0  # mini-batches it hit
+    failed: Count = 0  # mini-batches whose last attempt failed with it
+
+
 class SummaryRecord(_Part):
     """The counts of a parallel step's summary (``mlpipe.jobs.runner.summary_dict``)."""
 
@@ -61,7 +72,15 @@ class SummaryRecord(_Part):
     items_total: Count = 0
     items_succeeded: Count = 0
     items_failed: Count = 0
-    error_kinds: Count = 0  # distinct errors among the failed attempts (top_errors keeps 10)
+    mini_batches_not_processed: Count = 0
+    items_not_processed: Count | None = None  # None: the input's items are not known
+    total_known: bool = True
+    items_known: bool = True
+    duration_seconds: float | None = None
+    error_kinds: Count = 0  # distinct errors among the failed attempts (error_groups keeps 10)
+    error_groups: list[ErrorGroupRecord] = []
+    failed_example: str | None = None  # a failed mini-batch's id (job debug NAME --mini-batch)
+    # records written before error_groups: (message, failed attempts, error file)
     top_errors: list[Annotated[tuple[str, int, str], Field(strict=False)]] = []  # JSON arrays
     append_row_file: str | None = None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -47,6 +47,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     ``mini_batches`` replaces the data layer's listing (benchmarks, other fronts)
     and ``loader`` (``"module:function"``) the function workers load them with.
     """
+    began = datetime.now(timezone.utc)  # the step's duration counts its set-up and its rows
     snapshot_code(step.code_dir, step.snapshot_dir)
     for output in step.outputs.values():
         Path(output.folder).mkdir(parents=True, exist_ok=True)
@@ -56,8 +57,6 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         shutil.rmtree(StepLogs.of(step.logs_dir).profile, ignore_errors=True)
 
     all_observers = [*_report_observers(step, progress, resume), *observers]
-    if mini_batches is None:  # last: the others' step_started runs before the total arrives
-        all_observers.append(InputCounter(step, list(all_observers)))
     logger = _driver_logger(all_observers)
     data_errors = _data_errors()
     setup_errors: tuple[type[BaseException], ...] = (ValueError, *data_errors)
@@ -65,8 +64,8 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         row_format = _row_format(step)
         listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
     except setup_errors as error:
-        now = datetime.now(timezone.utc)
-        summary = StepSummary(status="Failed", reason=str(error), started_at=now, ended_at=now)
+        summary = StepSummary(status="Failed", reason=str(error), started_at=began,
+                              ended_at=datetime.now(timezone.utc))
         logger.error("%s", error)
         _finish(all_observers, summary, logger)
         return summary
@@ -89,22 +88,36 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     try:
         store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     except OSError as error:  # nothing is removed: what the journal holds stays for later
-        now = datetime.now(timezone.utc)
-        summary = StepSummary(status="Failed", started_at=now, ended_at=now,
+        summary = StepSummary(status="Failed", started_at=began,
+                              ended_at=datetime.now(timezone.utc),
                               reason=f"the step's journal cannot be used: {describe_fault(error)}")
         logger.error("%s", summary.reason)
         _finish(all_observers, summary, logger)
         return summary
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
-                    observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
+                    observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors,
+                    counter=_counter(step, mini_batches))
     try:
-        summary = driver.run()
+        summary = driver.run(started_at=began)
         if target is not None:
             _write_rows(store, summary, logger)
+            summary.ended_at = datetime.now(timezone.utc)
     finally:
         store.close()
     _finish(all_observers, summary, logger)
     return summary
+
+
+def _counter(step: ParallelStep, mini_batches: Iterable[MiniBatch] | None) -> InputCounter | None:
+    """The counting pass over the step's input; for mini-batches given as a sized collection
+    (a list), its length; else none."""
+    if mini_batches is None:
+        return InputCounter(step)
+    if not isinstance(mini_batches, Sized):
+        return None
+    from mlpipe.data.batches import InputCount  # noqa: PLC0415
+
+    return InputCounter.given(InputCount(len(mini_batches), None))
 
 
 def _write_rows(store: Journal, summary: StepSummary, logger: logging.Logger) -> None:

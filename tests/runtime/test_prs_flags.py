@@ -296,7 +296,7 @@ def test_resumed_step_appends_processed_csv_and_reports_the_whole_step(tmp_path:
                for line in result)
     overview = max(Path(step.logs_dir).glob("job_progress_overview.*.txt")).read_text()
     assert "Mini-batches reused from an earlier run: 3 (resume)" in overview
-    assert "remaining: 0" in overview
+    assert "0 not processed" in overview
     assert "user/error/0/" in "\n".join(p.as_posix() for p in (Path(step.logs_dir) / "user")
                                         .rglob("*.txt"))  # the first run's tracebacks are kept
 

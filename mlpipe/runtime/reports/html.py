@@ -23,6 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mlpipe.runtime.fix_loop import next_lines
+from mlpipe.runtime.mini_batch_outcomes import failed_attempts_last
+from mlpipe.runtime.records import totals_text
 from mlpipe.runtime.reports.charts import (
     PALETTE,
     ZOOM_SCRIPT,
@@ -42,6 +45,7 @@ from mlpipe.runtime.step_logs import (
     RunEntry,
     StepLogs,
     describe_detail,
+    first_line,
     read_attempts,
     read_runs,
     split_by_run,
@@ -49,11 +53,12 @@ from mlpipe.runtime.step_logs import (
 from mlpipe.runtime.textio import replace_text
 from mlpipe.runtime.tuning.brief import overhead_advice
 from mlpipe.runtime.tuning.profile import MACHINE, ProfileTally, StepProfile, read_profile
-from mlpipe.wording import plural
+from mlpipe.wording import duration, plural
 
 REPORT_NAME = "report.html"
 SLOWEST_SHOWN = 10
 ERRORS_SHOWN = 10
+FAILED_SHOWN = 50
 REFRESH_SECONDS = 5
 RUNNING = ("queued", "running")
 STYLE = ("body{font-family:sans-serif;margin:16px}"
@@ -93,10 +98,10 @@ def render_job_report(record: dict[str, Any], run_dir: Path | None = None) -> st
              f"<p>Run folder: {html.escape(str(record.get('run_dir', '')))}; wall time "
              f"{_seconds(record.get('duration_seconds'))}; attempt {record.get('attempt', 1)}"
              f"{'; this page reloads every ' + str(REFRESH_SECONDS) + ' s' if refresh else ''}"
-             "</p>", _steps_table(steps), _job_gantt(record, steps)]
+             "</p>", _next_steps(record), _steps_table(steps), _job_gantt(record, steps)]
     for step_name, step in steps.items():
         if step.get("kind") == "parallel" and step.get("logs_dir"):
-            parts.append(_parallel_section(step_name, step, run))
+            parts.append(_parallel_section(step_name, step, run, record))
     parts.append(f"{ZOOM_SCRIPT}</body></html>\n")
     return "".join(parts)
 
@@ -112,7 +117,8 @@ def outcome(status: str, failed: int, total: int) -> tuple[str, str]:
     if status in RUNNING:
         return status, "run"
     if status == "canceled":
-        return "canceled", "warn"
+        return (f"canceled, {failed} of {plural(total, 'mini-batch')} failed" if failed
+                else "canceled"), "warn"
     if status == "failed" and failed:
         return f"failed, {failed} of {plural(total, 'mini-batch')} failed", "bad"
     return status or "unknown", "bad" if status in ("failed", "skipped") else "muted"
@@ -139,7 +145,7 @@ def _step_outcome(step: dict[str, Any]) -> tuple[str, str]:
 
 
 def _seconds(value: Any) -> str:
-    return f"{float(value):.1f} s" if isinstance(value, (int, float)) else "-"
+    return duration(float(value)) if isinstance(value, (int, float)) else "-"
 
 
 def _status(step: dict[str, Any]) -> str:
@@ -155,11 +161,7 @@ def _steps_table(steps: dict[str, dict[str, Any]]) -> str:
         summary = step.get("summary") or {}
         batches = items = ""
         if summary:
-            batches = (f"{summary.get('mini_batches_succeeded', 0)} succeeded, "
-                       f"{summary.get('mini_batches_failed', 0)} failed of "
-                       f"{summary.get('mini_batches_total', 0)}")
-            items = (f"{summary.get('items_succeeded', 0)} succeeded, "
-                     f"{summary.get('items_failed', 0)} failed")
+            batches, _, items = totals_text(summary).partition("; ")
         sources = [str(before) for before in step.get("depends_on") or ()]
         rows.append(f"<tr><td><a href='#{html.escape(name)}'>{html.escape(name)}</a></td>"
                     f"<td>{html.escape(str(step.get('kind', '')))}</td><td>{_status(step)}</td>"
@@ -199,7 +201,8 @@ def _job_gantt(record: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
 
 
 # -- a parallel step ---------------------------------------------------------------------------
-def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
+def _parallel_section(name: str, step: dict[str, Any], run_dir: Path,
+                      record: dict[str, Any]) -> str:
     logs = StepLogs.of(step["logs_dir"])
     anchor = html.escape(name)
     head = (f"<h2 id='{anchor}'>Step {anchor}: {_status(step)}</h2>"
@@ -220,6 +223,7 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
     out.append(f"<h3>Final run (run {len(parts)} of {len(parts)})</h3>" if len(parts) > 1
                else "<h3>The run</h3>")
     out.append(_run_charts(name, logs, final, run, profile, samples=True))
+    out.append(_failed_mini_batches(attempts, record))
     out.append("<h3>Errors of the final state</h3>" + _errors(
         run.errors if recorded and run is not None else _errors_of(final), logs, run_dir))
     out.append(_profile(logs))
@@ -271,23 +275,40 @@ def _href(path: Path, run_dir: Path, fragment: str = "") -> str:
 
 
 def _totals(step: dict[str, Any], runs: list[RunEntry]) -> str:
-    """The final state's counts, as job_result.txt and ``job show`` give them."""
-    summary = step.get("summary") or step.get("progress") or {}
+    """The final state's counts, as job_result.txt and ``job show`` give them (a running
+    step's progress so far)."""
+    summary = step.get("summary")
     if not summary:
-        return ""
-    total = summary.get("mini_batches_total", summary.get("mini_batches_known", 0)) or 0
-    succeeded = summary.get("mini_batches_succeeded", 0)
-    failed = summary.get("mini_batches_failed", 0)
-    rest = max(int(total) - int(succeeded) - int(failed), 0)
+        progress = step.get("progress") or {}
+        if not progress:
+            return ""
+        done = int(progress.get("mini_batches_done", 0))
+        failed = int(progress.get("mini_batches_failed", 0))
+        summary = {"mini_batches_total": progress.get("mini_batches_total",
+                                                      progress.get("mini_batches_known", 0)),
+                   "mini_batches_succeeded": done - failed, "mini_batches_failed": failed,
+                   "mini_batches_reused": progress.get("mini_batches_reused", 0),
+                   "items_succeeded": progress.get("items_succeeded", 0),
+                   "items_failed": progress.get("items_failed", 0), "items_known": False}
+        summary["mini_batches_succeeded"] += summary["mini_batches_reused"]
+    total = int(summary.get("mini_batches_total") or 0)
+    succeeded = int(summary.get("mini_batches_succeeded") or 0)
+    failed = int(summary.get("mini_batches_failed") or 0)
+    rest = max(total - succeeded - failed, 0)
+    known = summary.get("items_known", True)
+    items_ok, items_bad = int(summary.get("items_succeeded") or 0), int(
+        summary.get("items_failed") or 0)
+    items = int(summary.get("items_total") or 0) if known else None
+    items_rest = "" if items is None else max(items - items_ok - items_bad, 0)
     attempts = runs[-1].counts.get("attempts") if runs and runs[-1].counts else None
     reused = summary.get("mini_batches_reused", 0)
     return ("<table><tr><th>mini-batches</th><th>succeeded</th><th>failed</th>"
             "<th>not processed</th><th>items</th><th>items succeeded</th><th>items failed</th>"
-            "<th>attempts (final run)</th><th>reused</th></tr>"
+            "<th>items not processed</th><th>attempts (final run)</th><th>reused</th></tr>"
             f"<tr><td>{total}</td><td>{succeeded}</td><td>{failed}</td><td>{rest}</td>"
-            f"<td>{summary.get('items_total', '')}</td><td>{summary.get('items_succeeded', 0)}"
-            f"</td><td>{summary.get('items_failed', 0)}</td>"
-            f"<td>{'' if attempts is None else attempts}</td><td>{reused}</td></tr></table>")
+            f"<td>{'' if items is None else items}</td><td>{items_ok}</td><td>{items_bad}</td>"
+            f"<td>{items_rest}</td><td>{'' if attempts is None else attempts}</td>"
+            f"<td>{reused}</td></tr></table>")
 
 
 def _where_time_goes(profile: StepProfile | None, step: dict[str, Any], run_dir: Path) -> str:
@@ -391,6 +412,32 @@ def _slowest(attempts: AttemptTable) -> str:
     return "".join(rows)
 
 
+def _failed_mini_batches(attempts: AttemptTable, record: dict[str, Any]) -> str:
+    """The mini-batches whose last attempt failed (``job show --mini-batches --failed``):
+    the first ``FAILED_SHOWN`` with their files or partition key and error."""
+    failed = failed_attempts_last(attempts)
+    if not len(failed):
+        return ""
+    rows = [f"<h3>Failed mini-batches ({len(failed)})</h3><table><tr><th>mini-batch</th>"
+            "<th>attempts</th><th>status</th><th>files or partition key</th><th>error</th></tr>"]
+    for a in failed.take(range(min(len(failed), FAILED_SHOWN))):
+        rows.append(f"<tr><td><code>{html.escape(a.mini_batch_id)}</code></td>"
+                    f"<td>{a.picked_count}</td><td>{html.escape(a.status)}</td>"
+                    f"<td>{html.escape(describe_detail(a.detail))}</td>"
+                    f"<td>{html.escape(first_line(a.message or a.status))}</td></tr>")
+    rows.append("</table>")
+    if len(failed) > FAILED_SHOWN:
+        rows.append(f"<p>and {len(failed) - FAILED_SHOWN} more.</p>")
+    return "".join(rows)
+
+
+def _next_steps(record: dict[str, Any]) -> str:
+    """What to do now the job ended: the fail-fix loop's commands, or how to resume it (the
+    console's last lines)."""
+    lines = next_lines(record) if record.get("status") not in RUNNING else []
+    return f"<pre class='advice'>{html.escape(chr(10).join(lines))}</pre>" if lines else ""
+
+
 def _errors_of(attempts: AttemptTable) -> list[dict[str, Any]]:
     """Error groups from the attempts alone (logs written before runs.json)."""
     from mlpipe.runtime.error_keys import message_line, signature  # noqa: PLC0415
@@ -420,10 +467,11 @@ def _errors(groups: list[dict[str, Any]], logs: StepLogs, run_dir: Path) -> str:
         return "<p>No failed attempts.</p>"
     attempts = sum(int(g.get("attempts") or 0) for g in groups)
     head = (f"<p>{plural(attempts, 'failed attempt')} in "
-            f"{plural(len(groups), 'kind of error', 'kinds of error')} (grouped by exception, "
-            "message with numbers, paths and quoted names masked, and the user's frame).</p>"
-            "<table><tr><th>attempts</th><th>mini-batches</th><th>category</th><th>error</th>"
-            "<th>raised in</th><th>first</th></tr>")
+            f"{plural(len(groups), 'kind of error', 'kinds of error')} (grouped by signature: "
+            "the exception, its message with numbers, paths and quoted names masked, and the "
+            "user's frame).</p><table><tr><th>failed attempts</th><th>mini-batches hit</th>"
+            "<th>mini-batches failed</th><th>category</th><th>error</th><th>raised in</th>"
+            "<th>first</th></tr>")
     rows = [_error_row(group, logs, run_dir) for group in groups]
     shown = "".join(rows[:ERRORS_SHOWN])
     if len(rows) > ERRORS_SHOWN:
@@ -444,6 +492,7 @@ def _error_row(group: dict[str, Any], logs: StepLogs, run_dir: Path) -> str:
             if where else "")
     full = str(group.get("first_text") or group.get("message") or "")
     return (f"<tr><td>{group.get('attempts', 0)}</td><td>{group.get('mini_batches', '')}</td>"
+            f"<td>{group.get('failed', group.get('failed_for_good', ''))}</td>"
             f"<td>{html.escape(str(group.get('category', '')))}</td><td>{html.escape(text)}"
             f"<details><summary>e.g. {html.escape(str(group.get('message', ''))[:160])}"
             f"</summary><pre>{html.escape(full)}</pre></details></td>"

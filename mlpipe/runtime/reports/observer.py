@@ -40,7 +40,14 @@ from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.reports.driver_log import close_logger, master_role_logger
 from mlpipe.runtime.reports.job_report import ProcessedMiniBatchesCsv, WorkerStats, process_label
-from mlpipe.runtime.reports.job_result import ErrorLog, render_error_summary, render_job_result
+from mlpipe.runtime.reports.job_result import (
+    ErrorLog,
+    error_lines,
+    items_line,
+    mini_batches_line,
+    render_error_summary,
+    render_job_result,
+)
 from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
@@ -183,17 +190,11 @@ class StepReports(StepObserver):
         if self._closed:
             return
         level = logging.INFO if summary.status == "Completed" else logging.ERROR
-        self.logger.log(level, "Step %s %s%s: %d/%s succeeded, %d failed; %d/%s succeeded.",
-                        self.step.name, summary.status,
+        self.logger.log(level, "Step %s %s%s. %s. %s.", self.step.name, summary.status,
                         f" ({summary.reason})" if summary.reason else "",
-                        summary.mini_batches_succeeded,
-                        plural(summary.mini_batches_total, "mini-batch"),
-                        summary.mini_batches_failed, summary.items_succeeded,
-                        plural(summary.items_total, "item"))
-        if summary.status != "Completed" and self.errors.groups:
-            self.logger.error("Top errors (summary in logs/user/error.txt):%s", "".join(
-                f"\n  {group.attempts} x [{group.category}] {group.message}"
-                for group in self.errors.top()))
+                        mini_batches_line(summary), items_line(summary))
+        if summary.status != "Completed" and summary.errors:
+            self.logger.error("%s", "\n".join(error_lines(summary.errors)))
         errors: list[OSError] = []
         started = summary.started_at or self._started_at
         ended = summary.ended_at or datetime.now(timezone.utc)
@@ -204,13 +205,13 @@ class StepReports(StepObserver):
             (self.paths.runs, lambda: write_runs(self.paths, self._runs)),
             (self.paths.job_result, lambda: write_text(
                 self.paths.job_result,
-                render_job_result(self.step, summary, self.counters, self.errors,
+                render_job_result(self.step, summary, self.counters,
                                   advice_lines(self._profile(), job_name(self.step))))),
             (job_report, self._close_streams),
             (job_report, lambda: self.workers.write_summaries(job_report, wall)),
-            (self.paths.error_summary, self._write_error_summary),
+            (self.paths.error_summary, lambda: self._write_error_summary(summary)),
             (self.logs_dir, lambda: self._overview and self._overview.write(
-                self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
+                self.counters, OVERVIEW_STATUS.get(summary.status, summary.status), summary)),
             (self.paths.sys, self.close),
             (self.paths.task_stream, self._write_task_stream),
             (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
@@ -255,10 +256,11 @@ class StepReports(StepObserver):
         run.status = summary.status
         run.reused = summary.mini_batches_reused
         run.tally = self.tally.as_json()
-        run.errors = [group.as_json() for group in self.errors.top(len(self.errors.groups))]
-        run.counts = {"mini_batches": summary.mini_batches_total or self.counters.scheduled,
+        run.errors = summary.errors.as_json()
+        run.counts = {"mini_batches": summary.mini_batches_total,
                       "succeeded": summary.mini_batches_succeeded,
                       "failed": summary.mini_batches_failed,
+                      "not_processed": summary.mini_batches_not_processed,
                       "items": summary.items_total, "items_succeeded": summary.items_succeeded,
                       "items_failed": summary.items_failed, "attempts": self.counters.attempts,
                       "retried": self.counters.retries, "timeouts": self.counters.timeouts}
@@ -286,10 +288,14 @@ class StepReports(StepObserver):
             earlier = self._csv is None or self._csv.appended
             write_task_stream(self.logs_dir, timeline=None if earlier else self.timeline)
 
-    def _write_error_summary(self) -> None:
-        if self.errors.groups:
+    def _write_error_summary(self, summary: StepSummary) -> None:
+        """user/error.txt: the errors of this run, the step's final state (a resume or a
+        rerun runs every failed mini-batch again); none when nothing failed."""
+        if summary.errors:
             self.paths.error_summary.parent.mkdir(exist_ok=True)
-            write_text(self.paths.error_summary, render_error_summary(self.errors))
+            write_text(self.paths.error_summary, render_error_summary(summary.errors))
+        else:
+            self.paths.error_summary.unlink(missing_ok=True)
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
