@@ -122,17 +122,19 @@ def stated(runs: Path, name: str, console: str) -> Stated:
     summary = step["summary"]
     totals["job.json summary"] = {
         "total": summary["mini_batches_total"], "succeeded": summary["mini_batches_succeeded"],
-        "failed": summary["mini_batches_failed"], "rest": summary["mini_batches_not_processed"],
+        "failed": summary["mini_batches_failed"],
+        "rest": summary.get("mini_batches_not_processed", summary["mini_batches_total"]
+                            - summary["mini_batches_succeeded"] - summary["mini_batches_failed"]),
         "items": summary["items_total"], "items_ok": summary["items_succeeded"],
         "items_failed": summary["items_failed"]}
     progress = step["progress"]
     reused = int(progress.get("mini_batches_reused", 0))
     totals["job.json progress"] = {
-        "total": progress["mini_batches_total"],
+        "total": progress.get("mini_batches_total", progress["mini_batches_known"]),
         "succeeded": progress["mini_batches_done"] + reused - progress["mini_batches_failed"],
         "failed": progress["mini_batches_failed"], "items_ok": progress["items_succeeded"],
         "items_failed": progress["items_failed"]}
-    failed["job.json error groups"] = sum(g["failed"] for g in summary["error_groups"])
+    failed["job.json error groups"] = sum(g["failed"] for g in summary.get("error_groups", []))
 
     console_totals = [m for m in TOTALS.finditer(console)]
     assert console_totals, console
@@ -177,9 +179,13 @@ def stated(runs: Path, name: str, console: str) -> Stated:
     counts = runs_json["counts"]
     totals["runs.json"] = {
         "total": counts["mini_batches"], "succeeded": counts["succeeded"],
-        "failed": counts["failed"], "rest": counts["not_processed"], "items": counts["items"],
-        "items_ok": counts["items_succeeded"], "items_failed": counts["items_failed"]}
-    failed["runs.json error groups"] = sum(g["failed"] for g in runs_json["errors"])
+        "failed": counts["failed"],
+        "rest": counts.get("not_processed",
+                           counts["mini_batches"] - counts["succeeded"] - counts["failed"]),
+        "items": counts["items"], "items_ok": counts["items_succeeded"],
+        "items_failed": counts["items_failed"]}
+    failed["runs.json error groups"] = sum(g.get("failed", g.get("failed_for_good", 0))
+                                           for g in runs_json["errors"])
 
     page = (runs / name / "report.html").read_text()
     text = _page_text(page)

@@ -179,3 +179,16 @@ def test_a_step_has_one_duration_everywhere(tmp_path: Path) -> None:
         shown = float(value.group(1)) if isinstance(value, re.Match) else float(value)
         # each place rounds the one value to its own precision (0.1 s at most)
         assert abs(shown - seconds) <= 0.051, (place, shown, seconds)
+
+
+@pytest.mark.slow  # a Dask cluster of real processes: CI's second stage
+def test_a_threshold_on_dask_states_one_failed_count(tmp_path: Path) -> None:
+    """Dask runs mini-batches in bundles: those that ran after the threshold stopped the step
+    are counted, and the threshold line says the count every report gives (it said 1 beside
+    192)."""
+    yaml = project(tmp_path / "p", files=400, every=4, threshold=0)  # a file in four fails
+    runs = tmp_path / "runs"
+    ran = create(yaml, runs, "dasked", "--backend", "dask")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    totals = assert_one_count(stated(runs, "dasked", ran.stdout + ran.stderr))
+    assert (totals["total"], totals["items"]) == (400, 400) and totals["failed"] >= 1
