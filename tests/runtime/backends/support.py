@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -95,10 +96,20 @@ class DaskProcesses:
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     dashboard: bool = False
 
-    def _popen(self, *args: str) -> subprocess.Popen[bytes]:
+    def _popen(self, *args: str, hidden: Sequence[Path] = (),
+               pythonpath: Sequence[Path] = ()) -> subprocess.Popen[bytes]:
+        """``python -m ARGS``; with ``hidden`` folders, in a mount namespace of its own where
+        each of them is an empty tmpfs: "another machine", which has none of those files."""
         log = (self.folder / "cluster.log").open("a")
-        return subprocess.Popen([sys.executable, "-m", *args], cwd=self.folder,
-                                env={**os.environ, "PYTHONPATH": str(REPO)},
+        command = [sys.executable, "-m", *args]
+        if hidden:
+            mounts = " && ".join(f"mount -t tmpfs none {shlex.quote(str(folder))}"
+                                 for folder in hidden)
+            command = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                       f"{mounts} && exec {shlex.join(command)}"]
+        return subprocess.Popen(command, cwd=self.folder,
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                    map(str, (REPO, *pythonpath)))},
                                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
 
     def start_scheduler(self) -> str:
@@ -111,21 +122,27 @@ class DaskProcesses:
         self.address = wait_for_scheduler_file(scheduler_file, self.scheduler)
         return self.address
 
-    def add_workers(self, count: int, *, nanny: bool, extra: Sequence[str] = ()) -> None:
+    def add_workers(self, count: int, *, nanny: bool, extra: Sequence[str] = (),
+                    hidden: Sequence[Path] = (), pythonpath: Sequence[Path] = ()) -> None:
         """Start ``count`` single-threaded workers (``--nworkers`` behind one Nanny process
-        each when ``nanny``, else one ``--no-nanny`` process each) and wait for them."""
+        each when ``nanny``, else one ``--no-nanny`` process each) and wait for them.
+        With ``hidden`` folders each ``--no-nanny`` worker is another machine: those folders
+        are empty there, and it has a local directory of its own."""
         before = len(self.worker_addresses())
         if nanny:
             self.workers.append(self._popen(
                 "distributed.cli.dask_worker", self.address, "--nworkers", str(count),
                 "--nthreads", "1", "--memory-limit", "2GB", "--no-dashboard",
-                "--local-directory", str(self.folder), *extra))
+                "--local-directory", str(self.folder), *extra, hidden=hidden,
+                pythonpath=pythonpath))
         else:
             for _ in range(count):
+                local = self.folder / f"host-{len(self.workers)}" if hidden else self.folder
+                local.mkdir(exist_ok=True)
                 self.workers.append(self._popen(
                     "distributed.cli.dask_worker", self.address, "--no-nanny", "--nthreads",
                     "1", "--memory-limit", "2GB", "--no-dashboard", "--local-directory",
-                    str(self.folder), *extra))
+                    str(local), *extra, hidden=hidden, pythonpath=pythonpath))
         self.wait_for_workers(before + count)
 
     def worker_addresses(self) -> dict[str, int]:
@@ -231,7 +248,8 @@ class InlineBackend(Backend):
             try:
                 runtime.start()
             except InitError as error:
-                self._events.append(WorkerInitFailed(worker, str(error), error.traceback))
+                self._events.append(WorkerInitFailed(worker, str(error), error.traceback,
+                                                     error.stage))
                 continue
             self._runtimes[(worker.node, worker.process)] = (worker, runtime)
             self._events.append(WorkerStarted(worker))

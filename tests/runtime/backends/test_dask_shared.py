@@ -206,6 +206,6 @@ def test_workers_marked_for_mlpipe_are_the_only_ones_it_takes(tmp_path: Path) ->
                                     mini_batches=file_mini_batches(tmp_path / "data", 6))
     assert summary.status == "Completed", summary.reason
     assert {a.worker.pid for a in recorder.attempts} == marked
-    failed = recorder.events("init_failed")
+    failed = recorder.events("start_failed")  # init() never ran there
     assert len(failed) == 1 and "the Dask cluster has 1 worker process mlpipe may use" in \
         failed[0][2]
