@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -192,6 +192,27 @@ def dask_processes(folder: Path, dashboard: bool = False) -> Iterator[DaskProces
         yield cluster
     finally:
         cluster.close()
+
+
+def wait_for(predicate: Callable[[], bool], what: str, job: subprocess.Popen[str],
+             timeout: float = 120) -> None:
+    """Until ``predicate()``, while ``job`` (an ``mlpipe job create``) still runs."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert job.poll() is None, f"the job ended before {what}: {job.communicate()[0]}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(0.05)
+
+
+def finish(job: subprocess.Popen[str], timeout: float = 300) -> str:
+    """``job``'s output once it ended (killed past ``timeout``)."""
+    try:
+        out, _ = job.communicate(timeout=timeout)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()
+    return out
 
 
 # -- a backend in one module and one row ----------------------------------------------

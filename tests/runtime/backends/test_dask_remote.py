@@ -27,7 +27,13 @@ with contextlib.suppress(ImportError):  # see tests/runtime/backends/test_dask_c
     import hypothesis  # noqa: F401
 
 from mlpipe.runtime.journal import Journal
-from tests.runtime.backends.support import REPO, DaskProcesses, dask_processes
+from tests.runtime.backends.support import (
+    REPO,
+    DaskProcesses,
+    dask_processes,
+    finish,
+    wait_for,
+)
 
 pytest.importorskip("distributed")
 pytestmark = [
@@ -139,16 +145,6 @@ class Place:
         return (runs or self.runs) / name / "score"
 
 
-def _finish(job: subprocess.Popen[str], timeout: float = 240) -> str:
-    try:
-        out, _ = job.communicate(timeout=timeout)
-    finally:
-        if job.poll() is None:
-            job.kill()
-            job.wait()
-    return out
-
-
 def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
             if p.is_file()}
@@ -173,7 +169,7 @@ def _journal(step: Path) -> set[tuple[str, int, str, int, int]]:
 
 def _local_run(place: Place) -> Path:
     runs = place.root / "runs-local"
-    out = _finish(place.job("local", backend="local", runs=runs))
+    out = finish(place.job("local", backend="local", runs=runs))
     assert "job local: completed" in out, out
     return place.step("local", runs)
 
@@ -187,14 +183,6 @@ def _same_as_local(step: Path, local: Path) -> None:
     for pattern in ("logs/user/stdout/*/*", "logs/user/stderr/*/*",
                     "logs/user/entry_script_log/*/*"):
         assert _lines(step, pattern) == _lines(local, pattern), pattern
-
-
-def _wait(predicate, what: str, job: subprocess.Popen[str], timeout: float = 120) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert job.poll() is None, f"the job ended before {what}: {job.communicate()[0]}"
-        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
-        time.sleep(0.05)
 
 
 @contextlib.contextmanager
@@ -212,7 +200,7 @@ def test_two_hidden_workers_and_one_that_sees_the_run_folder_give_the_local_runs
     place = Place(tmp_path / "user")
     local = _local_run(place)
     with _cluster(tmp_path / "cluster", hidden=2, normal=1, place=place) as cluster:
-        out = _finish(place.job("spread", scheduler=cluster.address))
+        out = finish(place.job("spread", scheduler=cluster.address))
     assert "job spread: completed" in out, out
     step = place.step("spread")
     _same_as_local(step, local)
@@ -230,10 +218,10 @@ def test_three_hidden_workers_resume_after_the_driver_is_killed(tmp_path: Path) 
     with _cluster(tmp_path / "cluster", hidden=3, normal=0, place=place) as cluster:
         job = place.job("gone", scheduler=cluster.address)
         index = place.step("gone") / ".mlpipe" / "journal" / "index"
-        _wait(lambda: index.is_file() and index.stat().st_size > 0, "a finished mini-batch", job)
+        wait_for(lambda: index.is_file() and index.stat().st_size > 0, "a finished mini-batch", job)
         job.send_signal(signal.SIGKILL)
         job.wait()
-        out = _finish(place.job("gone", scheduler=cluster.address))
+        out = finish(place.job("gone", scheduler=cluster.address))
     assert "resuming" in out and "job gone: completed" in out, out
     step = place.step("gone")
     assert _tree(step / "outputs") == _tree(local / "outputs")  # every row once, in order
@@ -246,11 +234,11 @@ def test_a_lost_scheduler_ends_the_step_in_seconds_and_the_job_resumes(tmp_path:
     with _cluster(tmp_path / "cluster", hidden=2, normal=0, place=place) as cluster:
         job = place.job("cut", scheduler=cluster.address)
         index = place.step("cut") / ".mlpipe" / "journal" / "index"
-        _wait(lambda: index.is_file() and index.stat().st_size > 0, "a finished mini-batch", job)
+        wait_for(lambda: index.is_file() and index.stat().st_size > 0, "a finished mini-batch", job)
         assert cluster.scheduler is not None
         os.killpg(cluster.scheduler.pid, signal.SIGKILL)
         killed = time.monotonic()
-        out = _finish(job, timeout=60)
+        out = finish(job, timeout=60)
         ended = time.monotonic() - killed
         address = cluster.address
     assert ended < 20, f"the job took {ended:.1f} s to end after the scheduler died"
@@ -265,7 +253,7 @@ def test_a_lost_scheduler_ends_the_step_in_seconds_and_the_job_resumes(tmp_path:
                   if "|Dask " in line and "[said" not in line]
     assert len(dask_lines) == len(set(dask_lines)) and len(dask_lines) < 10, master_role
     with _cluster(tmp_path / "cluster2", hidden=2, normal=0, place=place) as cluster:
-        out = _finish(place.job("cut", scheduler=cluster.address))
+        out = finish(place.job("cut", scheduler=cluster.address))
     assert "job cut: completed" in out, out
     assert _tree(place.step("cut") / "outputs") == _tree(local / "outputs")
 
@@ -277,10 +265,10 @@ def test_a_hidden_worker_killed_mid_step_costs_its_mini_batch_one_attempt(tmp_pa
     with _cluster(tmp_path / "cluster", hidden=3, normal=0, place=place) as cluster:
         job = place.job("hit", scheduler=cluster.address)
         entered = place.gates / "in-f05.txt"
-        _wait(entered.is_file, "run() waiting at its gate", job)
+        wait_for(entered.is_file, "run() waiting at its gate", job)
         os.kill(int(entered.read_text()), signal.SIGKILL)  # that worker's process: its machine
         (place.gates / "f05.txt").unlink()
-        out = _finish(job)
+        out = finish(job)
     assert "job hit: completed" in out, out
     assert "died or left the Dask cluster" in out
     step = place.step("hit")
@@ -294,10 +282,10 @@ def test_a_run_left_running_past_its_timeout_is_not_claimed_by_the_next_job(
     place = Place(tmp_path / "user", files=6, timeout=3)
     (place.gates / "f01.txt").write_text("40", encoding="utf-8")  # run() hangs there 40 s
     with _cluster(tmp_path / "cluster", hidden=3, normal=0, place=place) as cluster:
-        first = _finish(place.job("first", scheduler=cluster.address))
+        first = finish(place.job("first", scheduler=cluster.address))
         assert "job first: completed" in first, first
         began = time.monotonic()
-        second = _finish(place.job("second", scheduler=cluster.address))
+        second = finish(place.job("second", scheduler=cluster.address))
         took = time.monotonic() - began
     assert "job second: completed" in second, second
     assert "still in a run() that an earlier mlpipe run left there" in second, second
@@ -315,7 +303,7 @@ def test_a_worker_without_a_module_the_step_imports_is_not_used_and_the_console_
     with dask_processes(tmp_path / "cluster") as cluster:
         cluster.add_workers(1, nanny=False, hidden=place.hidden)  # it lacks scorelib
         cluster.add_workers(1, nanny=False, hidden=place.hidden, pythonpath=[library])
-        out = _finish(place.job("deps", scheduler=cluster.address, pythonpath=str(library)))
+        out = finish(place.job("deps", scheduler=cluster.address, pythonpath=str(library)))
     assert "job deps: completed" in out, out
     line = next(line for line in out.splitlines() if "is not used" in line)
     assert line.startswith("step score: Dask worker tcp://") and "(host " in line
