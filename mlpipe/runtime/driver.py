@@ -25,6 +25,7 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.backends.base import (
     Backend,
     BackendEvent,
+    BackendFailed,
     TaskDone,
     TaskLost,
     TasksReturned,
@@ -55,7 +56,7 @@ from mlpipe.runtime.timeouts import (
     progress_text,
     progress_update_timeout,
 )
-from mlpipe.runtime.worker import LOAD_FAILED, WorkerConfig
+from mlpipe.runtime.worker import WorkerConfig
 
 TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
@@ -381,12 +382,14 @@ class Driver:
         elif isinstance(event, WorkerInitFailed):
             self._first_start_ended(event.worker, ready=False)
             self.init_failures.append(event)
-            self.errors.add("InitError", event.message, event.traceback,
+            ran = event.stage == "init"  # init() ran and raised, else the worker never started
+            self.errors.add("InitError" if ran else "StartError", event.message, event.traceback,
                             where=StepLogs.error_file(event.worker),
-                            first=init_failure_header(event.worker), seen=None)
+                            first=init_failure_header(event.worker, ran=ran), seen=None)
             self.log.error("Worker %s/%s could not start: %s\n%s", event.worker.node_name,
                            event.worker.process, event.message, event.traceback)
-            self._notify("worker_event", event.worker, "init_failed",
+            self._notify("worker_event", event.worker,
+                         "init_failed" if event.stage == "init" else "start_failed",
                          f"{event.message}\n{event.traceback}")
         elif isinstance(event, WorkerLost):
             if (event.worker.node, event.worker.process) in self.canceled:
@@ -397,6 +400,9 @@ class Driver:
             self.log.warning("%s; %s.", event.message,
                              "it is stopped" if self.stopping else "starting a replacement")
             self._notify("worker_event", event.worker, "died", event.message)
+        elif isinstance(event, BackendFailed):
+            self.log.error("%s", event.message)
+            self._stop("Failed", event.message)
         elif isinstance(event, WorkerStopped):
             if event.shutdown_error:
                 self.log.error("shutdown() raised in worker %s/%s:\n%s", event.worker.node_name,
@@ -612,8 +618,9 @@ class Driver:
     def _no_workers_left(self) -> None:
         if self.init_failures:
             first = self.init_failures[-1]
-            what = ("No worker could start" if first.message.startswith(LOAD_FAILED)
-                    else "The entry script's init() failed and no worker could start")
+            ran = first.stage == "init"  # "init() failed" only when init() ran and raised
+            what = ("The entry script's init() failed and no worker could start" if ran
+                    else "No worker could start")
             reason = f"{what}: {first.message}\n{first.traceback.rstrip()}".rstrip()
         else:
             reason = "No worker process is left to run the remaining mini-batches."

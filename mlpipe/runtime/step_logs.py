@@ -358,11 +358,12 @@ def attempt_header(record: AttemptRecord) -> str:
             f"{moment.isoformat(timespec='microseconds')}")
 
 
-def init_failure_header(worker: WorkerInfo) -> str:
-    """``worker 0/process001 (pid 4242): init() failed``: how a failed worker start is headed
-    in its error file."""
+def init_failure_header(worker: WorkerInfo, *, ran: bool = True) -> str:
+    """``worker 0/process001 (pid 4242): init() failed`` (``ran``), else ``... could not
+    start``: how a failed worker start is headed in its error file."""
     pid = f" (pid {worker.pid})" if worker.pid is not None else ""
-    return f"worker {worker.node}/{worker.process}{pid}: init() failed"
+    what = "init() failed" if ran else "could not start"
+    return f"worker {worker.node}/{worker.process}{pid}: {what}"
 
 
 def first_line(message: str) -> str:

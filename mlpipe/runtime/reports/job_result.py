@@ -39,11 +39,13 @@ class ErrorLog:
         category, message = attempt_error(record)
         self._write(record.worker, attempt_header(record), category, message, record.traceback)
 
-    def add_init_failure(self, worker: WorkerInfo, message: str) -> None:
-        """Write a worker whose init() failed (a died worker's in-flight attempt is written
-        as that attempt, so deaths are not written twice)."""
+    def add_init_failure(self, worker: WorkerInfo, message: str, *, ran: bool = True) -> None:
+        """Write a worker that could not start: its init() failed (``ran``), or it never got
+        that far (a died worker's in-flight attempt is written as that attempt, so deaths are
+        not written twice)."""
         now = utc_text(datetime.now(timezone.utc))
-        self._write(worker, f"{init_failure_header(worker)} at {now}", "InitError", message, None)
+        self._write(worker, f"{init_failure_header(worker, ran=ran)} at {now}",
+                    "InitError" if ran else "StartError", message, None)
 
     def close(self) -> None:
         self._closing.close()
