@@ -364,10 +364,14 @@ class Driver:
                 and event.result.status != "Succeeded"
             if entry is not None and not stopped:  # a run() stopped by cancel is no attempt
                 self._attempt_finished(entry, event.worker, event.result)
+            elif entry is not None and entry[2] is not None:  # its failed attempt was the last
+                self.pending.append(entry)
         elif isinstance(event, TaskLost):
             entry = self.inflight.pop(event.task_id, None)
             if entry is not None and (event.worker.node, event.worker.process) not in self.canceled:
                 self._attempt_lost(entry, event)
+            elif entry is not None and entry[2] is not None:  # stopped by the cancel: as above
+                self.pending.append(entry)
         elif isinstance(event, TasksReturned):
             for task_id in reversed(event.task_ids):
                 entry = self.inflight.pop(task_id, None)
@@ -505,7 +509,7 @@ class Driver:
         """The mini-batches whose retry the step's end dropped (a threshold, a cancel, no
         worker left): their last attempt failed, so they failed, with that error."""
         s = self.summary
-        for mini_batch, _picked, retry in self.pending:
+        for mini_batch, _picked, retry in [*self.pending, *self.inflight.values()]:
             if retry is None:
                 continue  # never tried (or returned untried): not processed
             total = self.items_seen.pop(mini_batch.id, None)
@@ -518,6 +522,7 @@ class Driver:
             if s.failed_example is None:
                 s.failed_example = mini_batch.id
         self.pending.clear()
+        self.inflight.clear()
 
     def _count_finished(self, total: int, succeeded: int, failed_items: int, *,
                         failed: bool) -> None:

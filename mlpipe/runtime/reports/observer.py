@@ -337,6 +337,8 @@ def copy_logs_to_parent(step: ParallelStep) -> list[Path]:
     """Copy job_result.txt, the progress overviews, readme.txt (the logs tree's summary) and
     user/error.txt of ``step`` into :func:`parent_logs_dir`; return the copies."""
     source, target = Path(step.logs_dir), parent_logs_dir(step)
+    if not (source / "user" / "error.txt").exists():  # an earlier run's, no longer true
+        (target / "user" / "error.txt").unlink(missing_ok=True)
     copies = []
     for pattern in PARENT_COPIES:
         for path in sorted(source.glob(pattern)):
