@@ -62,9 +62,35 @@ RULES: dict[str, When] = {
     "azure-type-case": When(local_run=True),
     "azure-eval-mode": When(local_run=True),
     "azure-sweep": When(local_run=True),
+    "azure-inline-comment": When(local_run=False),
+    "azure-import-ports": When(local_run=True),
 }
 # Rules that only the service needs: a local run warns about them (once per rule).
 SERVICE_ONLY = frozenset(code for code, when in RULES.items() if not when.local_run)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A key of a component document that azure-ai-ml drops from the job it submits (its
+    component schema does not dump it), so the cloud runs without it: ``instead`` says where
+    the value belongs; ``applied`` when mlpipe still applies it locally (a legacy spelling
+    whose meaning is not in doubt), with the same warning."""
+
+    path: KeyPath
+    kinds: tuple[str, ...]  # component types whose files may hold it
+    instead: str
+    applied: bool = False
+
+
+# Every key mlpipe's component models accept that azure-ai-ml 1.35's component schemas
+# (``_schema/component``: ``dump_fields``, less ``Meta.exclude``) do not write; the
+# test compares the models with azure-ai-ml's schemas when it is installed.
+DROPPED_COMPONENT_KEYS: tuple[Dropped, ...] = (
+    Dropped(("environment_variables",), ("command", "parallel"),
+            "the step: jobs.<step>.environment_variables in the pipeline YAML, or "
+            "node.environment_variables = {...} in code"),
+    Dropped(("task", "args"), ("parallel",), "task.program_arguments", applied=True),
+)
 
 
 class _Rules:
@@ -155,7 +181,8 @@ class _Rules:
             self.reject(path + ("name",), "azure-component-name",
                         "a component needs a 'name'", "add name: <lower_case_name>",
                         at_parent=True)
-        elif isinstance(name, str) and not COMPONENT_NAME.match(name):
+        elif isinstance(name, str) and not COMPONENT_NAME.match(name) \
+                and (standalone or path == ()):  # an inline component is anonymous
             fixed = re.sub(r"[^a-z0-9_]", "_", name.lower()).lstrip("_0123456789") or "component"
             self.reject(path + ("name",), "azure-component-name",
                         f"component name '{name}' must match {COMPONENT_NAME.pattern} (lower-case "
@@ -173,6 +200,13 @@ class _Rules:
             self.command(data, path)
         elif kind == "pipeline":
             self.jobs(data, path)
+        elif kind == "import":
+            for key in ("inputs", "outputs"):
+                if key in data:  # azure-ai-ml: "got multiple values for keyword argument"
+                    self.reject(path + (key,), "azure-import-ports",
+                                f"an import component takes no '{key}'",
+                                "declare its parameters under 'source' and its data as "
+                                "'output'")
 
     # -- pieces ---------------------------------------------------------------------------
 
@@ -233,6 +267,11 @@ class _Rules:
                 decl = decls.get(name) if isinstance(decls, dict) else None
                 self.eval_mode(value, path + ("inputs", name),
                                decl.get("type") if isinstance(decl, dict) else None)
+        if component is None and "comment" in node:
+            # azure-ai-ml reads an inline step with its job schemas, which take no comment
+            self.reject(path + ("comment",), "azure-inline-comment",
+                        "'comment' is taken only by a step that uses a 'component'",
+                        "remove it, or move the step's definition under 'component:'")
         if isinstance(component, dict):
             self.component(component, path + ("component",), standalone=False)
         elif component is None and step_kind(node) == "parallel":
@@ -323,5 +362,5 @@ def for_local_run(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return result
 
 
-__all__ = ["REJECTS", "RULES", "SERVICE_ONLY", "When", "component_rules", "for_local_run",
+__all__ = ["DROPPED_COMPONENT_KEYS", "Dropped", "REJECTS", "RULES", "SERVICE_ONLY", "When", "component_rules", "for_local_run",
            "job_rules", "pipeline_rules"]
