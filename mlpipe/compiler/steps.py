@@ -199,11 +199,18 @@ def _unset_used(node: Node, values: StepValues, reporter: Reporter, src: Source 
     if src is None:
         return
     for name in dict.fromkeys(values.unset_used(text)):
-        if name not in spared:
-            reporter.error(src.doc, src.path,
-                           f"input '{name}' has no value but {what} uses it outside $[[...]]",
-                           code="binding",
-                           hint=f"give '{name}' a value or wrap its argument in $[[...]]")
+        if name in spared:
+            continue
+        if node.is_component_file:  # no input has a value yet: a step that sets none fails
+            reporter.warn(src.doc, src.path,
+                          f"optional input '{name}' is used outside $[[...]]: a step that "
+                          f"leaves it unset has no value for its {what}", code="binding",
+                          hint=f"wrap its argument in $[[...]]")
+            continue
+        reporter.error(src.doc, src.path,
+                       f"input '{name}' has no value but {what} uses it outside $[[...]]",
+                       code="binding",
+                       hint=f"give '{name}' a value or wrap its argument in $[[...]]")
 
 
 def _split(node: Node, values: StepValues, reporter: Reporter, src: Source,
