@@ -65,6 +65,13 @@ class Model:
                        ) -> str:
         return str(_model_fields(model_name, version)["path"])
 
+    def to_input(self, mode: str | None = None) -> Any:
+        """The model as a step's ``custom_model`` input (v1 ``ParallelRunStep(models=[...])``:
+        the step reads the registered copy; ``Model.get_model_path`` finds it too)."""
+        from mlpipe.sdk.entities import Input
+
+        return Input(type="custom_model", path=str(self.path), mode=mode or "ro_mount")
+
     def download(self, target_dir: str = ".", exist_ok: bool = False, **kwargs: Any) -> str:
         source = Path(str(self.path))
         target = Path(target_dir) / source.name
