@@ -26,7 +26,6 @@ from mlpipe.compiler.settings import (
     resolve_setting,
 )
 from mlpipe.diagnostics import did_you_mean
-from mlpipe.schema.submission import DROPPED_COMPONENT_KEYS, Dropped
 from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.plan import (
     CommandStep,
@@ -37,6 +36,7 @@ from mlpipe.plan import (
     RetrySettings,
     Step,
 )
+from mlpipe.schema.submission import DROPPED_COMPONENT_KEYS, Dropped
 from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
 from mlpipe.sizes import MiniBatchSize
 
@@ -205,7 +205,7 @@ def _unset_used(node: Node, values: StepValues, reporter: Reporter, src: Source 
             reporter.warn(src.doc, src.path,
                           f"optional input '{name}' is used outside $[[...]]: a step that "
                           f"leaves it unset has no value for its {what}", code="binding",
-                          hint=f"wrap its argument in $[[...]]")
+                          hint="wrap its argument in $[[...]]")
             continue
         reporter.error(src.doc, src.path,
                        f"input '{name}' has no value but {what} uses it outside $[[...]]",

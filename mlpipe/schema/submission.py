@@ -69,7 +69,6 @@ RULES: dict[str, When] = {
     "azure-output-name": When(local_run=False),  # registration happens in the workspace
     "azure-hook-step": When(local_run=True),  # on_init / on_finalize change the step order
     "azure-input-names": When(local_run=True),
-    "azure-input-default": When(local_run=True),
     "azure-code-reference": When(local_run=False),
     "azure-import-ports": When(local_run=True),
 }
@@ -448,5 +447,5 @@ def for_local_run(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return result
 
 
-__all__ = ["DROPPED_COMPONENT_KEYS", "Dropped", "REJECTS", "RULES", "SERVICE_ONLY", "When", "component_rules", "for_local_run",
-           "job_rules", "pipeline_rules"]
+__all__ = ["DROPPED_COMPONENT_KEYS", "Dropped", "REJECTS", "RULES", "SERVICE_ONLY", "When",
+           "component_rules", "for_local_run", "job_rules", "pipeline_rules"]

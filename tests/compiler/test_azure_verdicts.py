@@ -202,7 +202,7 @@ def test_files_azure_ai_ml_loads_are_valid(root: Path) -> None:
         firsts.append(f"case{index}/{next(iter(files))}")
     proc = run_cli("job", "validate", *firsts, cwd=root)
     lines = proc.stdout.splitlines()
-    for first, (case, (_, kind)) in zip(firsts, VALID.items()):
+    for first, (case, (_, kind)) in zip(firsts, VALID.items(), strict=True):
         status = [line for line in lines if line.startswith(f"{first}: ")]
         assert status and status[0].startswith(f"{first}: OK ({kind}"), (case, proc.stdout)
 

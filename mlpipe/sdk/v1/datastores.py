@@ -17,8 +17,8 @@ from typing import Any
 
 from mlpipe.compiler.assets import ASSETS_FILE, stand_in
 from mlpipe.compiler.values import DEFAULT_DATASTORE
-from mlpipe.runs import DATASTORES_DIR, resolve_runs_dir
 from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.runs import DATASTORES_DIR, resolve_runs_dir
 from mlpipe.sdk.callsite import call_site, caller_dir
 
 
