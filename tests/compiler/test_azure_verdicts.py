@@ -107,6 +107,26 @@ VALID = {
           code: ./src
           environment: azureml:env:1
         """}, "sweep job"),
+    # a data asset named by its ARM id (is_ARM_id_for_resource): an asset, not a local path
+    "ARM id of a data asset as an input path": ({"sweep.yml": """\
+        type: sweep
+        compute: azureml:cpu
+        sampling_algorithm: random
+        objective: {primary_metric: acc, goal: maximize}
+        limits: {max_total_trials: 2}
+        search_space:
+          lr: {type: choice, values: [0.1, 0.2]}
+        inputs:
+          data:
+            path: /subscriptions/0000/resourceGroups/rg/providers/Microsoft.MachineLearningServices/workspaces/ws/data/iris/versions/2
+          table:
+            type: mltable
+            path: /subscriptions/0000/resourceGroups/rg/providers/microsoft.machinelearningservices/workspaces/ws/data/t/versions/1
+        trial:
+          command: python train.py --lr ${{search_space.lr}} ${{inputs.data}} ${{inputs.table}}
+          code: ./src
+          environment: azureml:env:1
+        """}, "sweep job"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
