@@ -188,6 +188,16 @@ INVALID = {
                                          "default: 123}\ncommand: echo ${{inputs.f}}\n"
                                          + COMMAND_ENV, "inputs.f.default",
                                          "azure-input-default"),
+    # an environment's local file that is not there: "No such file or directory" at load_job
+    "missing conda_file": ("type: command\ncommand: echo\ncompute: azureml:cpu\nenvironment:\n"
+                           "  image: python\n  conda_file: ./nope.yml\n",
+                           "environment.conda_file", "azure-environment-file"),
+    "missing environment file:": ("type: command\ncommand: echo\ncompute: azureml:cpu\n"
+                                  "environment: file:./nope.yml\n", "environment",
+                                  "azure-environment-file"),
+    "missing build context": ("type: command\ncommand: echo\ncompute: azureml:cpu\nenvironment:\n"
+                              "  build: {path: ./nodir}\n", "environment.build.path",
+                              "azure-environment-file"),
     # Can't find directory or file in resolved absolute path: .../azureml:my_code.
     "code reference without a version": ("type: command\nname: c\ncode: azureml:my_code\n"
                                          "command: echo\n" + COMMAND_ENV, "code",
