@@ -155,9 +155,9 @@ def _warn_dropped(node: Node, reporter: Reporter) -> None:
             continue
         names = f" ({', '.join(str(k) for k in value)})" if isinstance(value, dict) else ""
         reporter.warn(comp, dropped.path,
-                      f"{'.'.join(dropped.path)}{names} of a {kind} component are not applied: "
-                      "azure-ai-ml drops them (its component schema has no such key), so the "
-                      "cloud runs the step without them", code="dropped-key",
+                      f"{'.'.join(map(str, dropped.path))}{names} of a {kind} component are not "
+                      "applied: azure-ai-ml drops them (its component schema has no such key), "
+                      "so the cloud runs the step without them", code="dropped-key",
                       hint=_dropped_hint(node, dropped))
 
 
