@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag
+from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag, model_validator
 
 from mlpipe.schema.command import CommandNode
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
@@ -17,6 +17,7 @@ from mlpipe.schema.fields import (
     Scalar,
     StrictModel,
     Text,
+    fail,
 )
 from mlpipe.schema.inputs_outputs import JobInput, JobOutput
 from mlpipe.schema.lazy import LazyModel
@@ -159,8 +160,22 @@ class PipelineJob(StrictModel):
     outputs: dict[Identifier, JobOutput | None] | None = Field(
         None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}."
     )
-    jobs: Annotated[dict[Identifier, Node],
-                    Field(min_length=1, description="The steps, by name; at least one.")]
+    jobs: Annotated[dict[Identifier, Node] | None,
+                    Field(min_length=1, description="The steps, by name; at least one.")] = None
+    component: Text | None = Field(
+        None, description="Instead of jobs: a pipeline component (file:./x.yml or azureml:) "
+                          "whose steps the job runs, its inputs and outputs the job's.")
+
+    @model_validator(mode="after")
+    def _jobs_or_component(self) -> PipelineJob:
+        if self.jobs is not None and self.component is not None:
+            raise fail("conflict", "'jobs' and 'component' are mutually exclusive fields in "
+                                   "pipeline job", "keep the steps (jobs) or the pipeline "
+                                                   "component that holds them (component)")
+        if self.jobs is None and self.component is None:
+            raise fail("missing", "a pipeline job needs its steps under 'jobs' (or a pipeline "
+                                  "component under 'component')")
+        return self
 
 
 PipelineComponent.model_rebuild()

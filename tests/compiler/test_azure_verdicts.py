@@ -127,6 +127,33 @@ VALID = {
           code: ./src
           environment: azureml:env:1
         """}, "sweep job"),
+    # PipelineJobSchema's `component:` (instead of `jobs:`): the component's steps are the job's
+    "pipeline job made from a pipeline component": ({"job.yml": """\
+        type: pipeline
+        settings: {default_compute: azureml:cpu}
+        inputs:
+          n: 10
+          folder: {type: uri_folder, path: ./data}
+        component: ./pc.yml
+        """, "pc.yml": """\
+        type: pipeline
+        name: pc
+        inputs:
+          n: {type: number, default: 1.5, optional: true}
+          folder: {type: uri_folder}
+        outputs:
+          out: {type: uri_folder}
+        jobs:
+          a:
+            type: command
+            inputs: {n: "${{parent.inputs.n}}", f: "${{parent.inputs.folder}}"}
+            outputs: {o: "${{parent.outputs.out}}"}
+            component:
+              command: ls ${{inputs.f}} > ${{outputs.o}}/ls.txt; echo ${{inputs.n}}
+              environment: azureml:env:1
+              inputs: {n: {type: number}, f: {type: uri_folder}}
+              outputs: {o: {type: uri_folder}}
+        """}, "pipeline job"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
@@ -198,6 +225,10 @@ INVALID = {
     "missing build context": ("type: command\ncommand: echo\ncompute: azureml:cpu\nenvironment:\n"
                               "  build: {path: ./nodir}\n", "environment.build.path",
                               "azure-environment-file"),
+    # 'jobs' and 'component' are mutually exclusive fields in pipeline job
+    "pipeline job with jobs and component": ("type: pipeline\ncomponent: ./pc.yml\ncompute: azureml:c\njobs:\n  a:\n"
+                                             "    type: command\n    command: echo\n"
+                                             "    environment: azureml:env:1\n", "", "conflict"),
     # Can't find directory or file in resolved absolute path: .../azureml:my_code.
     "code reference without a version": ("type: command\nname: c\ncode: azureml:my_code\n"
                                          "command: echo\n" + COMMAND_ENV, "code",
