@@ -96,8 +96,9 @@ class _RunFiles:
         shutil.copy2(source, target)
 
     def register_model(self, model_name: str, model_path: str | None = None, tags: Any = None,
-                       properties: Any = None, description: str | None = None,
-                       **kwargs: Any) -> Any:
+                       properties: Any = None, model_framework: str | None = None,
+                       model_framework_version: str | None = None,
+                       description: str | None = None, **kwargs: Any) -> Any:
         """Register one of the run's files or folders (``outputs/model.pkl``) as a model in
         the local asset store."""
         source = self._file(model_path or model_name, folders=True)

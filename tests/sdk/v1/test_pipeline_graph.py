@@ -339,6 +339,11 @@ def test_script_run_config_runs_as_a_one_step_job(tmp_path: Path,
     model = run.register_model(model_name="sk-model", model_path="outputs/model.pkl")
     assert Path(Model.get_model_path("sk-model")).read_text() == "model 0.5"
     assert model.version == 1
+    # azureml's positional order: ..., properties, model_framework, model_framework_version,
+    # description (tests/sdk/v1/test_run_signatures.py checks every run method's order)
+    again = run.register_model("sk-model", "outputs/model.pkl", {"k": "v"}, None,
+                               "ScikitLearn", "1.0", "a ridge model")
+    assert again.version == 2 and again.description == "a ridge model"
     run.download_file("outputs/model.pkl", str(tmp_path / "copy.pkl"))
     assert (tmp_path / "copy.pkl").read_text() == "model 0.5"
 
