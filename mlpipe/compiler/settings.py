@@ -22,7 +22,6 @@ from mlpipe.diagnostics import did_you_mean
 from mlpipe.limits import InputLimitError, check_file_size, check_yaml_text
 from mlpipe.plan import EnvironmentInfo, PlanInput
 from mlpipe.schema.ranges import SettingError, check_setting
-from mlpipe.schema.submission import REJECTS
 from mlpipe.sizes import MiniBatchSize, parse_mini_batch_size
 
 _MISSING = object()
@@ -175,8 +174,9 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
         path = Path(local).expanduser()
         path = path if path.is_absolute() else src.doc.base_dir / path
         if not unusable_path(local) and not path.is_file():
-            _missing(src, reporter, src.path,
-                     f"environment file '{local}' not found (looked for {path})")
+            reporter.warn(src.doc, src.path, f"environment file '{local}' not found; it is not "
+                          "needed locally (mlpipe runs steps with its own Python)",
+                          code="missing-conda-file")
         return EnvironmentInfo(reference=value.strip())
     if isinstance(value, str):
         return EnvironmentInfo(reference=value.strip())
@@ -194,26 +194,19 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
         path = Path(conda.strip()).expanduser()
         path = (path if path.is_absolute() else src.doc.base_dir / path).resolve()
         if not path.is_file():
-            _missing(src, reporter, src.path + ("conda_file",),
-                     f"conda_file '{conda}' not found (looked for {path})")
+            reporter.warn(src.doc, src.path + ("conda_file",),
+                          f"conda_file '{conda}' not found; it is not needed locally (mlpipe runs "
+                          "steps with its own Python)", code="missing-conda-file")
             return EnvironmentInfo(image=image, conda_file=str(path))
         return EnvironmentInfo(image=image, conda_file=str(path),
                                conda_dependencies=_conda_file(str(path)))
     return EnvironmentInfo(image=image)
 
 
-def _missing(src: Source, reporter: Reporter, path: tuple[Any, ...], what: str) -> None:
-    """A local file of an environment that is not there: azure-ai-ml's ``load_job`` refuses
-    the file ("No such file or directory"), a local run does not need it (mlpipe runs steps
-    with its own Python), so it is a submission rule (``azure-environment-file``)."""
-    reporter.error(src.doc, path, f"{what}: {REJECTS}", code="azure-environment-file",
-                       hint="add the file, or name a registered environment "
-                            "(environment: azureml:<name>:<version>)")
-
-
 def _check_build_context(src: Source, reporter: Reporter) -> None:
     """An environment's local ``build.path`` (a Docker build context) that is not there is a
-    submission rule, as a missing ``conda_file`` is (a local run does not build it)."""
+    warning, as a missing ``conda_file`` is: an environment never changes a verdict (a local
+    run does not build it)."""
     build = src.value.get("build")
     context = build.get("path") if isinstance(build, dict) else None
     if not isinstance(context, str) or not context.strip() or is_remote(context) \
@@ -222,8 +215,10 @@ def _check_build_context(src: Source, reporter: Reporter) -> None:
     path = Path(context.strip()).expanduser()
     path = path if path.is_absolute() else src.doc.base_dir / path
     if not path.exists():
-        _missing(src, reporter, src.path + ("build", "path"),
-                 f"build context '{context}' not found (looked for {path})")
+        reporter.warn(src.doc, src.path + ("build", "path"),
+                      f"build context '{context}' not found (looked for {path}); it is not "
+                      "needed locally (mlpipe runs steps with its own Python)",
+                      code="missing-build-context")
 
 
 @lru_cache(maxsize=256)

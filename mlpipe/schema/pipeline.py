@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag, model_validator
+from pydantic import ConfigDict, Discriminator, Field, GetJsonSchemaHandler, Tag, model_validator
 
 from mlpipe.schema.command import CommandNode
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
@@ -160,24 +160,37 @@ class PipelineJob(StrictModel):
     outputs: dict[Identifier, JobOutput | None] | None = Field(
         None, description="Pipeline outputs, bound in steps as ${{parent.outputs.<name>}}."
     )
-    jobs: Annotated[dict[Identifier, Node] | None,
-                    Field(min_length=1, description="The steps, by name; at least one.")] = None
+    jobs: Annotated[dict[Identifier, Node],
+                    Field(min_length=1, description="The steps, by name; at least one.")]
     component: Text | None = Field(
-        None, description="Instead of jobs: a pipeline component (file:./x.yml or azureml:) "
-                          "whose steps the job runs, its inputs and outputs the job's.")
+        None, description="Instead of jobs: a pipeline component (./x.yml or azureml:) whose "
+                          "steps the job runs, its inputs and outputs the job's.")
+    model_config = ConfigDict(json_schema_extra=lambda schema: _jobs_or_component(schema))
 
     @model_validator(mode="after")
-    def _jobs_or_component(self) -> PipelineJob:
-        if self.jobs is not None and self.component is not None:
+    def _not_both(self) -> PipelineJob:
+        if self.component is not None and "jobs" in self.model_fields_set:
             raise fail("conflict", "'jobs' and 'component' are mutually exclusive fields in "
                                    "pipeline job", "keep the steps (jobs) or the pipeline "
                                                    "component that holds them (component)")
-        if self.jobs is None and self.component is None:
-            raise fail("missing", "a pipeline job needs its steps under 'jobs' (or a pipeline "
-                                  "component under 'component')")
         return self
+
+
+class ComponentPipelineJob(PipelineJob):
+    """A pipeline job made from a pipeline component: ``component:`` instead of ``jobs:``
+    (azure-ai-ml's PipelineJobSchema); the loader picks it when there is no ``jobs``."""
+
+    jobs: dict[Identifier, Node] | None = None  # type: ignore[assignment]
+    component: Text = Field(description="The pipeline component whose steps the job runs.")
+
+
+def _jobs_or_component(schema: dict[str, Any]) -> None:
+    """JSON Schema: ``jobs`` or ``component``, one of them."""
+    schema["required"] = [key for key in schema.get("required", []) if key != "jobs"]
+    schema["oneOf"] = [{"required": ["jobs"]}, {"required": ["component"]}]
 
 
 PipelineComponent.model_rebuild()
 PipelineNode.model_rebuild()
 PipelineJob.model_rebuild()
+ComponentPipelineJob.model_rebuild()

@@ -55,7 +55,6 @@ class When:
 RULES: dict[str, When] = {
     "azure-compute": When(local_run=False),  # every step needs a compute in the cloud
     "azure-environment": When(local_run=False),  # a local run uses its own Python
-    "azure-environment-file": When(local_run=False),  # conda_file, build.path, file:env.yml
     "azure-task-type": When(local_run=False),
     "azure-tags": When(local_run=False),
     "azure-reference": When(local_run=False),  # default_compute/default_datastore spelling

@@ -215,16 +215,6 @@ INVALID = {
                                          "default: 123}\ncommand: echo ${{inputs.f}}\n"
                                          + COMMAND_ENV, "inputs.f.default",
                                          "azure-input-default"),
-    # an environment's local file that is not there: "No such file or directory" at load_job
-    "missing conda_file": ("type: command\ncommand: echo\ncompute: azureml:cpu\nenvironment:\n"
-                           "  image: python\n  conda_file: ./nope.yml\n",
-                           "environment.conda_file", "azure-environment-file"),
-    "missing environment file:": ("type: command\ncommand: echo\ncompute: azureml:cpu\n"
-                                  "environment: file:./nope.yml\n", "environment",
-                                  "azure-environment-file"),
-    "missing build context": ("type: command\ncommand: echo\ncompute: azureml:cpu\nenvironment:\n"
-                              "  build: {path: ./nodir}\n", "environment.build.path",
-                              "azure-environment-file"),
     # 'jobs' and 'component' are mutually exclusive fields in pipeline job
     "pipeline job with jobs and component": ("type: pipeline\ncomponent: ./pc.yml\ncompute: azureml:c\njobs:\n  a:\n"
                                              "    type: command\n    command: echo\n"

@@ -24,9 +24,6 @@ def seed_pipeline(tmp_path: Path) -> Path:
     (tmp_path / "neural-iris-mltable" / "MLTable").write_text("paths:\n  - file: ./iris.csv\n")
     (tmp_path / "iris-model").mkdir()
     (tmp_path / "script").mkdir()
-    (tmp_path / "environment").mkdir()
-    (tmp_path / "environment" / "environment_parallel.yml").write_text(
-        "dependencies:\n  - python=3.10\n  - pip:\n      - pandas\n")
     (tmp_path / "script" / "iris_prediction.py").write_text("def init():\n    pass\n\ndef run(b):\n    return b\n")
     path = tmp_path / "pipeline.yml"
     path.write_text(yaml_text, encoding="utf-8")
@@ -41,10 +38,10 @@ def test_seed_pipeline_validates(seed_pipeline: Path, tmp_path: Path) -> None:
     assert step.prs.task_overhead_timeout == 1200 and step.prs.copy_logs_to_parent is True
     assert step.append_row_to == "job_output_file"
     assert step.outputs["job_output_file"].path.endswith("parallel_run_step.txt")
-    assert "prs-flag" in {w.code for w in plan.warnings}
+    assert {w.code for w in plan.warnings} >= {"missing-conda-file", "prs-flag"}
     proc = run_cli("job", "validate", "--file", str(seed_pipeline))
     assert proc.returncode == 0, proc.stdout
-    assert proc.stdout.splitlines()[-1].endswith("OK (pipeline job, 1 step, 1 warning)")
+    assert proc.stdout.splitlines()[-1].endswith("OK (pipeline job, 1 step, 2 warnings)")
 
 
 def test_seed_pipeline_without_its_folders_is_rejected(seed_pipeline: Path) -> None:
@@ -52,15 +49,3 @@ def test_seed_pipeline_without_its_folders_is_rejected(seed_pipeline: Path) -> N
     proc = run_cli("job", "validate", "--file", str(seed_pipeline))
     assert proc.returncode == 1
     assert "entry script 'iris_prediction.py' not found" in proc.stdout
-
-
-def test_seed_pipeline_without_its_conda_file_is_refused_but_runs(seed_pipeline: Path,
-                                                                  tmp_path: Path) -> None:
-    """azure-ai-ml's load_job refuses a missing conda_file ("No such file or directory"); a
-    local run does not need it: one warning."""
-    (seed_pipeline.parent / "environment" / "environment_parallel.yml").unlink()
-    proc = run_cli("job", "validate", "--file", str(seed_pipeline))
-    assert proc.returncode == 1 and "azure-environment-file" not in proc.stdout
-    assert "conda_file './environment/environment_parallel.yml' not found" in proc.stdout
-    plan = compile_pipeline(seed_pipeline, runs_dir=tmp_path / "runs")
-    assert [w.code for w in plan.warnings].count("azure-environment-file") == 1
