@@ -47,7 +47,6 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +226,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._reports: dict[str, PreflightReport] = {}  # Dask worker -> its passed preflight
         self._request: PreflightRequest | None = None
         self._token_path: Path | None = None
-        self._archive: bytes | None = None  # the code snapshot, for workers without it
+        self._packed: tuple[str, bytes] | None = None  # the code snapshot: digest, archive
         self._archive_future: Any = None
         self._files_in: Inbox | None = None  # files of workers that do not see the run folder
         self._unusable: dict[str, str] = {}  # Dask worker -> why the step does not use it
@@ -309,25 +308,32 @@ class DaskBackend(QueueingBackend[_Slot]):
         if session.shared:
             self._board = ShareBoard(self._client, self._run_id, self._tag, self.logger)
             self._board.join(self._wanted(), self._holding())
-        if any(slot.remote for slot in self._slots) or self._spares:
+        if not self.owned:  # workers on other machines: which mini-batch runs, asked there
             self._prober = threading.Thread(target=self._probe_loop, daemon=True,
                                             name=f"mlpipe-dask-probe-{self._run_id}")
             self._prober.start()
 
     # -- the preflight -----------------------------------------------------------------
     def _preflight_request(self, config: WorkerConfig) -> PreflightRequest:
-        """Write the token that tells a worker it sees the run folder, digest the code."""
-        from mlpipe.runtime.backends.dask_code import pack_code  # noqa: PLC0415
-
+        """Write the token that tells a worker it sees the run folder."""
         token = uuid.uuid4().hex
         path = self._token_path = Path(config.working_root).parent / "dask" / \
             f"visible-{self._run_id}"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(token, encoding="ascii")
-        digest, self._archive = pack_code(config.code_dir)
         self._files_in = Inbox(transfer_roots(config))
-        return preflight_request(token_path=str(path), token=token, digest=digest,
+        return preflight_request(token_path=str(path), token=token,
                                  code_dir=config.code_dir, inputs=config.inputs)
+
+    def _code(self) -> tuple[str, bytes]:
+        """The code snapshot's digest and archive, packed the first time a worker that does
+        not see the run folder needs it (workers on a shared file system never do)."""
+        if self._packed is None:
+            from mlpipe.runtime.backends.dask_code import pack_code  # noqa: PLC0415
+
+            assert self._config is not None
+            self._packed = pack_code(self._config.code_dir)
+        return self._packed
 
     def _inspect(self, addresses: Sequence[str]) -> dict[str, Any]:
         """The preflight reports of ``addresses`` (an exception for a worker that failed)."""
@@ -365,6 +371,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         assert self._request is not None
         if not isinstance(report, PreflightReport):
             why = f"it did not answer the preflight ({_error_text(report)})"
+            if isinstance(report, ModuleNotFoundError) and report.name == "mlpipe":
+                why = "mlpipe is not installed there (pip install 'mlpipe-azure[dask]')"
             self._not_used(address, "?", [why])
             return why
         problems = differences(report, self._request)
@@ -416,10 +424,9 @@ class DaskBackend(QueueingBackend[_Slot]):
                            if hosted.run_id != self._run_id) if report is not None else ()
         if slot.remote and report is not None:
             self.logger.info("Dask: %s/%s runs on %s (host %s), which does not see the run "
-                             "folder: the code goes there through Dask (%s), the files it "
-                             "writes come back through Dask.", slot.info.node_name,
-                             slot.info.process, address, report.host,
-                             "in its cache already" if report.cached else "sent once")
+                             "folder: the code goes there through Dask (sent where its cache "
+                             "lacks it), the files it writes come back through Dask.",
+                             slot.info.node_name, slot.info.process, address, report.host)
         self._by_address[address] = slot
         assert self._session is not None
         self._session.use(address, slot.nanny)
@@ -435,22 +442,22 @@ class DaskBackend(QueueingBackend[_Slot]):
         slot.bundles.clear()
         slot.stop_error = None
         archive: Any = None
+        digest = None
         if slot.remote:
             slot.files = None
-            report = self._reports.get(slot.address)
-            if send_code or report is None or not report.cached:
+            digest = self._code()[0]
+            if send_code:  # its cache lacks the snapshot: send it (else it runs its copy)
                 archive = self._code_future()
         else:
             slot.files = slot_files(self._config, slot.info, f"{self._run_id}-{slot.generation}")
-        assert self._request is not None
         slot.control = self._submit(start_worker, slot, "init", None, slot.key, self._config,
-                                    slot.info, slot.files, self._run_id, self._request.digest,
-                                    archive, slot.evict)
+                                    slot.info, slot.files, self._run_id, digest, archive,
+                                    slot.evict)
 
     def _code_future(self) -> Any:
         """The code snapshot as data on the cluster (sent once; workers fetch it from there)."""
         if self._archive_future is None:
-            self._archive_future = self._client.scatter(self._archive, hash=False)
+            self._archive_future = self._client.scatter(self._code()[1], hash=False)
         return self._archive_future
 
     def _submit(self, function: Any, slot: _Slot, kind: str, bundle: _Bundle | None,
@@ -911,13 +918,12 @@ class DaskBackend(QueueingBackend[_Slot]):
     def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
         answer = value[0] if isinstance(value, tuple) and value else None
         if answer == "ready":
-            report = self._reports.get(slot.address or "")
-            if report is not None and not report.cached:  # it has the code now
-                self._reports[slot.address or ""] = replace(report, cached=True)
             self._receive(slot, value[2])
             self._worker_ready(slot, value[1], out)
             return
-        if answer == "no_code":  # its cache lost the snapshot since the preflight: send it
+        if answer == "no_code":  # not in its cache yet: send it (once per cache)
+            self.logger.info("Dask: sending the code snapshot (%s) to %s, whose cache lacks it.",
+                             _size_text(len(self._code()[1])), slot.address)
             self._spawn(slot, send_code=True)
             return
         if answer == "busy":
@@ -1212,6 +1218,10 @@ def _system_failure(task: Task | None, task_id: int, future: Any) -> TaskResult:
                "the Dask worker no longer holds this mlpipe worker (was it restarted?)")
     return TaskResult(task_id, "Failed", total, 0, total, time.time(), 0.0, 0.0, 0.0,
                       "SystemError", message, None)
+
+
+def _size_text(size: int) -> str:
+    return f"{size / 1024:.0f} KB" if size < 1 << 20 else f"{size / (1 << 20):.1f} MB"
 
 
 def _error_text(error: Any) -> str:
