@@ -23,6 +23,7 @@ load average before and after: compare the columns of one run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -144,10 +145,8 @@ class Cluster:
     def close(self) -> None:
         self.client.close()
         for process in self.processes:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             process.wait()
 
 
@@ -179,9 +178,21 @@ def mlpipe_job(project: Path, runs: Path, name: str, address: str,
         raise SystemExit(f"mlpipe job {name} failed:\n{done.stdout}\n{done.stderr}")
     rows = (runs / name / "work" / "outputs" / "rows" / "parallel_run_step.txt")
     assert len(rows.read_text().splitlines()) == count
-    return {"wall": wall, "rate": count / wall,
+    return {"wall": wall, "rate": count / wall, "step_rate": count / step_seconds(runs / name),
             "cpu": (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime),
             "rss_mb": after.ru_maxrss / 1024}
+
+
+def step_seconds(run_dir: Path) -> float:
+    """From the first mini-batch's start to the last one's end (processed_mini-batches.csv)."""
+    import csv
+    from datetime import datetime
+
+    path = run_dir / "work" / "logs" / "sys" / "job_report" / "processed_mini-batches.csv"
+    with open(path, newline="") as handle:
+        spans = [(start, start + float(row["Elapsed Seconds"])) for row in csv.DictReader(handle)
+                 for start in [datetime.fromisoformat(row["Process Start Time"]).timestamp()]]
+    return max(end for _, end in spans) - min(start for start, _ in spans)
 
 
 def project(root: Path, name: str, data: Path, spin_n: int) -> Path:
@@ -196,7 +207,7 @@ def project(root: Path, name: str, data: Path, spin_n: int) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--noop", type=int, default=2000, help="no-op mini-batches")
-    parser.add_argument("--cpu", type=int, default=120, help="CPU-bound mini-batches")
+    parser.add_argument("--cpu", type=int, default=300, help="CPU-bound mini-batches")
     parser.add_argument("--cpu-ms", type=float, default=40.0, help="work per CPU mini-batch")
     args = parser.parse_args()
     other_machines = os.geteuid() == 0 and shutil.which("unshare") is not None
@@ -240,17 +251,21 @@ def main() -> None:
     if not other_machines:
         print("(not root or no unshare: the workers see every folder; no 'not shared' run)")
     print(f"{'workload':<22}{'run folder':<12}{'mlpipe job':>12}{'client.map':>12}"
-          f"{'ratio':>8}{'mlpipe wall':>13}{'map wall':>10}{'CPU s':>8}{'RSS MB':>8}")
+          f"{'ratio':>8}{'mlpipe step':>13}{'ratio':>7}{'mlpipe wall':>13}{'map wall':>10}"
+          f"{'CPU s':>7}{'RSS MB':>8}")
     for kind, where, job, base in rows:
         label = f"{kind} ({args.noop if kind == 'no-op' else args.cpu})"
         if job is None:
             print(f"{label:<22}{where:<12}{'-':>12}{base['rate']:>10.0f}/s")
             continue
         print(f"{label:<22}{where:<12}{job['rate']:>10.0f}/s{base['rate']:>10.0f}/s"
-              f"{job['rate'] / base['rate']:>8.2f}{job['wall']:>12.1f}s{base['wall']:>9.1f}s"
-              f"{job['cpu']:>8.1f}{job['rss_mb']:>8.0f}")
-    print("mlpipe: mini-batches per second of the whole `mlpipe job create` (start-up, "
-          "listing, reports included); client.map: from the first submit to the last result")
+              f"{job['rate'] / base['rate']:>8.2f}{job['step_rate']:>11.0f}/s"
+              f"{job['step_rate'] / base['rate']:>7.2f}{job['wall']:>12.1f}s"
+              f"{base['wall']:>9.1f}s{job['cpu']:>7.1f}{job['rss_mb']:>8.0f}")
+    print("mlpipe job: mini-batches per second of the whole `mlpipe job create` (start-up, "
+          "listing, reports included), its CPU and peak RSS; mlpipe step: from the first "
+          "mini-batch's start to the last one's end; client.map: from the first submit to "
+          "the last result")
 
 
 if __name__ == "__main__":

@@ -29,9 +29,14 @@ that gets a fresh mlpipe worker and init(). Workers of a cluster mlpipe did not 
 never restarted, retired or closed: a timed-out run() is left to finish there (its
 mini-batch is retried on another worker), and a worker that dies or leaves is Dask's
 business (its mini-batches go to the other workers). Steps sharing a cluster divide it
-fairly (:mod:`.dask_share`). Paths in the plan are used as they are on every worker: a
-multi-host cluster needs the run folder and the data on a path shared by all hosts (as
-Azure mounts them).
+fairly (:mod:`.dask_share`).
+
+Nothing but the scheduler need be shared: each worker is asked first (the preflight,
+:mod:`.dask_preflight`) and is not used when it differs from the driver; a worker that
+does not see the run folder gets the code through Dask (:mod:`.dask_code`), runs in a
+folder of its own and sends back what it wrote (:mod:`.dask_transfer`), which the driver
+writes into the run folder; the driver asks it through ``client.run`` which mini-batch
+it runs. A scheduler lost for SCHEDULER_LOST_SECONDS ends the step (:class:`BackendFailed`).
 """
 
 from __future__ import annotations
@@ -110,6 +115,7 @@ BUNDLE_SECONDS = 0.25  # and hold at most this much work (a lost worker re-runs 
 MAX_BUNDLE = 100  # mini-batches per Dask task
 BUNDLES_AHEAD = 2  # bundles on each worker: one running, one waiting behind it
 PEEK_SECONDS = 0.2  # a bundle older than this: its marker file says which mini-batch runs
+PROBE_SECONDS = 1.0  # a worker on another machine is asked which mini-batch runs at most this often
 PREFLIGHT_TIMEOUT_SECONDS = 10.0  # workers that do not answer the preflight by then are not used
 SCHEDULER_LOST_SECONDS = 5.0  # the client disconnected this long: the step ends (well within 20 s)
 BUSY_CHECK_SECONDS = 2.0  # how often a worker busy with another run's run() is looked at again
@@ -381,6 +387,9 @@ class DaskBackend(QueueingBackend[_Slot]):
             return "; ".join(problems)
         busy = busy_elsewhere(report, self._run_id)
         if busy is not None:
+            assert self._session is not None
+            if self._session.taken(address):  # a live step's worker: not ours to note
+                return "held by another mlpipe step"
             if address not in self._busy:
                 self._note(f"Dask worker {address} (host {report.host}) is still in a run() "
                            f"that an earlier mlpipe run left there ({busy.busy_seconds:.0f} s "
@@ -633,13 +642,15 @@ class DaskBackend(QueueingBackend[_Slot]):
         not see the run folder, the last probe of it (asked for, for the next look)."""
         if not slot.remote:
             return read_task_marker(slot.files.marker) if slot.files is not None else None
-        self._probe_wanted.set()
+        if time.monotonic() - slot.since > PROBE_SECONDS:  # a bundle that is taking a while
+            self._probe_wanted.set()
         return slot.probed[1] if slot.probed is not None else None
 
     def _probe_loop(self) -> None:
-        """In the background, while a remote worker's bundle is older than PEEK_SECONDS: ask
-        those workers which mini-batch they run and in which phase (``client.run`` answers
-        while the task runs), at most every PEEK_SECONDS."""
+        """In the background, while a remote worker's bundle runs longer than PROBE_SECONDS:
+        ask those workers which mini-batch they run and in which phase (``client.run``
+        answers while the task runs), at most every PROBE_SECONDS (a question costs the
+        workers' event loops a little: short mini-batches never cause one)."""
         while not self._closed:
             if not self._probe_wanted.wait(0.5):
                 continue
@@ -648,7 +659,7 @@ class DaskBackend(QueueingBackend[_Slot]):
                      and slot.state in ("ready", "stopping", "yielding") and slot.bundles]
             if slots and self._lost is None:
                 self._probe(slots)
-            time.sleep(PEEK_SECONDS / 2)
+            time.sleep(PROBE_SECONDS)
 
     def _probe(self, slots: Sequence[_Slot]) -> None:
         client = self._client
