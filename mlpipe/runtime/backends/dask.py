@@ -66,12 +66,12 @@ from mlpipe.runtime.backends.base import (
 from mlpipe.runtime.backends.dask_cluster import (
     CONNECT_TIMEOUT_SECONDS,
     RESTART_TIMEOUT_SECONDS,
-    SCHEDULER_ENV,
     ClusterSession,
     JobCluster,
     host_of,
 )
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
+from mlpipe.runtime.backends.dask_options import SCHEDULER_ENV, DaskOptions, DaskOptionsError
 from mlpipe.runtime.backends.dask_preflight import (
     PreflightReport,
     PreflightRequest,
@@ -188,17 +188,27 @@ class DaskBackend(QueueingBackend[_Slot]):
     queued_seconds = 0.1
     max_depth = 16
 
-    def __init__(self, address: str | None = None, *, cluster: JobCluster | None = None,
+    def __init__(self, address: str | None = None, *, security: Any = None,
+                 scheduler_file: str | None = None, cluster: JobCluster | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
                  wait_for_workers: float = WAIT_FOR_WORKERS_SECONDS) -> None:
         backend_spec(self.name).require()
-        if address is None and cluster is not None:
+        self._problem: str | None = None
+        if address is None and scheduler_file is None and cluster is not None:
             address, owned = cluster.address, cluster.owned
+            security = cluster.security if security is None else security
+            self._problem = cluster.problem
         else:
-            address = address or os.environ.get(SCHEDULER_ENV) or None
-            owned = address is None
+            options = DaskOptions(scheduler=address, scheduler_file=scheduler_file).over(
+                DaskOptions.from_environment())
+            try:
+                address = options.address()
+            except DaskOptionsError as error:
+                self._problem = str(error)
+            owned = address is None and self._problem is None
         self.address = address
         self.owned = owned
+        self.security = security
         self._say = cluster.say if cluster is not None else None
         self._resume = cluster.resume if cluster is not None else ""
         if not owned:
@@ -261,8 +271,11 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._slots = [_Slot(info, f"{self._run_id}/{info.node_name}/{info.process}")
                        for info in workers]
         session = self._session = ClusterSession(self.address, self.owned, self.connect_timeout,
-                                                 self.wait_for_workers, self.logger)
+                                                 self.wait_for_workers, self.logger,
+                                                 self.security)
         try:
+            if self._problem is not None:
+                raise DaskOptionsError(self._problem)
             available, pool = session.connect(len(workers), self._on_cluster_event)
             self._request = self._preflight_request(config)
         except Exception as error:  # noqa: BLE001 - any connection problem fails the step cleanly
