@@ -23,7 +23,7 @@ from typing import Any
 
 from mlpipe.compiler import compile_pipeline
 from mlpipe.data.minibatch import MiniBatch
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.import_mirrors import mode as import_mirrors_mode
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
@@ -37,8 +37,8 @@ class DebugError(MlpipeError, ValueError):
     """The job, step or mini-batch to debug cannot be found or prepared."""
 
 
-class DebugUsageError(DebugError):
-    """``--step`` is needed: the job has several parallel steps (or none)."""
+class DebugUsageError(UsageError, DebugError):
+    """``--step`` is needed: the job has several parallel steps (or none); exit 2."""
 
 
 def debug_mini_batch(record: dict[str, Any], step_name: str | None, mini_batch_id: str, *,
