@@ -29,6 +29,8 @@ from mlpipe.jobs.liveness import runner_identity
 from mlpipe.jobs.ownership import own_job
 from mlpipe.jobs.preflight import (
     check_backend,
+    check_job_folder,
+    check_overwrites,
     check_remote_assets,
     check_runnable,
     compute_notice,
@@ -167,6 +169,8 @@ def execute_plan(
     to every parallel step.
     """
     spec = backend or backend_spec("local")
+    check_job_folder(plan)
+    check_overwrites(plan, previous)
     say = console(echo)
     notice = compute_notice(plan, spec.name)
     if notice:
