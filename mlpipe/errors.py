@@ -19,6 +19,11 @@ had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps 
     ├── BackendUnavailableError (ValueError)  mlpipe.jobs.preflight  unknown / not installed
     ├── JobNotFound (LookupError)  mlpipe.jobs.store    no job of that name
     ├── JobConflictError (RuntimeError)  mlpipe.jobs.store  the name completed or still runs
+    │   └── OutputBusyError        mlpipe.jobs.ownership  another job writes that output place
+    ├── CancelIncompleteError (ValueError)  mlpipe.jobs.ownership  a dead runner's processes live on
+    ├── OutputsInTheWayError       mlpipe.jobs.preflight  a file or link of the user's in mlpipe's way
+    ├── OutputClashError (FileExistsError)  mlpipe.jobs.output_files  a copy over a file not the job's
+    ├── DownloadError (LookupError)  mlpipe.jobs.download  a download that cannot be made
     ├── SubmitUsageError (ValueError)  mlpipe.jobs.front_door  runs folder or job name unusable
     ├── NotebookError (ValueError)  mlpipe.scripts    a script or notebook run-script cannot read
     └── NotAvailableLocally (RuntimeError)  mlpipe.sdk.unavailable  a workspace-only call

@@ -497,12 +497,14 @@ def download_job(args: argparse.Namespace) -> int:
     from mlpipe.jobs.download import DownloadError  # noqa: PLC0415
     from mlpipe.jobs.download import download_job as download  # noqa: PLC0415
 
-    found = _job_for(args)
-    if isinstance(found, int):
-        return found
-    store, _ = found
+    store, code = _store_for(args)  # the name may be a child job's: download resolves it
+    if store is None:
+        return code
     try:
         written = download(store, args.name, args.download_path, args.output_name, args.all)
+    except JobNotFound:
+        _load(store, args.name)  # says "no job named ...", with the names it comes close to
+        return 1
     except DownloadError as error:
         _err(str(error))
         return 1

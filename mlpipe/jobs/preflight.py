@@ -269,6 +269,25 @@ def overwrite_warnings(found: list[str]) -> list[str]:
                else "the step's own code may overwrite it") for path in found]
 
 
+def read_only_warnings(plan: ExecutionPlan) -> list[str]:
+    """What the console says, before the first step, when this machine cannot make a step's
+    inputs read-only (:func:`mlpipe.runtime.read_only.support`): the steps that read data in
+    place can change it."""
+    steps = [step.name for step in plan.steps
+             if any(data.is_data and data.path and data.source is None
+                    for data in step.inputs.values())]
+    if not steps:
+        return []
+    from mlpipe.runtime.read_only import support  # noqa: PLC0415 - a check in a child process
+
+    why = support()
+    if why is None:
+        return []
+    return [f"the inputs of {', '.join(steps)} are NOT read-only on this machine ({why}): "
+            "a step can change, move or delete their files, ro_mount and download alike; "
+            "run as root or where user namespaces are allowed to protect them"]
+
+
 class OutputsInTheWayError(MlpipeError):
     """mlpipe itself would write over a file the job did not write, or through a link
     planted in the job's folder; nothing was started."""

@@ -22,6 +22,7 @@ from mlpipe.runtime.concurrency import worker_names
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.input_count import InputCounter
 from mlpipe.runtime.journal import Journal
+from mlpipe.runtime.read_only import make_copies, step_view
 from mlpipe.runtime.records import StepObserver, StepSummary
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
@@ -73,6 +74,16 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
 
     from mlpipe.runtime.driver import Driver  # noqa: PLC0415 - keeps `import mlpipe.runtime` light
 
+    view = step_view(step)  # what its workers see: ro_mount inputs read-only, download copies
+    try:
+        make_copies(view)
+    except OSError as error:
+        now = datetime.now(timezone.utc)
+        summary = StepSummary(status="Failed", started_at=now, ended_at=now,
+                              reason=f"a download input cannot be copied: {describe_fault(error)}")
+        logger.error("%s", summary.reason)
+        _finish(all_observers, summary, logger)
+        return summary
     config = WorkerConfig(
         code_dir=step.snapshot_dir, entry_script=step.entry_script, logs_dir=step.logs_dir,
         output_dir=output_dir(step), working_root=str(Path(step.state_dir) / "working"),
@@ -80,7 +91,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         environment_variables=step.environment_variables, logging_level=step.logging_level,
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
         source_dir=step.code_dir, import_mirrors=import_mirrors_mode(),
-        stand_ins=step.stand_ins,
+        stand_ins=step.stand_ins, read_only=view or None,
     )
     target = None
     if step.append_row_to:

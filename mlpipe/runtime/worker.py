@@ -75,6 +75,9 @@ class WorkerConfig:
     source_dir: str | None = None  # the folder code_dir is a snapshot of: tracebacks name it
     import_mirrors: Mode = "auto"  # the driver's mlpipe.import_mirrors mode, for every backend
     stand_ins: str | None = None  # the folder of the job's mlpipe.toml (URL stand-ins)
+    # what the worker process sees read-only (ro_mount inputs) or as its own copy (download):
+    # a runtime.read_only.ReadOnly, applied by the worker process before init() runs
+    read_only: Any = None
 
     @property
     def entry_script_path(self) -> str:

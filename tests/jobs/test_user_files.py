@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import REPO
 from tests.jobs.support import create
-from tests.jobs.user_files_support import parallel_project, sweep_project, tree_hashes
+from tests.jobs.user_files_support import HEADER, parallel_project, sweep_project, tree_hashes
 
 
 def test_a_sweep_copies_its_best_trial_beside_the_users_files(tmp_path: Path) -> None:
@@ -137,3 +143,52 @@ def test_a_resume_never_writes_through_a_link_planted_over_a_steps_logs(tmp_path
     assert ran.proc.returncode == 1
     assert f"{logs} is a link to {outside}" in ran.proc.stderr
     assert list(outside.iterdir()) == []
+
+
+SLOW_WRITER = HEADER + """\
+jobs:
+  write:
+    type: command
+    environment: azureml:env:1
+    outputs:
+      out:
+        type: uri_folder
+        path: PATH
+    command: echo started > ${{outputs.out}}/started.txt; sleep WAIT; echo done > ${{outputs.out}}/rows.txt
+"""
+
+
+def _writer(root: Path, path: str, wait: float) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    yaml = root / "pipeline.yml"
+    yaml.write_text(SLOW_WRITER.replace("PATH", path).replace("WAIT", str(wait)))
+    (root / "mlpipe.toml").write_text("[outputs]\nallow_external = true\n")
+    return yaml
+
+
+@pytest.mark.slow
+def test_two_jobs_never_write_one_output_place_at_once(tmp_path: Path) -> None:
+    shared = tmp_path / "shared" / "out"
+    first = subprocess.Popen(
+        [sys.executable, "-m", "mlpipe", "job", "create", "-f",
+         str(_writer(tmp_path / "a", str(shared), 120)), "--runs-dir", str(tmp_path / "runs"),
+         "-n", "first", "--no-progress"], env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (shared / "started.txt").exists():
+            assert time.monotonic() < deadline and first.poll() is None
+            time.sleep(0.1)
+        for name, path, runs in (("same", str(shared), tmp_path / "runs"),
+                                 ("inside", str(shared / "sub"), tmp_path / "runs"),
+                                 ("around", str(shared.parent), tmp_path / "other-runs"),
+                                 ("elsewhere", str(shared), tmp_path / "other-runs")):
+            second = create(_writer(tmp_path / name, path, 0), runs, name)
+            assert second.proc.returncode == 1 and second.record is None, second.proc.stdout
+            assert "is being written by job first" in second.proc.stderr, second.proc.stderr
+        assert first.poll() is None  # it was running all along
+    finally:
+        first.kill()  # kill -9: the kernel lets its locks go
+        first.wait()
+    again = create(_writer(tmp_path / "same", str(shared), 0), tmp_path / "runs", "later")
+    assert again.proc.returncode == 0, again.proc.stdout + again.proc.stderr
