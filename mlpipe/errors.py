@@ -20,9 +20,9 @@ had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps 
     ├── JobNotFound (LookupError)  mlpipe.jobs.store    no job of that name
     ├── JobConflictError (RuntimeError)  mlpipe.jobs.store  the name completed or still runs
     │   └── OutputBusyError        mlpipe.jobs.ownership  another job writes that output place
-    ├── CancelIncompleteError (ValueError)  mlpipe.jobs.ownership  a dead runner's processes live on
-    ├── OutputsInTheWayError       mlpipe.jobs.preflight  a file or link of the user's in mlpipe's way
-    ├── OutputClashError (FileExistsError)  mlpipe.jobs.output_files  a copy over a file not the job's
+    ├── CancelIncompleteError (ValueError)  mlpipe.jobs.ownership  a dead runner's processes run
+    ├── OutputsInTheWayError       mlpipe.jobs.preflight  a user's file or link in the way
+    ├── OutputClashError (FileExistsError)  mlpipe.jobs.output_files  a copy over another's file
     ├── DownloadError (LookupError)  mlpipe.jobs.download  a download that cannot be made
     ├── SubmitUsageError (ValueError)  mlpipe.jobs.front_door  runs folder or job name unusable
     ├── NotebookError (ValueError)  mlpipe.scripts    a script or notebook run-script cannot read

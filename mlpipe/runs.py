@@ -58,7 +58,6 @@ def runs_dir_problem(runs_dir: Path, *, create: bool = False) -> str | None:
     if not os.access(runs_dir, os.W_OK | os.X_OK):
         return (f"cannot write to the runs folder {runs_dir}: permission denied "
                 f"(choose another with --runs-dir or ${RUNS_DIR_ENV})")
-    mark_runs_dir(runs_dir)
     return None
 
 

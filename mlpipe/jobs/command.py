@@ -12,7 +12,8 @@ command is the runner's own interpreter. Output is captured like Azure's
 
 The exit code decides the status. Cancelling kills the command's whole process group. The
 shell sees the step's ``ro_mount`` inputs read-only and a copy of each ``download`` input
-(:mod:`mlpipe.runtime.read_only`), and dies with the driver.
+(:mod:`mlpipe.runtime.read_only`: it then dies with the driver too); the job's watchdog
+ends what is left of it when the driver is killed.
 """
 
 from __future__ import annotations
@@ -134,8 +135,9 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         _note_ended(combined, end_tagged(tag), "left running by an earlier run of this step")
         try:
             make_copies(view)
-            proc = subprocess.Popen(  # dies with this process (a kill -9 too): read_only.main
-                launch_command(view, [*shell(), command]), cwd=workdir,
+            argv = [*shell(), command]
+            proc = subprocess.Popen(  # through read_only.main when it has a view to see
+                launch_command(view, argv) if view else argv, cwd=workdir,
                 env={**command_environment(step), TAG_ENV: tag},
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True,

@@ -30,7 +30,6 @@ from mlpipe.jobs.atomic_json import write_json_atomic
 from mlpipe.jobs.liveness import process_alive
 from mlpipe.jobs.store import RECORD_FILE, TERMINAL, JobConflictError, JobStore
 from mlpipe.jobs.timestamps import iso, now
-from mlpipe.runs import mark_runs_dir
 from mlpipe.runtime.file_lock import FileLock, Holder, LockBusy
 from mlpipe.runtime.process_tree import end_tagged_under, tagged_under
 from mlpipe.wording import plural
@@ -230,7 +229,6 @@ def _end_processes(name: str, store: JobStore, record: dict[str, Any]) -> None:
 
 def _make_folder(job_dir: Path, *, fresh: bool) -> None:
     job_dir.parent.mkdir(parents=True, exist_ok=True)  # the runs folder
-    mark_runs_dir(job_dir.parent)
     try:
         os.mkdir(job_dir)
         return

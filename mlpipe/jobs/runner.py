@@ -46,7 +46,13 @@ from mlpipe.jobs.sweep import run_sweep_step
 from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.jobs.upstream_values import MissingUpstreamValue, with_upstream_values
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, SparkStep, Step, SweepStep
-from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
+from mlpipe.runs import (
+    EXPERIMENT_ENV,
+    JOB_NAME_ENV,
+    STEP_DIR_ENV,
+    STEP_NAME_ENV,
+    mark_runs_dir,
+)
 from mlpipe.runtime import worker_names
 from mlpipe.runtime.backends import BackendSpec, backend_spec
 from mlpipe.runtime.faults import describe_fault
@@ -211,6 +217,7 @@ def _execute_owned(plan: ExecutionPlan, previous: dict[str, Any] | None, *,
     record["outputs_found"] = found
     recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
+    mark_runs_dir(run_dir.parent)  # no input listing reads it (runs.is_runs_dir)
     recorder.save()
     recorder.reserve()
 

@@ -26,7 +26,6 @@ worker can do the same (the Dask worker: its task process, before it runs user c
 from __future__ import annotations
 
 import ctypes
-import errno
 import json
 import os
 import shutil
@@ -168,29 +167,25 @@ def support() -> str | None:
 
 
 def _probe() -> str | None:
-    """Make a read-only view of an empty folder in a forked child and try to write there."""
+    """Make a read-only view of an empty folder in a child process and try to write there
+    (a child of its own: a fork of a threaded driver would disturb its native threads)."""
     if not sys.platform.startswith("linux"):
         return f"read-only mounts need Linux (this is {sys.platform})"
+    import subprocess  # noqa: PLC0415
+
     with tempfile.TemporaryDirectory(prefix="mlpipe-ro-") as folder:
-        read, write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: one thread, nothing but system calls and os._exit
-            os.close(read)
-            why = "a write to a read-only view was not refused"
-            try:
-                apply(ReadOnly((folder,)))
-                os.close(os.open(os.path.join(folder, "x"), os.O_CREAT | os.O_WRONLY))
-            except ReadOnlyError as error:
-                why = str(error)
-            except OSError as error:
-                why = "" if error.errno == errno.EROFS else str(error)
-            os.write(write, why.encode("utf-8", "replace"))
-            os._exit(0)
-        os.close(write)
-        with os.fdopen(read, "rb") as answer:
-            why = answer.read().decode("utf-8", "replace")
-        os.waitpid(pid, 0)
-        return why or None
+        probe = os.path.join(folder, "x")
+        try:
+            proc = subprocess.run(
+                launch_command(ReadOnly((folder,)), ["sh", "-c", f"echo x > '{probe}'"]),
+                capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError) as error:
+            return f"the check could not run: {error}"
+        if proc.returncode != 0 and "Read-only file system" in proc.stderr:
+            return None
+        lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+        return (lines[-1].removeprefix("mlpipe: ") if lines
+                else "a write to a read-only view was not refused")
 
 
 def launch_command(spec: ReadOnly, argv: list[str]) -> list[str]:

@@ -4,6 +4,7 @@ setsid; `job cancel` of a job whose driver is dead ends them before it says canc
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from mlpipe.runtime.process_tree import tagged_under
+from mlpipe.runtime.process_tree import TAG_ENV
 from tests.conftest import REPO, run_cli
 from tests.jobs.user_files_support import HEADER
 
@@ -93,6 +94,20 @@ def _wait_for(check, what: str, timeout: float = 60) -> None:  # noqa: ANN001
         time.sleep(0.1)
 
 
+def tagged_under(folder: str) -> list[int]:
+    """Pids of the processes tagged with a step of the job in ``folder``."""
+    root = os.path.join(os.path.realpath(folder), "")
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.environ().get(TAG_ENV, "").startswith(root) \
+                    and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        except psutil.Error:
+            continue
+    return found
+
+
 def _commands(pids: list[int]) -> list[str]:
     found = []
     for pid in pids:
@@ -118,10 +133,10 @@ def _kill_driver(driver: subprocess.Popen[str]) -> None:
 def cleanup():  # noqa: ANN201
     folders: list[Path] = []
     yield folders
-    from mlpipe.runtime.process_tree import end_tagged_under
-
     for folder in folders:  # whatever a failing test left running
-        end_tagged_under(str(folder))
+        for pid in tagged_under(str(folder)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_command_steps_processes_end_after_a_kill_9_of_the_driver(

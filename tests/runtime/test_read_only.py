@@ -16,10 +16,20 @@ from pathlib import Path
 
 import pytest
 
-from mlpipe.runtime.read_only import support
+try:
+    from mlpipe.runtime.read_only import support
+except ImportError:  # before read-only views existed: the tests run, and fail
+    def support() -> str | None:
+        return None
 from tests.conftest import REPO
 from tests.jobs.support import create
 from tests.jobs.user_files_support import HEADER, tree_hashes
+
+try:
+    from mlpipe.runtime.read_only import support
+except ImportError:  # before read-only views existed: the tests run, and fail
+    def support() -> str | None:
+        return None
 
 pytestmark = pytest.mark.skipif(support() is not None, reason=f"no read-only views: {support()}")
 
