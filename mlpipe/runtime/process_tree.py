@@ -13,7 +13,6 @@ worker is still found. Killing a worker freezes (``SIGSTOP``) and kills its whol
 (:func:`end_tree`); when the step ends, and before it starts again, every process of this
 user carrying the step's tag is ended (:func:`end_tagged`) and the driver log names each.
 A daemon that both clears its environment and outlives its worker is not found.
-
 A driver killed with ``kill -9`` cleans nothing up itself, so: every process it starts
 directly dies with it (:func:`die_with_parent`: Linux's parent-death signal), and a small
 watchdog of the job (:class:`Watchdog`, in a session of its own) ends, when the driver is
@@ -77,6 +76,64 @@ def become_subreaper() -> bool:
         return int(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)) == 0
     except (OSError, AttributeError):
         return False
+
+
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def is_subreaper() -> bool:
+    """True when this process is a child subreaper (Linux; ``False`` elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        flag = ctypes.c_int(0)
+        return int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)) == 0 \
+            and bool(flag.value)
+    except (OSError, AttributeError):
+        return False
+
+
+def stop_being_subreaper() -> None:
+    """Undo :func:`become_subreaper` (a process that hosts a worker for a while, then is
+    given back: a Dask worker)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def descendants() -> set[int]:
+    """The pids of this process's descendants now."""
+    import psutil  # noqa: PLC0415
+
+    try:
+        return {child.pid for child in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def end_descendants(*, spare: Collection[int] = ()) -> list[Ended]:
+    """Freeze and kill this process's descendants but ``spare`` (those it had before it
+    hosted a worker): what a subreaper's worker left running, re-parented to it."""
+    import psutil  # noqa: PLC0415
+
+    procs = []
+    for pid in descendants() - set(spare):
+        with contextlib.suppress(psutil.Error):
+            procs.append(psutil.Process(pid))
+    if not procs:
+        return []
+    ended = _kill(_freeze(procs))
+    deadline = time.monotonic() + KILL_WAIT_SECONDS
+    for proc in procs:  # re-parented to this process: reap them
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(proc.pid, os.WNOHANG)[0]:
+                    break
+            except (ChildProcessError, OSError):
+                break
+            time.sleep(0.01)
+    return ended
 
 
 def die_with_parent(parent: int | None = None) -> bool:
@@ -337,6 +394,7 @@ def _children_python_waits_for() -> set[int]:
     return pids
 
 
-__all__ = ["TAG_ENV", "Ended", "OrphanReaper", "Watchdog", "become_subreaper", "die_with_parent",
-           "end_tagged", "end_tagged_under", "end_tree", "package_root", "step_tag",
+__all__ = ["TAG_ENV", "Ended", "OrphanReaper", "Watchdog", "become_subreaper", "descendants",
+           "die_with_parent", "end_descendants", "end_tagged", "end_tagged_under", "end_tree",
+           "is_subreaper", "package_root", "step_tag", "stop_being_subreaper",
            "tagged_environment", "tagged_under"]
