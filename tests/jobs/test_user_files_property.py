@@ -17,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mlpipe.errors import MlpipeError
@@ -80,8 +80,8 @@ def _sandbox(root: Path, runs_inside: bool) -> tuple[Path, Path, Path]:
 
 def _step(kind: str, index: int, place: str | None, project: Path, outside: Path,
           runs: Path, input_here: bool) -> str:
-    out = "" if place is None else "\n        path: " + place.format(
-        i=index, outside=outside, runs=runs)
+    out = "" if place is None else "\n" + " " * 16 + "path: " + place.format(
+        i=index, outside=outside, runs=runs)  # as indented as the 'type' line above it
     data = "." if input_here else "./data"
     if kind == "command":
         body = f"""\
@@ -136,13 +136,15 @@ def _step(kind: str, index: int, place: str | None, project: Path, outside: Path
             limits: {{max_total_trials: 1}}
             outputs:
               model:
-                type: uri_folder{out.replace(chr(10) + "        ", chr(10) + "        ")}
+                type: uri_folder{out}
         """
     return textwrap.indent(textwrap.dedent(body), "  ")
 
 
 STEPS = st.lists(st.tuples(st.sampled_from(["command", "parallel", "sweep"]),
                            st.sampled_from(PLACES)), min_size=1, max_size=3)
+ALLOW = st.sampled_from([True, True, False])  # most jobs allow external outputs: they run
+INPUT_HERE = st.sampled_from([False, False, False, True])  # an input 'path: .', at times
 
 
 def _check(tmp_path: Path, steps: list[tuple[str, str | None]], allow: bool,
@@ -168,8 +170,16 @@ _SETTINGS = dict(deadline=None, suppress_health_check=[HealthCheck.function_scop
                                                         HealthCheck.too_slow])
 
 
-@settings(max_examples=6, **_SETTINGS)  # type: ignore[arg-type]
-@given(steps=STEPS, allow=st.booleans(), runs_inside=st.booleans(), input_here=st.booleans())
+@settings(max_examples=4, **_SETTINGS)  # type: ignore[arg-type]
+@given(steps=STEPS, allow=ALLOW, runs_inside=st.booleans(), input_here=INPUT_HERE)
+@example(steps=[("sweep", "{outside}/keep"), ("command", "./link_out/sub")], allow=True,
+         runs_inside=True, input_here=False)  # a clash refused; a write behind a link
+@example(steps=[("parallel", "{outside}/keep/deeper"), ("sweep", "./out_{i}")], allow=True,
+         runs_inside=False, input_here=False)  # beside the user's files
+@example(steps=[("sweep", "."), ("command", "azureml://datastores/ws/paths/")], allow=True,
+         runs_inside=True, input_here=False)  # the brief's: the pipeline's folder, a root
+@example(steps=[("parallel", None), ("sweep", "azureml://datastores/ws/paths/new_{i}")],
+         allow=False, runs_inside=True, input_here=True)  # the runs folder in the input
 def test_no_file_of_the_users_is_lost_wherever_outputs_go(
         tmp_path: Path, steps: list[tuple[str, str | None]], allow: bool, runs_inside: bool,
         input_here: bool) -> None:
@@ -178,7 +188,7 @@ def test_no_file_of_the_users_is_lost_wherever_outputs_go(
 
 @pytest.mark.slow
 @settings(max_examples=40, **_SETTINGS)  # type: ignore[arg-type]
-@given(steps=STEPS, allow=st.booleans(), runs_inside=st.booleans(), input_here=st.booleans())
+@given(steps=STEPS, allow=ALLOW, runs_inside=st.booleans(), input_here=INPUT_HERE)
 def test_no_file_of_the_users_is_lost_over_many_pipelines(
         tmp_path: Path, steps: list[tuple[str, str | None]], allow: bool, runs_inside: bool,
         input_here: bool) -> None:
