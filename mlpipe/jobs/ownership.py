@@ -19,6 +19,7 @@ that does not exist) is removed again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
@@ -101,7 +102,7 @@ def own_job(store: JobStore, name: str, *, doing: str = "run", fresh: bool = Fal
             raise JobBusyError(name, busy.holder) from None
         except OSError as error:
             raise JobConflictError(f"job {name}: cannot lock {job_dir / LOCK_FILE}: "
-                                   f"{error.strerror or error}") from error
+                                   f"{_lock_problem(error)}") from error
         return JobLock(name, job_dir, lock)
     raise JobConflictError(f"job {name}: its folder {job_dir} keeps disappearing")
 
@@ -225,6 +226,15 @@ def _end_processes(name: str, store: JobStore, record: dict[str, Any]) -> None:
             f"{plural(len(left), 'process', 'processes')} it started "
             f"still run and could not be ended (pids {', '.join(map(str, left))}); end them, "
             f"then mlpipe job cancel {name} again")
+
+
+def _lock_problem(error: OSError) -> str:
+    """Why the lock file cannot be opened, with what to do when it is not mlpipe's file."""
+    if error.errno == errno.ELOOP:
+        return "a symbolic link is in its place (remove it; mlpipe makes the lock itself)"
+    if error.errno == errno.EISDIR or os.path.isdir(error.filename or ""):
+        return "a folder is in its place (remove it; mlpipe makes the lock itself)"
+    return error.strerror or str(error)
 
 
 def _make_folder(job_dir: Path, *, fresh: bool) -> None:
