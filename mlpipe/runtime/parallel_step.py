@@ -66,11 +66,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         row_format = _row_format(step)
         listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
     except setup_errors as error:
-        now = datetime.now(timezone.utc)
-        summary = StepSummary(status="Failed", reason=str(error), started_at=now, ended_at=now)
-        logger.error("%s", error)
-        _finish(all_observers, summary, logger)
-        return summary
+        return _failed_before_start(str(error), all_observers, logger)
 
     from mlpipe.runtime.driver import Driver  # noqa: PLC0415 - keeps `import mlpipe.runtime` light
 
@@ -78,12 +74,8 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     try:
         make_copies(view)
     except OSError as error:
-        now = datetime.now(timezone.utc)
-        summary = StepSummary(status="Failed", started_at=now, ended_at=now,
-                              reason=f"a download input cannot be copied: {describe_fault(error)}")
-        logger.error("%s", summary.reason)
-        _finish(all_observers, summary, logger)
-        return summary
+        return _failed_before_start(f"a download input cannot be copied: "
+                                    f"{describe_fault(error)}", all_observers, logger)
     config = WorkerConfig(
         code_dir=step.snapshot_dir, entry_script=step.entry_script, logs_dir=step.logs_dir,
         output_dir=output_dir(step), working_root=str(Path(step.state_dir) / "working"),
@@ -103,12 +95,8 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     try:
         store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     except OSError as error:  # nothing is removed: what the journal holds stays for later
-        now = datetime.now(timezone.utc)
-        summary = StepSummary(status="Failed", started_at=now, ended_at=now,
-                              reason=f"the step's journal cannot be used: {describe_fault(error)}")
-        logger.error("%s", summary.reason)
-        _finish(all_observers, summary, logger)
-        return summary
+        return _failed_before_start(f"the step's journal cannot be used: "
+                                    f"{describe_fault(error)}", all_observers, logger)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
     try:
@@ -118,6 +106,16 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     finally:
         store.close()
     _finish(all_observers, summary, logger)
+    return summary
+
+
+def _failed_before_start(reason: str, observers: Sequence[StepObserver],
+                         logger: logging.Logger) -> StepSummary:
+    """The summary of a step that failed before its first mini-batch, said and reported."""
+    now = datetime.now(timezone.utc)
+    summary = StepSummary(status="Failed", reason=reason, started_at=now, ended_at=now)
+    logger.error("%s", reason)
+    _finish(observers, summary, logger)
     return summary
 
 
