@@ -180,6 +180,13 @@ VALID = {
           program_arguments: --x 1
         input_data: ${{inputs.data}}
         """}, "parallel component"),
+    # a tag without a value (command_job/command_job_test.yml, which azure-ai-ml's samples submit)
+    "tag without a value": ({"job.yml": "command: pip freeze\n" + COMMAND_ENV
+                             + "compute: azureml:cpu\ntags:\n  empty_tag:\n"}, "command job"),
+    # code from a git repository (command_job/command_job_git_path.yml): a remote code asset
+    "code from git": ({"job.yml": "command: python train.py\n" + COMMAND_ENV
+                       + "compute: azureml:cpu\ncode: git+https://github.com/o/r.git@main"
+                         "&subdirectory=src\n"}, "command job"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
