@@ -123,7 +123,7 @@ def main() -> int:
             folder = Path(tmp)
             pipeline = write_job(folder / "job", root, SCRIPT, workers=WORKERS)
             runs = folder / "runs"
-            mine = job_create(pipeline, runs, "--no-progress")
+            mine = job_create(pipeline, runs, "--no-progress", "-o", "none")
             window = attempts_window(step_logs(runs), every=WINDOW)
             step_dir = runs / "bench" / "bench"
             from mlpipe.runtime.journal import bookkeeping  # noqa: PLC0415

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 # the user's command: the ``mlpipe`` script installed beside this Python (else ``python -m``)
@@ -49,13 +50,25 @@ class Measured:
 
 
 def measure(command: list[str], *, cwd: str | Path | None = None,
-            env: dict[str, str] | None = None) -> Measured:
-    """Run ``command`` to its end and measure it (see the module docstring)."""
+            env: dict[str, str] | None = None, terminal: bool = False) -> Measured:
+    """Run ``command`` to its end and measure it (see the module docstring). With
+    ``terminal`` its stdout and stderr are a pseudo-terminal (a user's terminal: the live
+    progress bar is drawn), read and kept by a thread of this process."""
     with open(os.devnull, "rb") as stdin, _spool() as out, _spool() as err:
+        reader = None
+        if terminal:
+            import pty  # noqa: PLC0415
+
+            master, slave = pty.openpty()
+            reader = threading.Thread(target=_drain, args=(master, out), daemon=True)
+            reader.start()
         started = time.time()
         began = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdin=stdin, stdout=out,
-                                   stderr=err)
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdin=stdin,
+                                   stdout=slave if terminal else out,
+                                   stderr=slave if terminal else err)
+        if terminal:
+            os.close(slave)
         peak = [0]
         done = threading.Event()
         sampler = threading.Thread(target=_sample_hwm, args=(process.pid, peak, done),
@@ -68,6 +81,8 @@ def measure(command: list[str], *, cwd: str | Path | None = None,
         sampler.join()
         cpu, children = _cpu_of_zombie(process.pid)
         returncode = process.wait()
+        if reader is not None:
+            reader.join()
         out.seek(0)
         err.seek(0)
         return Measured(returncode, wall, started, ended, peak[0] / 1024, cpu, children,
@@ -78,6 +93,19 @@ def _spool():  # type: ignore[no-untyped-def]
     import tempfile  # noqa: PLC0415
 
     return tempfile.TemporaryFile()
+
+
+def _drain(master: int, into: Any) -> None:
+    """Keep what the child writes to its terminal (until it closes it)."""
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child's side is closed
+            break
+        if not data:
+            break
+        into.write(data)
+    os.close(master)
 
 
 def _sample_hwm(pid: int, peak: list[int], done: threading.Event) -> None:
@@ -111,12 +139,13 @@ def check(measured: Measured, what: str) -> Measured:
     return measured
 
 
-def job_create(pipeline: Path, runs: Path, *extra: str, env: dict[str, str] | None = None
-               ) -> Measured:
-    """``mlpipe job create --file PIPELINE --runs-dir RUNS -o none EXTRA...``, measured."""
+def job_create(pipeline: Path, runs: Path, *extra: str, env: dict[str, str] | None = None,
+               terminal: bool = False) -> Measured:
+    """``mlpipe job create --file PIPELINE --runs-dir RUNS --name bench EXTRA...``, measured
+    (on a pseudo-terminal with ``terminal``: the progress bar a user sees)."""
     return check(measure([*MLPIPE, "job", "create", "--file", str(pipeline), "--runs-dir",
-                          str(runs), "--name", "bench", "-o", "none", *extra],
-                         cwd=pipeline.parent, env=env), "mlpipe job create")
+                          str(runs), "--name", "bench", *extra],
+                         cwd=pipeline.parent, env=env, terminal=terminal), "mlpipe job create")
 
 
 STEP = """\
