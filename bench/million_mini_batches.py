@@ -129,8 +129,8 @@ def main() -> int:
             from mlpipe.runtime.journal import bookkeeping  # noqa: PLC0415
 
             files, size = bookkeeping(step_dir)
-            rows = sum(1 for _ in open(step_dir / "outputs" / "out" / "parallel_run_step.txt",
-                                       "rb"))
+            with open(step_dir / "outputs" / "out" / "parallel_run_step.txt", "rb") as rows_file:
+                rows = sum(1 for _ in rows_file)
         loky = check(measure([sys.executable, __file__, "--child", "loky", "--root", str(root)]),
                      "the loky baseline")
     finally:

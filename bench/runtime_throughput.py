@@ -149,8 +149,8 @@ def part_a(folder: Path, count: int, dask: bool) -> None:
           + "".join(f"{m.wall:14.2f}" for _, m, _ in columns))
     print("    " + f"{'peak RSS of the process (MB)':34}"
           + "".join(f"{m.peak_rss_mb:14.0f}" for _, m, _ in columns))
-    print("    " + f"{'CPU of the process (s)':34}" + "".join(f"{m.cpu:14.2f}" for _, m, _ in columns)
-          + "\n")
+    print("    " + f"{'CPU of the process (s)':34}"
+          + "".join(f"{m.cpu:14.2f}" for _, m, _ in columns) + "\n")
 
 
 def part_b(folder: Path, count: int, pairs: int, dask: bool) -> None:

@@ -13,6 +13,7 @@ mini-batch; ``tests/test_cores.py`` holds the two to the same answer.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 
@@ -25,10 +26,8 @@ def core_count() -> int:
     """The cores this process may use (at least 1)."""
     machine = os.cpu_count() or 1
     limits = [machine, _affinity(machine), _cgroup_quota(machine)]
-    try:  # loky's own soft limit
+    with contextlib.suppress(ValueError):  # loky's own soft limit
         limits.append(int(os.environ.get("LOKY_MAX_CPU_COUNT", machine)))
-    except ValueError:
-        pass
     return max(1, min(limits))
 
 

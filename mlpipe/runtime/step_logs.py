@@ -193,7 +193,6 @@ class AttemptTable:
     def take(self, selection: Any) -> AttemptTable:
         """The attempts at ``selection`` (a boolean mask or indices)."""
         import numpy as np  # noqa: PLC0415
-        import pyarrow as pa  # noqa: PLC0415
 
         selection = np.asarray(selection)
         picked = np.nonzero(selection)[0] if selection.dtype == np.bool_ \
@@ -355,7 +354,6 @@ class _Columns:
 
     def add(self, batch: Any, *, typed: bool) -> None:
         import numpy as np  # noqa: PLC0415
-        import pyarrow as pa  # noqa: PLC0415
 
         names = batch.schema.names
         count = batch.num_rows
