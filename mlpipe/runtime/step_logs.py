@@ -200,8 +200,10 @@ class AttemptTable:
         indices = _arrow_indices(picked)
         values: dict[str, Any] = {f.name: getattr(self, f.name)[picked] for f in fields(self)
                                   if f.name not in ("message", "detail", "processes")}
-        return AttemptTable(**values, message=self.message.take(indices),
-                            detail=self.detail.take(indices), processes=self.processes)
+        detail = self.detail.take(picked) if isinstance(self.detail, LazyText) \
+            else self.detail.take(indices)
+        return AttemptTable(**values, message=self.message.take(indices), detail=detail,
+                            processes=self.processes)
 
     def row(self, index: int) -> Attempt:
         identifier = self.mini_batch_id[index]
@@ -510,8 +512,8 @@ class LazyText:
     def take(self, indices: Any) -> LazyText:
         import numpy as np  # noqa: PLC0415
 
-        picked = np.asarray(indices.to_numpy(zero_copy_only=False) if hasattr(indices, "to_numpy")
-                            else indices, dtype=np.int64)
+        picked = np.asarray(_plain(indices) if hasattr(indices, "buffers") else indices,
+                            dtype=np.int64)
         positions = picked if self.positions is None else self.positions[picked]
         return LazyText(self.path, self.column, len(picked), positions)
 
