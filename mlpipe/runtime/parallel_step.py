@@ -20,6 +20,7 @@ from mlpipe.runtime.appendrow import append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
 from mlpipe.runtime.concurrency import worker_names
 from mlpipe.runtime.faults import describe_fault
+from mlpipe.runtime.heap import keep_heap_small
 from mlpipe.runtime.input_count import InputCounter
 from mlpipe.runtime.journal import Journal
 from mlpipe.runtime.read_only import make_copies, step_view
@@ -48,6 +49,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     ``mini_batches`` replaces the data layer's listing (benchmarks, other fronts)
     and ``loader`` (``"module:function"``) the function workers load them with.
     """
+    keep_heap_small()  # a driver frees as much as it allocates: give large blocks back
     snapshot_code(step.code_dir, step.snapshot_dir)
     for output in step.outputs.values():
         Path(output.folder).mkdir(parents=True, exist_ok=True)
