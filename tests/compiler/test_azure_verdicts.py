@@ -154,6 +154,39 @@ VALID = {
               inputs: {n: {type: number}, f: {type: uri_folder}}
               outputs: {o: {type: uri_folder}}
         """}, "pipeline job"),
+    # `code:` naming one file (sweep_job/sweep-search.yaml): azure-ai-ml uploads that file alone
+    "code given as a single file": ({"sweep.yml": """\
+        type: sweep
+        compute: azureml:cpu
+        sampling_algorithm: random
+        objective: {primary_metric: acc, goal: maximize}
+        limits: {max_total_trials: 2}
+        search_space:
+          lr: {type: choice, values: [0.1, 0.2]}
+        trial:
+          command: python train.py --lr ${{search_space.lr}}
+          code: ./src/train.py
+          environment: azureml:env:1
+        """}, "sweep job"),
+    "parallel code given as a single file": ({"par.yml": """\
+        type: parallel
+        name: par
+        inputs: {data: {type: uri_folder}}
+        task:
+          type: run_function
+          code: ./src/train.py
+          entry_script: train.py
+          environment: azureml:env:1
+          program_arguments: --x 1
+        input_data: ${{inputs.data}}
+        """}, "parallel component"),
+    # a tag without a value (command_job/command_job_test.yml, which azure-ai-ml's samples submit)
+    "tag without a value": ({"job.yml": "command: pip freeze\n" + COMMAND_ENV
+                             + "compute: azureml:cpu\ntags:\n  empty_tag:\n"}, "command job"),
+    # code from a git repository (command_job/command_job_git_path.yml): a remote code asset
+    "code from git": ({"job.yml": "command: python train.py\n" + COMMAND_ENV
+                       + "compute: azureml:cpu\ncode: git+https://github.com/o/r.git@main"
+                         "&subdirectory=src\n"}, "command job"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
