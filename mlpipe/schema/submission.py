@@ -255,6 +255,13 @@ class _Rules:
                                     f"inputs '{twin}' and '{port}' differ only in case",
                                     "rename one of them")
         self.code(data, path)
+        code = data.get("code")
+        if isinstance(code, str) and code.strip().lower().startswith("git+"):
+            # azure-ai-ml's component schemas: "Not a valid code value: git paths are not
+            # supported." (a command *job* may take its code from git)
+            self.reject(path + ("code",), "azure-code-reference",
+                        f"code '{code}' is a git path: a component's code cannot come from git",
+                        "give a local folder or an azureml:<name>:<version> code asset")
         kind = str(data.get("type", "command")).lower()  # no type: azure-ai-ml's default
         if kind == "parallel":
             self.parallel(data, path)

@@ -187,6 +187,13 @@ VALID = {
     "code from git": ({"job.yml": "command: python train.py\n" + COMMAND_ENV
                        + "compute: azureml:cpu\ncode: git+https://github.com/o/r.git@main"
                          "&subdirectory=src\n"}, "command job"),
+    # a registry component's IP protection (components/component_ipp.yml)
+    "intellectual_property": ({"comp.yml": "type: command\nname: ipp\ncommand: ls\n"
+                               + COMMAND_ENV + "intellectual_property: {publisher: contoso, "
+                               "protection_level: all}\ninputs:\n  m: {type: path, "
+                               "intellectual_property: {protection_level: none}}\noutputs:\n"
+                               "  o: {type: path, intellectual_property: {protection_level: "
+                               "all}}\n"}, "command component"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
@@ -252,6 +259,10 @@ INVALID = {
     "pipeline job with jobs and component": ("type: pipeline\ncomponent: ./pc.yml\ncompute: azureml:c\njobs:\n  a:\n"
                                              "    type: command\n    command: echo\n"
                                              "    environment: azureml:env:1\n", "", "conflict"),
+    # Not a valid code value: git paths are not supported. (a component; a command job may)
+    "component code from git": ("type: command\nname: c\ncode: git+https://github.com/o/r.git"
+                                "@main\ncommand: echo\n" + COMMAND_ENV, "code",
+                                "azure-code-reference"),
     # Can't find directory or file in resolved absolute path: .../azureml:my_code.
     "code reference without a version": ("type: command\nname: c\ncode: azureml:my_code\n"
                                          "command: echo\n" + COMMAND_ENV, "code",
