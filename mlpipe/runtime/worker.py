@@ -77,6 +77,9 @@ class WorkerConfig:
     # machine writes into a folder of its own and sends back, and what it must see
     output_folders: tuple[str, ...] = ()
     inputs: tuple[tuple[str, str], ...] = ()
+    # what the worker process sees read-only (ro_mount inputs) or as its own copy (download):
+    # a runtime.read_only.ReadOnly, applied by the worker process before init() runs
+    read_only: Any = None
 
     @property
     def entry_script_path(self) -> str:
