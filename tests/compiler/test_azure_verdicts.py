@@ -194,6 +194,12 @@ VALID = {
                                "intellectual_property: {protection_level: none}}\noutputs:\n"
                                "  o: {type: path, intellectual_property: {protection_level: "
                                "all}}\n"}, "command component"),
+    # a component's distribution and resources keep keys that are not theirs; azure-ai-ml drops
+    # them from what it submits (components/helloworld_component_pytorch.yml)
+    "component distribution and resources with extra keys": (
+        {"comp.yml": "type: command\nname: d\ncommand: echo\n" + COMMAND_ENV
+         + "distribution: {type: pytorch, process_count_per_instance: 2, added_property: 7}\n"
+         "resources: {instance_count: 2, added_property: 7}\n"}, "command component"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
@@ -259,6 +265,10 @@ INVALID = {
     "pipeline job with jobs and component": ("type: pipeline\ncomponent: ./pc.yml\ncompute: azureml:c\njobs:\n  a:\n"
                                              "    type: command\n    command: echo\n"
                                              "    environment: azureml:env:1\n", "", "conflict"),
+    # a command job's distribution schema refuses a key that is not its own
+    "job distribution with an extra key": ("command: echo\n" + COMMAND_ENV + "compute: azureml:c\n"
+                                           "distribution: {type: mpi, added_property: 7}\n",
+                                           "distribution.added_property", "unknown-key"),
     # Not a valid code value: git paths are not supported. (a component; a command job may)
     "component code from git": ("type: command\nname: c\ncode: git+https://github.com/o/r.git"
                                 "@main\ncommand: echo\n" + COMMAND_ENV, "code",
