@@ -183,7 +183,6 @@ class ComponentInput(StrictModel):
     mode: Annotated[InputMode | None, CaseInsensitive] = None
     path: Text | None = Field(None, description="Default data path.")
     datastore: Text | None = None
-    intellectual_property: IntellectualProperty | None = None
 
     @model_validator(mode="after")
     def _fits_type(self) -> ComponentInput:
@@ -217,7 +216,6 @@ class ComponentOutput(StrictModel):
     path: Text | None = None
     is_control: bool | None = None
     early_available: bool | None = None
-    intellectual_property: IntellectualProperty | None = None
 
 
 class CommandComponentOutput(ComponentOutput):

@@ -187,13 +187,10 @@ VALID = {
     "code from git": ({"job.yml": "command: python train.py\n" + COMMAND_ENV
                        + "compute: azureml:cpu\ncode: git+https://github.com/o/r.git@main"
                          "&subdirectory=src\n"}, "command job"),
-    # a registry component's IP protection (components/component_ipp.yml)
+    # a registry component's IP protection (components/basic_component_with_ipp_fields.yml)
     "intellectual_property": ({"comp.yml": "type: command\nname: ipp\ncommand: ls\n"
                                + COMMAND_ENV + "intellectual_property: {publisher: contoso, "
-                               "protection_level: all}\ninputs:\n  m: {type: path, "
-                               "intellectual_property: {protection_level: none}}\noutputs:\n"
-                               "  o: {type: path, intellectual_property: {protection_level: "
-                               "all}}\n"}, "command component"),
+                               "protection_level: all}\n"}, "command component"),
     # a component's distribution and resources keep keys that are not theirs; azure-ai-ml drops
     # them from what it submits (components/helloworld_component_pytorch.yml)
     "component distribution and resources with extra keys": (
@@ -269,6 +266,12 @@ INVALID = {
     "job distribution with an extra key": ("command: echo\n" + COMMAND_ENV + "compute: azureml:c\n"
                                            "distribution: {type: mpi, added_property: 7}\n",
                                            "distribution.added_property", "unknown-key"),
+    # an input's intellectual_property: 'Unknown field.' (only the component carries one;
+    # components/component_ipp.yml)
+    "intellectual_property on an input": ("type: command\nname: c\ncommand: ls\n" + COMMAND_ENV
+                                          + "inputs:\n  m:\n    type: uri_folder\n"
+                                          "    intellectual_property: {protection_level: none}\n",
+                                          "inputs.m.intellectual_property", "unknown-key"),
     # Not a valid code value: git paths are not supported. (a component; a command job may)
     "component code from git": ("type: command\nname: c\ncode: git+https://github.com/o/r.git"
                                 "@main\ncommand: echo\n" + COMMAND_ENV, "code",
