@@ -190,8 +190,9 @@ class _Rules:
                             f"the {key} step may neither read nor feed another step")
 
     def pipeline_input(self, name: Any, value: dict[str, Any]) -> None:
-        """A job input (a pipeline job's or a standalone job's) is a value, ``{value: ...}`` or
-        data: azure-ai-ml rejects a literal written as a typed mapping (``{type: integer, ...}``)."""
+        """A job input (a pipeline job's or a standalone job's) is a value, ``{value: ...}``
+        or data: azure-ai-ml rejects a literal written as a typed mapping
+        (``{type: integer, ...}``)."""
         kind = value.get("type")
         if not (isinstance(kind, str) and kind.lower() in PARAM_TYPES) or "path" in value:
             return
