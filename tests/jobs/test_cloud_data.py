@@ -1,0 +1,158 @@
+"""Cloud data through a whole job, against Azurite (a real Blob API server): a datastore's
+blobs read in ro_mount and download mode give the rows the same files give on disk, the
+output is uploaded, and a job that cannot use its cloud data is refused before any step, in
+one line per URI, with no secret anywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.azurite_support import KEY, Azurite
+from tests.conftest import run_cli
+from tests.jobs.cloud_support import (
+    DOCS,
+    point_at,
+    register,
+    secrets_in,
+    upload,
+    write_job,
+    write_local,
+)
+
+
+def _create(pipeline: Path, runs: Path, name: str, *extra: str,
+            env: dict[str, str] | None = None):
+    return run_cli("job", "create", "--file", str(pipeline), "--name", name, "--no-progress",
+                   *extra, env={"MLPIPE_RUNS_DIR": str(runs), **(env or {})})
+
+
+@pytest.mark.parametrize("mode", ["ro_mount", "download"])
+def test_a_datastore_folder_gives_the_rows_of_the_same_files_on_disk(
+        tmp_path: Path, azurite: Azurite, mode: str) -> None:
+    container = azurite.container("rows")
+    upload(container, DOCS)
+    runs = tmp_path / "runs"
+    cloud = tmp_path / "cloud"
+    pipeline = write_job(cloud, input_uri="azureml://datastores/blobs/paths/in/",
+                         output_uri="azureml://datastores/blobs/paths/out/", mode=mode)
+    point_at(cloud, azurite, "blobs")
+    register(cloud, runs, "blobs", container.container_name)
+    proc = _create(pipeline, runs, "cloud")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "uploaded 1 file to azureml://datastores/blobs/paths/out/" in proc.stdout
+
+    local = tmp_path / "local"
+    write_local(local / "in", DOCS)
+    local_pipeline = write_job(local, input_uri="./in", output_uri="./out", mode=mode)
+    proc = _create(local_pipeline, runs, "local", "--allow-external-outputs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    expected = (local / "out" / "parallel_run_step.txt").read_text()
+    assert expected.count("\n") == len(DOCS) - 1  # the hidden file is no item
+    uploaded = container.download_blob("out/parallel_run_step.txt").readall().decode()
+    assert uploaded == expected  # the same rows in the same (input) order
+    assert secrets_in(runs, KEY) == []
+    if mode == "ro_mount":  # read a mini-batch at a time, no copy left behind
+        assert not (runs / "cloud" / "score" / ".mlpipe" / "inputs" / "data").exists()
+        assert not (runs / "assets" / "blob_cache").exists()
+    else:  # downloaded once into the etag cache
+        cached = [p for p in (runs / "assets" / "blob_cache").rglob("*") if p.is_file()]
+        assert len(cached) == len(DOCS) - 1
+
+
+@pytest.mark.slow
+def test_download_mode_reads_each_blob_once_across_reruns(tmp_path: Path,
+                                                          azurite: Azurite) -> None:
+    container = azurite.container("once")
+    upload(container, {"x.txt": "x\n", "y.txt": "y\n"})
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri="azureml://datastores/once/paths/in",
+                         output_uri="./out", mode="download")
+    point_at(tmp_path, azurite, "once")
+    register(tmp_path, runs, "once", container.container_name)
+    for name in ("first", "second"):
+        proc = _create(pipeline, runs, name, "--allow-external-outputs")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "every blob was in the cache" in proc.stdout
+    for blob in ("x.txt", "y.txt"):
+        assert len(azurite.requests("GET", f"/{container.container_name}/in/{blob}")) == 1
+
+
+def _refusal(tmp_path: Path, azurite: Azurite, input_uri: str, *, key: str | None = None,
+             url: str | None = None) -> tuple[str, int]:
+    container = azurite.container("refuse")
+    upload(container, {"x.txt": "x\n"})
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri=input_uri,
+                         output_uri="azureml://datastores/blobs/paths/out/")
+    (tmp_path / "mlpipe.toml").write_text(
+        f'[datastores.blobs]\naccount_url = "{url or azurite.url()}"\n')
+    register(tmp_path, runs, "blobs", container.container_name,
+             credentials=f"account_key: {key}" if key else "key")
+    proc = _create(pipeline, runs, "refused")
+    assert not (runs / "refused").exists()  # before any step, no run folder
+    return proc.stdout + proc.stderr, proc.returncode
+
+
+@pytest.mark.parametrize(("case", "expected"), [
+    ("unreachable", "cannot reach the storage account at http://127.0.0.1:9/devstoreaccount1"),
+    ("wrong key", "account 'devstoreaccount1' refused datastore blobs's registered account key"),
+    ("missing path", "no blob below 'nothing/here' in container"),
+])
+def test_unusable_cloud_data_is_refused_in_one_line_naming_uri_and_fix(
+        tmp_path: Path, azurite: Azurite, case: str, expected: str) -> None:
+    wrong = "QmFkS2V5QmFkS2V5QmFkS2V5QmFkS2V5QmFkS2V5QmFkS2V5"
+    uri = "azureml://datastores/blobs/paths/" + ("nothing/here/" if case == "missing path"
+                                                 else "in/")
+    text, code = _refusal(tmp_path, azurite, uri, key=wrong if case == "wrong key" else None,
+                          url="http://127.0.0.1:9/devstoreaccount1" if case == "unreachable"
+                          else None)
+    assert code == 1
+    lines = [line for line in text.splitlines() if "cloud-data" in line or uri in line]
+    assert len(lines) == 1, text
+    assert expected in lines[0] and "pipeline.yml:" in lines[0]
+    assert "Traceback" not in text and KEY not in text and wrong not in text
+
+
+def test_a_missing_container_is_named(tmp_path: Path, azurite: Azurite) -> None:
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri="azureml://datastores/gone/paths/in/",
+                         output_uri="./out")
+    point_at(tmp_path, azurite, "gone")
+    register(tmp_path, runs, "gone", "no-such-container")
+    proc = _create(pipeline, runs, "gone", "--allow-external-outputs")
+    assert proc.returncode == 1
+    assert ("azureml://datastores/gone/paths/in/: container 'no-such-container' does not exist "
+            "in account 'devstoreaccount1' (create the container") in proc.stderr
+
+
+def test_an_unregistered_datastore_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri="azureml://datastores/nobody/paths/in/",
+                         output_uri="./out")
+    proc = _create(pipeline, runs, "nobody", "--allow-external-outputs")
+    assert proc.returncode == 1
+    (line,) = [x for x in proc.stderr.splitlines()
+               if "azureml://datastores/nobody" in x and "pipeline.yml:" in x]
+    assert "datastore 'nobody' is not registered: register it (mlpipe datastore create" in line
+    assert not (runs / "nobody").exists()
+
+
+@pytest.mark.slow
+def test_account_uris_read_through_the_datastore_of_their_container(
+        tmp_path: Path, azurite: Azurite) -> None:
+    container = azurite.container("acct")
+    upload(container, {"x.txt": "x\n"})
+    runs = tmp_path / "runs"
+    name = container.container_name
+    pipeline = write_job(tmp_path, input_uri=f"wasbs://{name}@devstoreaccount1.blob.core."
+                                             "windows.net/in/", output_uri="./out")
+    point_at(tmp_path, azurite, "acct")
+    register(tmp_path, runs, "acct", name)
+    proc = _create(pipeline, runs, "acct", "--allow-external-outputs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "out" / "parallel_run_step.txt").read_text() == "x.txt: x\n"
+    record = json.loads((runs / "acct" / "job.json").read_text())
+    assert KEY not in json.dumps(record)
