@@ -29,10 +29,12 @@ def cache_file(cache_root: Path, location: CloudLocation, name: str, etag: str) 
 
 
 def materialize(location: CloudLocation, access: StorageAccess, target: Path, cache_root: Path,
-                *, single_file: bool, progress: Progress | None = None) -> int:
+                *, single_file: bool, progress: Progress | None = None,
+                prune: bool = True) -> int:
     """Make ``target`` hold the location's blob (``single_file``) or every blob below it (a
     folder, with the local listing's names and hidden files left out), downloading through
-    the cache; files of an earlier copy that are no longer in the account are removed.
+    the cache; with ``prune``, files of an earlier copy that are no longer in the account
+    are removed.
     Returns how many blobs were downloaded (not found in the cache)."""
     if single_file:
         entry = blob_properties(access, location.container, location.path)
@@ -64,7 +66,7 @@ def materialize(location: CloudLocation, access: StorageAccess, target: Path, ca
             progress(done, done_bytes, False)
             last = time.monotonic()
     downloaded += _download(access, location, prefix, pending, folder)
-    if not single_file:
+    if prune and not single_file:
         _remove_others(folder, kept)
     if progress is not None:
         progress(done, done_bytes, True)
