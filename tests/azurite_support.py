@@ -24,7 +24,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 # Azurite's well-known development key, and the extra accounts the published programs name
 KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
-ACCOUNTS = ("devstoreaccount1", "pipelinedata", "automlsamplenotebookdata")
+ACCOUNTS = ("devstoreaccount1", "pipelinedata", "automlsamplenotebookdata", "azuremlexamples")
 INSTALL = "npm install --prefix .azurite azurite"
 
 

@@ -95,6 +95,9 @@ class AssetMap:
         """
         raw = reference.strip()
         if is_remote(raw):
+            target = self.mapping.get(raw)
+            if target is not None and is_remote(target):  # a data asset of cloud data
+                return None, target.strip()
             local = self.local(raw)
             return (local, None) if local is not None else (None, raw)
         path = Path(strip_file_prefix(raw)).expanduser()

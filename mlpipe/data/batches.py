@@ -213,7 +213,8 @@ def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatc
 
 def _blob_batches(major: PlanInput, per_batch: int, *, sort: bool = True
                   ) -> Iterator[MiniBatch]:
-    """Mini-batches of a streamed cloud input: blob names, read on the worker."""
+    """Mini-batches of a streamed cloud input: blob names, read on the worker; ids and
+    details are those of the same files on disk in the input's local folder."""
     from mlpipe.data.cloud.access import access_for  # noqa: PLC0415 - azure on demand
     from mlpipe.data.cloud.blobs import iter_blobs  # noqa: PLC0415
     from mlpipe.data.cloud.reader import BlobFiles, BlobSource  # noqa: PLC0415
@@ -229,27 +230,23 @@ def _blob_batches(major: PlanInput, per_batch: int, *, sort: bool = True
         entries = ((e.name, e.size) for e in iter_blobs(
             access, location.container, location.path, **({} if sort else {"sort_limit": 1})))
     root = os.path.join(source.root, "")
-    chunk: list[str] = []
-    chunk_bytes = index = 0
-    for name, size in entries:
-        chunk.append(name)
-        chunk_bytes += size
-        if len(chunk) == per_batch:
-            yield _blob_batch(index, source, root, chunk, chunk_bytes, BlobFiles)
+    names: list[str] = []
+    size = index = 0
+    for name, blob_size in entries:
+        names.append(name)
+        size += blob_size
+        if len(names) == per_batch:
+            yield _blob_batch(index, BlobFiles(source, tuple(names)), root, size)
             index += 1
-            chunk, chunk_bytes = [], 0
-    if chunk:
-        yield _blob_batch(index, source, root, chunk, chunk_bytes, BlobFiles)
+            names, size = [], 0
+    if names:
+        yield _blob_batch(index, BlobFiles(source, tuple(names)), root, size)
 
 
-def _blob_batch(index: int, source: Any, root: str, names: list[str], size: int,
-                payload_type: Any) -> MiniBatch:
-    """The mini-batch of ``names`` (its id and detail those of the same files on disk under
-    the input's folder)."""
-    files = [root + name for name in names]
-    return MiniBatch.of(_files_digest(source.root, files), index, "files",
-                        payload_type(source, tuple(names)), len(names), size, None,
-                        freeze({"files": files}))
+def _blob_batch(index: int, payload: Any, root: str, size: int) -> MiniBatch:
+    files = [root + name for name in payload.names]
+    return MiniBatch.of(_files_digest(payload.source.root, files), index, "files", payload,
+                        len(files), size, None, freeze({"files": files}))
 
 
 def _streamed_partitions(step: ParallelStep, major: PlanInput) -> DataError:

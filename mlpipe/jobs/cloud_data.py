@@ -98,8 +98,11 @@ def stage_inputs(step: Step, run_dir: str, say: Say) -> str | None:
 
     major = step.input_data if isinstance(step, ParallelStep) else None
     for item in step.inputs.values():
-        if item.cloud is None or item.path is None \
-                or streams(item, major=item.name == major):
+        if item.cloud is None or item.path is None:
+            continue
+        if streams(item, major=item.name == major):  # the mount point, filled as it reads
+            Path(item.path if item.type != "uri_file" else Path(item.path).parent).mkdir(
+                parents=True, exist_ok=True)
             continue
         label = f"step {step.name}: input {item.name}"
 

@@ -156,3 +156,103 @@ def test_account_uris_read_through_the_datastore_of_their_container(
     assert (tmp_path / "out" / "parallel_run_step.txt").read_text() == "x.txt: x\n"
     record = json.loads((runs / "acct" / "job.json").read_text())
     assert KEY not in json.dumps(record)
+
+
+SLOW_SCORE = """\
+import os
+import time
+
+
+def init():
+    pass
+
+
+def run(mini_batch):
+    time.sleep(0.4)
+    return [os.path.basename(path) for path in mini_batch]
+"""
+
+
+@pytest.mark.slow
+def test_a_resume_after_kill_9_reads_and_writes_no_finished_blob_again(
+        tmp_path: Path, azurite: Azurite) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO
+
+    container = azurite.container("kill")
+    names = [f"doc_{i:02d}.txt" for i in range(12)]
+    upload(container, {name: f"{name}\n" for name in names})
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri="azureml://datastores/kill/paths/in/",
+                         output_uri="azureml://datastores/kill/paths/out/", size=1,
+                         script=SLOW_SCORE)
+    point_at(tmp_path, azurite, "kill")
+    register(tmp_path, runs, "kill", container.container_name)
+    command = [sys.executable, "-m", "mlpipe", "job", "create", "--file", str(pipeline),
+               "--name", "killed", "--no-progress",
+               "--set", "jobs.score.max_concurrency_per_instance=1"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
+    fragment = f"/{container.container_name}/in/"
+    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while len(azurite.requests("GET", fragment)) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(first.pid, signal.SIGKILL)  # the runner and its workers, at once
+    first.wait()
+    before = len(azurite.requests("GET", fragment))
+    assert 5 <= before < len(names)
+    proc = run_cli(*command[3:], env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    reads = azurite.requests("GET", fragment)
+    per_blob = {name: sum(1 for r in reads if r.endswith(f"/in/{name}")) for name in names}
+    assert all(1 <= n <= 2 for n in per_blob.values()), per_blob
+    # at most the one mini-batch running when it was killed (concurrency 1) is read again
+    assert sum(1 for n in per_blob.values() if n == 2) <= 1, per_blob
+    writes = azurite.requests("PUT", f"/{container.container_name}/out/")
+    assert len(writes) == 1  # the append_row file, once
+    rows = container.download_blob("out/parallel_run_step.txt").readall().decode().split()
+    assert rows == names  # every row once, in input order
+
+
+def _sas(container_name: str, **permissions: bool) -> str:
+    from datetime import datetime, timedelta, timezone
+
+    from azure.storage.blob import ContainerSasPermissions, generate_container_sas
+
+    return generate_container_sas("devstoreaccount1", container_name, account_key=KEY,
+                                  permission=ContainerSasPermissions(**permissions),
+                                  expiry=datetime.now(timezone.utc) + timedelta(hours=1))
+
+
+@pytest.mark.slow
+def test_a_failed_upload_fails_the_step_naming_the_blob_and_a_resume_uploads_only(
+        tmp_path: Path, azurite: Azurite) -> None:
+    container = azurite.container("upload")
+    upload(container, {"x.txt": "x\n", "y.txt": "y\n"})
+    name = container.container_name
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri="azureml://datastores/up/paths/in/",
+                         output_uri="azureml://datastores/up/paths/out/")
+    point_at(tmp_path, azurite, "up", extra='sas_token_env = "UP_SAS"\n')
+    register(tmp_path, runs, "up", name, credentials=None)
+    read_only = _sas(name, read=True, list=True)
+    proc = _create(pipeline, runs, "up", env={"UP_SAS": read_only})
+    assert proc.returncode == 1
+    text = proc.stdout + proc.stderr
+    assert f"cannot upload blob '{name}/out/parallel_run_step.txt'" in text
+    assert "resume the job to upload again" in text
+    assert read_only not in text and "sig=" not in text
+    reads = len(azurite.requests("GET", f"/{name}/in/"))
+    proc = _create(pipeline, runs, "up", env={"UP_SAS": _sas(name, read=True, list=True,
+                                                              write=True, create=True)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert len(azurite.requests("GET", f"/{name}/in/")) == reads  # no mini-batch ran again
+    assert container.download_blob("out/parallel_run_step.txt").readall() == \
+        b"x.txt: x\ny.txt: y\n"
+    assert secrets_in(runs, "sig=") == []

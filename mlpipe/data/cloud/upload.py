@@ -33,20 +33,24 @@ class UploadCount:
 
 
 def upload_output(local: Path, location: CloudLocation, access: StorageAccess,
-                  manifest: Path) -> UploadCount:
+                  manifest: Path | None) -> UploadCount:
     """Upload the file ``local`` to the location's blob, or every file below the folder
     ``local`` to blobs below the location's prefix (names kept). :class:`UploadError` for
-    the first one that fails; the ones before it are in the manifest."""
+    the first one that fails; the ones before it are in the ``manifest`` (``None``: every
+    file is sent, none noted)."""
     if local.is_file():
         files = [(local, location.path or local.name)]
     else:
         files = [(path, join(location.path, path.relative_to(local).as_posix()))
                  for path in sorted(local.rglob("*")) if path.is_file()]
-    sent = _read_manifest(manifest)
+    sent = _read_manifest(manifest) if manifest is not None else {}
     fs = access.filesystem()
     uploaded = unchanged = 0
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    with open(manifest, "a", encoding="utf-8") as log:
+    log = None
+    if manifest is not None:
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        log = open(manifest, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+    try:
         for path, blob in files:
             stamp = {"size": path.stat().st_size, "md5": _md5(path)}
             if sent.get(blob) == stamp:
@@ -59,10 +63,14 @@ def upload_output(local: Path, location: CloudLocation, access: StorageAccess,
 
                 raise UploadError(f"{location.container}/{blob}", describe_error(
                     error, location, access).message) from None
-            log.write(json.dumps({"blob": blob, **stamp}) + "\n")
-            log.flush()
-            os.fsync(log.fileno())
+            if log is not None:
+                log.write(json.dumps({"blob": blob, **stamp}) + "\n")
+                log.flush()
+                os.fsync(log.fileno())
             uploaded += 1
+    finally:
+        if log is not None:
+            log.close()
     return UploadCount(uploaded, unchanged)
 
 

@@ -122,6 +122,16 @@ class Datastore:
         cache = resolve_runs_dir() / "assets" / "blob_cache"
         materialize(location, access, local, cache, single_file=single, prune=False)
 
+    def _send(self, local: Path, path: str) -> None:
+        """Upload the file or folder ``local`` to ``path`` in the storage account."""
+        location = self._location(path)
+        if location is None:
+            return
+        from mlpipe.data.cloud.access import access_for  # noqa: PLC0415
+        from mlpipe.data.cloud.upload import upload_output  # noqa: PLC0415
+
+        upload_output(local, location, access_for(location), None)
+
     @staticmethod
     def register_azure_blob_container(workspace: Any, datastore_name: str, container_name: str,
                                       account_name: str, sas_token: str | None = None,
@@ -170,6 +180,7 @@ class Datastore:
                  overwrite: bool = False, show_progress: bool = True) -> int:
         """Copy the datastore's files (under ``prefix``) into ``target_path``; returns the count."""
         source = self.local_root / (prefix or "")
+        self._fill(prefix or "", source)
         target = Path(target_path)
         if source.is_file():
             target.mkdir(parents=True, exist_ok=True)
@@ -188,6 +199,7 @@ class Datastore:
         """Copy ``src_dir`` into the datastore's local folder."""
         target = self.local_root / (target_path or "")
         shutil.copytree(src_dir, target, dirs_exist_ok=True)
+        self._send(Path(src_dir), target_path or "")
         return DataPath(self, target_path)
 
     def upload_files(self, files: list[str], relative_root: str | None = None,
@@ -201,6 +213,7 @@ class Datastore:
                     else Path(file).name)
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(file, target / name)
+            self._send(Path(file), f"{(target_path or '').rstrip('/')}/{name}".lstrip("/"))
         return DataPath(self, target_path)
 
     def __repr__(self) -> str:

@@ -66,3 +66,59 @@ def test_many_models_training_notebook_runs_on_its_registered_datastore(
     assert f"Number of Models: {len(MANY_MODELS_SERIES)}" in proc.stdout
     reads = azurite.requests("GET", f"/{ACCOUNT}/{CONTAINER}/oj_data_small/")
     assert len([r for r in reads if r.endswith(".csv")]) == len(MANY_MODELS_SERIES)
+
+
+def _to_account(azurite: Azurite, folder: Path, containers: tuple[str, ...]) -> None:
+    """Move the notebook's blob/ stand-in data into the pipelinedata account (public
+    containers, as the published ones are) and drop the local copy."""
+    service = azurite.service("pipelinedata")
+    for name in containers:
+        container = service.get_container_client(name)
+        if not container.exists():
+            container.create_container(public_access="container")
+        for path in sorted((folder / "blob" / name).rglob("*")):
+            if path.is_file():
+                container.upload_blob(path.relative_to(folder / "blob" / name).as_posix(),
+                                      path.read_bytes(), overwrite=True)
+    shutil.rmtree(folder / "blob" / containers[0])
+
+
+@pytest.mark.slow
+def test_v1_mnist_notebook_reads_its_registered_blob_container(
+        tmp_path: Path, azurite: Azurite) -> None:
+    from tests.sdk.notebook_support import MNIST_IMAGES, make_mnist_v1
+
+    notebook = make_mnist_v1(tmp_path / "mnist")
+    folder = notebook.parent
+    _to_account(azurite, folder, ("sampledata",))
+    # the datastore's account is the emulator; the model, fetched with urllib from a URL (no
+    # datastore), keeps its URL stand-in
+    (folder / "mlpipe.toml").write_text(
+        f'[datastores.mnist_datastore]\naccount_url = "{azurite.url("pipelinedata")}"\n'
+        '[assets]\n"https://pipelinedata.blob.core.windows.net/mnist-model" = '
+        '"./blob/mnist-model"\n')
+    runs = tmp_path / "runs"
+    proc = run_cli("run-script", str(notebook), cwd=folder, env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"Prediction has  {MNIST_IMAGES}  rows" in proc.stdout
+    reads = azurite.requests("GET", "/pipelinedata/sampledata/mnist/")
+    assert len([r for r in reads if r.endswith(".png")]) == MNIST_IMAGES  # each image once
+
+
+@pytest.mark.slow
+def test_v1_iris_notebook_reads_its_registered_blob_containers(
+        tmp_path: Path, azurite: Azurite) -> None:
+    from tests.sdk.notebook_support import IRIS_ROWS, make_iris_v1
+
+    notebook = make_iris_v1(tmp_path / "iris")
+    folder = notebook.parent
+    _to_account(azurite, folder, ("sampledata", "iris-model"))
+    shutil.rmtree(folder / "blob")
+    (folder / "mlpipe.toml").write_text("".join(
+        f'[datastores.{name}]\naccount_url = "{azurite.url("pipelinedata")}"\n'
+        for name in ("iris_datastore_data", "iris_model_datastore")))
+    runs = tmp_path / "runs"
+    proc = run_cli("run-script", str(notebook), cwd=folder, env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"Prediction has  {IRIS_ROWS}  rows" in proc.stdout
+    assert azurite.requests("GET", "/pipelinedata/iris-model/")
