@@ -11,13 +11,16 @@ datastore or the datastore is not registered, 2 usage error (no such file).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.arguments import add_output_format, add_workspace_options, emit
 from mlpipe.diagnostics import ValidationError
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import MlpipeError, UsageError
+
+
+class DatastoreRefused(MlpipeError):
+    """The file is not a usable datastore, or no datastore of that name is registered."""
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -39,14 +42,14 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     delete = group.add_parser("delete", help="forget a registered datastore and its secret")
     delete.add_argument("name_arg", nargs="?", metavar="NAME")
     delete.add_argument("--name", "-n", dest="name")
-    for parser, handler in ((create, run_create), (show, run_show), (listing, run_list),
-                            (delete, run_delete)):
+    for verb, parser, handler in (("create", create, run_create), ("show", show, run_show),
+                                  ("list", listing, run_list), ("delete", delete, run_delete)):
         parser.add_argument("--runs-dir", help="runs folder whose asset store holds the "
                                                "datastores (default: $MLPIPE_RUNS_DIR or "
                                                "./mlpipe-runs)")
         add_output_format(parser)
         add_workspace_options(parser)
-        parser.set_defaults(handler=handler)
+        parser.set_defaults(handler=handler, error_prefix=f"mlpipe datastore {verb}")
 
 
 def _view(datastore: Any) -> dict[str, Any]:
@@ -68,22 +71,16 @@ def run_create(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if not path.is_file():
-        print(f"mlpipe datastore create: {args.file}: "
-              f"{'not a file' if path.exists() else 'no such file'}", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.file}: {'not a file' if path.exists() else 'no such file'}")
     try:
         datastore = load_datastore(path)
         if args.name:
             datastore.name = args.name
         made = DatastoreOperations(args.runs_dir).create_or_update(datastore)
     except ValidationError as error:
-        for diagnostic in error.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        print(f"mlpipe datastore create: {args.file}: not registered", file=sys.stderr)
-        return 1
-    except (MlpipeError, ValueError, OSError) as error:
-        print(f"mlpipe datastore create: {args.file}: {error}", file=sys.stderr)
-        return 1
+        raise error.about(args.file, "not registered") from None
+    except (MlpipeError, ValueError) as error:
+        raise DatastoreRefused(f"{args.file}: {error}") from error
     view = _view(made)
     container = view.get("container_name") or view.get("filesystem")
     emit(args, view, lambda: print(
@@ -92,26 +89,24 @@ def run_create(args: argparse.Namespace) -> int:
     return 0
 
 
-def _name(args: argparse.Namespace, verb: str) -> str | None:
-    name = args.name or args.name_arg
+def _name(args: argparse.Namespace) -> str:
+    name: str | None = args.name or args.name_arg
     if not name:
-        print(f"mlpipe datastore {verb}: give the datastore's name (NAME or --name)",
-              file=sys.stderr)
+        raise UsageError("give the datastore's name (NAME or --name)")
     return name
 
 
-def run_show(args: argparse.Namespace) -> int:
+def _registered(args: argparse.Namespace) -> Any:
     from mlpipe.sdk.datastores import DatastoreOperations  # noqa: PLC0415
 
-    name = _name(args, "show")
-    if name is None:
-        return 2
     try:
-        found = DatastoreOperations(args.runs_dir).get(name)
+        return DatastoreOperations(args.runs_dir).get(_name(args))
     except LookupError as error:
-        print(f"mlpipe datastore show: {error}", file=sys.stderr)
-        return 1
-    view = _view(found)
+        raise DatastoreRefused(str(error)) from None
+
+
+def run_show(args: argparse.Namespace) -> int:
+    view = _view(_registered(args))
     emit(args, view, lambda: print("\n".join(f"{k}: {v}" for k, v in view.items())))
     return 0
 
@@ -129,14 +124,8 @@ def run_list(args: argparse.Namespace) -> int:
 def run_delete(args: argparse.Namespace) -> int:
     from mlpipe.sdk.datastores import DatastoreOperations  # noqa: PLC0415
 
-    name = _name(args, "delete")
-    if name is None:
-        return 2
-    try:
-        DatastoreOperations(args.runs_dir).delete(name)
-    except LookupError as error:
-        print(f"mlpipe datastore delete: {error}", file=sys.stderr)
-        return 1
+    found = _registered(args)
+    DatastoreOperations(args.runs_dir).delete(found.name)
     return 0
 
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 from mlpipe.data.cloud import streams
 from mlpipe.data.errors import DataError
-from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.diagnostics import Diagnostic
+from mlpipe.jobs.preflight import JobRefused
 from mlpipe.plan import CloudLocation, ExecutionPlan, ParallelStep, Step
 from mlpipe.runs import ASSETS_DIR
 from mlpipe.wording import plural
@@ -28,15 +29,8 @@ Say = Callable[[str], None]
 CACHE_DIR = Path(ASSETS_DIR) / "blob_cache"
 
 
-class CloudDataError(ValidationError):
+class CloudDataError(JobRefused):
     """Cloud inputs or outputs of the job cannot be used; nothing was started."""
-
-    def __init__(self, diagnostics: list[Diagnostic], advice: str = ""):
-        super().__init__(diagnostics)
-        self.advice = advice
-
-    def __str__(self) -> str:
-        return super().__str__() + (f"\n{self.advice}" if self.advice else "")
 
 
 def _uses(step: Step) -> list[tuple[str, CloudLocation, str, object]]:

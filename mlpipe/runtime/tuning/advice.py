@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import UsageError
 from mlpipe.runtime.tuning.brief import ms, seconds, size_text
 from mlpipe.runtime.tuning.cloud import DEFAULT_INSTANCE_TYPE, Assumptions, VmSize, vm_size
 from mlpipe.runtime.tuning.profile import StepProfile
@@ -45,7 +45,7 @@ SETTING_KEYS = {
 }
 
 
-class AdviceUsageError(MlpipeError, ValueError):
+class AdviceUsageError(UsageError):
     """A ``--set`` the advisor cannot predict for."""
 
 
