@@ -256,3 +256,57 @@ def test_a_failed_upload_fails_the_step_naming_the_blob_and_a_resume_uploads_onl
     assert container.download_blob("out/parallel_run_step.txt").readall() == \
         b"x.txt: x\ny.txt: y\n"
     assert secrets_in(runs, "sig=") == []
+
+
+def test_an_mltable_folder_on_a_datastore_is_read_as_a_table(tmp_path: Path,
+                                                            azurite: Azurite) -> None:
+    container = azurite.container("table")
+    upload(container, {"MLTable": "paths:\n  - file: ./iris.csv\ntransformations:\n"
+                                  "  - read_delimited:\n      delimiter: ','\n"
+                                  "      header: all_files_same_headers\n",
+                       "iris.csv": "a,b\n1,2\n3,4\n5,6\n"}, prefix="iris-mltable/")
+    runs = tmp_path / "runs"
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "score.py").write_text(
+        "def run(table):\n    return [f'{a}-{b}' for a, b in zip(table['a'], table['b'])]\n")
+    (tmp_path / "pipeline.yml").write_text(
+        "type: pipeline\njobs:\n  score:\n    type: parallel\n    inputs:\n"
+        "      data:\n        type: mltable\n        mode: eval_mount\n"
+        "        path: azureml://subscriptions/s/resourcegroups/rg/workspaces/ws/datastores/"
+        "tables/paths/iris-mltable/\n"
+        "    outputs:\n      rows: {type: uri_folder}\n    input_data: ${{inputs.data}}\n"
+        "    mini_batch_size: '1kb'\n"
+        "    task:\n      type: run_function\n      code: ./src\n      entry_script: score.py\n"
+        "      append_row_to: ${{outputs.rows}}\n")
+    point_at(tmp_path, azurite, "tables")
+    register(tmp_path, runs, "tables", container.container_name)
+    proc = _create(tmp_path / "pipeline.yml", runs, "table")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = runs / "table" / "score" / "outputs" / "rows" / "parallel_run_step.txt"
+    assert rows.read_text().split() == ["1-2", "3-4", "5-6"]
+
+
+WRITER = """\
+def run(mini_batch):
+    for path in mini_batch:
+        try:
+            with open(path, "a") as f:  # root may write a read-only file: the copy is local
+                f.write("changed")
+        except PermissionError:
+            pass
+    return mini_batch
+"""
+
+
+def test_a_ro_mount_input_is_never_written_back(tmp_path: Path, azurite: Azurite) -> None:
+    container = azurite.container("ro")
+    upload(container, {"x.txt": "x\n"})
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri="azureml://datastores/ro/paths/in/",
+                         output_uri="./out", script=WRITER)
+    point_at(tmp_path, azurite, "ro")
+    register(tmp_path, runs, "ro", container.container_name)
+    proc = _create(pipeline, runs, "ro", "--allow-external-outputs")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert container.download_blob("in/x.txt").readall() == b"x\n"
+    assert azurite.requests("PUT", f"/{container.container_name}/in/") == []

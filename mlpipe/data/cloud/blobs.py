@@ -35,37 +35,51 @@ def iter_blobs(access: StorageAccess, container: str, prefix: str, *,
     yield from _walk(client, root, len(root), sort_limit)
 
 
-def _walk(client: Any, folder: str, cut: int, sort_limit: int) -> Iterator[BlobEntry]:
-    items = client.walk_blobs(name_starts_with=folder, delimiter="/", include=["metadata"],
-                              results_per_page=PAGE)
-    buffered: list[tuple[str, Any]] = []
-    for item in items:
+# A listed entry: (name in its folder, full name, size, etag, is a folder); a plain tuple, as
+# up to SORT_LIMIT of them are held while a folder's names are sorted
+_Item = tuple[str, str, int, str, bool]
+
+
+def _items(client: Any, folder: str) -> Iterator[_Item]:
+    """A folder's visible entries as the service pages them (hidden names, empty names and
+    ADLS Gen2 folder markers left out)."""
+    for item in client.walk_blobs(name_starts_with=folder, delimiter="/", include=["metadata"],
+                                  results_per_page=PAGE):
         name = item.name[len(folder):].rstrip("/")
         if not name or name.startswith("."):
             continue
-        buffered.append((name, item))
+        if item.name.endswith("/"):
+            yield name, item.name, 0, "", True
+        elif not _is_folder_marker(item):
+            yield name, item.name, int(item.size or 0), str(item.etag or ""), False
+
+
+def _walk(client: Any, folder: str, cut: int, sort_limit: int) -> Iterator[BlobEntry]:
+    items = _items(client, folder)
+    buffered: list[_Item] = []
+    for item in items:
+        buffered.append(item)
         if len(buffered) >= sort_limit:
             break
     else:
-        buffered.sort(key=lambda pair: pair[0])
-        for name, item in buffered:
-            yield from _entry(client, folder, name, item, cut, sort_limit)
+        buffered.sort(key=lambda entry: entry[0])
+        for item in buffered:
+            yield from _entry(client, folder, item, cut, sort_limit)
         return
-    for name, item in buffered:  # a large folder: the service's order, as it comes
-        yield from _entry(client, folder, name, item, cut, sort_limit)
+    for item in buffered:  # a large folder: the service's order, as it comes
+        yield from _entry(client, folder, item, cut, sort_limit)
     del buffered
     for item in items:
-        name = item.name[len(folder):].rstrip("/")
-        if name and not name.startswith("."):
-            yield from _entry(client, folder, name, item, cut, sort_limit)
+        yield from _entry(client, folder, item, cut, sort_limit)
 
 
-def _entry(client: Any, folder: str, name: str, item: Any, cut: int,
+def _entry(client: Any, folder: str, item: _Item, cut: int,
            sort_limit: int) -> Iterator[BlobEntry]:
-    if item.name.endswith("/"):  # a virtual folder (a prefix)
-        yield from _walk(client, item.name, cut, sort_limit)
-    elif not (len(folder) == cut and name == MLTABLE_FILE) and not _is_folder_marker(item):
-        yield BlobEntry(item.name[cut:], int(item.size or 0), str(item.etag or ""))
+    name, full, size, etag, is_folder = item
+    if is_folder:
+        yield from _walk(client, full, cut, sort_limit)
+    elif not (len(folder) == cut and name == MLTABLE_FILE):
+        yield BlobEntry(full[cut:], size, etag)
 
 
 def _is_folder_marker(item: Any) -> bool:

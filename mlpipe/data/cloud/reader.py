@@ -44,9 +44,10 @@ class BlobFiles:
     def __len__(self) -> int:
         return len(self.names)
 
-    def paths(self) -> list[str]:
-        """The local paths ``run()`` gets, in order."""
-        root = os.path.join(self.source.root, "")
+    def paths(self, into: str | None = None) -> list[str]:
+        """The local paths ``run()`` gets, in order: below the source's ``root``, or below
+        ``into`` (a worker that cannot write the run folder)."""
+        root = os.path.join(into or self.source.root, "")
         return [root + name for name in self.names]
 
 
@@ -87,12 +88,13 @@ def reader_for(access: StorageAccess) -> BlobReader:
     return found
 
 
-def load_blob_files(payload: BlobFiles) -> list[str]:
-    """Read a streamed mini-batch's blobs to their local paths (the previous mini-batch's
-    files of this process are removed first) and return the paths."""
+def load_blob_files(payload: BlobFiles, into: str | None = None) -> list[str]:
+    """Read a streamed mini-batch's blobs to their local paths (below ``into`` when given,
+    else the input's folder; the previous mini-batch's files of this process are removed
+    first) and return the paths."""
     release()
     source = payload.source
-    paths = payload.paths()
+    paths = payload.paths(into)
     try:
         reader_for(source.access).fetch(source.container,
                                         [join(source.prefix, n) for n in payload.names], paths)
