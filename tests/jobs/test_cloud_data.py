@@ -59,7 +59,7 @@ def test_a_datastore_folder_gives_the_rows_of_the_same_files_on_disk(
         assert not (runs / "assets" / "blob_cache").exists()
     else:  # downloaded once into the etag cache
         cached = [p for p in (runs / "assets" / "blob_cache").rglob("*") if p.is_file()]
-        assert len(cached) == len(DOCS) - 1
+        assert len(cached) == len(DOCS)  # the hidden one too: a copy of the folder
 
 
 @pytest.mark.slow
@@ -306,7 +306,8 @@ def test_a_ro_mount_input_is_never_written_back(tmp_path: Path, azurite: Azurite
                          output_uri="./out", script=WRITER)
     point_at(tmp_path, azurite, "ro")
     register(tmp_path, runs, "ro", container.container_name)
+    writes = len(azurite.requests("PUT", f"/{container.container_name}/"))  # the upload above
     proc = _create(pipeline, runs, "ro", "--allow-external-outputs")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert container.download_blob("in/x.txt").readall() == b"x\n"
-    assert azurite.requests("PUT", f"/{container.container_name}/in/") == []
+    assert len(azurite.requests("PUT", f"/{container.container_name}/")) == writes

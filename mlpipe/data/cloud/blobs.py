@@ -24,15 +24,16 @@ class BlobEntry:
 
 
 def iter_blobs(access: StorageAccess, container: str, prefix: str, *,
-               sort_limit: int = SORT_LIMIT) -> Iterator[BlobEntry]:
+               sort_limit: int = SORT_LIMIT, every: bool = False) -> Iterator[BlobEntry]:
     """Every blob below ``prefix`` (a folder) in the order :func:`mlpipe.data.listing.iter_files`
     lists the same files on disk: depth-first, each folder's names sorted by code point (a
     sub-folder's blobs where its name sorts), or in the service's order past ``sort_limit``
-    entries; names beginning with ``.`` and a top-level ``MLTable`` are left out. Pages of
-    :data:`PAGE` blobs are requested as the iteration needs them."""
+    entries; names beginning with ``.`` and a top-level ``MLTable`` are left out (``every``:
+    kept, for a copy of the folder). Pages of :data:`PAGE` blobs are requested as the
+    iteration needs them."""
     client = access.service_client().get_container_client(container)
     root = f"{prefix.strip('/')}/" if prefix.strip("/") else ""
-    yield from _walk(client, root, len(root), sort_limit)
+    yield from _walk(client, root, len(root), sort_limit, every)
 
 
 # A listed entry: (name in its folder, full name, size, etag, is a folder); a plain tuple, as
@@ -40,13 +41,13 @@ def iter_blobs(access: StorageAccess, container: str, prefix: str, *,
 _Item = tuple[str, str, int, str, bool]
 
 
-def _items(client: Any, folder: str) -> Iterator[_Item]:
+def _items(client: Any, folder: str, every: bool) -> Iterator[_Item]:
     """A folder's visible entries as the service pages them (hidden names, empty names and
     ADLS Gen2 folder markers left out)."""
     for item in client.walk_blobs(name_starts_with=folder, delimiter="/", include=["metadata"],
                                   results_per_page=PAGE):
         name = item.name[len(folder):].rstrip("/")
-        if not name or name.startswith("."):
+        if not name or (name.startswith(".") and not every):
             continue
         if item.name.endswith("/"):
             yield name, item.name, 0, "", True
@@ -54,8 +55,9 @@ def _items(client: Any, folder: str) -> Iterator[_Item]:
             yield name, item.name, int(item.size or 0), str(item.etag or ""), False
 
 
-def _walk(client: Any, folder: str, cut: int, sort_limit: int) -> Iterator[BlobEntry]:
-    items = _items(client, folder)
+def _walk(client: Any, folder: str, cut: int, sort_limit: int,
+          every: bool) -> Iterator[BlobEntry]:
+    items = _items(client, folder, every)
     buffered: list[_Item] = []
     for item in items:
         buffered.append(item)
@@ -64,21 +66,21 @@ def _walk(client: Any, folder: str, cut: int, sort_limit: int) -> Iterator[BlobE
     else:
         buffered.sort(key=lambda entry: entry[0])
         for item in buffered:
-            yield from _entry(client, folder, item, cut, sort_limit)
+            yield from _entry(client, folder, item, cut, sort_limit, every)
         return
     for item in buffered:  # a large folder: the service's order, as it comes
-        yield from _entry(client, folder, item, cut, sort_limit)
+        yield from _entry(client, folder, item, cut, sort_limit, every)
     del buffered
     for item in items:
-        yield from _entry(client, folder, item, cut, sort_limit)
+        yield from _entry(client, folder, item, cut, sort_limit, every)
 
 
-def _entry(client: Any, folder: str, item: _Item, cut: int,
-           sort_limit: int) -> Iterator[BlobEntry]:
+def _entry(client: Any, folder: str, item: _Item, cut: int, sort_limit: int,
+           every: bool) -> Iterator[BlobEntry]:
     name, full, size, etag, is_folder = item
     if is_folder:
-        yield from _walk(client, full, cut, sort_limit)
-    elif not (len(folder) == cut and name == MLTABLE_FILE):
+        yield from _walk(client, full, cut, sort_limit, every)
+    elif every or not (len(folder) == cut and name == MLTABLE_FILE):
         yield BlobEntry(full[cut:], size, etag)
 
 

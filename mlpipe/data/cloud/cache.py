@@ -32,9 +32,9 @@ def materialize(location: CloudLocation, access: StorageAccess, target: Path, ca
                 *, single_file: bool, progress: Progress | None = None,
                 prune: bool = True) -> int:
     """Make ``target`` hold the location's blob (``single_file``) or every blob below it (a
-    folder, with the local listing's names and hidden files left out), downloading through
-    the cache; with ``prune``, files of an earlier copy that are no longer in the account
-    are removed.
+    folder: hidden ones and an MLTable file too; the listing of the copy leaves out what it
+    leaves out on disk), downloading through the cache; with ``prune``, files of an earlier
+    copy that are no longer in the account are removed.
     Returns how many blobs were downloaded (not found in the cache)."""
     if single_file:
         entry = blob_properties(access, location.container, location.path)
@@ -43,7 +43,7 @@ def materialize(location: CloudLocation, access: StorageAccess, target: Path, ca
         prefix = location.path.rpartition("/")[0]
         folder = target.parent
     else:
-        entries = iter_blobs(access, location.container, location.path)
+        entries = iter_blobs(access, location.container, location.path, every=True)
         prefix, folder = location.path, target
     folder.mkdir(parents=True, exist_ok=True)
     kept: set[str] = set()
