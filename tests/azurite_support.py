@@ -87,8 +87,9 @@ class Azurite:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def start_azurite(program: str) -> Azurite:
-    """Start ``azurite-blob`` on a free loopback port, in a folder of its own."""
+def start_azurite(program: str, *options: str) -> Azurite:
+    """Start ``azurite-blob`` on a free loopback port, in a folder of its own (``options``:
+    more of its options, such as ``--inMemoryPersistence``)."""
     folder = Path(tempfile.mkdtemp(prefix="mlpipe-azurite-"))
     log = folder / "access.log"
     env = {**os.environ,
@@ -96,7 +97,8 @@ def start_azurite(program: str) -> Azurite:
     with open(log, "wb") as out:
         process = subprocess.Popen(
             [program, "--skipApiVersionCheck", "--loose", "--disableTelemetry",
-             "--location", str(folder / "data"), "--blobHost", "127.0.0.1", "--blobPort", "0"],
+             *(() if "--inMemoryPersistence" in options else ("--location", str(folder / "data"))),
+             "--blobHost", "127.0.0.1", "--blobPort", "0", *options],
             stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
