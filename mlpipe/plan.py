@@ -119,6 +119,19 @@ class PlanInput:
         return str(self.value)  # a boolean reads True / False
 
 
+STREAMED_TYPES = frozenset({"uri_folder", "uri_file", "path"})
+STREAMED_MODES = frozenset({None, "ro_mount", "mount"})
+
+
+def streams(item: PlanInput, *, major: bool) -> bool:
+    """Whether a cloud input is read a mini-batch at a time on the workers (the major
+    input of a parallel step, a ``uri_folder``/``uri_file`` in ``ro_mount``, Azure's
+    default mode) rather than downloaded before its step starts (``download``, an MLTable,
+    a step's other inputs, a command step's)."""
+    return item.cloud is not None and major and item.type in STREAMED_TYPES \
+        and item.mode in STREAMED_MODES
+
+
 def primitive_output_file(path: str | Path) -> Path:
     """The file holding a primitive output's value: the output's path, or ``output`` inside
     it when it is a folder (where mldesigner writes a function's return value)."""
@@ -440,6 +453,8 @@ def _jsonable(value: Any) -> Any:
 
 
 __all__ = [
+    "STREAMED_MODES",
+    "STREAMED_TYPES",
     "CloudLocation",
     "CommandStep",
     "EarlyTermination",
@@ -464,4 +479,5 @@ __all__ = [
     "Step",
     "StepOutputRef",
     "primitive_output_file",
+    "streams",
 ]

@@ -433,10 +433,10 @@ class IOResolver:
 
     def _cloud_path(self, step: str, name: str, type_: str, cloud: CloudLocation) -> str:
         """The local folder (a ``uri_file``: the file in it, named as the blob) a step sees a
-        cloud input at: ``<step>/.mlpipe/inputs/<input>`` (a pipeline input's:
-        ``<run>/.mlpipe/inputs/<input>``), filled when the step starts or as it reads."""
+        cloud input at: ``<step>/.mlpipe/cloud/<input>`` (a pipeline input's:
+        ``<run>/.mlpipe/cloud/<input>``), filled when the step starts or as it reads."""
         folder = self.place.run_dir / step if step else self.place.run_dir
-        folder = folder / STATE_FOLDER / "inputs" / name
+        folder = folder / STATE_FOLDER / "cloud" / name
         if type_ == "uri_file" and cloud.path:
             folder = folder / cloud.path.rsplit("/", 1)[-1]
         return str(folder)

@@ -55,7 +55,7 @@ def test_a_datastore_folder_gives_the_rows_of_the_same_files_on_disk(
     assert uploaded == expected  # the same rows in the same (input) order
     assert secrets_in(runs, KEY) == []
     if mode == "ro_mount":  # read a mini-batch at a time, no copy left behind
-        assert not (runs / "cloud" / "score" / ".mlpipe" / "inputs" / "data").exists()
+        assert not (runs / "cloud" / "score" / ".mlpipe" / "cloud" / "data").exists()
         assert not (runs / "assets" / "blob_cache").exists()
     else:  # downloaded once into the etag cache
         cached = [p for p in (runs / "assets" / "blob_cache").rglob("*") if p.is_file()]

@@ -14,19 +14,6 @@ Only this package imports the azure packages, and only when a job uses cloud dat
 
 from __future__ import annotations
 
-from mlpipe.plan import PlanInput
+from mlpipe.plan import STREAMED_MODES, STREAMED_TYPES, streams
 
-STREAMED_TYPES = frozenset({"uri_folder", "uri_file", "path"})
-STREAMED_MODES = frozenset({None, "ro_mount", "mount"})
-
-
-def streams(item: PlanInput, *, major: bool) -> bool:
-    """Whether a cloud input is read a mini-batch at a time on the workers (the major
-    input of a parallel step, a ``uri_folder``/``uri_file`` in ``ro_mount``, Azure's
-    default mode) rather than downloaded before its step starts (``download``, an MLTable,
-    a step's other inputs, a command step's)."""
-    return item.cloud is not None and major and item.type in STREAMED_TYPES \
-        and item.mode in STREAMED_MODES
-
-
-__all__ = ["streams"]
+__all__ = ["STREAMED_MODES", "STREAMED_TYPES", "streams"]
