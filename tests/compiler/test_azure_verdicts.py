@@ -187,6 +187,21 @@ VALID = {
     "code from git": ({"job.yml": "command: python train.py\n" + COMMAND_ENV
                        + "compute: azureml:cpu\ncode: git+https://github.com/o/r.git@main"
                          "&subdirectory=src\n"}, "command job"),
+    # a registry component's IP protection (components/basic_component_with_ipp_fields.yml)
+    "intellectual_property": ({"comp.yml": "type: command\nname: ipp\ncommand: ls\n"
+                               + COMMAND_ENV + "intellectual_property: {publisher: contoso, "
+                               "protection_level: all}\n"}, "command component"),
+    # a component's distribution and resources keep keys that are not theirs; azure-ai-ml drops
+    # them from what it submits (components/helloworld_component_pytorch.yml)
+    "component distribution and resources with extra keys": (
+        {"comp.yml": "type: command\nname: d\ncommand: echo\n" + COMMAND_ENV
+         + "distribution: {type: pytorch, process_count_per_instance: 2, added_property: 7}\n"
+         "resources: {instance_count: 2, added_property: 7}\n"}, "command component"),
+    # additional_includes that exist; a .zip built from the folder of its name
+    # (components/component_with_additional_includes/helloworld_additional_includes.yml)
+    "additional includes": ({"comp.yml": "type: command\nname: inc\ncommand: echo\n"
+                             + COMMAND_ENV + "additional_includes:\n  - ./data/a.csv\n"
+                             "  - ./src.zip\n"}, "command component"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
@@ -252,6 +267,45 @@ INVALID = {
     "pipeline job with jobs and component": ("type: pipeline\ncomponent: ./pc.yml\ncompute: azureml:c\njobs:\n  a:\n"
                                              "    type: command\n    command: echo\n"
                                              "    environment: azureml:env:1\n", "", "conflict"),
+    # a command job's distribution schema refuses a key that is not its own
+    "job distribution with an extra key": ("command: echo\n" + COMMAND_ENV + "compute: azureml:c\n"
+                                           "distribution: {type: mpi, added_property: 7}\n",
+                                           "distribution.added_property", "unknown-key"),
+    # an input's intellectual_property: 'Unknown field.' (only the component carries one;
+    # components/component_ipp.yml)
+    "intellectual_property on an input": ("type: command\nname: c\ncommand: ls\n" + COMMAND_ENV
+                                          + "inputs:\n  m:\n    type: uri_folder\n"
+                                          "    intellectual_property: {protection_level: none}\n",
+                                          "inputs.m.intellectual_property", "unknown-key"),
+    # Default value of Input cannot be set: Non-primitive type Input has no default value.
+    # (components/input_asset_defaults_component.yml, an azureml: asset as the default)
+    "data input with an asset default": ("type: command\nname: c\ninputs:\n  f: {type: "
+                                         "uri_folder, default: 'azureml:folder_asset:1'}\n"
+                                         "command: echo ${{inputs.f}}\n" + COMMAND_ENV,
+                                         "inputs.f.default", "azure-input-default"),
+    # CommandJobSchema: a job input is a value or data, not a declaration
+    # (components/helloworld_component_optional_input.yml, a commandJob $schema)
+    "command job input declared, not given": ("command: ls\n" + COMMAND_ENV
+                                              + "compute: azureml:c\ninputs:\n  n: {type: "
+                                              "integer, optional: false}\n", "inputs.n",
+                                              "azure-input-value"),
+    # Unable to find additional include ../additional_includes/assets/LICENSE.zip
+    "additional include not there": ("type: command\nname: c\ncommand: echo\n" + COMMAND_ENV
+                                     + "additional_includes: [./nothing.zip]\n",
+                                     "additional_includes[0]", "missing-path"),
+    # Root directory is not supported for additional includes.
+    "additional include of the root": ("type: command\nname: c\ncommand: echo\n" + COMMAND_ENV
+                                       + "additional_includes: [/]\n",
+                                       "additional_includes[0]", "additional-include"),
+    # A file already exists for additional include ... (the code folder has that name)
+    "additional include over a code file": ("type: command\nname: c\ncommand: echo\n"
+                                            + COMMAND_ENV + "code: ./src\n"
+                                            "additional_includes: [./data/../src/train.py]\n",
+                                            "additional_includes[0]", "additional-include"),
+    # Not a valid code value: git paths are not supported. (a component; a command job may)
+    "component code from git": ("type: command\nname: c\ncode: git+https://github.com/o/r.git"
+                                "@main\ncommand: echo\n" + COMMAND_ENV, "code",
+                                "azure-code-reference"),
     # Can't find directory or file in resolved absolute path: .../azureml:my_code.
     "code reference without a version": ("type: command\nname: c\ncode: azureml:my_code\n"
                                          "command: echo\n" + COMMAND_ENV, "code",
