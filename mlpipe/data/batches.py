@@ -336,7 +336,11 @@ def count_input(step: ParallelStep) -> InputCount:
     major, path = _input_path(step)
     if streams(major, major=True):
         per_batch = sizes.file_count(step.mini_batch_size)
-        return sum(1 for _ in _blob_batches(major, per_batch, sort=False))
+        batches = items = 0
+        for batch in _blob_batches(major, per_batch, sort=False):
+            batches += 1
+            items += batch.items or 0
+        return InputCount(batches, items)
     spec = _spec(major, path)
     if spec is not None and spec.is_tabular:
         from mlpipe.data.division import iter_partitions, iter_table_pieces  # noqa: PLC0415
