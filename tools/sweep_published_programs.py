@@ -175,11 +175,21 @@ def _switched_module(name: str) -> str | None:
 
 def switch_imports(code: str) -> str:
     """Each ``from <azure module> import ...`` line made ``from <mlpipe module> import ...``
-    (the migration docs/sdk.md describes); other lines stay as published."""
+    (the migration docs/sdk.md describes); an ``import azureml.core`` kept, after an ``import
+    mlpipe`` that lets it resolve; other lines stay as published."""
     def swap(match: re.Match[str]) -> str:
         target = _switched_module(match.group(2))
         return match.group(0) if target is None else f"{match.group(1)}from {target} import"
-    return re.sub(r"^(\s*)from\s+([\w.]+)\s+import", swap, code, flags=re.M)
+
+    code = re.sub(r"^(\s*)from\s+([\w.]+)\s+import", swap, code, flags=re.M)
+    first = next((m for m in re.finditer(r"^(\s*)import\s+([\w.]+)", code, flags=re.M)
+                  if _switched_module(m.group(2))), None)
+    if first is None:
+        return code
+    # ``import azureml.core`` (for azureml.core.VERSION) stays, after an ``import mlpipe``
+    # whose import mirrors resolve it
+    return (f"{code[:first.start()]}{first.group(1)}import mlpipe\n"
+            f"{code[first.start():]}")
 
 
 def switched_script(program: Program, folder: Path) -> Path:
@@ -236,25 +246,36 @@ def command(program: Program, how: str, folder: Path) -> tuple[list[str], Path]:
 
 
 ERROR_LINE = re.compile(r"^(\w+\.)*\w*(Error|Exception|Exit|Interrupt|Failure|Unavailable|"
-                        r"NotAvailableLocally)\b.*|^mlpipe[\w -]*: error.*|^error: .*|"
+                        r"NotAvailableLocally)\b.*|^mlpipe[\w -]*: .*|^error: .*|"
+                        r"^\S+:\d+:\d+: .*|"  # a diagnostic: file:line:column: key: message
                         r"^Job (failed|not completed).*|^Job creation failed.*", re.I)
+# lines that only say that something above failed
+WRAPPER = re.compile(r"^Job (failed|not completed|creation failed)|JobFailedError|"
+                     r"^mlpipe run-script: .* failed$|see the step logs|"
+                     r"^mlpipe: The job was not started|: error: argument", re.I)
 
 
 def reason_of(output: str) -> str:
-    """The line that says why a run failed: the last error line, else the last line."""
+    """The line that says why a run failed: the first diagnostic (``file:line:col:``), else
+    the last error line that is not only a wrapper, else the last line."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     errors = [line for line in lines if ERROR_LINE.match(line)]
-    return (errors[-1] if errors else lines[-1] if lines else "no output")[:300]
+    diagnostics = [line for line in errors if re.match(r"^\S+:\d+:\d+: ", line)]
+    causes = [line for line in errors if not WRAPPER.search(line)]
+    found = (diagnostics[:1] or causes[-1:] or errors[-1:] or lines[-1:] or ["no output"])[0]
+    return found[:300]
 
 
 _OWN = ("azure", "azureml", "mlpipe", "mltable", "mldesigner")
 CAUSES = (  # (cause, pattern on the reason and output): first match wins
     ("timeout", r"^timeout after"),
     ("cloud-only", r"NotAvailableLocally|runs in Azure only|needs a workspace|"
-                   r"azureml://registries/|AutoML"),
+                   r"azureml://registries/|AutoML|remote asset not available offline: flow "),
+    ("workspace asset", r"AssetNotFoundError|is registered in .*registry\.json"),
     ("datastore", r"register_azure_blob_container|account_key|account_name|"
                   r"azureml://datastores/(?!workspaceblobstore)|[Dd]atastore '[^']+' .*not"),
     ("cloud data", r"cannot be reached from here|URLError|ConnectionError|"
+                   r"reading cloud storage needs|RemoteAssetsError|not available offline|"
                    r"Name or service not known|wasbs?://|abfss?://"),
 )
 
@@ -289,8 +310,12 @@ def step_failure(runs: Path) -> tuple[str, str] | None:
     if not failed:
         return None
     _, name, error = min(failed)  # the first to fail: the others often follow from it
-    lines = error.strip().splitlines()
-    return f"step {name}: {lines[0][:250]}", error
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    why = lines[0][:200]
+    last = reason_of("\n".join(lines[1:])) if len(lines) > 1 else ""
+    if last and last not in why:  # "command exited with code 1:" and the traceback's end
+        why = f"{why.rstrip(':')}: {last}"
+    return f"step {name}: {why}"[:300], error
 
 
 def run(program: Program, how: str, timeout: float) -> Outcome:

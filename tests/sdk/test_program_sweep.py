@@ -103,7 +103,8 @@ def test_switch_imports_follows_the_mirrors() -> None:
     assert sweep.switch_imports(code) == (
         "from mlpipe import MLClient\nfrom mlpipe.dsl import pipeline\n"
         "    from mlpipe.v1 import RunConfiguration\nfrom mlpipe.v1 import ParallelRunStep\n"
-        "from mlpipe.parallel import RunFunction\nfrom sklearn import svm\nimport azureml.core\n")
+        "from mlpipe.parallel import RunFunction\nfrom sklearn import svm\n"
+        "import mlpipe\nimport azureml.core\n")  # resolved by the mirrors importing mlpipe installs
 
 
 @pytest.mark.parametrize(("reason", "cause"), [
@@ -115,6 +116,10 @@ def test_switch_imports_follows_the_mirrors() -> None:
      "cloud-only"),
     ("urllib.error.URLError: https://x.blob.core.windows.net/a.csv cannot be reached from here",
      "cloud data"),
+    ("DataError: <input>: reading cloud storage needs azure-storage-blob", "cloud data"),
+    ("RemoteAssetsError: https://h/iris.csv: remote asset not available offline", "cloud data"),
+    ("AssetNotFoundError: no environment asset named 'e' is registered in r/registry.json",
+     "workspace asset"),
     ("timeout after 600 s", "timeout"),
     ("KeyError: 'outputDatasets'", "mlpipe"),
 ])
@@ -127,13 +132,20 @@ def test_a_failed_job_is_explained_by_its_first_failed_step(tmp_path: Path) -> N
         "late": {"status": "failed", "ended_at": "2026-01-01T00:00:09", "error": "upstream"},
         "first": {"status": "failed", "ended_at": "2026-01-01T00:00:02",
                   "error": "No worker could start: ModuleNotFoundError: No module named 'x'\n"
-                           "Traceback ..."},
+                           "Traceback (most recent call last):\n  File \"s.py\", line 1\n"
+                           "ModuleNotFoundError: No module named 'x'"},
         "ok": {"status": "completed"}}}
     write(tmp_path / "job_1" / "job.json", json.dumps(record))
+    write(tmp_path / "job_2" / "job.json", "{damaged")  # skipped
     why, detail = sweep.step_failure(tmp_path)
     assert why == "step first: No worker could start: ModuleNotFoundError: No module named 'x'"
     assert "Traceback" in detail
     assert sweep.step_failure(tmp_path / "none") is None
+    command = {"steps": {"prep": {"status": "failed", "error": "command exited with code 1:\n"
+                                  "Traceback (most recent call last):\nValueError: no rows"}}}
+    write(tmp_path / "other" / "job_3" / "job.json", json.dumps(command))
+    assert sweep.step_failure(tmp_path / "other")[0] == \
+        "step prep: command exited with code 1: ValueError: no rows"
 
 
 @pytest.mark.slow
