@@ -272,6 +272,18 @@ INVALID = {
                                           + "inputs:\n  m:\n    type: uri_folder\n"
                                           "    intellectual_property: {protection_level: none}\n",
                                           "inputs.m.intellectual_property", "unknown-key"),
+    # Default value of Input cannot be set: Non-primitive type Input has no default value.
+    # (components/input_asset_defaults_component.yml, an azureml: asset as the default)
+    "data input with an asset default": ("type: command\nname: c\ninputs:\n  f: {type: "
+                                         "uri_folder, default: 'azureml:folder_asset:1'}\n"
+                                         "command: echo ${{inputs.f}}\n" + COMMAND_ENV,
+                                         "inputs.f.default", "azure-input-default"),
+    # CommandJobSchema: a job input is a value or data, not a declaration
+    # (components/helloworld_component_optional_input.yml, a commandJob $schema)
+    "command job input declared, not given": ("command: ls\n" + COMMAND_ENV
+                                              + "compute: azureml:c\ninputs:\n  n: {type: "
+                                              "integer, optional: false}\n", "inputs.n",
+                                              "azure-input-value"),
     # Not a valid code value: git paths are not supported. (a component; a command job may)
     "component code from git": ("type: command\nname: c\ncode: git+https://github.com/o/r.git"
                                 "@main\ncommand: echo\n" + COMMAND_ENV, "code",
