@@ -13,8 +13,8 @@ from mlpipe.compiler.containment import escape_warning, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.schema import PositionMap, load_component, load_component_data, load_yaml_file
-from mlpipe.schema.yamlio import format_key_path
 from mlpipe.schema.submission import component_rules
+from mlpipe.schema.yamlio import format_key_path
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
 

@@ -285,7 +285,9 @@ def dropped_component_extras(data: dict[str, Any], positions: PositionMap,
     kind = kind or _kind(data) or "command"
     for key, model_of in _LENIENT_BLOCKS.get(kind, {}).items():
         block = data.get(key)
-        model = model_of(block) if isinstance(block, dict) else None
+        if not isinstance(block, dict):
+            continue
+        model = model_of(block)
         if model is None:
             continue
         known = [field.alias or name for name, field in model.model_fields.items()]
