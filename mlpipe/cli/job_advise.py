@@ -85,16 +85,20 @@ def advise_job(args: argparse.Namespace) -> int:
     advice: dict[str, Any] = {}
     for name in chosen:
         entry = steps[name]
-        profile = read_profile(StepLogs.of(entry.get("logs_dir") or ""))
+        logs = StepLogs.of(entry.get("logs_dir") or "")
+        profile = read_profile(logs)
         if profile is None or not profile.tally.attempts:
             print(f"mlpipe: step {name} of job {args.name!r} recorded no attempt to advise from",
                   file=sys.stderr)
             return 1
+        cloud = not args.overrides or bool(args.instance_type or args.instance_count
+                                           or args.assume)
         try:
             advice[name] = advise(profile, name, overrides=args.overrides,
                                   instance_type=args.instance_type,
                                   instance_count=args.instance_count, assume=assume,
-                                  append_row_mb=_append_row_mb(entry))
+                                  append_row_mb=_append_row_mb(entry), cloud=cloud,
+                                  others=other_runs(logs, profile))
         except UnknownVmSize as error:
             return _usage(str(error))
         except AdviceUsageError as error:
@@ -113,6 +117,20 @@ def advise_job(args: argparse.Namespace) -> int:
     return 0
 
 
+def other_runs(logs: Any, profile: Any) -> list[Any]:
+    """The step's earlier runs that ran all of its mini-batches (a rerun from scratch), as
+    profiles: the advice's interval spans what each of them predicts."""
+    from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
+
+    found = []
+    for index in range(profile.runs - 1):
+        other = read_profile(logs, index, attempts=None)
+        if other is not None and other.status == "Completed" and not other.reused \
+                and other.tally.attempts:
+            found.append(other)
+    return found
+
+
 def _append_row_mb(step: dict[str, Any]) -> float:
     path = step.get("append_row_file")
     try:
@@ -126,23 +144,36 @@ def table_lines(advice: Any) -> list[str]:
     from mlpipe.runtime.tuning.brief import seconds  # noqa: PLC0415
 
     a = advice
-    change = (a.fitted_wall - a.measured_wall) / a.measured_wall if a.measured_wall else 0.0
-    lines = [f"step {a.step}: measured {seconds(a.measured_wall)}; the model replays this run "
-             f"in {seconds(a.fitted_wall)} ({change:+.0%})"]
+    quiet = a.quiet_wall
+    change = (a.fitted_wall - quiet) / quiet if quiet else 0.0
+    measured = (f"measured {seconds(a.measured_wall)}" if abs(quiet - a.measured_wall) < 0.005
+                else f"measured {seconds(a.measured_wall)} ({seconds(quiet)} without other "
+                "load)")
+    lines = [f"step {a.step}: {measured}; the model replays this run in "
+             f"{seconds(a.fitted_wall)} ({change:+.0%})"]
     settings = ", ".join(f"{key}={value}" for key, value in a.settings.as_json().items()
                          if value is not None)
-    lines.append(f"  here with {settings}: predicted {seconds(a.predicted_wall)}")
+    p = a.predicted
+    lines.append(f"  here with {settings}: predicted {seconds(p.wall)} "
+                 f"(90% {seconds(p.low)}-{seconds(p.high)})")
     lines += [f"    {line}" for line in a.model]
-    lines.append(f"  cloud: {a.cloud_instance_count} x {a.vm.name} ({a.vm.vcpus} vCPUs, "
-                 f"{a.vm.memory_gib:g} GiB): predicted {seconds(a.cloud_duration)}")
-    lines.append("    " + "; ".join(a.cloud_terms))
-    lines.append("    assumed: " + "; ".join(a.assumptions.words())
-                 + " (change with --assume KEY=VALUE)")
+    cloud = a.cloud
+    if cloud is not None:
+        lines.append(f"  cloud: {cloud.instance_count} x {cloud.vm.name} ({cloud.vm.vcpus} "
+                     f"vCPUs, {cloud.vm.memory_gib:g} GiB): predicted "
+                     f"{seconds(cloud.duration)} (90% {seconds(cloud.low)}-"
+                     f"{seconds(cloud.high)})")
+        lines.append("    " + "; ".join(cloud.terms))
+        lines.append("    assumed: " + "; ".join(cloud.assumptions.words())
+                     + " (change with --assume KEY=VALUE)")
     lines += [f"    note: {note}" for note in a.notes]
-    lines.append("  nodes vs duration: " + ", ".join(f"{n}: {seconds(d)}" for n, d in a.curve))
-    lines.append("  recommended:")
-    for recommendation in a.recommendations:
-        lines.append(f"    {recommendation.key}: {recommendation.value}  ({recommendation.why})")
+    if cloud is not None:
+        lines.append("  nodes vs duration: " + ", ".join(f"{n}: {seconds(d)}"
+                                                         for n, d in cloud.curve))
+        lines.append("  recommended:")
+        for recommendation in cloud.recommendations:
+            lines.append(f"    {recommendation.key}: {recommendation.value}  "
+                         f"({recommendation.why})")
     return lines
 
 
