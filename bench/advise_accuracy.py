@@ -248,11 +248,13 @@ def run_workload(workload: Workload, root: Path, repeat: int
     create(pipeline, runs, "base", [])
     base, _ = advise(runs, "base", [])
     cases, timings = [], []
-    for index, (label, sets) in enumerate(what_ifs(workload)):
+    for label, sets in what_ifs(workload):  # every prediction from the profile alone
         step, took = advise(runs, "base", sets)
         timings.append((took, advise_here(runs, "base", sets)))
-        case = Case(workload.name, label, step["predicted_wall_s"], step["low_s"],
-                    step["high_s"])
+        cases.append(Case(workload.name, label, step["predicted_wall_s"], step["low_s"],
+                          step["high_s"]))
+    for index, ((_label, sets), case) in enumerate(zip(what_ifs(workload), cases,
+                                                        strict=True)):
         for attempt in range(repeat):
             name = f"w{index}r{attempt}"
             create(pipeline, runs, name, sets)
@@ -260,7 +262,6 @@ def run_workload(workload: Workload, root: Path, repeat: int
             case.measured.append(measured["measured_wall_s"])
             case.quiet.append(measured.get("quiet_wall_s", measured["measured_wall_s"]))
             case.delay.append(measured.get("profile", {}).get("run_delay_share", 0.0))
-        cases.append(case)
         print(line(case), flush=True)
     return cases, timings, base
 

@@ -46,7 +46,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def advise_job(args: argparse.Namespace) -> int:
-    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415 - the runtime on demand
+    from mlpipe.runtime.step_logs import StepLogs, read_attempts  # noqa: PLC0415 - on demand
     from mlpipe.runtime.tuning.advice import AdviceUsageError, advise  # noqa: PLC0415
     from mlpipe.runtime.tuning.cloud import Assumptions, UnknownVmSize  # noqa: PLC0415
     from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
@@ -86,7 +86,8 @@ def advise_job(args: argparse.Namespace) -> int:
     for name in chosen:
         entry = steps[name]
         logs = StepLogs.of(entry.get("logs_dir") or "")
-        profile = read_profile(logs)
+        attempts = read_attempts(logs)
+        profile = read_profile(logs, attempts=attempts)
         if profile is None or not profile.tally.attempts:
             print(f"mlpipe: step {name} of job {args.name!r} recorded no attempt to advise from",
                   file=sys.stderr)
@@ -98,7 +99,8 @@ def advise_job(args: argparse.Namespace) -> int:
                                   instance_type=args.instance_type,
                                   instance_count=args.instance_count, assume=assume,
                                   append_row_mb=_append_row_mb(entry), cloud=cloud,
-                                  others=other_runs(logs, profile))
+                                  others=other_runs(store, record, name, profile,
+                                                    attempts))
         except UnknownVmSize as error:
             return _usage(str(error))
         except AdviceUsageError as error:
@@ -117,18 +119,41 @@ def advise_job(args: argparse.Namespace) -> int:
     return 0
 
 
-def other_runs(logs: Any, profile: Any) -> list[Any]:
-    """The step's earlier runs that ran all of its mini-batches (a rerun from scratch), as
-    profiles: the advice's interval spans what each of them predicts."""
+OTHER_RUNS = 3  # other runs of a step whose predictions the interval spans, at most
+
+
+def other_runs(store: JobStore, record: dict[str, Any], step: str, profile: Any,
+               attempts: Any) -> list[Any]:
+    """Other complete runs of ``step`` (all of its mini-batches, the same number of items),
+    as profiles, newest first: the step's earlier runs in this job, then the same step of
+    other jobs of the same pipeline file in the runs folder. The advice's interval spans
+    what each of them predicts."""
+    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
     from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
 
-    found = []
-    for index in range(profile.runs - 1):
-        other = read_profile(logs, index, attempts=None)
-        if other is not None and other.status == "Completed" and not other.reused \
-                and other.tally.attempts:
+    def complete(other: Any) -> bool:
+        return (other is not None and other.status == "Completed" and not other.reused
+                and other.tally.attempts > 0 and other.tally.items == profile.tally.items)
+
+    logs = profile.logs
+    found = [other for other in (read_profile(logs, index, attempts=attempts)
+                                 for index in range(profile.runs - 2, -1, -1))
+             if complete(other)]
+    source = record.get("source")
+    for other_record in store.list() if source else []:
+        if len(found) >= OTHER_RUNS:
+            break
+        entry = (other_record.get("steps") or {}).get(step) or {}
+        if other_record.get("name") == record.get("name") or other_record.get("source") != \
+                source or entry.get("kind") != "parallel" or not entry.get("logs_dir"):
+            continue
+        try:
+            other = read_profile(StepLogs.of(entry["logs_dir"]))
+        except (OSError, ValueError):
+            continue
+        if complete(other):
             found.append(other)
-    return found
+    return found[:OTHER_RUNS]
 
 
 def _append_row_mb(step: dict[str, Any]) -> float:

@@ -3,10 +3,10 @@
 The point prediction replays the measured mini-batches once. The interval replays them again
 with what a run of the same step varies in, drawn from what this run measured (a bootstrap):
 each worker's start-up (CPU and waiting) drawn from the measured start-ups, each mini-batch's
-cost scaled by a ratio drawn from how much the measured mini-batches differed from their
-neighbours'. It is widened by what the model itself misses on the measured run (its replay
-of the measured settings against the run's quiet wall time) and, when the step ran more than
-once, spans the prediction from each run.
+cost scaled by a draw of how much the measured mini-batches varied beyond their neighbours'.
+It is widened by what the model itself misses (its replay of the measured settings against
+the run's quiet wall time, at least ``MODEL_ERROR``), by what taking a busy machine's
+run-delay off may miss, and spans the prediction from each other run of the step.
 """
 
 from __future__ import annotations

@@ -93,7 +93,6 @@ class ProfileTally:
     machine_load: list[float] = field(default_factory=list)  # 1-minute load: start, end
     driver: list[float] = field(default_factory=list)  # the driver's CPU, run-delay seconds
     tail_delay: float = 0.0  # the driver's run-delay after the last attempt
-    listing_delay: float = 0.0  # its run-delay from the last worker ready to the first attempt
     _worker_end: dict[str, float] = field(default_factory=dict, repr=False)
     _marks: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -161,13 +160,7 @@ class ProfileTally:
                 self.retried_attempts += 1
             if record.status == "Timeout":
                 self.timeouts += 1
-        delay = thread_delay()  # the driver's: after the workers' start (listing), the tail
-        if "first" not in self._marks:
-            self._marks["first"] = True
-            ready = self._marks.get("ready_delay")
-            if ready is not None and delay is not None:
-                self.listing_delay = round(max(delay - ready, 0.0), 4)
-        self._marks["last_delay"] = delay
+        self._marks["last_delay"] = thread_delay()  # the driver's, for the tail
 
     # -- the run's machine: start-ups, the driver, the load ------------------------------
     def run_started(self, at: float) -> None:
@@ -181,8 +174,6 @@ class ProfileTally:
         """Worker ``key`` (process ``pid``) finished init() at ``now``: when its process
         started, and the CPU and run-delay its start-up took."""
         started = self._marks.get("started")
-        if "first" not in self._marks:
-            self._marks["ready_delay"] = thread_delay()
         if pid is None or started is None or key in self.startup:
             return
         age, usage = process_age(pid), process_usage(pid)
@@ -430,23 +421,48 @@ class StepProfile:
             out[key] = (startup, attempts)
         return out
 
+    def quiet_starts(self) -> dict[str, tuple[float, float, float]]:
+        """Per worker started, as on a quiet machine: when its process started (the driver
+        spawning at its pace without the load), its start-up's CPU seconds, and its waiting
+        (``init()`` reading a model, sleeping). The waiting is what stays of ready - start -
+        CPU - run-delay once the driver's lateness in noticing a ready worker under load is
+        taken off: beyond the least any worker waited, only the driver's pace's share."""
+        t, pace = self.tally, self.driver_pace
+        if not t.startup:
+            return {}
+        waits = {key: max(ready - at - cpu - delay, 0.0)
+                 for key, (at, ready, cpu, delay) in t.startup.items()}
+        least = min(waits.values())
+        return {key: (at * pace, cpu, least + (waits[key] - least) * pace)
+                for key, (at, _ready, cpu, _delay) in t.startup.items()}
+
     @property
     def quiet_wall(self) -> float:
         """The wall time this run would have taken without other processes on the machine
-        (the wall itself when not measured): the run-delay they caused taken off each part,
-        the lead-in (the workers' start-ups, on average; the driver listing), the attempts'
-        span (at the pace of the workers' time without it) and the tail (the driver's)."""
+        (the wall itself when not measured): the lead-in of its workers' quiet start-ups
+        (sharing the cores when they outnumber them) and the driver's listing at its pace
+        without the load, the attempts' span at the pace of the workers' time less the
+        run-delay other processes caused (the gaps between a worker's attempts, waiting for
+        the driver, at the driver's), and the tail less the driver's run-delay."""
         delays = self.external_delay()
         t = self.tally
         if not delays or t.first_start is None:
             return self.wall
-        starting = statistics.fmean(startup for startup, _attempts in delays.values())
-        lead_in = max(self.lead_in - starting - t.listing_delay, 0.0)
+        starts = self.quiet_starts()
+        if starts:
+            cores = max(float(self.settings.get("cores") or 1), 1.0)
+            starting = max(1.0, len(starts) / cores)
+            ready = [at + cpu * starting + wait for at, cpu, wait in starts.values()]
+            lead_in = min(max(ready), min(ready) + START_BARRIER_SECONDS) + self.listing
+        else:
+            lead_in = self.lead_in * self.driver_pace
         elapsed = sum(sums[1] for sums in t.per_worker.values())
         caused = sum(attempts for _startup, attempts in delays.values())
         pace = (elapsed - caused) / elapsed if elapsed > 0 else 1.0
-        span = max(t.last_end - t.first_start, 0.0) * pace
-        return lead_in + span + max(self.tail - t.tail_delay, 0.0)
+        handing = t.gaps / len(delays)  # a worker's time between its attempts: the driver's
+        span = max(t.last_end - t.first_start - handing, 0.0) * pace \
+            + handing * self.driver_pace
+        return min(lead_in + span + max(self.tail - t.tail_delay, 0.0), self.wall)
 
     @property
     def driver_pace(self) -> float:
@@ -464,9 +480,10 @@ class StepProfile:
 
     @property
     def listing(self) -> float:
-        """From :attr:`barrier` to the first attempt, less the driver's run-delay: the
-        driver listing the first mini-batches, as on a quiet machine."""
-        return max(self.lead_in - self.barrier - self.tally.listing_delay, 0.0)
+        """From :attr:`barrier` to the first attempt at the driver's pace without the load
+        (:attr:`driver_pace`): the driver listing the first mini-batches, as on a quiet
+        machine."""
+        return max(self.lead_in - self.barrier, 0.0) * self.driver_pace
 
     @property
     def contention(self) -> float:

@@ -251,17 +251,11 @@ def quiet_elapsed(profile: StepProfile) -> Any:
 
 
 def worker_starts(profile: StepProfile) -> tuple[Start, ...]:
-    """Each worker's start-up, by process start: CPU then waiting, as measured (a worker
-    measured only from the run's start to ready counts as CPU all the way)."""
-    measured = profile.tally.startup
-    starts = []
-    for key, seconds in profile.startup_seconds.items():
-        values = measured.get(key)
-        if values:
-            at, ready, cpu, delay = values
-            starts.append(Start(at, cpu, max(ready - at - cpu - delay, 0.0)))
-        else:
-            starts.append(Start(0.0, seconds, 0.0))
+    """Each worker's start-up on a quiet machine, by process start: CPU then waiting (a
+    worker measured only from the run's start to ready counts as CPU all the way)."""
+    quiet = profile.quiet_starts()
+    starts = [Start(*quiet[key]) if key in quiet else Start(0.0, seconds, 0.0)
+              for key, seconds in profile.startup_seconds.items()]
     return tuple(sorted(starts, key=lambda start: start.at))
 
 
