@@ -66,9 +66,9 @@ def estimate(workload: Workload, units: Sequence[Unit], run: Replayer, *,
     margin = (max(abs(model_error), MODEL_ERROR)
               + CORRECTION_ERROR * (1.0 - kept) / kept) * wall
     low, high = max(low - margin, 0.0), high + margin
-    for other in others:
-        low, high = min(low, other * low / wall if wall else other), \
-            max(high, other * high / wall if wall else other)
+    below, above = (low / wall, high / wall) if wall > 0 else (1.0, 1.0)
+    for other in others:  # another run's prediction, with this one's spread around it
+        low, high = min(low, other * below), max(high, other * above)
     found = Estimate(wall, low, high, point)
     if found.ratio > WIDE:
         found = replace(found, why=_why_wide(workload, walls, model_error, others, wall,
@@ -116,9 +116,11 @@ def _why_wide(workload: Workload, walls: list[float], model_error: float,
     if abs(model_error) > 0.05:
         reasons.append(f"the model replays the measured run {model_error:+.0%} off its "
                        "quiet wall time")
-    for other in others:
-        if wall and abs(other / wall - 1) > 0.05:
-            reasons.append(f"another run of the step predicts {seconds(other)}")
+    apart = [other for other in others if wall and abs(other / wall - 1) > 0.05]
+    if apart:
+        reasons.append(f"{'other runs' if len(apart) > 1 else 'another run'} of the step "
+                       f"predict{'' if len(apart) > 1 else 's'} "
+                       f"{', '.join(seconds(other) for other in apart)}")
     if contention > 0.05:
         reasons.append(f"the profile was taken under contention (other processes kept its "
                        f"attempts waiting for a core {contention:.0%} of their time)")
