@@ -12,7 +12,9 @@ interval), the time a local what-if takes, and the machine's load before and aft
 The advisor predicts a step's wall time on this machine without other load. On a busy
 machine each measured run is also given *quiet* (its wall less the run-delay its workers
 and driver suffered from other processes, as the run measured it: ``quiet_wall_s`` of
-``mlpipe job advise NAME -o json``), and the errors against those are printed too.
+``mlpipe job advise NAME -o json``), and the errors against those are printed too, with
+each run's run-delay share and its attempts' CPU seconds over the profile's (the same work:
+above 1, the load slowed the CPU itself, which no run-delay shows).
 
     python bench/advise_accuracy.py [--workloads uniform,skewed,...] [--repeat 2] [--keep DIR]
 """
@@ -40,7 +42,7 @@ STEP = "work"
 # -- the workloads ----------------------------------------------------------------------
 SPIN = '''
 def spin(units):
-    """CPU work: ``units`` x 100,000 loop iterations (about 10 ms each on this machine)."""
+    """CPU work: ``units`` x 100,000 loop iterations (a unit: about 5 ms on a 2.6 GHz EPYC)."""
     x = 0
     for i in range(int(units * 100_000)):
         x += i * i
@@ -71,7 +73,7 @@ import os
 import time
 
 def init():
-    spin(30)          # imports and set-up: about 0.3 s of CPU
+    spin(30)          # imports and set-up: CPU
     time.sleep(1.2)   # the model store: waiting, not computing
 
 def run(mini_batch):
@@ -87,8 +89,8 @@ def init():
     pass
 
 def run(mini_batch):
-    spin(6)                       # a fixed cost per call: about 60 ms of CPU
-    spin(0.5 * len(mini_batch))   # and 5 ms per row
+    spin(6)                       # a fixed cost per call
+    spin(0.5 * len(mini_batch))   # and a cost per row
     return mini_batch
 '''
 
@@ -113,15 +115,16 @@ def workloads() -> list[Workload]:
     uniform = [("cpu", round(chance.uniform(1.0, 9.0), 2)) for _ in range(240)]
     skewed = [("cpu", 20.0 if chance.random() < 0.1 else 2.0) for _ in range(300)]
     return [
-        Workload("uniform", "CPU work per item uniform in 10-90 ms", FILE_SCRIPT, uniform),
-        Workload("skewed", "10 % of items 10x slower (200 ms of CPU, the rest 20 ms)",
+        Workload("uniform", "CPU work per item uniform in 1-9 units (a unit: 100,000 loop "
+                 "iterations, about 5 ms)", FILE_SCRIPT, uniform),
+        Workload("skewed", "10 % of items 10x slower (20 units of CPU, the rest 2)",
                  FILE_SCRIPT, skewed),
         Workload("sleep", "sleep-bound I/O: 50 ms of waiting per item", FILE_SCRIPT,
                  [("sleep", 0.05)] * 200),
-        Workload("many-models", "init() 0.3 s CPU + 1.2 s waiting; 30 ms CPU per item",
+        Workload("many-models", "init() 30 units of CPU + 1.2 s waiting; 3 units of CPU per item",
                  MANY_MODELS_SCRIPT, [("cpu", 3.0)] * 160),
-        Workload("fixed", "fixed CPU work: 60 ms per run() call + 5 ms per row; a table cut "
-                 "by bytes", TABLE_SCRIPT, rows=1500, size="2kb"),
+        Workload("fixed", "fixed CPU work: 6 units per run() call + 0.5 per row; a table "
+                 "cut by bytes", TABLE_SCRIPT, rows=1500, size="2kb"),
     ]
 
 
@@ -232,6 +235,7 @@ class Case:
     measured: list[float] = field(default_factory=list)
     quiet: list[float] = field(default_factory=list)
     delay: list[float] = field(default_factory=list)  # run-delay share of each run
+    cpu: list[float] = field(default_factory=list)  # its attempts' CPU over the profile's
 
     def errors(self, quiet: bool = False) -> list[float]:
         return [(self.predicted - m) / m for m in (self.quiet if quiet else self.measured)]
@@ -260,8 +264,9 @@ def run_workload(workload: Workload, root: Path, repeat: int
             create(pipeline, runs, name, sets)
             measured, _ = advise(runs, name, [])
             case.measured.append(measured["measured_wall_s"])
-            case.quiet.append(measured.get("quiet_wall_s", measured["measured_wall_s"]))
-            case.delay.append(measured.get("profile", {}).get("run_delay_share", 0.0))
+            case.quiet.append(measured["quiet_wall_s"])
+            case.delay.append(measured["profile"]["run_delay_share"])
+            case.cpu.append(measured["profile"]["cpu_s"] / max(base["profile"]["cpu_s"], 1e-9))
         print(line(case), flush=True)
     return cases, timings, base
 
@@ -273,9 +278,10 @@ def line(case: Case) -> str:
     quiet = ", ".join(f"{q:6.2f} ({e:+5.1%})" for q, e in zip(
         case.quiet, case.errors(quiet=True), strict=True))
     delay = "/".join(f"{d:.0%}" for d in case.delay)
+    cpu = "/".join(f"{c:.2f}" for c in case.cpu)
     return (f"  {case.workload:12} {case.label:28} predicted {case.predicted:6.2f} s "
             f"[{case.low:6.2f}-{case.high:6.2f}]  measured {measured}  quiet {quiet}  "
-            f"run-delay {delay}")
+            f"run-delay {delay}  CPU x{cpu}")
 
 
 def summary(cases: list[Case], quiet: bool) -> list[str]:

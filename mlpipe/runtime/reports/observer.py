@@ -116,6 +116,7 @@ class StepReports(StepObserver):
         self.counters.scheduled = count
         self.counters.listing_done = done
         if first:
+            self.tally.first_listed()
             self.logger.info("The first mini-batch is scheduled.")
         if finished:
             self.logger.info("Scheduling finished: %s.", plural(count, "mini-batch"))

@@ -187,7 +187,7 @@ class StepAdvice:
             "settings": self.settings.as_json(),
             "memory": self.memory.as_json(),
             "failures": {"mini_batches": replayed.failed, "items_lost": replayed.lost},
-            "profile": {"cpu_share": round(p.cpu_share, 3),
+            "profile": {"cpu_s": round(p.tally.cpu, 3), "cpu_share": round(p.cpu_share, 3),
                         "run_delay_share": round(p.run_delay_share, 3),
                         "contention": round(p.contention, 3),
                         "load": p.machine_load},

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import reduce
@@ -28,18 +29,14 @@ from mlpipe.runtime.step_logs import (
     read_runs,
     split_by_run,
 )
-from mlpipe.runtime.tuning.schedstat import (
-    load_average,
-    process_age,
-    process_usage,
-    thread_delay,
-)
+from mlpipe.runtime.tuning.schedstat import Usage, load_average, process_age, process_usage
 
 HISTOGRAM_STEPS = 4  # buckets per doubling of a duration
 _TOTAL, _SIZE, _ELAPSED, _RUN, _LOAD, _CPU = map(attrgetter, (
     "total", "size_bytes", "elapsed_seconds", "run_method_seconds", "load_seconds",
     "process_seconds"))  # columns of a batch of attempts
 MACHINE = "machine"  # the machine's row in samples.csv
+SNAPSHOT_SECONDS = 0.25  # the driver's CPU and run-delay read at most this often
 
 
 def bucket_of(seconds: float) -> int:
@@ -92,7 +89,10 @@ class ProfileTally:
     startup: dict[str, list[float]] = field(default_factory=dict)
     machine_load: list[float] = field(default_factory=list)  # 1-minute load: start, end
     driver: list[float] = field(default_factory=list)  # the driver's CPU, run-delay seconds
-    tail_delay: float = 0.0  # the driver's run-delay after the last attempt
+    # of the driver listing the first mini-batches (the workers up to the first attempt) and
+    # of the tail (the last attempt to the end): the seconds it lost waiting for a core
+    listing_lost: float = 0.0
+    tail_lost: float = 0.0
     _worker_end: dict[str, float] = field(default_factory=dict, repr=False)
     _marks: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -160,7 +160,10 @@ class ProfileTally:
                 self.retried_attempts += 1
             if record.status == "Timeout":
                 self.timeouts += 1
-        self._marks["last_delay"] = thread_delay()  # the driver's, for the tail
+        marks = self._marks
+        now = time.monotonic()
+        if now - marks.get("seen", (0.0, None))[0] >= SNAPSHOT_SECONDS:
+            marks["seen"] = (now, process_usage())  # the driver's, for the tail
 
     # -- the run's machine: start-ups, the driver, the load ------------------------------
     def run_started(self, at: float) -> None:
@@ -174,6 +177,8 @@ class ProfileTally:
         """Worker ``key`` (process ``pid``) finished init() at ``now``: when its process
         started, and the CPU and run-delay its start-up took."""
         started = self._marks.get("started")
+        if "listed" not in self._marks:  # the driver lists the first mini-batches from here
+            self._marks["ready"] = (time.monotonic(), process_usage())
         if pid is None or started is None or key in self.startup:
             return
         age, usage = process_age(pid), process_usage(pid)
@@ -182,6 +187,14 @@ class ProfileTally:
         self.startup[key] = [round(max(now - age - started, 0.0), 4),
                              round(now - started, 4), round(usage.cpu, 4),
                              round(usage.delay, 4)]
+
+    def first_listed(self) -> None:
+        """The driver listed its first mini-batches (once the workers were up): what it
+        lost waiting for a core since the last worker was ready."""
+        if "listed" not in self._marks:
+            self._marks["listed"] = True
+            self.listing_lost = _lost(self._marks.get("ready"),
+                                      (time.monotonic(), process_usage()))
 
     def run_ended(self) -> None:
         """The run ended: the load now, the driver's CPU and run-delay over the run, and its
@@ -192,9 +205,7 @@ class ProfileTally:
         before, now = self._marks.get("driver"), process_usage()
         if before is not None and now is not None:
             self.driver = [round(now.cpu - before.cpu, 4), round(now.delay - before.delay, 4)]
-        last, delay = self._marks.get("last_delay"), thread_delay()
-        if last is not None and delay is not None:
-            self.tail_delay = round(max(delay - last, 0.0), 4)
+        self.tail_lost = _lost(self._marks.get("seen"), (time.monotonic(), now))
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -244,6 +255,21 @@ class ProfileTally:
         tally.last_end = float(attempts.end.max())
         tally.tabular = '"mltable"' in str(attempts.detail[0].as_py())
         return tally
+
+
+def _lost(since: tuple[float, Usage | None] | None,
+          until: tuple[float, Usage | None]) -> float:
+    """Of the time between two of the driver's ``(time.monotonic(), usage)`` marks, the
+    seconds it lost waiting for a core: its run-delay, or, when its threads were runnable
+    together longer than the time itself, that time at their pace (CPU / (CPU + delay))."""
+    if since is None or since[1] is None or until[1] is None:
+        return 0.0
+    seconds = max(until[0] - since[0], 0.0)
+    cpu, delay = until[1].cpu - since[1].cpu, until[1].delay - since[1].delay
+    wanted = cpu + delay
+    if delay <= 0 or wanted <= 0:
+        return 0.0
+    return round(min(delay * min(1.0, seconds / wanted), seconds), 4)
 
 
 def _histogram(seconds: Any) -> dict[int, int]:
@@ -443,7 +469,8 @@ class StepProfile:
         (sharing the cores when they outnumber them) and the driver's listing at its pace
         without the load, the attempts' span at the pace of the workers' time less the
         run-delay other processes caused (the gaps between a worker's attempts, waiting for
-        the driver, at the driver's), and the tail less the driver's run-delay."""
+        the driver, at the driver's), and the tail less what the driver lost waiting for a
+        core."""
         delays = self.external_delay()
         t = self.tally
         if not delays or t.first_start is None:
@@ -462,7 +489,7 @@ class StepProfile:
         handing = t.gaps / len(delays)  # a worker's time between its attempts: the driver's
         span = max(t.last_end - t.first_start - handing, 0.0) * pace \
             + handing * self.driver_pace
-        return min(lead_in + span + max(self.tail - t.tail_delay, 0.0), self.wall)
+        return min(lead_in + span + max(self.tail - t.tail_lost, 0.0), self.wall)
 
     @property
     def driver_pace(self) -> float:
@@ -480,10 +507,9 @@ class StepProfile:
 
     @property
     def listing(self) -> float:
-        """From :attr:`barrier` to the first attempt at the driver's pace without the load
-        (:attr:`driver_pace`): the driver listing the first mini-batches, as on a quiet
-        machine."""
-        return max(self.lead_in - self.barrier, 0.0) * self.driver_pace
+        """From :attr:`barrier` to the first attempt less what the driver lost waiting for
+        a core meanwhile: the driver listing the first mini-batches, as on a quiet machine."""
+        return max(self.lead_in - self.barrier - self.tally.listing_lost, 0.0)
 
     @property
     def contention(self) -> float:

@@ -218,7 +218,7 @@ def fit(profile: StepProfile) -> Workload:
     cpu_share = float(np.clip(a.process_seconds[good].sum() / max(quiet[good].sum(), 1e-9),
                               0.0, 1.0)) if good.any() else profile.cpu_share
     settings, tally = profile.settings, profile.tally
-    tail = max(profile.tail - tally.tail_delay, 0.0)
+    tail = max(profile.tail - tally.tail_lost, 0.0)
     return Workload(
         piece_items=items, piece_run=run, piece_overhead=overhead, piece_final=~ok,
         piece_failures=failures, run=run_line, overhead=overhead_line, warmup=warmup,
