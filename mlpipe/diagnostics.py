@@ -93,7 +93,14 @@ class HasDiagnostics:
 
 
 class ValidationError(MlpipeError):
-    """Raised with every problem found, not just the first."""
+    """Raised with every problem found, not just the first.
+
+    The command line says each diagnostic on its line, then the count of problems, of
+    :attr:`subject` (the file) and with its :attr:`consequence` when they are known
+    (:meth:`about`)."""
+
+    subject: str | None = None  # what was checked (a file), named in the summary
+    consequence: str | None = None  # what follows from the problems ("nothing was run")
 
     def __init__(self, diagnostics: Sequence[Diagnostic]):
         self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
@@ -107,6 +114,25 @@ class ValidationError(MlpipeError):
     @property
     def errors(self) -> tuple[Diagnostic, ...]:
         return tuple(errors_of(self.diagnostics))
+
+    def about(self, subject: str, consequence: str | None = None) -> ValidationError:
+        """This error, said as problems of ``subject`` with ``consequence`` (set once: the
+        innermost caller that knows them names them)."""
+        if self.subject is None:
+            self.subject = subject
+        if self.consequence is None:
+            self.consequence = consequence
+        return self
+
+    def details(self) -> tuple[str, ...]:
+        return tuple(d.format() for d in self.diagnostics)
+
+    def summary(self) -> str:
+        count = len(self.errors)
+        text = f"{count} problem{'s' if count != 1 else ''}"
+        if self.subject:
+            text = f"{self.subject}: {text}"
+        return f"{text}; {self.consequence}" if self.consequence else text
 
     def to_json(self) -> str:
         return json.dumps([d.to_dict() for d in self.diagnostics], indent=2)

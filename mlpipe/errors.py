@@ -1,10 +1,21 @@
 """The base of every error mlpipe raises on purpose, and where each one lives.
 
-Catch :class:`MlpipeError` to handle any of them (the CLI does: each becomes a message
-and an exit code, never a traceback). Each class also keeps the built-in base it always
-had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps working::
+Catch :class:`MlpipeError` to handle any of them. Each error carries what the command
+line says about it and the exit code it ends with (:attr:`MlpipeError.exit_code`,
+:meth:`MlpipeError.details`, :meth:`MlpipeError.summary`): the one error handler around
+every command (``mlpipe/cli/error_handler.py``) prints them, so no command picks a code or
+a wording of its own. Each class also keeps the built-in base it always had, so code
+catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps working::
 
-    MlpipeError
+    MlpipeError                                        exit 1
+    ├── UsageError (ValueError)    mlpipe.errors        asked what cannot be done: exit 2
+    │   ├── SubmitUsageError       mlpipe.jobs.front_door  runs folder or job name unusable
+    │   ├── OverrideSyntaxError    mlpipe.compiler.overrides  a --set that is not KEY=VALUE
+    │   ├── JobNameError           mlpipe.jobs.store    a name that is no job name
+    │   ├── RerunUsageError        mlpipe.jobs.rerun    a --step the job does not have
+    │   ├── AdviceUsageError       mlpipe.runtime.tuning.advice  a --set advise cannot use
+    │   ├── AssumptionError        mlpipe.runtime.tuning.cloud  a wrong --assume KEY=VALUE
+    │   └── UnknownVmSize          mlpipe.runtime.tuning.cloud  no such --instance-type
     ├── ValidationError            mlpipe.diagnostics   invalid YAML / SDK job, with diagnostics
     │   ├── RemoteAssetsError      mlpipe.jobs.preflight  cloud-only references, nothing started
     │   └── NotAPipelineError      mlpipe.jobs.front_door   a component or another job type
@@ -12,14 +23,16 @@ had, so code catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps 
     ├── SettingError (ValueError)  mlpipe.schema.ranges  a PRS setting out of its range
     ├── DataError                  mlpipe.data.errors   an input that cannot become mini-batches
     ├── FilterSyntaxError (ValueError)  mlpipe.data.filter_expr  a bad MLTable filter
-    ├── OverrideSyntaxError (ValueError)  mlpipe.compiler.overrides  a --set that is not KEY=VALUE
     ├── InitError                  mlpipe.runtime.worker  the entry script's init() failed
     ├── ReturnValueError (ValueError)  mlpipe.runtime.results  run() returned the wrong shape
     ├── BackendError (RuntimeError)  mlpipe.runtime.backends.base  a backend cannot run workers
     ├── BackendUnavailableError (ValueError)  mlpipe.jobs.preflight  unknown / not installed
-    ├── JobNotFound (LookupError)  mlpipe.jobs.store    no job of that name
+    ├── JobNotFound (LookupError)  mlpipe.jobs.store    no job of that name ("did you mean")
+    ├── RecordError (ValueError)   mlpipe.jobs.store    a job.json that cannot be read
     ├── JobConflictError (RuntimeError)  mlpipe.jobs.store  the name completed or still runs
-    ├── SubmitUsageError (ValueError)  mlpipe.jobs.front_door  runs folder or job name unusable
+    ├── JobStopped                 mlpipe.jobs.front_door  the runner could not write on
+    ├── DownloadError (LookupError)  mlpipe.jobs.download  the job runs, or no such output
+    ├── DebugError (ValueError)    mlpipe.jobs.debug    no such step or mini-batch to debug
     ├── NotebookError (ValueError)  mlpipe.scripts    a script or notebook run-script cannot read
     └── NotAvailableLocally (RuntimeError)  mlpipe.sdk.unavailable  a workspace-only call
 
@@ -31,9 +44,31 @@ Those lower in the layers (docs/architecture.md) import this module; it imports 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class MlpipeError(Exception):
-    """Something mlpipe refused or could not do; the message says what and why."""
+    """Something mlpipe refused or could not do; the message says what and why.
+
+    The command line says :meth:`details` (as they are), then ``mlpipe: `` and
+    :meth:`summary`, and exits with :attr:`exit_code`."""
+
+    exit_code: ClassVar[int] = 1
+
+    def details(self) -> tuple[str, ...]:
+        """Lines said before the summary, as they are (diagnostics with file:line:col)."""
+        return ()
+
+    def summary(self) -> str:
+        """What went wrong, said after ``mlpipe: `` (the message, by default)."""
+        return str(self)
 
 
-__all__ = ["MlpipeError"]
+class UsageError(MlpipeError, ValueError):
+    """The command line (or the call) asks for something that cannot be done as asked:
+    exit 2, said as ``mlpipe: error: ...`` (argparse's own usage errors exit 2 too)."""
+
+    exit_code: ClassVar[int] = 2
+
+
+__all__ = ["MlpipeError", "UsageError"]

@@ -2,8 +2,11 @@
 
 Each command group lives in its own module with a ``register(groups)``
 function that adds its sub-commands to the argparse groups below. A command
-handler takes the parsed namespace and returns the exit code:
-0 ok, 1 validation or job failure, 2 usage error (argparse's own).
+handler takes the parsed namespace and returns its outcome's exit code (0 ok, 1 the job
+failed or a file is invalid); everything else it raises, and the one error handler
+around every command (:mod:`mlpipe.cli.error_handler`) says it and picks the code:
+1 an error, 2 a usage error (argparse's own too), 3 an unexpected error (its traceback
+in a log file), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -11,11 +14,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from mlpipe.cli.arguments import CommandParser
+from mlpipe.cli.error_handler import Handler, run_handler
 from mlpipe.version import __version__
 
 # Modules that add commands; each defines
@@ -39,9 +42,6 @@ GROUPS = {
     "model": "register models",
     "schema": "JSON Schemas for editors",
 }
-
-Handler = Callable[[argparse.Namespace], int]
-
 
 def build_parser() -> argparse.ArgumentParser:
     parser = CommandParser(
@@ -70,15 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         (getattr(args, "_group_parser", None) or parser).print_help(sys.stderr)
         return 2
     _tolerant_streams()
-    try:
-        code = handler(args)
-        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
-        return code
-    except KeyboardInterrupt:
-        print("mlpipe: interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:
-        return _stdout_closed()
+    return run_handler(handler, args, None if argv is None else list(argv))
 
 
 def _tolerant_streams() -> None:
@@ -88,14 +80,6 @@ def _tolerant_streams() -> None:
         if reconfigure is not None:
             with contextlib.suppress(OSError, ValueError):
                 reconfigure(errors="backslashreplace")
-
-
-def _stdout_closed() -> int:
-    """The reader of stdout went away (``mlpipe ... | head``): as Python's docs recommend,
-    point stdout at devnull so the exit flush cannot fail again, and exit quietly (1)."""
-    with contextlib.suppress(OSError, ValueError):
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

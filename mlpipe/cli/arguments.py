@@ -11,6 +11,7 @@
 - :func:`add_workspace_options` accepts az's ``--resource-group/-g``, ``--workspace-name/-w``
   and ``--subscription`` (one local workspace: they select nothing); :func:`add_web`
   accepts ``--web`` and :func:`web_note` says what it would have opened.
+- :func:`runs_dir_option` adds ``--runs-dir``.
 - :func:`positive_count` reads a whole number of 1 or more.
 """
 
@@ -97,6 +98,12 @@ def positive_count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
     return value
+
+
+def runs_dir_option(parser: argparse.ArgumentParser, help: str | None = None) -> None:
+    """``--runs-dir`` (:func:`mlpipe.runs.resolve_runs_dir` reads it, then the variable)."""
+    parser.add_argument("--runs-dir", metavar="DIR",
+                        help=help or "runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
 
 
 def add_output_format(parser: argparse.ArgumentParser,

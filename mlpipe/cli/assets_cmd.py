@@ -13,13 +13,17 @@ file is not a usable asset (no name, not valid), 2 usage error (no such file).
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from mlpipe.cli.arguments import add_output_format, add_workspace_options, emit
 from mlpipe.diagnostics import ValidationError, errors_of
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import MlpipeError, UsageError
+
+
+class AssetRefused(MlpipeError):
+    """The file is not a usable asset (no name, not valid, its path unusable)."""
+
 
 KINDS = {"component": "component", "data": "data asset", "model": "model"}  # kind -> noun
 
@@ -43,7 +47,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                                  "$MLPIPE_RUNS_DIR or ./mlpipe-runs)")
         add_output_format(parser)
         add_workspace_options(parser)
-        parser.set_defaults(handler=run_create, asset_kind=kind)
+        parser.set_defaults(handler=run_create, asset_kind=kind,
+                            error_prefix=f"mlpipe {kind} create")
 
 
 def run_create(args: argparse.Namespace) -> int:
@@ -51,14 +56,13 @@ def run_create(args: argparse.Namespace) -> int:
     kind: str = args.asset_kind
     path = Path(args.file)
     if not path.is_file():
-        what = "not a file" if path.exists() else "no such file"
-        print(f"mlpipe {kind} create: {args.file}: {what}", file=sys.stderr)
-        return 2
+        raise UsageError(f"{args.file}: {'not a file' if path.exists() else 'no such file'}")
     try:
         result = _register(kind, path.resolve(), args)
+    except ValidationError as error:
+        raise error.about(args.file, "not registered") from None
     except (MlpipeError, ValueError, LookupError, OSError) as error:
-        print(f"mlpipe {kind} create: {args.file}: {error}", file=sys.stderr)
-        return 1
+        raise AssetRefused(f"{args.file}: {error}") from error
     emit(args, result, lambda: print(f"registered {kind} {result['name']}:{result['version']} "
                                      f"({result['id']}) from {args.file}"))
     return 0

@@ -6,15 +6,25 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
-import sys
 from typing import Any
 
-from mlpipe.cli.arguments import add_job_name, add_output_format, emit, positive_count
+from mlpipe.cli.arguments import (
+    add_job_name,
+    add_output_format,
+    emit,
+    positive_count,
+    runs_dir_option,
+)
 from mlpipe.cli.job_views import console
-from mlpipe.errors import MlpipeError
-from mlpipe.jobs.store import JobNotFound, JobStore
+from mlpipe.errors import MlpipeError, UsageError
+from mlpipe.jobs.store import JobStore
 from mlpipe.runs import check_job_name
 from mlpipe.wording import plural
+
+
+class NothingToAdvise(MlpipeError):
+    """The job has no parallel step, or its step recorded no attempt, to advise from."""
+
 
 HELP = ("predict a parallel step's wall time at other settings and its duration in the cloud, "
         "and recommend its settings")
@@ -25,8 +35,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
         "advise", help=HELP, description=HELP + " (from the job's recorded run; docs/advise.md)",
         epilog="exit codes: 0 advice given; 1 no such job or nothing measured; 2 usage error")
     add_job_name(parser)
-    parser.add_argument("--runs-dir",
-                        help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
+    runs_dir_option(parser)
     parser.add_argument("--step", metavar="STEP", help="the parallel step (default: every one)")
     add_output_format(parser)
     parser.add_argument("--set", dest="overrides", action="append", default=[],
@@ -47,41 +56,30 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def advise_job(args: argparse.Namespace) -> int:
     from mlpipe.runtime.step_logs import StepLogs, read_attempts  # noqa: PLC0415 - on demand
-    from mlpipe.runtime.tuning.advice import AdviceUsageError, advise  # noqa: PLC0415
-    from mlpipe.runtime.tuning.cloud import Assumptions, UnknownVmSize  # noqa: PLC0415
+    from mlpipe.runtime.tuning.advice import advise  # noqa: PLC0415
+    from mlpipe.runtime.tuning.cloud import Assumptions  # noqa: PLC0415
     from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
 
     problem = check_job_name(args.name)
     if problem:
-        return _usage(problem)
+        raise UsageError(problem)
     store = JobStore(args.runs_dir)
-    try:
-        record = store.load(args.name)
-    except JobNotFound:
-        print(f"mlpipe: no job named {args.name!r} in {store.runs_dir}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as error:
-        print(f"mlpipe: cannot read job {args.name!r}: {error}", file=sys.stderr)
-        return 1
+    record = store.load(args.name)
     steps = record.get("steps") or {}
     parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
     if args.step is not None and args.step not in parallel:
         close = difflib.get_close_matches(args.step, parallel, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return _usage(f"--step {args.step!r} is not a parallel step of job {args.name!r}{hint}; "
-                      f"its parallel steps: {', '.join(parallel) or 'none'}")
+        raise UsageError(f"--step {args.step!r} is not a parallel step of job {args.name!r}"
+                         f"{hint}; its parallel steps: {', '.join(parallel) or 'none'}")
     if not parallel:
-        print(f"mlpipe: job {args.name!r} has no parallel step to advise on (job advise reads "
-              "a parallel step's profile)", file=sys.stderr)
-        return 1
+        raise NothingToAdvise(f"job {args.name!r} has no parallel step to advise on (job "
+                              "advise reads a parallel step's profile)")
     chosen = [args.step] if args.step else parallel
     if len(chosen) > 1 and args.overrides:
-        return _usage(f"job {args.name!r} has {plural(len(chosen), 'parallel step')}; name the "
-                      "one --set is for with --step")
-    try:
-        assume = Assumptions().changed(args.assume)
-    except ValueError as error:
-        return _usage(str(error))
+        raise UsageError(f"job {args.name!r} has {plural(len(chosen), 'parallel step')}; name "
+                         "the one --set is for with --step")
+    assume = Assumptions().changed(args.assume)
     advice: dict[str, Any] = {}
     for name in chosen:
         entry = steps[name]
@@ -89,25 +87,16 @@ def advise_job(args: argparse.Namespace) -> int:
         attempts = read_attempts(logs)
         profile = read_profile(logs, attempts=attempts)
         if profile is None or not profile.tally.attempts:
-            print(f"mlpipe: step {name} of job {args.name!r} recorded no attempt to advise from",
-                  file=sys.stderr)
-            return 1
+            raise NothingToAdvise(f"step {name} of job {args.name!r} recorded no attempt to "
+                                  "advise from")
         cloud = not args.overrides or bool(args.instance_type or args.instance_count
                                            or args.assume)
-        try:
-            advice[name] = advise(profile, name, overrides=args.overrides,
-                                  instance_type=args.instance_type,
-                                  instance_count=args.instance_count, assume=assume,
-                                  append_row_mb=_append_row_mb(entry), cloud=cloud,
-                                  others=other_runs(store, record, name, profile,
-                                                    attempts))
-        except UnknownVmSize as error:
-            return _usage(str(error))
-        except AdviceUsageError as error:
-            return _usage(str(error))
-        except MlpipeError as error:
-            print(f"mlpipe: {error}", file=sys.stderr)
-            return 1
+        advice[name] = advise(profile, name, overrides=args.overrides,
+                              instance_type=args.instance_type,
+                              instance_count=args.instance_count, assume=assume,
+                              append_row_mb=_append_row_mb(entry), cloud=cloud,
+                              others=other_runs(store, record, name, profile, attempts))
+
     def human() -> None:
         out = console()
         for step_advice in advice.values():
@@ -135,8 +124,7 @@ def other_runs(store: JobStore, record: dict[str, Any], step: str, profile: Any,
         return (other is not None and other.status == "Completed" and not other.reused
                 and other.tally.attempts > 0 and other.tally.items == profile.tally.items)
 
-    logs = profile.logs
-    found = [other for other in (read_profile(logs, index, attempts=attempts)
+    found = [other for other in (read_profile(profile.logs, index, attempts=attempts)
                                  for index in range(profile.runs - 2, -1, -1))
              if complete(other)]
     source = record.get("source")
@@ -200,8 +188,3 @@ def table_lines(advice: Any) -> list[str]:
             lines.append(f"    {recommendation.key}: {recommendation.value}  "
                          f"({recommendation.why})")
     return lines
-
-
-def _usage(message: str) -> int:
-    print(f"mlpipe job advise: error: {message}", file=sys.stderr)
-    return 2

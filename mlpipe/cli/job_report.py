@@ -3,52 +3,38 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from mlpipe.jobs.store import JobNotFound, JobStore
+from mlpipe.cli.arguments import add_job_name, runs_dir_option
+from mlpipe.errors import MlpipeError, UsageError
+from mlpipe.jobs.store import JobStore
 from mlpipe.runs import check_job_name
 from mlpipe.runtime.faults import describe_fault
 
 HELP = "write a job's report.html (task streams, throughput, errors, steps)"
 
 
+class ReportNotWritten(MlpipeError):
+    """The job's report.html could not be written (its folder refuses the write)."""
+
+
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     parser = groups["job"].add_parser("report", help=HELP, description=HELP)
-    parser.add_argument("name", nargs="?", help="the job's name")
-    parser.add_argument("--name", "-n", dest="name_option", metavar="NAME",
-                        help="the job's name (az style)")
-    parser.add_argument("--runs-dir",
-                        help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
-    parser.set_defaults(handler=report_job, _parser=parser)
+    add_job_name(parser)
+    runs_dir_option(parser)
+    parser.set_defaults(handler=report_job)
 
 
 def report_job(args: argparse.Namespace) -> int:
     from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
 
-    name = args.name or args.name_option
-    if not name or (args.name and args.name_option and args.name != args.name_option):
-        args._parser.print_usage(sys.stderr)
-        print("mlpipe job report: error: give the job's name once, as NAME or -n NAME",
-              file=sys.stderr)
-        return 2
-    problem = check_job_name(name)
+    problem = check_job_name(args.name)
     if problem:
-        print(f"mlpipe: error: {problem}", file=sys.stderr)
-        return 2
+        raise UsageError(problem)
     store = JobStore(args.runs_dir)
+    record = store.load(args.name)
     try:
-        record = store.load(name)
-    except JobNotFound:
-        print(f"mlpipe: error: no job {name!r} in {store.runs_dir}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as exc:
-        print(f"mlpipe: error: cannot read the record of job {name!r} "
-              f"({store.record_path(name)}): {exc}", file=sys.stderr)
-        return 1
-    try:
-        print(write_job_report(store.job_dir(name), record))
+        print(write_job_report(store.job_dir(args.name), record))
     except OSError as exc:
-        print(f"mlpipe: error: report.html of job {name!r} not written: {describe_fault(exc)}",
-              file=sys.stderr)
-        return 1
+        raise ReportNotWritten(f"report.html of job {args.name!r} not written: "
+                               f"{describe_fault(exc)}") from exc
     return 0

@@ -20,22 +20,33 @@ from mlpipe.cli.arguments import (
     emit,
     machine_output,
     positive_count,
+    runs_dir_option,
     web_note,
 )
 from mlpipe.cli.job_views import console, jobs_table, print_job, progress_lines, steps_table
 from mlpipe.cli.validate import file_problem
-from mlpipe.diagnostics import ValidationError
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.azure_view import azure_children, azure_record
-from mlpipe.jobs.ownership import JobLock, own_job, request_cancel
-from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
+from mlpipe.jobs.ownership import own_job, request_cancel
+from mlpipe.jobs.store import TERMINAL, JobStore
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
 from mlpipe.runtime.backends import BACKENDS, backend_names
-from mlpipe.runtime.faults import describe_fault
 from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
+
+
+class RunnerGone(MlpipeError):
+    """``job stream`` of a job whose record says it runs, but whose runner is gone."""
+
+
+class CancelTimeout(MlpipeError):
+    """``job cancel`` waited ``--timeout`` seconds and the job still runs."""
+
+
+def _warn(message: str) -> None:
+    print(f"mlpipe: {message}", file=sys.stderr)
 
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
@@ -51,7 +62,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         help="the pipeline YAML (or a command or sweep job's)")
     create.add_argument("--name", "-n", help="job name (default: <display_name, experiment_name or "
                         "file/folder name>_<time>_<hex>); naming an unfinished job resumes it")
-    _runs_dir_option(create)
+    runs_dir_option(create)
     create.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
                         metavar="KEY.PATH=VALUE", help="override a key of the YAML (repeatable)")
     _backend_option(create)
@@ -75,7 +86,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     show = job.add_parser("show", help="show a job's record")
     add_job_name(show)
-    _runs_dir_option(show)
+    runs_dir_option(show)
     _az_conventions(show, web=True)
     show.add_argument("--mini-batches", action="store_true",
                       help="list a parallel step's mini-batches: id, items, attempts, status, "
@@ -88,7 +99,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     show.set_defaults(handler=show_job)
 
     listing = job.add_parser("list", help="list jobs, newest first")
-    _runs_dir_option(listing)
+    runs_dir_option(listing)
     listing.add_argument("--max-results", "-r", type=positive_count, metavar="N",
                          help="list at most N jobs (the newest)")
     listing.add_argument("--parent-job-name", "-p", metavar="NAME",
@@ -100,13 +111,13 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
     stream = job.add_parser("stream", help="follow a running job until it ends")
     add_job_name(stream)
-    _runs_dir_option(stream)
+    runs_dir_option(stream)
     _az_conventions(stream)
     stream.set_defaults(handler=stream_job)
 
     cancel = job.add_parser("cancel", help="stop a running job (finished work is kept)")
     add_job_name(cancel)
-    _runs_dir_option(cancel)
+    runs_dir_option(cancel)
     _az_conventions(cancel)
     cancel.add_argument("--no-wait", dest="wait", action="store_false",
                         help="return at once instead of waiting for the job to stop")
@@ -117,7 +128,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     rerun = job.add_parser("rerun", help="run a finished job again in place: all or some "
                                          "steps, or only its failed mini-batches")
     add_job_name(rerun)
-    _runs_dir_option(rerun)
+    runs_dir_option(rerun)
     rerun.add_argument("--failed-only", action="store_true",
                        help="run again only the mini-batches whose last attempt failed, timed "
                             "out or returned fewer items (and what they feed)")
@@ -134,7 +145,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     debug = job.add_parser("debug", help="run one mini-batch of a parallel step here, in the "
                                          "foreground (the job's files are not changed)")
     add_job_name(debug)
-    _runs_dir_option(debug)
+    runs_dir_option(debug)
     debug.add_argument("--step", required=True, metavar="STEP", help="the parallel step")
     debug.add_argument("--mini-batch", required=True, metavar="ID",
                        help="the mini-batch id (mlpipe job show NAME --mini-batches lists them)")
@@ -148,7 +159,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                     "to DOWNLOAD_PATH/named-outputs/X, --all every output and the logs, else the "
                     "logs (the run folder) to DOWNLOAD_PATH/artifacts.")
     add_job_name(download)
-    _runs_dir_option(download)
+    runs_dir_option(download)
     download.add_argument("--output-name", metavar="OUTPUT", help="the pipeline output to copy")
     download.add_argument("--download-path", default=".", metavar="PATH",
                           help="where to copy to (default: the current folder)")
@@ -174,11 +185,6 @@ def _backend_option(parser: argparse.ArgumentParser) -> None:
                         help=f"where parallel steps run: {choices}; default: local")
 
 
-def _runs_dir_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--runs-dir",
-                        help="runs folder (default: $MLPIPE_RUNS_DIR or ./mlpipe-runs)")
-
-
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -196,37 +202,27 @@ def _override(text: str) -> str:
     return text
 
 
-def _err(message: str) -> None:
-    print(f"mlpipe: {message}", file=sys.stderr)
-
-
 def create_job(args: argparse.Namespace) -> int:
-    """``mlpipe job create``: 0 when the job completed; 1 when it failed, was canceled or is
-    invalid. With ``-o``/``--query`` the progress goes to stderr and stdout gets the job as
-    ``job show`` gives it (``--query name -o tsv``: its name)."""
+    """``mlpipe job create``: 0 when the job completed; 1 when it failed or was canceled
+    (an invalid or refused job raises). With ``-o``/``--query`` the progress goes to stderr
+    and stdout gets the job as ``job show`` gives it (``--query name -o tsv``: its name)."""
     problem = file_problem(args.file)
     if problem:
-        return _usage(problem)
+        raise UsageError(problem)
     if not machine_output(args):
         return _create(args)
     with contextlib.redirect_stdout(sys.stderr):
         code = _create(args)
-    name = getattr(args, "created", None)
-    if name is not None:
-        emit(args, lambda: azure_record(JobStore(args.runs_dir).load(name)))
+    emit(args, lambda: azure_record(JobStore(args.runs_dir).load(args.created)))
     return code
 
 
 def _create(args: argparse.Namespace) -> int:
-    from mlpipe.compiler import OverrideSyntaxError
-    from mlpipe.jobs.front_door import NotAPipelineError, Submission, SubmitUsageError, submit
-    from mlpipe.jobs.preflight import RemoteAssetsError, StepsNotRunnableError
+    from mlpipe.jobs.front_door import Submission, submit
 
-    started: list[Submission] = []
     out = console()
 
     def on_start(submission: Submission) -> None:
-        started.append(submission)
         decision = submission.decision
         print(f"job: {decision.name}")
         if decision.action == "rerun":
@@ -253,32 +249,6 @@ def _create(args: argparse.Namespace) -> int:
                             owner=getattr(args, "owner", None),
                             allow_external_outputs=getattr(args, "allow_external_outputs", False),
                             skip_steps=tuple(getattr(args, "skip_steps", ()) or ()))
-    except SubmitUsageError as exc:
-        return _usage(str(exc))
-    except NotAPipelineError as exc:
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        _err(f"{args.file}: nothing was run")
-        return 1
-    except (RemoteAssetsError, StepsNotRunnableError) as exc:
-        return _refused(exc)
-    except ValidationError as exc:
-        for diagnostic in exc.diagnostics:
-            print(diagnostic.format(), file=sys.stderr)
-        count = len(exc.errors)
-        _err(f"{args.file}: {count} problem{'s' if count != 1 else ''}; nothing was run")
-        return 1
-    except OverrideSyntaxError as exc:
-        return _usage(str(exc))
-    except OSError as exc:
-        if not started:
-            raise
-        _err(f"job {started[0].name} stopped: cannot write "
-             f"{exc.filename or started[0].plan.run_dir}: {exc.strerror or exc}")
-        return 1
-    except MlpipeError as exc:
-        _err(str(exc))
-        return 1
     finally:
         _restore_sigterm(previous_sigterm)
     assert submission.result is not None
@@ -288,18 +258,6 @@ def _create(args: argparse.Namespace) -> int:
         print(f"report:     {submission.result.report}", flush=True)
     web_note(args, submission.result.report)
     return 0 if submission.result.ok else 1
-
-
-def _usage(message: str) -> int:
-    print(f"mlpipe: error: {message}", file=sys.stderr)
-    return 2
-
-
-def _refused(exc: ValidationError) -> int:
-    for diagnostic in exc.diagnostics:
-        print(diagnostic.format(), file=sys.stderr)
-    print(getattr(exc, "advice", "") or "mlpipe: the job was not started", file=sys.stderr)
-    return 1
 
 
 def _install_sigterm(cancel: threading.Event) -> Any:
@@ -313,61 +271,33 @@ def _restore_sigterm(previous: Any) -> None:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _load(store: JobStore, name: str) -> dict[str, Any] | None:
-    try:
-        return store.load(name)
-    except JobNotFound:
-        hint = store.close_matches(name)
-        extra = f"; did you mean {', '.join(repr(h) for h in hint)}?" if hint else ""
-        if not hint and not store.names():
-            extra = " (no jobs there at all: is --runs-dir or $MLPIPE_RUNS_DIR right?)"
-        _err(f"no job named {name!r} in {store.runs_dir}{extra}")
-        return None
-    except (OSError, ValueError) as exc:
-        _err(f"cannot read the record of job {name!r} ({store.record_path(name)}): {exc}")
-        return None
-
-
-def _store_for(args: argparse.Namespace) -> tuple[JobStore | None, int]:
-    """The job store of ``args`` and 0, or ``None`` and the exit code after a usage error."""
+def _store_for(args: argparse.Namespace) -> JobStore:
+    """The job store of ``args``; :class:`UsageError` for an unusable runs folder or a name
+    that is no job name."""
     store = JobStore(args.runs_dir)
     problem = runs_dir_problem(store.runs_dir)
     name = getattr(args, "name", None)
     if problem is None and name is not None:
         problem = check_job_name(name)
     if problem:
-        return None, _usage(problem)
-    return store, 0
+        raise UsageError(problem)
+    return store
 
 
-def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]] | int:
-    """The store and the record of job ``args.name``, else the exit code (the error is said)."""
-    store, code = _store_for(args)
-    if store is None:
-        return code
-    record = _load(store, args.name)
-    if record is None:
-        return 1
-    return store, record
+def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]]:
+    """The store and the record of job ``args.name``."""
+    store = _store_for(args)
+    return store, store.load(args.name)
 
 
 def rerun_job(args: argparse.Namespace) -> int:
     """``mlpipe job rerun``: 0 when the rerun completed (or had nothing to do), else 1."""
-    from mlpipe.jobs.rerun import RerunUsageError, plan_rerun  # noqa: PLC0415
+    from mlpipe.jobs.rerun import plan_rerun  # noqa: PLC0415
 
-    owned = _own(args, "run")
-    if isinstance(owned, int):
-        return owned
-    store, owner = owned
-    with owner:  # what runs again is decided by the job's owner only
-        try:
-            previous, steps = plan_rerun(store, args.name, failed_only=args.failed_only,
-                                         steps=args.steps)
-        except RerunUsageError as error:
-            return _usage(str(error))
-        except (JobNotFound, MlpipeError) as error:
-            _err(str(error).strip("'\""))
-            return 1
+    store = _store_for(args)
+    with own_job(store, args.name) as owner:  # what runs again is decided by the owner only
+        previous, steps = plan_rerun(store, args.name, failed_only=args.failed_only,
+                                     steps=args.steps)
         if not steps:
             print(f"job {args.name}: nothing to rerun (no mini-batch failed"
                   f"{' in ' + ', '.join(args.steps) if args.steps else ''})")
@@ -377,46 +307,19 @@ def rerun_job(args: argparse.Namespace) -> int:
         return create_job(args)
 
 
-def _own(args: argparse.Namespace, doing: str) -> tuple[JobStore, JobLock] | int:
-    """The store and this process's hold on job ``args.name``, else the exit code (said)."""
-    store, code = _store_for(args)
-    if store is None:
-        return code
-    try:
-        return store, own_job(store, args.name, doing=doing)
-    except MlpipeError as error:
-        _err(str(error))
-        return 1
-
-
 def debug_job(args: argparse.Namespace) -> int:
     """``mlpipe job debug``: 0 when run() returned, 1 when the user's code raised."""
-    owned = _own(args, "debug")
-    if isinstance(owned, int):
-        return owned
-    store, owner = owned
-    with owner:  # no run of the job replaces its code snapshot meanwhile
-        record = _load(store, args.name)
-        if record is None:
-            return 1
+    store = _store_for(args)
+    with own_job(store, args.name, doing="debug"):  # no run replaces its code snapshot
+        record = store.load(args.name)
         from mlpipe.jobs.debug import debug_mini_batch  # noqa: PLC0415 - the runtime on demand
 
-        try:
-            return debug_mini_batch(record, args.step, args.mini_batch, post_mortem=args.pdb,
-                                    echo=lambda line: print(line, flush=True))
-        except ValidationError as error:
-            _err(f"job {args.name!r}: its pipeline no longer compiles:\n{error}")
-            return 1
-        except MlpipeError as error:
-            _err(str(error))
-            return 1
+        return debug_mini_batch(record, args.step, args.mini_batch, post_mortem=args.pdb,
+                                echo=lambda line: print(line, flush=True))
 
 
 def show_job(args: argparse.Namespace) -> int:
-    found = _job_for(args)
-    if isinstance(found, int):
-        return found
-    _, record = found
+    _, record = _job_for(args)
     if args.mini_batches or args.step or args.failed:
         return _show_mini_batches(args, record)
     view = azure_record(record)
@@ -431,16 +334,18 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
 
     if not args.mini_batches:
-        return _usage("--step and --failed go with --mini-batches")
+        raise UsageError("--step and --failed go with --mini-batches")
     steps = record.get("steps") or {}
     parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
     name = args.step or (parallel[0] if len(parallel) == 1 else None)
     if name is None:
-        return _usage(f"job {record.get('name')!r} has {plural(len(parallel), 'parallel step')}"
-                      f"{': ' + ', '.join(parallel) if parallel else ''}; name one with --step")
+        raise UsageError(f"job {record.get('name')!r} has "
+                         f"{plural(len(parallel), 'parallel step')}"
+                         f"{': ' + ', '.join(parallel) if parallel else ''}; name one with --step")
     if name not in parallel:
-        return _usage(f"--step {name!r} is not a parallel step of job {record.get('name')!r} "
-                      f"(parallel steps: {', '.join(parallel) or 'none'})")
+        raise UsageError(f"--step {name!r} is not a parallel step of job "
+                         f"{record.get('name')!r} (parallel steps: "
+                         f"{', '.join(parallel) or 'none'})")
     outcomes = read_outcomes(steps[name].get("logs_dir") or "")
     if args.failed:
         outcomes = [outcome for outcome in outcomes if not outcome.ok]
@@ -461,9 +366,7 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
 
 
 def list_jobs(args: argparse.Namespace) -> int:
-    store, code = _store_for(args)
-    if store is None:
-        return code
+    store = _store_for(args)
     if args.parent_job_name is not None:
         return _list_children(args, store)
     records = store.list()[:args.max_results]
@@ -473,8 +376,8 @@ def list_jobs(args: argparse.Namespace) -> int:
         print(f"no jobs in {store.runs_dir}")
     else:
         console().print(jobs_table(records))
-    if store.unreadable:
-        _err(f"skipped {plural(len(store.unreadable), 'unreadable record')}: "
+    if store.unreadable:  # a warning: the other jobs are listed
+        _warn(f"skipped {plural(len(store.unreadable), 'unreadable record')}: "
              + ", ".join(str(store.record_path(name)) for name in sorted(store.unreadable)))
     return 0
 
@@ -482,10 +385,8 @@ def list_jobs(args: argparse.Namespace) -> int:
 def _list_children(args: argparse.Namespace, store: JobStore) -> int:
     """``job list --parent-job-name P``: the steps of job P, as az lists child jobs."""
     if (problem := check_job_name(args.parent_job_name)) is not None:
-        return _usage(problem)
-    record = _load(store, args.parent_job_name)
-    if record is None:
-        return 1
+        raise UsageError(problem)
+    record = store.load(args.parent_job_name)
     children = azure_children(record)[:args.max_results]
     emit(args, children, human=lambda: console().print(steps_table(record)))
     return 0
@@ -494,28 +395,17 @@ def _list_children(args: argparse.Namespace, store: JobStore) -> int:
 def download_job(args: argparse.Namespace) -> int:
     """``mlpipe job download``: 0 when the files were copied, 1 when the job has not ended
     or has no such output."""
-    from mlpipe.jobs.download import DownloadError  # noqa: PLC0415
     from mlpipe.jobs.download import download_job as download  # noqa: PLC0415
 
-    found = _job_for(args)
-    if isinstance(found, int):
-        return found
-    store, _ = found
-    try:
-        written = download(store, args.name, args.download_path, args.output_name, args.all)
-    except DownloadError as error:
-        _err(str(error))
-        return 1
+    store = _store_for(args)
+    written = download(store, args.name, args.download_path, args.output_name, args.all)
     emit(args, None, human=lambda: print("\n".join(f"downloaded: {f}" for f in written)))
     return 0
 
 
 def stream_job(args: argparse.Namespace) -> int:
     """Print each change of the job's record until the job ends; exit 0 if it completed."""
-    found = _job_for(args)
-    if isinstance(found, int):
-        return found
-    store, record = found
+    store, record = _job_for(args)
     previous: dict[str, Any] | None = None
     while True:
         for line in progress_lines(previous, record):
@@ -523,30 +413,19 @@ def stream_job(args: argparse.Namespace) -> int:
         if record["status"] in TERMINAL:
             break
         if record.get("stale"):
-            _err(f"job {args.name!r} says {record['status']} but its runner "
-                 f"(pid {record.get('pid')}) is gone")
-            return 1
+            raise RunnerGone(f"job {args.name!r} says {record['status']} but its runner "
+                             f"(pid {record.get('pid')}) is gone")
         previous = record
         time.sleep(STREAM_POLL_SECONDS)
-        latest = _load(store, args.name)
-        if latest is None:  # removed or damaged while we followed it: said by _load
-            return 1
-        record = latest
+        record = store.load(args.name)  # removed or damaged meanwhile: raised
     print_job(record)
     return 0 if record["status"] == "completed" else 1
 
 
 def cancel_job(args: argparse.Namespace) -> int:
     """Ask a job to stop; by default wait until it has stopped. 0 when it ends canceled."""
-    found = _job_for(args)
-    if isinstance(found, int):
-        return found
-    store, _ = found
-    try:
-        record = request_cancel(store, args.name)
-    except (OSError, ValueError) as exc:
-        _err(f"cannot cancel job {args.name!r}: {describe_fault(exc)}")
-        return 1
+    store, _ = _job_for(args)
+    record = request_cancel(store, args.name)
     if record["status"] in TERMINAL:
         print(f"job {args.name} is {record['status']}")
         return 0 if record["status"] == "canceled" else 1
@@ -556,12 +435,9 @@ def cancel_job(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.timeout
     while record["status"] not in TERMINAL:
         if time.monotonic() > deadline:
-            _err(f"job {args.name} is still {record['status']} after {args.timeout:.0f}s")
-            return 1
+            raise CancelTimeout(f"job {args.name} is still {record['status']} after "
+                                f"{args.timeout:.0f}s")
         time.sleep(0.2)
-        latest = _load(store, args.name)
-        if latest is None:
-            return 1
-        record = latest
+        record = store.load(args.name)
     print(f"job {args.name}: {record['status']}")
     return 0 if record["status"] == "canceled" else 1

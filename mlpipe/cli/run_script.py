@@ -9,6 +9,8 @@ import sysconfig
 import traceback
 from pathlib import Path
 
+from mlpipe.errors import MlpipeError, UsageError
+
 HELP = "run an azure-ai-ml or azureml v1 script/notebook unchanged, locally"
 
 
@@ -17,7 +19,7 @@ def register_top(top: argparse._SubParsersAction) -> None:
     parser.add_argument("file", metavar="FILE", help="a .py script or an .ipynb notebook")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",
                         help="arguments for the script (its sys.argv[1:])")
-    parser.set_defaults(handler=run_script)
+    parser.set_defaults(handler=run_script, error_prefix="mlpipe run-script")
 
 
 def _user_line(error: BaseException, path: Path) -> str:
@@ -29,39 +31,45 @@ def _user_line(error: BaseException, path: Path) -> str:
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else str(path)
 
 
+class ScriptFailed(MlpipeError):
+    """The script or notebook raised; ``details`` are its traceback from the user's frames."""
+
+    def __init__(self, message: str, details: tuple[str, ...] = ()):
+        super().__init__(message)
+        self._details = details
+
+    def details(self) -> tuple[str, ...]:
+        return self._details
+
+
 def run_script(args: argparse.Namespace) -> int:
+    """Run the script; its own ``sys.exit(code)`` is the exit code. Whatever it raises is
+    said in one line (an mlpipe refusal, with the user's line that made the call) or as the
+    traceback of the user's frames, exit 1."""
     from mlpipe.diagnostics import ValidationError
-    from mlpipe.errors import MlpipeError
     from mlpipe.runtime.source_paths import user_traceback
     from mlpipe.scripts import NotebookError, run_path
 
     path = Path(args.file)
     if not path.is_file():
-        print(f"mlpipe run-script: {path}: no such file", file=sys.stderr)
-        return 2
+        raise UsageError(f"{path}: no such file")
     if path.suffix not in (".py", ".ipynb"):
-        print(f"mlpipe run-script: {path}: expected a .py script or an .ipynb notebook",
-              file=sys.stderr)
-        return 2
+        raise UsageError(f"{path}: expected a .py script or an .ipynb notebook")
     try:
         run_path(path, args.args)
     except SystemExit as exit_:
         code = exit_.code
         return code if isinstance(code, int) else (0 if code is None else 1)
-    except ValidationError as error:
-        print(f"mlpipe run-script: {path}: {error}", file=sys.stderr)
-        return 1
-    except NotebookError as error:
-        print(f"mlpipe run-script: {error}", file=sys.stderr)
-        return 1
+    except NotebookError:
+        raise  # it names the file
+    except ValidationError as error:  # its diagnostics, then the count of problems
+        raise error.about(str(path)) from None
     except MlpipeError as error:  # mlpipe's own answer (NotAvailableLocally, ...): one line
-        print(f"mlpipe run-script: {_user_line(error, path)}: {type(error).__name__}: {error}",
-              file=sys.stderr)
-        return 1
-    except Exception as error:  # noqa: BLE001 - the user's code failed: show where, exit 1
-        print(user_traceback(error, runner_frames=True), end="", file=sys.stderr)
-        print(f"mlpipe run-script: {path} failed", file=sys.stderr)
-        return 1
+        raise ScriptFailed(f"{_user_line(error, path)}: {type(error).__name__}: "
+                           f"{error}") from error
+    except Exception as error:  # noqa: BLE001 - the user's code failed: show where
+        lines = user_traceback(error, runner_frames=True).rstrip("\n").splitlines()
+        raise ScriptFailed(f"{path} failed", tuple(lines)) from error
     finally:
         sys.stdout.flush()
     return 0

@@ -6,6 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
+from mlpipe.errors import MlpipeError, UsageError
+
+
+class SchemasNotWritten(MlpipeError):
+    """The JSON Schemas could not be written to ``--out``."""
+
 
 def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     parser = groups["schema"].add_parser(
@@ -22,8 +28,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 def run_export(args: argparse.Namespace) -> int:
     if Path(args.out).exists() and not Path(args.out).is_dir():
-        print(f"mlpipe: error: --out {args.out} is a file, not a folder", file=sys.stderr)
-        return 2
+        raise UsageError(f"--out {args.out} is a file, not a folder")
     if args.check:
         return _check(Path(args.out))
     from mlpipe.schema.export import export_schemas  # noqa: PLC0415 - builds every model
@@ -31,8 +36,8 @@ def run_export(args: argparse.Namespace) -> int:
     try:
         paths = export_schemas(args.out)
     except OSError as exc:
-        print(f"mlpipe: cannot write schemas to {args.out}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        raise SchemasNotWritten(f"cannot write schemas to {args.out}: "
+                                f"{exc.strerror or exc}") from exc
     for path in paths:
         print(f"wrote {path}")
     return 0

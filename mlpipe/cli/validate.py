@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 from mlpipe.cli.arguments import OUTPUT_FORMATS, add_output_format, emit
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.errors import UsageError
 from mlpipe.schema.kinds import STANDALONE_TYPES, file_kind, job_type
 from mlpipe.wording import plural
 
@@ -111,17 +111,14 @@ def _run(args: argparse.Namespace, component_only: bool) -> int:
     files = [*args.files, *args.paths]
     overrides = getattr(args, "overrides", [])
     if not files:
-        return _usage("give at least one file: --file FILE or FILE ...")
+        raise UsageError("give at least one file: --file FILE or FILE ...")
     problem = next(filter(None, map(file_problem, files)), None)
     if problem:
-        return _usage(problem)
-    from mlpipe.compiler.overrides import OverrideSyntaxError, parse_override  # noqa: PLC0415
+        raise UsageError(problem)
+    from mlpipe.compiler.overrides import parse_override  # noqa: PLC0415
 
-    try:
-        for item in overrides:
-            parse_override(item)
-    except OverrideSyntaxError as exc:
-        return _usage(str(exc))
+    for item in overrides:
+        parse_override(item)  # OverrideSyntaxError: a usage error
     reports = [_validate_file(f, args, component_only) for f in files]
     emit(args, lambda: _json(reports), human=lambda: _print_text(reports, quiet=args.quiet))
     return 0 if all(r.valid for r in reports) else 1
@@ -142,11 +139,6 @@ def file_problem(file: str) -> str | None:
     except OSError as exc:  # a path the OS refuses to look up
         what = f"cannot be read: {exc.strerror or exc}"
     return f"{file}: {what}"
-
-
-def _usage(message: str) -> int:
-    print(f"mlpipe: error: {message}", file=sys.stderr)
-    return 2
 
 
 def is_pipeline_job(data: dict[str, Any]) -> bool:

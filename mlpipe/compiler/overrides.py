@@ -22,13 +22,13 @@ import yaml
 
 from mlpipe.compiler.context import SAFE_LOADER
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import UsageError
 from mlpipe.limits import MAX_DEPTH, InputLimitError, check_yaml_text
 
 _INDEX = re.compile(r"-?[0-9]{1,18}")
 
 
-class OverrideSyntaxError(MlpipeError, ValueError):
+class OverrideSyntaxError(UsageError):
     """An override is not written ``key.path=value`` (a usage error)."""
 
 

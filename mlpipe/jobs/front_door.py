@@ -26,26 +26,34 @@ from typing import Any
 
 from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.ownership import JobLock, own_job
 from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
 from mlpipe.jobs.runner import Echo, JobResult, execute_plan
-from mlpipe.jobs.store import JobConflictError, JobStore
+from mlpipe.jobs.store import JobConflictError, JobStore, RecordError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, generate_job_name, runs_dir_problem
 from mlpipe.runtime.backends import BackendSpec
+from mlpipe.runtime.faults import describe_fault
 from mlpipe.schema import Loaded, load_runnable, load_yaml_file
 from mlpipe.schema.kinds import not_runnable
 
 NAME_FIELDS = ("display_name", "experiment_name")
 
 
-class SubmitUsageError(MlpipeError, ValueError):
+class SubmitUsageError(UsageError):
     """The request cannot be carried out as asked (runs folder, job name): a usage error."""
 
 
 class NotAPipelineError(ValidationError):
     """The YAML is readable but is not a pipeline job (a component, another job type)."""
+
+    def summary(self) -> str:
+        return f"{self.subject}: nothing was run" if self.subject else "nothing was run"
+
+
+class JobStopped(MlpipeError):
+    """The job started but its runner could not go on (its folder cannot be written)."""
 
 
 class Mode(enum.Enum):
@@ -131,6 +139,35 @@ def submit(
     problem = runs_dir_problem(store.runs_dir, create=True)
     if problem:
         raise SubmitUsageError(problem)
+    try:
+        return _submit(store, source, name=name, overrides=overrides, mode=mode,
+                       backend=backend, progress=progress, cancel=cancel, echo=echo,
+                       max_workers=max_workers, on_compiled=on_compiled, on_start=on_start,
+                       rerun_of=rerun_of, owner=owner,
+                       allow_external_outputs=allow_external_outputs, skip_steps=skip_steps)
+    except ValidationError as error:
+        raise error.about(_shown(source), "nothing was run") from None
+
+
+def _submit(
+    store: JobStore,
+    source: str | os.PathLike[str] | Loaded[Any],
+    *,
+    name: str | None,
+    overrides: Sequence[str],
+    mode: Mode,
+    backend: str | BackendSpec,
+    progress: bool,
+    cancel: threading.Event | None,
+    echo: Echo | None,
+    max_workers: int | None,
+    on_compiled: Callable[[ExecutionPlan], None] | None,
+    on_start: Callable[[Submission], None] | None,
+    rerun_of: Mapping[str, Any] | None,
+    owner: JobLock | None,
+    allow_external_outputs: bool,
+    skip_steps: Sequence[str],
+) -> Submission:
     loaded = _load(source)
     if owner is not None and name not in (None, owner.name):
         raise SubmitUsageError(f"job name {name!r} is not the job held ({owner.name!r})")
@@ -157,10 +194,15 @@ def submit(
         submission = Submission(decision, plan)
         if on_start is not None:
             on_start(submission)
-        submission.result = execute_plan(
-            plan, dict(decision.previous) if decision.previous is not None else None,
-            cancel=cancel, progress=progress, backend=spec, echo=echo,
-            max_workers=max_workers, skip_steps=frozenset(skip_steps))
+        try:
+            submission.result = execute_plan(
+                plan, dict(decision.previous) if decision.previous is not None else None,
+                cancel=cancel, progress=progress, backend=spec, echo=echo,
+                max_workers=max_workers, skip_steps=frozenset(skip_steps))
+        except OSError as error:  # the runner could not write the job's files
+            raise JobStopped(f"job {name} stopped: cannot write "
+                             f"{error.filename or plan.run_dir}: "
+                             f"{error.strerror or describe_fault(error)}") from error
         return submission
     finally:
         if owner is None:
@@ -172,15 +214,18 @@ def decide(store: JobStore, name: str, mode: Mode = Mode.AUTO) -> Decision:
     it cannot (the name completed, still runs, or its record cannot be read)."""
     try:
         previous = store.resumable(name)
-    except JobConflictError:
-        raise
-    except (OSError, ValueError) as exc:
+    except RecordError as exc:
         raise JobConflictError(
             f"job {name!r} exists but its record cannot be read ({store.record_path(name)}: "
-            f"{exc}); choose another name") from exc
+            f"{exc.problem}); choose another name") from exc
     if previous is None:
         return Decision(name, "new")
     return Decision(name, "resume", previous)
+
+
+def _shown(source: str | os.PathLike[str] | Loaded[Any]) -> str:
+    """The job's file as the caller named it (for messages)."""
+    return str(source.source) if isinstance(source, Loaded) else os.fspath(source)
 
 
 def _load(source: str | os.PathLike[str] | Loaded[Any]) -> Loaded[Any]:
@@ -222,5 +267,5 @@ def _generate_name(loaded: Loaded[Any], overrides: Sequence[str], store: JobStor
     return generate_job_name(loaded.source, taken=store.exists, **fields)
 
 
-__all__ = ["Decision", "Mode", "NotAPipelineError", "Submission", "SubmitUsageError", "decide",
-           "submit"]
+__all__ = ["Decision", "JobStopped", "Mode", "NotAPipelineError", "Submission",
+           "SubmitUsageError", "decide", "submit"]

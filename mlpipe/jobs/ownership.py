@@ -19,6 +19,7 @@ that does not exist) is removed again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -96,7 +97,7 @@ def own_job(store: JobStore, name: str, *, doing: str = "run", fresh: bool = Fal
             raise JobBusyError(name, busy.holder) from None
         except OSError as error:
             raise JobConflictError(f"job {name}: cannot lock {job_dir / LOCK_FILE}: "
-                                   f"{error.strerror or error}") from error
+                                   f"{_lock_problem(error)}") from error
         return JobLock(name, job_dir, lock)
     raise JobConflictError(f"job {name}: its folder {job_dir} keeps disappearing")
 
@@ -129,6 +130,15 @@ def request_cancel(store: JobStore, name: str) -> dict[str, Any]:
         record.pop("stale", None)
         write_json_atomic(store.record_path(name), record)
     return record
+
+
+def _lock_problem(error: OSError) -> str:
+    """Why the lock file cannot be opened, with what to do when it is not mlpipe's file."""
+    if error.errno == errno.ELOOP:
+        return "a symbolic link is in its place (remove it; mlpipe makes the lock itself)"
+    if error.errno == errno.EISDIR or os.path.isdir(error.filename or ""):
+        return "a folder is in its place (remove it; mlpipe makes the lock itself)"
+    return error.strerror or str(error)
 
 
 def _make_folder(job_dir: Path, *, fresh: bool) -> None:

@@ -55,11 +55,8 @@ NOT_IMPORTED = frozenset({"python", "pip", "setuptools", "wheel", "conda", "nomk
 LOCAL_COMPUTE = "local"
 
 
-class RemoteAssetsError(ValidationError):
-    """The plan references cloud-only assets; nothing was started.
-
-    ``advice`` says, once, how to map the references to local paths.
-    """
+class JobRefused(ValidationError):
+    """The job cannot start here as it is; ``advice`` says, once, what to do about it."""
 
     def __init__(self, diagnostics: list[Diagnostic], advice: str = ""):
         super().__init__(diagnostics)
@@ -67,6 +64,16 @@ class RemoteAssetsError(ValidationError):
 
     def __str__(self) -> str:
         return super().__str__() + (f"\n{self.advice}" if self.advice else "")
+
+    def summary(self) -> str:
+        return self.advice or "the job was not started"
+
+
+class RemoteAssetsError(JobRefused):
+    """The plan references cloud-only assets; nothing was started.
+
+    ``advice`` says, once, how to map the references to local paths.
+    """
 
 
 def check_remote_assets(plan: ExecutionPlan, skipped: Collection[str] = ()) -> None:
@@ -102,16 +109,9 @@ CLOUD_ONLY = {
 }
 
 
-class StepsNotRunnableError(ValidationError):
+class StepsNotRunnableError(JobRefused):
     """Steps of the plan cannot run here (AutoML, data transfer, import, Spark without
     pyspark) and were not skipped; nothing was started."""
-
-    def __init__(self, diagnostics: list[Diagnostic], advice: str = ""):
-        super().__init__(diagnostics)
-        self.advice = advice
-
-    def __str__(self) -> str:
-        return super().__str__() + (f"\n{self.advice}" if self.advice else "")
 
 
 def spark_available() -> bool:

@@ -15,12 +15,12 @@ import difflib
 from collections.abc import Sequence
 from typing import Any
 
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import UsageError
 from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.runtime.mini_batch_outcomes import read_outcomes
 
 
-class RerunUsageError(MlpipeError, ValueError):
+class RerunUsageError(UsageError):
     """A ``--step`` that names no step of the job."""
 
 

@@ -16,12 +16,15 @@ it; the runner writes one job's record through :class:`~mlpipe.jobs.recorder.Job
 from __future__ import annotations
 
 import builtins
+import difflib
+import errno
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.liveness import process_alive
 from mlpipe.jobs.record import check_record
 from mlpipe.jobs.timestamps import iso, now
@@ -33,14 +36,35 @@ CANCEL_FILE = "cancel-requested"
 
 
 class JobNotFound(MlpipeError, LookupError):
-    """No record for the job name in the runs folder."""
+    """No record for the job name in the runs folder; the message names the runs folder
+    and the closest names there (the one wording of every command and of the SDK)."""
+
+    def __init__(self, name: str, runs_dir: Path, close: builtins.list[str],
+                 any_jobs: bool = True):
+        if close:
+            hint = f"; did you mean {', '.join(repr(match) for match in close)}?"
+        elif not any_jobs:
+            hint = " (no jobs there at all: is --runs-dir or $MLPIPE_RUNS_DIR right?)"
+        else:
+            hint = ""
+        super().__init__(f"no job named {name!r} in {runs_dir}{hint}")
+        self.name = name
+        self.close = close
+
+
+class RecordError(MlpipeError, ValueError):
+    """A job's record cannot be read (damaged, not a file, not mlpipe's) or written."""
+
+    def __init__(self, message: str, problem: str = ""):
+        super().__init__(message)
+        self.problem = problem or message
 
 
 class JobConflictError(MlpipeError, RuntimeError):
     """The job name is taken by a completed or still-running job."""
 
 
-class JobNameError(MlpipeError, ValueError):
+class JobNameError(UsageError):
     """A job name that breaks the job-name rule (:func:`mlpipe.runs.check_job_name`): it
     could name a path outside the runs folder, so no file is touched for it."""
 
@@ -63,22 +87,31 @@ class JobStore:
         return self.job_dir(name) / RECORD_FILE
 
     def exists(self, name: str) -> bool:
-        return self.record_path(name).is_file()
+        """Whether job ``name`` has a record, readable or not (a damaged one counts)."""
+        return os.path.lexists(self.record_path(name))
 
     def load(self, name: str) -> dict[str, Any]:
-        """The record of job ``name``; a job whose runner died is reported as failed."""
+        """The record of job ``name``; a job whose runner died is reported as failed.
+
+        Raises :class:`JobNotFound`, or :class:`RecordError` naming the file and what is
+        wrong with it (not a regular file, not UTF-8 JSON, not a job record)."""
         path = self.record_path(name)
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            record = json.loads(_read_record(path))
         except FileNotFoundError:
-            raise JobNotFound(name) from None
+            raise JobNotFound(name, self.runs_dir, self.close_matches(name),
+                              any_jobs=bool(self.names())) from None
+        except OSError as exc:
+            raise _unreadable(name, path, _os_problem(exc)) from None
         except UnicodeDecodeError as exc:
-            raise ValueError(f"not UTF-8 JSON: {exc.reason}") from None
+            raise _unreadable(name, path, f"not UTF-8 JSON: {exc.reason}") from None
         except RecursionError:
-            raise ValueError("not a job record: JSON nested too deeply") from None
+            raise _unreadable(name, path, "not a job record: JSON nested too deeply") from None
+        except ValueError as exc:
+            raise _unreadable(name, path, str(exc)) from None
         problem = check_record(record)
         if problem:
-            raise ValueError(f"not a job record: {problem}")
+            raise _unreadable(name, path, f"not a job record: {problem}")
         record.setdefault("name", name)
         record.setdefault("steps", {})
         return _with_liveness(record)
@@ -90,13 +123,14 @@ class JobStore:
                 if check_job_name(p.parent.name) is None]
 
     def list(self) -> list[dict[str, Any]]:
-        """Every job's record, newest first."""
+        """Every job's record, newest first (those that cannot be read are named in
+        :attr:`unreadable`)."""
         records = []
         self.unreadable = []
         for name in self.names():
             try:
                 records.append(self.load(name))
-            except (OSError, ValueError):
+            except (JobNotFound, RecordError):
                 self.unreadable.append(name)
         records.sort(key=lambda r: r.get("created_at") or "", reverse=True)
         return records
@@ -119,8 +153,13 @@ class JobStore:
 
     def write_cancel_request(self, name: str) -> None:
         """Leave the request to stop for job ``name``'s runner (``mlpipe.jobs.ownership.
-        request_cancel`` decides when)."""
-        (self.job_dir(name) / CANCEL_FILE).write_text(iso(now()) or "", encoding="utf-8")
+        request_cancel`` decides when); :class:`RecordError` when it cannot be written."""
+        path = self.job_dir(name) / CANCEL_FILE
+        try:
+            path.write_text(iso(now()) or "", encoding="utf-8")
+        except OSError as exc:
+            raise RecordError(f"cannot cancel job {name!r}: cannot write {path}: "
+                              f"{_os_problem(exc)}") from None
 
     def cancel_requested(self, name: str) -> bool:
         return (self.job_dir(name) / CANCEL_FILE).exists()
@@ -129,9 +168,33 @@ class JobStore:
         (self.job_dir(name) / CANCEL_FILE).unlink(missing_ok=True)
 
     def close_matches(self, name: str) -> builtins.list[str]:
-        import difflib
-
         return difflib.get_close_matches(name, self.names(), n=3)
+
+
+def _read_record(path: Path) -> str:
+    """The text of ``path``, a regular file (never a link, a folder or a pipe: a record
+    mlpipe wrote is none of those, and a pipe would block the reader)."""
+    flags = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+             | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            what = "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+            raise OSError(errno.EINVAL, f"{what}, not a job record")
+        return handle.read().decode("utf-8")
+
+
+def _os_problem(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "a symbolic link, not a job record mlpipe wrote"
+    if error.errno == errno.EISDIR:
+        return "a folder, not a job record"
+    return error.strerror or str(error)
+
+
+def _unreadable(name: str, path: Path, problem: str) -> RecordError:
+    return RecordError(f"cannot read the record of job {name!r} ({path}): {problem}", problem)
 
 
 def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:

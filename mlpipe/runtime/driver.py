@@ -25,6 +25,7 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.backends.base import (
     Backend,
     BackendEvent,
+    BackendFailed,
     TaskDone,
     TaskLost,
     TasksReturned,
@@ -54,7 +55,7 @@ from mlpipe.runtime.timeouts import (
     progress_text,
     progress_update_timeout,
 )
-from mlpipe.runtime.worker import LOAD_FAILED, WorkerConfig
+from mlpipe.runtime.worker import WorkerConfig
 
 TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
@@ -344,12 +345,16 @@ class Driver:
             self.init_failures.append(event)
             self.log.error("Worker %s/%s could not start: %s\n%s", event.worker.node_name,
                            event.worker.process, event.message, event.traceback)
-            self._notify("worker_event", event.worker, "init_failed",
+            self._notify("worker_event", event.worker,
+                         "init_failed" if event.stage == "init" else "start_failed",
                          f"{event.message}\n{event.traceback}")
         elif isinstance(event, WorkerLost):
             self.log.warning("%s; %s.", event.message,
                              "it is stopped" if self.stopping else "starting a replacement")
             self._notify("worker_event", event.worker, "died", event.message)
+        elif isinstance(event, BackendFailed):
+            self.log.error("%s", event.message)
+            self._stop("Failed", event.message)
         elif isinstance(event, WorkerStopped):
             if event.shutdown_error:
                 self.log.error("shutdown() raised in worker %s/%s:\n%s", event.worker.node_name,
@@ -549,10 +554,12 @@ class Driver:
     def _no_workers_left(self) -> None:
         if self.init_failures:
             first = self.init_failures[-1]
-            what = ("No worker could start" if first.message.startswith(LOAD_FAILED)
-                    else "The entry script's init() failed and no worker could start")
+            ran = first.stage == "init"  # "init() failed" only when init() ran and raised
+            what = ("The entry script's init() failed and no worker could start" if ran
+                    else "No worker could start")
             reason = f"{what}: {first.message}\n{first.traceback.rstrip()}".rstrip()
-            self._count_error("InitError", f"init() failed: {first.message}", "",
+            self._count_error("InitError" if ran else "StartError",
+                              f"init() failed: {first.message}" if ran else first.message, "",
                               len(self.init_failures))
         else:
             reason = "No worker process is left to run the remaining mini-batches."

@@ -81,6 +81,9 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
         source_dir=step.code_dir, import_mirrors=import_mirrors_mode(),
         stand_ins=step.stand_ins,
+        output_folders=tuple(dict.fromkeys(output.folder for output in step.outputs.values())),
+        inputs=tuple((name, value.path) for name, value in step.inputs.items()
+                     if value.is_data and value.path is not None),
     )
     target = None
     if step.append_row_to:

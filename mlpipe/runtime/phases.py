@@ -80,9 +80,15 @@ def read_phase(path: Path, task_id: int) -> TaskPhase | None:
                     break
     except OSError:
         return None
-    if len(second) < RECORD.size:
+    return decode_phase(second, task_id)
+
+
+def decode_phase(record: bytes, task_id: int) -> TaskPhase:
+    """What a phase file's bytes (read here, or by a worker on another machine) say of
+    ``task_id``: no record of it yet means it is still loading."""
+    if len(record) < RECORD.size:
         return TaskPhase("load")
-    recorded, phase, load_seconds, run_seconds = RECORD.unpack(second)
+    recorded, phase, load_seconds, run_seconds = RECORD.unpack(record[:RECORD.size])
     if recorded != task_id or phase not in (RUN, RESULT):
         return TaskPhase("load")
     if phase == RUN:
@@ -90,4 +96,4 @@ def read_phase(path: Path, task_id: int) -> TaskPhase | None:
     return TaskPhase("result", load_seconds, run_seconds)
 
 
-__all__ = ["RESULT", "RUN", "PhaseWriter", "TaskPhase", "phase_file", "read_phase"]
+__all__ = ["RESULT", "RUN", "PhaseWriter", "TaskPhase", "decode_phase", "phase_file", "read_phase"]

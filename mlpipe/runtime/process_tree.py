@@ -71,6 +71,64 @@ def become_subreaper() -> bool:
         return False
 
 
+PR_GET_CHILD_SUBREAPER = 37
+
+
+def is_subreaper() -> bool:
+    """True when this process is a child subreaper (Linux; ``False`` elsewhere)."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        flag = ctypes.c_int(0)
+        return int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(flag), 0, 0, 0)) == 0 \
+            and bool(flag.value)
+    except (OSError, AttributeError):
+        return False
+
+
+def stop_being_subreaper() -> None:
+    """Undo :func:`become_subreaper` (a process that hosts a worker for a while, then is
+    given back: a Dask worker)."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+
+def descendants() -> set[int]:
+    """The pids of this process's descendants now."""
+    import psutil  # noqa: PLC0415
+
+    try:
+        return {child.pid for child in psutil.Process().children(recursive=True)}
+    except psutil.Error:
+        return set()
+
+
+def end_descendants(*, spare: Collection[int] = ()) -> list[Ended]:
+    """Freeze and kill this process's descendants but ``spare`` (those it had before it
+    hosted a worker): what a subreaper's worker left running, re-parented to it."""
+    import psutil  # noqa: PLC0415
+
+    procs = []
+    for pid in descendants() - set(spare):
+        with contextlib.suppress(psutil.Error):
+            procs.append(psutil.Process(pid))
+    if not procs:
+        return []
+    ended = _kill(_freeze(procs))
+    deadline = time.monotonic() + KILL_WAIT_SECONDS
+    for proc in procs:  # re-parented to this process: reap them
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(proc.pid, os.WNOHANG)[0]:
+                    break
+            except (ChildProcessError, OSError):
+                break
+            time.sleep(0.01)
+    return ended
+
+
 def end_tree(pid: int) -> list[Ended]:
     """Freeze and kill process ``pid`` and every descendant (its process group too); the
     descendants that were running (``pid`` itself is not listed)."""
@@ -239,5 +297,6 @@ def _children_python_waits_for() -> set[int]:
     return pids
 
 
-__all__ = ["TAG_ENV", "Ended", "OrphanReaper", "become_subreaper", "end_tagged", "end_tree",
-           "step_tag", "tagged_environment"]
+__all__ = ["TAG_ENV", "Ended", "OrphanReaper", "become_subreaper", "descendants",
+           "end_descendants", "end_tagged", "end_tree", "is_subreaper", "step_tag",
+           "stop_being_subreaper", "tagged_environment"]

@@ -138,7 +138,9 @@ class StepObserver:
             self.attempt_finished(record)
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
-        """``event`` is "started", "init_failed", "died", "replaced", "stopped"."""
+        """``event`` is "started", "init_failed" (init() ran and raised), "start_failed" (the
+        worker could not start: no process or cluster, its code or entry script not
+        loadable), "died", "replaced", "stopped"."""
 
     def step_finished(self, summary: StepSummary) -> None:
         """The step ended; ``summary`` has its totals."""

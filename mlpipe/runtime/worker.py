@@ -76,6 +76,10 @@ class WorkerConfig:
     source_dir: str | None = None  # the folder code_dir is a snapshot of: tracebacks name it
     import_mirrors: Mode = "auto"  # the driver's mlpipe.import_mirrors mode, for every backend
     stand_ins: str | None = None  # the folder of the job's mlpipe.toml (URL stand-ins)
+    # the step's output folders and data inputs (name, path): what a worker on another
+    # machine writes into a folder of its own and sends back, and what it must see
+    output_folders: tuple[str, ...] = ()
+    inputs: tuple[tuple[str, str], ...] = ()
 
     @property
     def entry_script_path(self) -> str:
@@ -110,11 +114,15 @@ class MiniBatchContext:
 
 
 class InitError(MlpipeError):
-    """The entry script could not be loaded or its init() raised; ``traceback`` says why."""
+    """The worker could not start; ``traceback`` says why and ``stage`` where it stopped:
+    ``"start"`` (the process could not be prepared: its folders, its streams, the code),
+    ``"load"`` (the entry script could not be imported or has no run()) or ``"init"``
+    (init() ran and raised). Only the last is worded "init() failed"."""
 
-    def __init__(self, message: str, traceback_text: str):
+    def __init__(self, message: str, traceback_text: str, stage: str = "init"):
         super().__init__(message)
         self.traceback = traceback_text
+        self.stage = stage
 
 
 def profile_file(logs_dir: str, worker: WorkerInfo) -> Path:
@@ -223,6 +231,41 @@ class WorkerRuntime:
         be loaded, has no run(), or init() raises anything, ``SystemExit`` from
         argparse included.
         """
+        try:
+            self._prepare()
+        except Exception as error:  # noqa: BLE001 - a missing folder, a full disk, ...
+            raise InitError(f"{PREPARE_FAILED}: {_describe(error)}",
+                            traceback.format_exc(), "start") from None
+        config = self.config
+        try:
+            self._load = _resolve(config.loader)
+            self.module = _import_script(config.entry_script_path)
+        except BaseException as error:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, ...
+            raise InitError(f"{LOAD_FAILED} {config.entry_script}: {_describe(error)}",
+                            self.user_traceback(error), "load") from None
+        finally:
+            _flush_std()
+        run = getattr(self.module, "run", None)
+        if not callable(run):
+            raise InitError(f"{LOAD_FAILED} {config.entry_script}: it defines no "
+                            "run(mini_batch) function", "", "load")
+        try:
+            self._run = run
+            self._pass_context = _wants_context(run)
+            if config.profiling_module:
+                self.profiler = RunProfiler(config.profiling_module,
+                                            profile_file(config.logs_dir, self.worker))
+            init = getattr(self.module, "init", None)
+            if callable(init):
+                init()
+        except BaseException as error:  # noqa: BLE001 - SystemExit from argparse included
+            raise InitError(_describe(error), self.user_traceback(error)) from None
+        finally:
+            _flush_std()
+
+    def _prepare(self) -> None:
+        """Streams, environment, folders, ``sys.path``, import hooks, working folder and
+        ``sys.argv`` as the entry script expects them."""
         config = self.config
         if config.capture_output:
             self._capture_output()
@@ -246,31 +289,6 @@ class WorkerRuntime:
         install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
-        try:
-            self._load = _resolve(config.loader)
-            self.module = _import_script(config.entry_script_path)
-        except BaseException as error:  # noqa: BLE001 - SyntaxError, ImportError, SystemExit, ...
-            raise InitError(f"{LOAD_FAILED} {config.entry_script}: {_describe(error)}",
-                            self.user_traceback(error)) from None
-        finally:
-            _flush_std()
-        run = getattr(self.module, "run", None)
-        if not callable(run):
-            raise InitError(f"{LOAD_FAILED} {config.entry_script}: it defines no "
-                            "run(mini_batch) function", "")
-        try:
-            self._run = run
-            self._pass_context = _wants_context(run)
-            if config.profiling_module:
-                self.profiler = RunProfiler(config.profiling_module,
-                                            profile_file(config.logs_dir, self.worker))
-            init = getattr(self.module, "init", None)
-            if callable(init):
-                init()
-        except BaseException as error:  # noqa: BLE001 - SystemExit from argparse included
-            raise InitError(_describe(error), self.user_traceback(error)) from None
-        finally:
-            _flush_std()
 
     def _capture_output(self) -> None:
         for fd, kind in ((1, "stdout"), (2, "stderr")):
@@ -412,6 +430,7 @@ class WorkerRuntime:
 
 
 LOAD_FAILED = "cannot load the entry script"
+PREPARE_FAILED = "the worker could not be prepared"
 
 
 def _resolve(reference: str) -> Callable[[Any], Any]:

@@ -65,7 +65,7 @@ def test_a_full_disk_is_one_line_and_leaves_no_temporary_file(tmp_path: Path) ->
             os.close(filler)
         proc = run_cli("job", "report", "j1", "--runs-dir", str(runs))
         assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc
-        assert proc.stderr.startswith("mlpipe: error: report.html of job 'j1' not written: ")
+        assert proc.stderr.startswith("mlpipe: report.html of job 'j1' not written: ")
         assert "No space left on device [ENOSPC]" in proc.stderr
         assert sorted(os.listdir(folder)) == ["job.json"]  # no report.html, no temporary file
     finally:

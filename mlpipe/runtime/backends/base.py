@@ -49,11 +49,14 @@ class WorkerStarted:
 
 @dataclass(frozen=True)
 class WorkerInitFailed:
-    """``worker`` could not start: the entry script failed to load or init() raised."""
+    """``worker`` could not start. ``stage`` says where it stopped: ``"start"`` (the worker
+    could not be started or prepared: no process, no cluster, no code), ``"load"`` (the
+    entry script could not be imported) or ``"init"`` (init() ran and raised)."""
 
     worker: WorkerInfo
     message: str
     traceback: str
+    stage: str = "start"
 
 
 class TaskDone(NamedTuple):
@@ -106,9 +109,18 @@ class WorkerStopped:
     shutdown_error: str | None = None
 
 
+@dataclass(frozen=True)
+class BackendFailed:
+    """The backend cannot go on (its cluster's scheduler is gone): the step ends ``Failed``
+    with ``message``. The backend has returned the tasks it held (not attempts: the step
+    is resumed later) and its workers are gone."""
+
+    message: str
+
+
 BackendEvent = (
     WorkerStarted | WorkerInitFailed | TaskDone | TaskLost | TasksReturned | WorkerLost
-    | WorkerStopped
+    | WorkerStopped | BackendFailed
 )
 
 
@@ -174,6 +186,7 @@ class Backend(ABC):
 __all__ = [
     "Backend",
     "BackendError",
+    "BackendFailed",
     "BackendEvent",
     "TaskDone",
     "TaskLost",

@@ -47,12 +47,14 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from mlpipe.runtime.backends import backend_spec
 from mlpipe.runtime.backends.base import (
     BackendEvent,
+    BackendFailed,
     TasksReturned,
     WorkerInitFailed,
     WorkerStopped,
@@ -66,19 +68,34 @@ from mlpipe.runtime.backends.dask_cluster import (
     host_of,
 )
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
+from mlpipe.runtime.backends.dask_preflight import (
+    PreflightReport,
+    PreflightRequest,
+    busy_elsewhere,
+    differences,
+    inspect_worker,
+    preflight_request,
+)
 from mlpipe.runtime.backends.dask_share import CHECK_SECONDS, Demand, ShareBoard, fair_shares
+from mlpipe.runtime.backends.dask_transfer import Inbox
 from mlpipe.runtime.backends.dask_worker import (
+    Marker,
     SlotFiles,
     bundle_results,
+    drain_worker,
+    halt_worker,
+    parse_marker,
+    probe_workers,
     read_bundle_results,
     read_task_marker,
     run_tasks,
     slot_files,
     start_worker,
     stop_worker,
+    transfer_roots,
 )
 from mlpipe.runtime.backends.queueing import QueueingBackend
-from mlpipe.runtime.phases import TaskPhase, read_phase
+from mlpipe.runtime.phases import TaskPhase, decode_phase, read_phase
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.worker import WorkerConfig
@@ -94,6 +111,9 @@ BUNDLE_SECONDS = 0.25  # and hold at most this much work (a lost worker re-runs 
 MAX_BUNDLE = 100  # mini-batches per Dask task
 BUNDLES_AHEAD = 2  # bundles on each worker: one running, one waiting behind it
 PEEK_SECONDS = 0.2  # a bundle older than this: its marker file says which mini-batch runs
+PREFLIGHT_TIMEOUT_SECONDS = 10.0  # workers that do not answer the preflight by then are not used
+SCHEDULER_LOST_SECONDS = 5.0  # the client disconnected this long: the step ends (well within 20 s)
+BUSY_CHECK_SECONDS = 2.0  # how often a worker busy with another run's run() is looked at again
 NOT_OURS = "mlpipe restarts no worker of a cluster it did not start"
 LEFT_RUNNING = ("mlpipe left run() to finish on its Dask worker (" + NOT_OURS + ") and retries "
                 "the mini-batch on another worker.")
@@ -139,6 +159,14 @@ class _Slot:
         self.replaced = False
         self.generation = 0
         self.avoid: set[str] = set()  # Dask workers it must not take again (left running, busy)
+        self.remote = False  # its Dask worker does not see the run folder (another machine)
+        self.evict: tuple[str, ...] = ()  # stale mlpipe workers its Dask worker hosts
+        self.probed: tuple[float, Marker | None, bytes | None] | None = None  # a remote peek
+
+    @property
+    def source(self) -> str:
+        """This generation's name as a sender of files (:class:`~.dask_transfer.Inbox`)."""
+        return f"{self.key}#{self.generation}"
 
 
 class DaskBackend(QueueingBackend[_Slot]):
@@ -166,6 +194,8 @@ class DaskBackend(QueueingBackend[_Slot]):
             owned = address is None
         self.address = address
         self.owned = owned
+        self._say = cluster.say if cluster is not None else None
+        self._resume = cluster.resume if cluster is not None else ""
         if not owned:
             self.kill_effect = LEFT_RUNNING
         self.connect_timeout = connect_timeout
@@ -194,6 +224,18 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._overhead = TASK_OVERHEAD_SECONDS  # measured Dask cost per task (moving average)
         self._bundle = 1  # mini-batches per Dask task now
         self._sequence = 0  # tasks submitted so far
+        self._reports: dict[str, PreflightReport] = {}  # Dask worker -> its passed preflight
+        self._request: PreflightRequest | None = None
+        self._token_path: Path | None = None
+        self._archive: bytes | None = None  # the code snapshot, for workers without it
+        self._archive_future: Any = None
+        self._files_in: Inbox | None = None  # files of workers that do not see the run folder
+        self._unusable: dict[str, str] = {}  # Dask worker -> why the step does not use it
+        self._busy: dict[str, float] = {}  # Dask worker busy with another run -> next look
+        self._prober: threading.Thread | None = None
+        self._probe_wanted = threading.Event()
+        self._disconnected = 0.0  # when the client lost the scheduler
+        self._lost: str | None = None  # the scheduler is gone: why
 
     @classmethod
     def for_job(cls, cluster: JobCluster | None) -> DaskBackend:
@@ -217,6 +259,7 @@ class DaskBackend(QueueingBackend[_Slot]):
                                                  self.wait_for_workers, self.logger)
         try:
             available, pool = session.connect(len(workers), self._on_cluster_event)
+            self._request = self._preflight_request(config)
         except Exception as error:  # noqa: BLE001 - any connection problem fails the step cleanly
             where = session.where
             message = f"cannot use the Dask cluster ({where}): {type(error).__name__}: {error}"
@@ -230,12 +273,18 @@ class DaskBackend(QueueingBackend[_Slot]):
             return
         self._client = session.client
         self._pool = pool
-        claimed = [(address, meta) for address, meta in available
-                   if session.holds(address)][:len(self._slots)]
+        usable = self._usable(available)
+        claimed = [(address, meta) for address, meta in usable
+                   if session.holds(address) or session.claim(address)][:len(self._slots)]
+        for address, _ in available:
+            if address not in dict(claimed) and session.holds(address) and session.shared:
+                session.release(address)  # claimed by connect(), but not used
         for slot, (address, meta) in zip(self._slots, claimed, strict=False):  # maybe fewer
             self._assign(slot, address, meta)
             self._spawn(slot)
-        self._spares = [address for address, _ in available if address not in self._by_address]
+        self._spares = [address for address, _ in usable if address not in self._by_address]
+        pool = max(0, pool - len(self._unusable))
+        self._pool = pool
         missing = self._slots[len(claimed):]
         later = missing[:max(0, pool - len(claimed))]  # held by other steps now
         never = missing[len(later):]
@@ -250,6 +299,9 @@ class DaskBackend(QueueingBackend[_Slot]):
             message = (f"the Dask cluster has {free} mlpipe may use and each "
                        f"mlpipe worker needs its own ({len(self._slots)} wanted: instance_count x "
                        f"max_concurrency_per_instance); start more Dask workers or ask for fewer")
+            if self._unusable:
+                message += f" ({plural(len(self._unusable), 'worker')} not used: " + "; ".join(
+                    f"{address}: {why}" for address, why in self._unusable.items()) + ")"
             self.logger.warning("%s; %s will not start.", message,
                                 plural(len(never), "mlpipe worker"))
             for slot in never:
@@ -257,6 +309,90 @@ class DaskBackend(QueueingBackend[_Slot]):
         if session.shared:
             self._board = ShareBoard(self._client, self._run_id, self._tag, self.logger)
             self._board.join(self._wanted(), self._holding())
+        if any(slot.remote for slot in self._slots) or self._spares:
+            self._prober = threading.Thread(target=self._probe_loop, daemon=True,
+                                            name=f"mlpipe-dask-probe-{self._run_id}")
+            self._prober.start()
+
+    # -- the preflight -----------------------------------------------------------------
+    def _preflight_request(self, config: WorkerConfig) -> PreflightRequest:
+        """Write the token that tells a worker it sees the run folder, digest the code."""
+        from mlpipe.runtime.backends.dask_code import pack_code  # noqa: PLC0415
+
+        token = uuid.uuid4().hex
+        path = self._token_path = Path(config.working_root).parent / "dask" / \
+            f"visible-{self._run_id}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(token, encoding="ascii")
+        digest, self._archive = pack_code(config.code_dir)
+        self._files_in = Inbox(transfer_roots(config))
+        return preflight_request(token_path=str(path), token=token, digest=digest,
+                                 code_dir=config.code_dir, inputs=config.inputs)
+
+    def _inspect(self, addresses: Sequence[str]) -> dict[str, Any]:
+        """The preflight reports of ``addresses`` (an exception for a worker that failed)."""
+        if not addresses or self._request is None:
+            return {}
+        client = self._client
+        request = self._request
+
+        async def ask() -> Any:
+            return await asyncio.wait_for(
+                client._run(inspect_worker, request, workers=list(addresses), nanny=False,
+                            on_error="return"), PREFLIGHT_TIMEOUT_SECONDS)
+
+        try:
+            return dict(client.sync(ask))
+        except Exception as error:  # noqa: BLE001 - every worker is then unknown
+            return {address: error for address in addresses}
+
+    def _usable(self, candidates: Sequence[tuple[str, dict[str, Any]]],
+                ) -> list[tuple[str, dict[str, Any]]]:
+        """The ``candidates`` whose preflight passed, in order; the others are noted (driver
+        log and console) and kept out of this step."""
+        reports = self._inspect([address for address, _ in candidates
+                                 if address not in self._unusable])
+        usable = []
+        for address, meta in candidates:
+            report = reports.get(address)
+            why = self._unusable.get(address) or self._verdict(address, report)
+            if why is None:
+                usable.append((address, meta))
+        return usable
+
+    def _verdict(self, address: str, report: Any) -> str | None:
+        """Why the step does not use the worker at ``address`` (None: it does)."""
+        assert self._request is not None
+        if not isinstance(report, PreflightReport):
+            why = f"it did not answer the preflight ({_error_text(report)})"
+            self._not_used(address, "?", [why])
+            return why
+        problems = differences(report, self._request)
+        if problems:
+            self._not_used(address, report.host, problems)
+            return "; ".join(problems)
+        busy = busy_elsewhere(report, self._run_id)
+        if busy is not None:
+            if address not in self._busy:
+                self._note(f"Dask worker {address} (host {report.host}) is still in a run() "
+                           f"that an earlier mlpipe run left there ({busy.busy_seconds:.0f} s "
+                           "so far); this step takes it once it is free")
+            self._busy[address] = time.monotonic() + BUSY_CHECK_SECONDS
+            return "busy"
+        self._busy.pop(address, None)
+        self._reports[address] = report
+        return None
+
+    def _not_used(self, address: str, host: str, problems: Sequence[str]) -> None:
+        self._unusable[address] = "; ".join(problems)
+        self._note(f"Dask worker {address} (host {host}) is not used: " + "; ".join(problems))
+
+    def _note(self, line: str) -> None:
+        """A line for the driver log and the job's console."""
+        self.logger.warning("Dask: %s", line)
+        if self._say is not None:
+            self._say(f"step {Path(self._config.logs_dir).parent.name if self._config else ''}: "
+                      f"{line}")
 
     def _fail_later(self, slot: _Slot, message: str) -> None:
         """Report at the next :meth:`events` that ``slot`` cannot start (active until then)."""
@@ -274,27 +410,53 @@ class DaskBackend(QueueingBackend[_Slot]):
         slot.nanny = meta.get("nanny")
         slot.threads = int(meta.get("nthreads") or 1)
         slot.host = host_of(address)
+        report = self._reports.get(address)
+        slot.remote = report is not None and not report.shared
+        slot.evict = tuple(hosted.key for hosted in report.hosted
+                           if hosted.run_id != self._run_id) if report is not None else ()
+        if slot.remote and report is not None:
+            self.logger.info("Dask: %s/%s runs on %s (host %s), which does not see the run "
+                             "folder: the code goes there through Dask (%s), the files it "
+                             "writes come back through Dask.", slot.info.node_name,
+                             slot.info.process, address, report.host,
+                             "in its cache already" if report.cached else "sent once")
         self._by_address[address] = slot
         assert self._session is not None
         self._session.use(address, slot.nanny)
 
-    def _spawn(self, slot: _Slot) -> None:
+    def _spawn(self, slot: _Slot, *, send_code: bool = False) -> None:
         assert self._config is not None and slot.address is not None
         slot.generation += 1
         slot.state = "starting"
         slot.killed = False
+        slot.probed = None
         slot.queue.clear()
         slot.tasks.clear()
         slot.bundles.clear()
         slot.stop_error = None
-        slot.files = slot_files(self._config, slot.info, f"{self._run_id}-{slot.generation}")
+        archive: Any = None
+        if slot.remote:
+            slot.files = None
+            report = self._reports.get(slot.address)
+            if send_code or report is None or not report.cached:
+                archive = self._code_future()
+        else:
+            slot.files = slot_files(self._config, slot.info, f"{self._run_id}-{slot.generation}")
+        assert self._request is not None
         slot.control = self._submit(start_worker, slot, "init", None, slot.key, self._config,
-                                    slot.info, slot.files)
+                                    slot.info, slot.files, self._run_id, self._request.digest,
+                                    archive, slot.evict)
+
+    def _code_future(self) -> Any:
+        """The code snapshot as data on the cluster (sent once; workers fetch it from there)."""
+        if self._archive_future is None:
+            self._archive_future = self._client.scatter(self._archive, hash=False)
+        return self._archive_future
 
     def _submit(self, function: Any, slot: _Slot, kind: str, bundle: _Bundle | None,
                 *args: Any, after: Any = None) -> Any:
         suffix = f"{bundle.task_ids[0]:09d}" if bundle is not None else \
-            f"{slot.info.node_name}-{slot.info.process}"
+            f"{slot.info.node_name}-{slot.info.process}-{self._sequence}"
         key = f"mlpipe-{kind}-{self._tag}-{slot.generation}-{suffix}"
         extra = {"after": after} if after is not None else {}
         assert self._session is not None
@@ -338,7 +500,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         """Stop the worker (shutdown()) once its current mini-batch ends: its bundles are
         halted (what they have not run comes back as returned) and the stop task runs after
         them; ``state`` is "stopping" (the step ends) or "yielding" (a fair share)."""
-        _halt(slot)
+        _halt(slot, self._client)
         slot.state = state
         slot.control = self._submit(stop_worker, slot, "stop", None, slot.key,
                                     after=self._after(slot))
@@ -351,12 +513,21 @@ class DaskBackend(QueueingBackend[_Slot]):
         if self._closed:
             return
         self._closed = True
-        for thread in self._restarts:
-            thread.join(timeout=RESTART_TIMEOUT_SECONDS)
-        if self._board is not None:
-            self._board.leave()
+        self._probe_wanted.set()
+        if self._lost is None:
+            for thread in self._restarts:
+                thread.join(timeout=RESTART_TIMEOUT_SECONDS)
+            if self._board is not None:
+                self._board.leave()
+            if self._archive_future is not None:
+                _release_future(self._archive_future)
         if self._session is not None:
             self._session.close()
+        if self._files_in is not None:
+            self._files_in.close_all()
+        if self._token_path is not None:
+            with contextlib.suppress(OSError):
+                self._token_path.unlink()
         self._log_route.close()
         self._by_key.clear()
         for slot in self._slots:
@@ -422,12 +593,12 @@ class DaskBackend(QueueingBackend[_Slot]):
     def _current(self, slot: _Slot, now: float) -> tuple[int, float] | None:
         """The mini-batch ``slot`` runs now and since when, from its marker file; ``None``
         when the file does not say (not written yet, unreadable) or no bundle is out."""
-        if not slot.bundles or slot.files is None:
+        if not slot.bundles or (slot.files is None and not slot.remote):
             return None
         head = slot.bundles[0].task_ids
         if len(head) == 1 and len(slot.bundles) == 1:
             return (head[0], slot.since) if head[0] in slot.queue else None
-        marker = read_task_marker(slot.files.marker)
+        marker = self._marker(slot)
         if marker is None or marker.task_id not in slot.queue:
             return None
         if marker.task_id not in head:  # the head's results are on their way: it just began
@@ -442,8 +613,56 @@ class DaskBackend(QueueingBackend[_Slot]):
     def task_phase(self, task_id: int, worker: WorkerInfo) -> TaskPhase | None:
         lost = self._lost_phases.pop(task_id, None)  # its worker is gone, maybe replaced
         slot = self._slot(worker)
+        if lost is None and slot.remote:  # its phase file is on the worker's own disk
+            self._probe_wanted.set()
+            probed = slot.probed
+            return decode_phase(probed[2], task_id) if probed is not None \
+                and probed[2] is not None else None
         path = lost or (slot.files.phase if slot.files is not None else None)
         return read_phase(Path(path), task_id) if path is not None else None
+
+    def _marker(self, slot: _Slot) -> Marker | None:
+        """Which mini-batch ``slot``'s worker runs: its marker file, or on a worker that does
+        not see the run folder, the last probe of it (asked for, for the next look)."""
+        if not slot.remote:
+            return read_task_marker(slot.files.marker) if slot.files is not None else None
+        self._probe_wanted.set()
+        return slot.probed[1] if slot.probed is not None else None
+
+    def _probe_loop(self) -> None:
+        """In the background, while a remote worker's bundle is older than PEEK_SECONDS: ask
+        those workers which mini-batch they run and in which phase (``client.run`` answers
+        while the task runs), at most every PEEK_SECONDS."""
+        while not self._closed:
+            if not self._probe_wanted.wait(0.5):
+                continue
+            self._probe_wanted.clear()
+            slots = [slot for slot in self._slots if slot.remote and slot.address is not None
+                     and slot.state in ("ready", "stopping", "yielding") and slot.bundles]
+            if slots and self._lost is None:
+                self._probe(slots)
+            time.sleep(PEEK_SECONDS / 2)
+
+    def _probe(self, slots: Sequence[_Slot]) -> None:
+        client = self._client
+        keys = [slot.key for slot in slots]
+        addresses = list(dict.fromkeys(slot.address for slot in slots if slot.address))
+
+        async def ask() -> Any:
+            return await asyncio.wait_for(
+                client._run(probe_workers, keys, workers=addresses, on_error="return"),
+                PREFLIGHT_TIMEOUT_SECONDS)
+
+        try:
+            answers = client.sync(ask)
+        except Exception:  # noqa: BLE001 - a worker gone meanwhile: its removal decides
+            return
+        now = time.monotonic()
+        for slot in slots:
+            found = answers.get(slot.address)
+            if isinstance(found, dict) and slot.key in found:
+                marker, phase = found[slot.key]
+                slot.probed = (now, parse_marker(marker), phase)
 
     def kill(self, worker: WorkerInfo) -> None:
         slot = self._slot(worker)
@@ -471,13 +690,13 @@ class DaskBackend(QueueingBackend[_Slot]):
         """Give up on ``slot``'s Dask worker without touching it (a cluster mlpipe did not
         start): its running mini-batch is lost to its timeout, the rest are returned, the rest
         of its bundle is skipped, and a stop task gives the process back once run() returns."""
-        assert slot.address is not None and slot.files is not None
+        assert slot.address is not None
         from distributed import fire_and_forget  # noqa: PLC0415
 
         address = slot.address
         current = self._current(slot, time.monotonic())
         lost, since = current if current is not None else (None, None)
-        _halt(slot)
+        _halt(slot, self._client)
         stop = self._submit(stop_worker, slot, "stop", None, slot.key)
         self._by_key.pop(stop.key, None)
         fire_and_forget(stop)
@@ -491,6 +710,8 @@ class DaskBackend(QueueingBackend[_Slot]):
 
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:
+        if self._lost is None and self._scheduler_gone():
+            return self._scheduler_lost()
         out, self._ready_events = self._ready_events, []
         for slot in self._slots:
             if slot.state == "failing":
@@ -520,10 +741,50 @@ class DaskBackend(QueueingBackend[_Slot]):
                                          None if keys is None else {str(k) for k in keys}, out)
                 elif message["worker"] not in self._by_address:
                     self._spares.append(message["worker"])
-        self._rebalance()
-        self._replace_lost(out)
+        if self._client is None or self._client.status == "running":  # else it would block
+            self._rebalance()
+            self._replace_lost(out)
         out.extend(self._ready_events)
         self._ready_events = []
+        return out
+
+    def _scheduler_gone(self) -> bool:
+        """True once the client has been cut off from the scheduler for
+        SCHEDULER_LOST_SECONDS (it reconnects by itself before that)."""
+        if self._client is None:
+            return False
+        if self._client.status == "running":
+            self._disconnected = 0.0
+            return False
+        now = time.monotonic()
+        if not self._disconnected:
+            self._disconnected = now
+        return now - self._disconnected >= SCHEDULER_LOST_SECONDS
+
+    def _scheduler_lost(self) -> list[BackendEvent]:
+        """End the step: every task held is returned (the resume runs it), every worker
+        ends, one line says what happened and how to go on."""
+        where = self._session.where if self._session is not None else "?"
+        self._lost = where
+        if self._session is not None:
+            self._session.lost = True
+        out: list[BackendEvent] = []
+        for slot in self._slots:
+            if slot.queue:
+                out.append(TasksReturned(slot.info, tuple(slot.queue)))
+            slot.queue.clear()
+            slot.tasks.clear()
+            slot.bundles.clear()
+            slot.control = None
+            if slot.state not in ("failed", "ended"):
+                slot.state = "ended"
+        self._by_key.clear()
+        self._ready_events = []
+        then = self._resume or ("run the step again with resume=True: the mini-batches that "
+                                "finished are kept")
+        out.append(BackendFailed(
+            f"lost the Dask scheduler at {where} (no connection for "
+            f"{SCHEDULER_LOST_SECONDS:g} s); the finished mini-batches are kept: {then}"))
         return out
 
     def _finished(self, futures: list[Any], removed: set[str], out: list[BackendEvent]) -> None:
@@ -558,15 +819,28 @@ class DaskBackend(QueueingBackend[_Slot]):
             value = results.get(future.key, future)
             if kind == "init":
                 self._init_done(slot, value, out)
-            else:
-                slot.stop_error = value if isinstance(value, str) else (
-                    None if value is None else _future_error(future))
-                if not slot.queue:
-                    self._wound_down(slot, out)
+                continue
+            more = False
+            if kind == "stop" and isinstance(value, tuple):
+                slot.stop_error, ended, shipment, more = value
+                self._said_ended(slot, ended)
+                self._receive(slot, shipment)
+            elif kind == "drain" and isinstance(value, tuple):
+                shipment, more = value
+                self._receive(slot, shipment)
+            elif kind == "stop":
+                slot.stop_error = None if value is None else _future_error(future)
+            if more:  # more files than one shipment: fetched by drain tasks, one at a time
+                slot.control = self._submit(drain_worker, slot, "drain", None, slot.key)
+            elif not slot.queue:
+                self._wound_down(slot, out)
 
     def _bundle_done(self, slot: _Slot, bundle: _Bundle, future: Any, value: Any,
                      out: list[BackendEvent]) -> None:
         """Report each mini-batch of a finished bundle: its result, or why it has none."""
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list):
+            value, shipment = value
+            self._receive(slot, shipment)
         results = {result.task_id: result for result in value} \
             if isinstance(value, list) else {}
         self._measure(slot, bundle, list(results.values()))
@@ -635,10 +909,18 @@ class DaskBackend(QueueingBackend[_Slot]):
         return futures
 
     def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
-        if isinstance(value, tuple) and value and value[0] == "ready":
+        answer = value[0] if isinstance(value, tuple) and value else None
+        if answer == "ready":
+            report = self._reports.get(slot.address or "")
+            if report is not None and not report.cached:  # it has the code now
+                self._reports[slot.address or ""] = replace(report, cached=True)
+            self._receive(slot, value[2])
             self._worker_ready(slot, value[1], out)
             return
-        if isinstance(value, tuple) and value and value[0] == "busy":
+        if answer == "no_code":  # its cache lost the snapshot since the preflight: send it
+            self._spawn(slot, send_code=True)
+            return
+        if answer == "busy":
             assert slot.address is not None and self._session is not None
             self.logger.info("Dask: %s already hosts an mlpipe worker (%s); %s/%s looks for "
                              "another.", slot.address, value[1], slot.info.node_name,
@@ -650,16 +932,32 @@ class DaskBackend(QueueingBackend[_Slot]):
             slot.address = None
             slot.state, slot.waiting_since = "waiting", time.monotonic()
             return
-        if isinstance(value, tuple) and value and value[0] == "init_failed":
-            message, text = value[1], value[2]
+        if answer == "init_failed":
+            message, text, stage = value[1], value[2], value[3]
+            self._receive(slot, value[4])
+            self._said_ended(slot, value[5])
         else:
             message = f"the Dask task that starts the worker failed: {_future_error(value)}"
-            text = message + "\n"
+            text, stage = message + "\n", "start"
+        if self._files_in is not None:
+            self._files_in.close(slot.source)
         slot.state = "failed"
-        out.append(WorkerInitFailed(slot.info, message, text))
+        out.append(WorkerInitFailed(slot.info, message, text, stage))
+
+    def _receive(self, slot: _Slot, shipment: Any) -> None:
+        """Write the files ``slot``'s worker sent (it does not see the run folder)."""
+        if shipment is not None and self._files_in is not None:
+            self._files_in.receive(slot.source, shipment)
+
+    def _said_ended(self, slot: _Slot, ended: Sequence[str]) -> None:
+        for process in ended or ():
+            self.logger.warning("Ended %s on Dask worker %s, started by the step's code and "
+                                "still running when the step ended.", process, slot.address)
 
     def _wound_down(self, slot: _Slot, out: list[BackendEvent]) -> None:
         """``slot``'s worker ran shutdown(): the step's end, or a worker given back."""
+        if self._files_in is not None:
+            self._files_in.close(slot.source)
         if slot.state == "stopping" or self._stopping:
             slot.state = "ended"
             out.append(WorkerStopped(slot.info, slot.stop_error))
@@ -681,6 +979,8 @@ class DaskBackend(QueueingBackend[_Slot]):
     def _worker_removed(self, address: str, processing: set[str] | None,
                         out: list[BackendEvent]) -> None:
         self._spares = [a for a in self._spares if a != address]
+        self._reports.pop(address, None)
+        self._busy.pop(address, None)
         slot = self._by_address.get(address)
         if slot is None or slot.address != address or slot.state in ("failed", "ended", "waiting"):
             self._by_address.pop(address, None)
@@ -698,6 +998,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._by_address.pop(address, None)
         was = slot.state
         self._recover(slot, out)
+        if self._files_in is not None:  # what it sent arrived; what it had not is lost with it
+            self._files_in.close(slot.source)
         if lost not in slot.queue:  # it had finished after all
             lost = since = None
         rest = tuple(task_id for task_id in slot.queue if task_id != lost)
@@ -738,7 +1040,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         Tasks that finished but whose results died with the worker are not it: they
         are returned (run again, no attempt charged).
         """
-        marker = read_task_marker(slot.files.marker) if slot.files is not None else None
+        marker = self._marker(slot)
         if marker is not None:
             if marker.state != "R" or marker.task_id not in slot.queue:
                 return None, None
@@ -761,14 +1063,24 @@ class DaskBackend(QueueingBackend[_Slot]):
         waiting = [slot for slot in self._slots if slot.state == "waiting"]
         if not waiting or self._stopping:
             return
+        now = time.monotonic()
+        for address, when in list(self._busy.items()):  # another run's run() may have ended
+            if when <= now and address not in self._spares:
+                self._spares.append(address)
         meta: dict[str, Any] = {}
         if self._spares:
             try:
                 meta = self._client.scheduler_info(n_workers=-1)["workers"]
             except Exception:  # noqa: BLE001
                 meta = {}
-            self._spares = [address for address in self._spares if address in meta]
-        now = time.monotonic()
+            self._spares = [address for address in self._spares if address in meta
+                            and address not in self._unusable]
+            unknown = [(address, meta[address]) for address in self._spares
+                       if address not in self._reports]
+            if unknown:  # a worker new to this step: its preflight first
+                passed = {address for address, _ in self._usable(unknown)}
+                self._spares = [address for address in self._spares
+                                if address in self._reports or address in passed]
         session = self._session
         assert session is not None
         for slot in waiting:
@@ -852,12 +1164,18 @@ class DaskBackend(QueueingBackend[_Slot]):
         _release_future(bundle.future)
 
 
-def _halt(slot: _Slot) -> None:
-    """Tell ``slot``'s bundles to end after the current mini-batch (its halt file): the one
-    running returns what it ran, those queued behind it return at once."""
-    if slot.files is not None and slot.bundles:
+def _halt(slot: _Slot, client: Any) -> None:
+    """Tell ``slot``'s bundles to end after the current mini-batch (its halt file, on the
+    worker's own disk when it does not see the run folder): the one running returns what
+    it ran, those queued behind it return at once."""
+    if not slot.bundles:
+        return
+    if slot.files is not None:
         with contextlib.suppress(OSError):
             Path(slot.files.halt).touch()
+    elif slot.address is not None and client is not None:
+        with contextlib.suppress(Exception):  # a worker gone: its removal decides
+            client.run(halt_worker, slot.key, workers=[slot.address], wait=False)
 
 
 def _pick_spare(slot: _Slot, spares: list[str], meta: dict[str, Any]) -> str | None:
@@ -894,6 +1212,12 @@ def _system_failure(task: Task | None, task_id: int, future: Any) -> TaskResult:
                "the Dask worker no longer holds this mlpipe worker (was it restarted?)")
     return TaskResult(task_id, "Failed", total, 0, total, time.time(), 0.0, 0.0, 0.0,
                       "SystemError", message, None)
+
+
+def _error_text(error: Any) -> str:
+    if isinstance(error, BaseException):
+        return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+    return "no answer"
 
 
 def _future_error(future: Any) -> str:

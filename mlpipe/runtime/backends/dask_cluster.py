@@ -27,12 +27,15 @@ import asyncio
 import contextlib
 import logging
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from mlpipe.plan import ExecutionPlan, ParallelStep
+from mlpipe.runs import resolve_runs_dir
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute
 from mlpipe.runtime.concurrency import worker_names
 from mlpipe.wording import plural
@@ -60,6 +63,17 @@ class JobCluster:
     address: str
     owned: bool
     say: Say = _quiet
+    resume: str = ""  # how the user resumes the job (the command), for a lost scheduler
+
+
+def resume_command(plan: ExecutionPlan) -> str:
+    """``mlpipe job create --file F --name N`` (with ``--runs-dir`` unless the default one)
+    resumes the job of ``plan``."""
+    run_dir = Path(plan.run_dir)
+    words = ["mlpipe", "job", "create", "--file", plan.source, "--name", run_dir.name]
+    if run_dir.parent != resolve_runs_dir():
+        words += ["--runs-dir", str(run_dir.parent)]
+    return "resume with: " + " ".join(shlex.quote(word) for word in words)
 
 
 def cluster_size(plan: ExecutionPlan, cores: int) -> int:
@@ -85,7 +99,7 @@ def job_cluster(plan: ExecutionPlan, say: Say, cores: int) -> Iterator[JobCluste
     address = os.environ.get(SCHEDULER_ENV)
     if address:
         say(_external_dashboard_line(address))
-        yield JobCluster(address, owned=False, say=say)
+        yield JobCluster(address, owned=False, say=say, resume=resume_command(plan))
         return
     with DaskLogRoute():
         try:
@@ -101,7 +115,8 @@ def job_cluster(plan: ExecutionPlan, say: Say, cores: int) -> Iterator[JobCluste
         say(f"Dask dashboard: {dashboard_text(cluster.dashboard_link)} "
             f"(a LocalCluster of {size} worker processes, open until the job ends)")
         try:
-            yield JobCluster(cluster.scheduler_address, owned=True, say=say)
+            yield JobCluster(cluster.scheduler_address, owned=True, say=say,
+                             resume=resume_command(plan))
         finally:
             with contextlib.suppress(Exception):
                 cluster.close()
@@ -144,6 +159,7 @@ class ClusterSession:
         self.resources: dict[str, float] | None = None  # what each task asks for
         self._used: dict[str, str | None] = {}  # Dask worker address -> its Nanny
         self._claims: dict[str, Any] = {}  # Dask worker address -> the Lock that holds it
+        self.lost = False  # the scheduler is gone: nothing more is asked of it
 
     @property
     def where(self) -> str:
@@ -294,6 +310,14 @@ class ClusterSession:
         close the step's own LocalCluster. Workers of a cluster mlpipe did not start are
         left running (each was given back clean by its stop task)."""
         client, cluster = self.client, self.cluster
+        if client is not None and self.lost:  # no lease to give back, no scheduler to tell
+            for lock in self._claims.values():
+                with contextlib.suppress(Exception):
+                    lock.refresh_callback.stop()  # else it logs a failure every few seconds
+            self._claims.clear()
+            with contextlib.suppress(Exception):
+                client.close(timeout=2)
+            client = None
         if client is not None:
             if cluster is None:
                 if self.owned:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import sys
 import threading
 from types import TracebackType
+from typing import Any
 
 # distributed's loggers (and its dashboard's), and asyncio's (its loop reports a task's
 # unretrieved exception)
@@ -55,20 +57,51 @@ def _take_off_the_console() -> None:
 
 
 class Tagged(logging.Handler):
-    """Hands ``target`` a copy of each record whose message names Dask's logger
-    (``Dask distributed.scheduler: Couldn't gather keys ...``)."""
+    """Hands ``target`` one line for each distinct problem Dask logs (``Dask
+    distributed.scheduler: Couldn't gather keys ...``): a record whose message (numbers
+    aside) was handed on already is counted, not repeated, and an exception is said by
+    its type and message, never its traceback (a lost scheduler makes Dask log the same
+    failure every few seconds). :meth:`summarize` says how often each repeated line came."""
 
     def __init__(self, target: logging.Handler) -> None:
         super().__init__()
         self.target = target
+        self._seen: dict[tuple[str, str], list[Any]] = {}  # -> [repeats, the first record]
+        self._seen_lock = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            text += f" ({type(error).__name__}: {error})" if str(error) else \
+                f" ({type(error).__name__})"
+        line = text.strip().splitlines()[0] if text.strip() else record.name
+        key = (record.name, _NUMBERS.sub("#", line))
+        with self._seen_lock:
+            seen = self._seen.get(key)
+            if seen is not None:
+                seen[0] += 1
+                return
+            self._seen[key] = [0, record]
+        self._hand_on(record, line)
+
+    def _hand_on(self, record: logging.LogRecord, line: str) -> None:
         copy = logging.makeLogRecord(record.__dict__)
-        copy.msg, copy.args = f"Dask {record.name}: {record.getMessage()}", None
-        if record.exc_info and not record.exc_text:
-            copy.exc_text = logging.Formatter().formatException(record.exc_info)
-        copy.exc_info = None
+        copy.msg, copy.args = f"Dask {record.name}: {line}", None
+        copy.exc_info, copy.exc_text, copy.stack_info = None, None, None
         self.target.handle(copy)
+
+    def summarize(self) -> None:
+        """One line for each line that came again: how many more times."""
+        with self._seen_lock:
+            repeated = [(key, seen) for key, seen in self._seen.items() if seen[0]]
+            self._seen.clear()
+        for (_name, line), (count, record) in repeated:
+            self._hand_on(record, f"{line} [said {count} more "
+                                  f"time{'s' if count != 1 else ''} since]")
+
+
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+(\.\d+)*")  # counts, addresses, object ids
 
 
 class DaskLogRoute:
@@ -102,6 +135,9 @@ class DaskLogRoute:
             for name in DASK_LOGGERS:
                 for handler in self.handlers:
                     logging.getLogger(name).removeHandler(handler)
+            for handler in self.handlers:
+                if isinstance(handler, Tagged):
+                    handler.summarize()
             _open -= 1
             if _open == 0:
                 for logger, handler in _saved:

@@ -278,7 +278,7 @@ class LocalBackend(QueueingBackend[_Slot]):
         elif kind == "init_failed":
             slot.state = "failed"
             self._forget(slot)
-            out.append(WorkerInitFailed(slot.info, message[1], message[2]))
+            out.append(WorkerInitFailed(slot.info, message[1], message[2], message[3]))
         elif kind == "stopped":
             returned, shutdown_error = message[1], message[2]
             slot.queue.clear()

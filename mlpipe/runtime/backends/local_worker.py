@@ -5,7 +5,7 @@ that imports this module (and, through it, :mod:`mlpipe.runtime.worker`) and cal
 :func:`main` on its end of a socket to the driver. The worker runs init(), then
 tasks in small batches, and answers with one message each:
 
-- ``("ready", pid)`` or ``("init_failed", message, traceback)`` after init();
+- ``("ready", pid)`` or ``("init_failed", message, traceback, stage)`` after init();
 - a :class:`~mlpipe.runtime.tasks.TaskResult` as a plain tuple per task, sent the
   moment the task ends (the driver measures the next task's time from it);
 - ``("stopped", returned task ids, shutdown()'s traceback or None)`` after ``("stop",)``.
@@ -53,7 +53,7 @@ def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
     try:
         runtime.start()
     except InitError as error:
-        _send_quietly(conn, ("init_failed", str(error), error.traceback))
+        _send_quietly(conn, ("init_failed", str(error), error.traceback, error.stage))
         return
     try:
         conn.send(("ready", os.getpid()))

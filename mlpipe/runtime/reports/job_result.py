@@ -78,13 +78,15 @@ class ErrorLog:
         if record.final:
             group.failed_for_good += 1
 
-    def add_init_failure(self, worker: WorkerInfo, message: str) -> None:
-        """Record a worker whose init() failed (a died worker's in-flight attempt is recorded
-        as that attempt, so deaths are not counted twice)."""
+    def add_init_failure(self, worker: WorkerInfo, message: str, *, ran: bool = True) -> None:
+        """Record a worker that could not start: its init() failed (``ran``), or it never got
+        that far (a died worker's in-flight attempt is recorded as that attempt, so deaths
+        are not counted twice)."""
         now = utc_text(datetime.now(timezone.utc))
         pid = f" (pid {worker.pid})" if worker.pid is not None else ""
-        header = f"worker {process_label(worker)}{pid}: init() failed at {now}"
-        self._record(worker, header, "InitError", message, None)
+        what = "init() failed" if ran else "could not start"
+        header = f"worker {process_label(worker)}{pid}: {what} at {now}"
+        self._record(worker, header, "InitError" if ran else "StartError", message, None)
 
     def close(self) -> None:
         self._closing.close()

@@ -167,8 +167,8 @@ class StepReports(StepObserver):
             raise error  # the sampling thread could not write: the step fails with it
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
-        if event == "init_failed":
-            self.errors.add_init_failure(worker, message or event)
+        if event in ("init_failed", "start_failed"):
+            self.errors.add_init_failure(worker, message or event, ran=event == "init_failed")
         if event in ("started", "replaced"):
             self.workers.register(worker)
             self._note_startup(worker, event)

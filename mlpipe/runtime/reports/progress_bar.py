@@ -131,10 +131,11 @@ class ProgressDisplay(StepObserver):
         self._changed()
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
-        if event not in ("init_failed", "died"):
+        if event not in ("init_failed", "start_failed", "died"):
             return
         last = _last_line(message or "")
-        self._notice(f"worker {process_label(worker)} {event}" + (f": {last}" if last else ""))
+        what = "could not start" if event == "start_failed" else event
+        self._notice(f"worker {process_label(worker)} {what}" + (f": {last}" if last else ""))
 
     def _notice(self, text: str) -> None:
         """A line above the bar (or a plain line) about a failure, as it happens."""

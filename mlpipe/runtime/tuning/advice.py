@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import UsageError
 from mlpipe.runtime.tuning.brief import ms, seconds, size_text
 from mlpipe.runtime.tuning.cloud import DEFAULT_INSTANCE_TYPE, Assumptions, VmSize, vm_size
 from mlpipe.runtime.tuning.interval import Estimate, estimate
@@ -52,7 +52,7 @@ SETTING_KEYS = {
 }
 
 
-class AdviceUsageError(MlpipeError, ValueError):
+class AdviceUsageError(UsageError):
     """A ``--set`` the advisor cannot predict for."""
 
 

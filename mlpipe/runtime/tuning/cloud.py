@@ -18,13 +18,17 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from mlpipe.errors import MlpipeError
+from mlpipe.errors import UsageError
 
 VM_SIZES_FILE = Path(__file__).with_name("vm_sizes.json")
 DEFAULT_INSTANCE_TYPE = "Standard_DS3_v2"  # Azure ML's default size for a compute cluster
 
 
-class UnknownVmSize(MlpipeError, ValueError):
+class AssumptionError(UsageError):
+    """An ``--assume KEY=VALUE`` with an unknown key or a value that is not a positive number."""
+
+
+class UnknownVmSize(UsageError):
     """An ``--instance-type`` that ``vm_sizes.json`` does not list."""
 
 
@@ -77,8 +81,8 @@ class Assumptions:
     core_speed: float = 1.0  # a VM core's speed relative to a core of this machine
 
     def changed(self, items: list[str]) -> Assumptions:
-        """These assumptions with ``KEY=VALUE`` items applied; :class:`ValueError` names a
-        wrong key or value."""
+        """These assumptions with ``KEY=VALUE`` items applied; :class:`AssumptionError` names
+        a wrong key or value."""
         names = [f.name for f in fields(self)]
         values: dict[str, Any] = {}
         for item in items:
@@ -87,15 +91,15 @@ class Assumptions:
             if not sep or key not in names:
                 close = difflib.get_close_matches(key, names, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise ValueError(f"--assume {item!r}: expected KEY=VALUE with KEY one of "
-                                 f"{', '.join(names)}{hint}")
+                raise AssumptionError(f"--assume {item!r}: expected KEY=VALUE with KEY one "
+                                      f"of {', '.join(names)}{hint}")
             try:
                 value = float(text)
             except ValueError:
-                raise ValueError(f"--assume {item!r}: {text!r} is not a number") from None
+                raise AssumptionError(f"--assume {item!r}: {text!r} is not a number") from None
             if value < 0 or (key in ("schedule_rate", "concat_mb_per_s", "core_speed")
                              and value == 0):
-                raise ValueError(f"--assume {item!r}: must be greater than 0")
+                raise AssumptionError(f"--assume {item!r}: must be greater than 0")
             values[key] = value
         return replace(self, **values)
 
@@ -107,5 +111,5 @@ class Assumptions:
                 f"a VM core {self.core_speed:g}x as fast as a core here"]
 
 
-__all__ = ["DEFAULT_INSTANCE_TYPE", "Assumptions", "UnknownVmSize", "VmSize", "vm_size",
-           "vm_sizes"]
+__all__ = ["DEFAULT_INSTANCE_TYPE", "AssumptionError", "Assumptions", "UnknownVmSize", "VmSize",
+           "vm_size", "vm_sizes"]

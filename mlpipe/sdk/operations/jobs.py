@@ -124,10 +124,8 @@ class JobOperations(Operations):
 
         try:
             return LocalJob(store.load(name))
-        except JobNotFound:
-            close = store.close_matches(name)
-            hint = f" (did you mean {', '.join(map(repr, close))}?)" if close else ""
-            raise JobNotFoundError(f"no job named {name!r} in {store.runs_dir}{hint}") from None
+        except JobNotFound as missing:  # azure-core's error, in the store's one wording
+            raise JobNotFoundError(str(missing)) from None
 
     def list(self, *, parent_job_name: str | None = None, **kwargs: Any) -> list[LocalJob]:
         """Every job in the runs folder, newest first; with ``parent_job_name``, its steps."""

@@ -17,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -95,10 +96,20 @@ class DaskProcesses:
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     dashboard: bool = False
 
-    def _popen(self, *args: str) -> subprocess.Popen[bytes]:
+    def _popen(self, *args: str, hidden: Sequence[Path] = (),
+               pythonpath: Sequence[Path] = ()) -> subprocess.Popen[bytes]:
+        """``python -m ARGS``; with ``hidden`` folders, in a mount namespace of its own where
+        each of them is an empty tmpfs: "another machine", which has none of those files."""
         log = (self.folder / "cluster.log").open("a")
-        return subprocess.Popen([sys.executable, "-m", *args], cwd=self.folder,
-                                env={**os.environ, "PYTHONPATH": str(REPO)},
+        command = [sys.executable, "-m", *args]
+        if hidden:
+            mounts = " && ".join(f"mount -t tmpfs none {shlex.quote(str(folder))}"
+                                 for folder in hidden)
+            command = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+                       f"{mounts} && exec {shlex.join(command)}"]
+        return subprocess.Popen(command, cwd=self.folder,
+                                env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                                    map(str, (REPO, *pythonpath)))},
                                 start_new_session=True, stdout=subprocess.DEVNULL, stderr=log)
 
     def start_scheduler(self) -> str:
@@ -111,21 +122,27 @@ class DaskProcesses:
         self.address = wait_for_scheduler_file(scheduler_file, self.scheduler)
         return self.address
 
-    def add_workers(self, count: int, *, nanny: bool, extra: Sequence[str] = ()) -> None:
+    def add_workers(self, count: int, *, nanny: bool, extra: Sequence[str] = (),
+                    hidden: Sequence[Path] = (), pythonpath: Sequence[Path] = ()) -> None:
         """Start ``count`` single-threaded workers (``--nworkers`` behind one Nanny process
-        each when ``nanny``, else one ``--no-nanny`` process each) and wait for them."""
+        each when ``nanny``, else one ``--no-nanny`` process each) and wait for them.
+        With ``hidden`` folders each ``--no-nanny`` worker is another machine: those folders
+        are empty there, and it has a local directory of its own."""
         before = len(self.worker_addresses())
         if nanny:
             self.workers.append(self._popen(
                 "distributed.cli.dask_worker", self.address, "--nworkers", str(count),
                 "--nthreads", "1", "--memory-limit", "2GB", "--no-dashboard",
-                "--local-directory", str(self.folder), *extra))
+                "--local-directory", str(self.folder), *extra, hidden=hidden,
+                pythonpath=pythonpath))
         else:
             for _ in range(count):
+                local = self.folder / f"host-{len(self.workers)}" if hidden else self.folder
+                local.mkdir(exist_ok=True)
                 self.workers.append(self._popen(
                     "distributed.cli.dask_worker", self.address, "--no-nanny", "--nthreads",
                     "1", "--memory-limit", "2GB", "--no-dashboard", "--local-directory",
-                    str(self.folder), *extra))
+                    str(local), *extra, hidden=hidden, pythonpath=pythonpath))
         self.wait_for_workers(before + count)
 
     def worker_addresses(self) -> dict[str, int]:
@@ -175,6 +192,27 @@ def dask_processes(folder: Path, dashboard: bool = False) -> Iterator[DaskProces
         yield cluster
     finally:
         cluster.close()
+
+
+def wait_for(predicate: Callable[[], bool], what: str, job: subprocess.Popen[str],
+             timeout: float = 120) -> None:
+    """Until ``predicate()``, while ``job`` (an ``mlpipe job create``) still runs."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert job.poll() is None, f"the job ended before {what}: {job.communicate()[0]}"
+        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
+        time.sleep(0.05)
+
+
+def finish(job: subprocess.Popen[str], timeout: float = 300) -> str:
+    """``job``'s output once it ended (killed past ``timeout``)."""
+    try:
+        out, _ = job.communicate(timeout=timeout)
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()
+    return out
 
 
 # -- a backend in one module and one row ----------------------------------------------
@@ -231,7 +269,8 @@ class InlineBackend(Backend):
             try:
                 runtime.start()
             except InitError as error:
-                self._events.append(WorkerInitFailed(worker, str(error), error.traceback))
+                self._events.append(WorkerInitFailed(worker, str(error), error.traceback,
+                                                     error.stage))
                 continue
             self._runtimes[(worker.node, worker.process)] = (worker, runtime)
             self._events.append(WorkerStarted(worker))

@@ -150,3 +150,63 @@ def test_missing_distributed_gives_the_install_hint() -> None:
                "install it with: pip install 'mlpipe-azure[dask]'")
     assert done.stdout.splitlines() == [message, message]
     assert "Traceback" not in done.stdout + done.stderr
+
+
+DAEMON_SCRIPT = """
+import os, time
+from pathlib import Path
+
+def run(mini_batch):
+    child = os.fork()
+    if child == 0:  # a daemon: double fork + setsid, as a server or a watcher starts itself
+        os.setsid()
+        if os.fork() == 0:
+            Path(os.environ["DAEMONS"], str(os.getpid())).write_text("up")
+            time.sleep(300)
+        os._exit(0)
+    os.waitpid(child, 0)
+    return [Path(p).name for p in mini_batch]
+"""
+
+
+@pytest.mark.slow
+def test_a_daemon_run_started_on_a_dask_worker_ends_with_the_step_and_is_named(
+        tmp_path: Path) -> None:
+    """``mlpipe job create ... | tee`` ends: the daemon held the job's stdout (the job's
+    LocalCluster workers inherit it) and now ends when its worker stops, named in the log."""
+    import psutil
+
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "data").mkdir()
+    (project / "src" / "score.py").write_text(DAEMON_SCRIPT, encoding="utf-8")
+    for index in range(3):
+        (project / "data" / f"f{index}.txt").write_text("x\n", encoding="utf-8")
+    daemons = tmp_path / "daemons"
+    daemons.mkdir()
+    from tests.runtime.backends.support import pipeline_yaml
+
+    extra = f'    environment_variables: {{DAEMONS: "{daemons}"}}\n'
+    (project / "pipeline.yml").write_text(pipeline_yaml("score", extra=extra), encoding="utf-8")
+    env = {key: value for key, value in os.environ.items() if key != SCHEDULER_ENV}
+    job = subprocess.Popen(
+        [sys.executable, "-m", "mlpipe", "job", "create", "-f", "pipeline.yml", "-n", "d1",
+         "--runs-dir", str(tmp_path / "runs"), "--backend", "dask", "--no-progress"],
+        cwd=project, env={**env, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, text=True)
+    try:
+        out, _ = job.communicate(timeout=180)  # returns once nothing holds the pipe
+    finally:
+        if job.poll() is None:
+            job.kill()
+            job.wait()
+    assert "job d1: completed" in out, out
+    started = [int(path.name) for path in daemons.iterdir()]
+    assert len(started) == 3
+    alive = [pid for pid in started if psutil.pid_exists(pid)
+             and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert alive == []
+    master_role = (tmp_path / "runs" / "d1" / "score" / "logs" / "sys" / "master_role.txt"
+                   ).read_text(encoding="utf-8")
+    for pid in started:
+        assert f"Ended process {pid} (" in master_role, master_role

@@ -190,7 +190,7 @@ def test_more_mlpipe_workers_than_dask_workers_run_on_those_there_are(
     summary = run_parallel_step(step, backend=backend, observers=[recorder], loader=LOADER,
                                 mini_batches=file_mini_batches(tmp_path / "data", 4))
     assert summary.status == "Completed", summary.reason
-    failed = recorder.events("init_failed")
+    failed = recorder.events("start_failed")  # init() never ran there
     assert [e[0].process for e in failed] == [f"process{DASK_WORKERS:03d}"]
     assert "each mlpipe worker needs its own" in failed[0][2]
     assert {a.worker.process for a in recorder.attempts} <= {"process000", "process001"}

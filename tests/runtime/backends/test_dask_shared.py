@@ -12,7 +12,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,7 +24,14 @@ with contextlib.suppress(ImportError):  # see tests/runtime/backends/test_dask_c
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.backends.dask import DaskBackend
 from mlpipe.runtime.mini_batch_outcomes import read_outcomes
-from tests.runtime.backends.support import REPO, DaskProcesses, dask_processes, pipeline_yaml
+from tests.runtime.backends.support import (
+    REPO,
+    DaskProcesses,
+    dask_processes,
+    finish,
+    pipeline_yaml,
+    wait_for,
+)
 from tests.runtime.support import LOADER, Recorder, file_mini_batches, make_step
 
 pytest.importorskip("distributed")
@@ -87,30 +93,12 @@ def _runs(log: Path) -> list[tuple[str, str, int, float, float]]:
     return rows
 
 
-def _wait(predicate, what: str, job: subprocess.Popen[str], timeout: float = 120) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert job.poll() is None, f"the job ended before {what}: {job.communicate()[0]}"
-        assert time.monotonic() < deadline, f"no {what} within {timeout} s"
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[DaskProcesses]:
     """A scheduler with a dashboard and two single-threaded ``--no-nanny`` workers."""
     with dask_processes(tmp_path / "cluster", dashboard=True) as started:
         started.add_workers(2, nanny=False)
         yield started
-
-
-def _finish(job: subprocess.Popen[str]) -> str:
-    try:
-        out, _ = job.communicate(timeout=300)
-    finally:
-        if job.poll() is None:
-            job.kill()
-            job.wait()
-    return out
 
 
 def test_a_worker_killed_mid_step_leaves_the_other_running(
@@ -121,13 +109,13 @@ def test_a_worker_killed_mid_step_leaves_the_other_running(
     workers = {pid: address for address, pid in cluster.worker_addresses().items()}
     job = _job(yaml, "killed", tmp_path / "runs", cluster.address)
     try:
-        _wait(lambda: any(tmp_path.glob("blocked-*")), "mini-batch f05 running", job)
+        wait_for(lambda: any(tmp_path.glob("blocked-*")), "mini-batch f05 running", job)
         blocked = next(tmp_path.glob("blocked-*"))
         victim = int(blocked.name.split("-")[1])
         assert victim in workers  # a worker process the test started
         os.kill(victim, signal.SIGKILL)
         block.unlink()  # the retry, on the other worker, goes straight through
-        out = _finish(job)
+        out = finish(job)
     finally:
         if job.poll() is None:
             job.kill()
@@ -163,16 +151,16 @@ def test_two_jobs_share_one_cluster_fairly(tmp_path: Path, cluster: DaskProcesse
     second = None
     try:
         log = tmp_path / "runs.log"
-        _wait(lambda: log.is_file() and len({r[2] for r in _runs(log)}) == 2,
+        wait_for(lambda: log.is_file() and len({r[2] for r in _runs(log)}) == 2,
               "the first job on both workers", first)
         second = _job(_project(tmp_path / "b", "b", files=8, seconds=0.1), "second",
                       tmp_path / "runs", cluster.address)
         waiting = tmp_path / "runs" / "second" / "score" / "logs" / "sys" / "master_role.txt"
-        _wait(lambda: waiting.is_file() and "wait for Dask workers that other mlpipe steps "
+        wait_for(lambda: waiting.is_file() and "wait for Dask workers that other mlpipe steps "
               "hold" in waiting.read_text(), "the second job waiting for its share", second)
         (tmp_path / "gate-a").touch()
-        out_second = _finish(second)
-        out_first = _finish(first)
+        out_second = finish(second)
+        out_first = finish(first)
     finally:
         for job in (first, second):
             if job is not None and job.poll() is None:
@@ -206,6 +194,6 @@ def test_workers_marked_for_mlpipe_are_the_only_ones_it_takes(tmp_path: Path) ->
                                     mini_batches=file_mini_batches(tmp_path / "data", 6))
     assert summary.status == "Completed", summary.reason
     assert {a.worker.pid for a in recorder.attempts} == marked
-    failed = recorder.events("init_failed")
+    failed = recorder.events("start_failed")  # init() never ran there
     assert len(failed) == 1 and "the Dask cluster has 1 worker process mlpipe may use" in \
         failed[0][2]
