@@ -37,6 +37,7 @@ _TOTAL, _SIZE, _ELAPSED, _RUN, _LOAD, _CPU = map(attrgetter, (
     "process_seconds"))  # columns of a batch of attempts
 MACHINE = "machine"  # the machine's row in samples.csv
 SNAPSHOT_SECONDS = 0.25  # the driver's CPU and run-delay read at most this often
+MACHINE_FIELDS = ("startup", "machine_load", "driver", "listing_lost", "tail_lost")
 
 
 def bucket_of(seconds: float) -> int:
@@ -211,6 +212,14 @@ class ProfileTally:
         data = asdict(self)
         data.pop("_worker_end")
         data.pop("_marks")
+        return data
+
+    def attempt_sums(self) -> dict[str, Any]:
+        """:meth:`as_json` without what the machine measured beside the attempts (the
+        workers' start-ups, the load, the driver): the figures the attempts alone give."""
+        data = self.as_json()
+        for name in MACHINE_FIELDS:
+            data.pop(name)
         return data
 
     @classmethod
