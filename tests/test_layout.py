@@ -11,7 +11,7 @@ ACROSS_LAYERS = {"hostile"}  # hostile inputs and injected faults, end to end th
 # Data folders: published notebooks; the differential programs with their fixtures and
 # make_fixtures.py (run with azure-ai-ml, or by test_differential.py in a child process).
 DATA = {"notebooks", "differential", "__pycache__"}
-SCRIPTS = {"dump_signatures.py"}  # run in another interpreter, not imported
+SCRIPTS = {"dump_signatures.py", "dump_component_schemas.py"}  # run in another interpreter, not imported
 
 
 def test_every_test_folder_mirrors_a_package_folder() -> None:

@@ -40,11 +40,19 @@ STAND_INS_ENV = "MLPIPE_STAND_INS"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 _REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)
+# A workspace resource's ARM id (``/subscriptions/<s>/resourceGroups/<g>/providers/
+# Microsoft.MachineLearningServices/workspaces/<w>/data/<name>/versions/<v>``): an asset for
+# azure-ai-ml (``is_ARM_id_for_resource``), never a local absolute path.
+_ARM_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
+                     r"Microsoft\.MachineLearningServices/workspaces/[^/]+/[^/]+/[^/]", re.I)
 
 
 def is_remote(reference: object) -> bool:
-    """True for ``azureml:``, ``azureml://``, ``http(s)://`` and cloud-storage URIs."""
-    return isinstance(reference, str) and _REMOTE.match(reference.strip()) is not None
+    """True for ``azureml:``, ``azureml://``, ``http(s)://``, cloud-storage URIs and ARM ids."""
+    if not isinstance(reference, str):
+        return False
+    text = reference.strip()
+    return _REMOTE.match(text) is not None or _ARM_ID.match(text) is not None
 
 
 def strip_file_prefix(reference: str) -> str:

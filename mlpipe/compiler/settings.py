@@ -169,6 +169,15 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
     if src is None or src.value is None:
         return EnvironmentInfo()
     value = src.value
+    if isinstance(value, str) and value.strip().startswith("file:"):
+        local = value.strip()[len("file:"):]
+        path = Path(local).expanduser()
+        path = path if path.is_absolute() else src.doc.base_dir / path
+        if not unusable_path(local) and not path.is_file():
+            reporter.warn(src.doc, src.path, f"environment file '{local}' not found; it is not "
+                          "needed locally (mlpipe runs steps with its own Python)",
+                          code="missing-conda-file")
+        return EnvironmentInfo(reference=value.strip())
     if isinstance(value, str):
         return EnvironmentInfo(reference=value.strip())
     if not isinstance(value, dict):

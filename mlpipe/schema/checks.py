@@ -129,7 +129,15 @@ def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
     kind = _kind(data) if "type" in data else "command"  # azure-ai-ml's default
     check = _STEP_CHECKS.get(kind or "")
-    return check(data, prefix, positions, True, True) if check is not None else []
+    out = check(data, prefix, positions, True, True) if check is not None else []
+    if data.get("compute") is not None:
+        out.append(Diagnostic("a component's 'compute' is not used: the step that uses the "
+                              "component runs on its own compute (or settings.default_compute)",
+                              key_path=format_key_path(prefix + ("compute",)),
+                              location=positions.locate(prefix + ("compute",)),
+                              severity="warning", code="component-compute",
+                              hint="set compute on the step or the pipeline"))
+    return out
 
 
 def check_pipeline(data: dict[str, Any], positions: PositionMap,
