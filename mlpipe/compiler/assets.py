@@ -39,7 +39,8 @@ ASSETS_FILE = "mlpipe.toml"
 STAND_INS_ENV = "MLPIPE_STAND_INS"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
-_REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)
+# ``git+https://host/repo.git@branch`` is a code snapshot azure-ai-ml takes from a git repository.
+_REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://|git\+)", re.I)
 # A workspace resource's ARM id (``/subscriptions/<s>/resourceGroups/<g>/providers/
 # Microsoft.MachineLearningServices/workspaces/<w>/data/<name>/versions/<v>``): an asset for
 # azure-ai-ml (``is_ARM_id_for_resource``), never a local absolute path.
@@ -48,7 +49,8 @@ _ARM_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
 
 
 def is_remote(reference: object) -> bool:
-    """True for ``azureml:``, ``azureml://``, ``http(s)://``, cloud-storage URIs and ARM ids."""
+    """True for ``azureml:``, ``azureml://``, ``http(s)://``, cloud-storage URIs, ``git+`` code
+    and ARM ids."""
     if not isinstance(reference, str):
         return False
     text = reference.strip()

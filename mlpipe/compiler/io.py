@@ -164,8 +164,8 @@ class IOResolver:
             return replace(given_out, name=name, type=str(type_), mode=mode,
                            location=self.doc.locate(path))
         written = output_path(self.place, node.name, name, str(type_), template, append)
-        if template and node.name not in self.place.given_steps:
-            self.check_place(name, template, written, template_at)
+        if node.name not in self.place.given_steps:  # a default place too (a planted link)
+            self.check_place(name, template or "", written, template_at)
         return PlanOutput(name=name, type=str(type_), mode=mode, path=written,
                           declared_path=template, location=self.doc.locate(path))
 

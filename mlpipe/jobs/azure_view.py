@@ -50,9 +50,13 @@ def azure_record(record: dict[str, Any]) -> dict[str, Any]:
 
 def azure_children(record: dict[str, Any]) -> list[dict[str, Any]]:
     """The steps of a job as az lists child jobs (``job list --parent-job-name``): ``name``
-    (the step's), ``display_name``, ``status`` in Azure's words, ``type``, and the step's
-    recorded fields."""
-    return [{**step, "name": name, "display_name": step.get("display_name") or name,
+    (the child job's, ``<job>_<step>``: what ``${{name}}`` is in a step's output path and
+    what ``job download -n`` takes), ``display_name`` (the step's), ``status`` in Azure's
+    words, ``type``, and the step's recorded fields."""
+    from mlpipe.compiler.outputs import child_job_name  # noqa: PLC0415 - the rule's owner
+
+    return [{**step, "name": child_job_name(str(record.get("name")), name),
+             "display_name": step.get("display_name") or name,
              "status": azure_status(step.get("status")), "type": step.get("kind") or "command",
              "parent_job_name": record.get("name")}
             for name, step in (record.get("steps") or {}).items()]

@@ -42,8 +42,6 @@ from mlpipe.runtime.source_paths import to_user_paths, user_traceback
 from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.tuning.schedstat import thread_delay
-from mlpipe.scripts import STAND_INS_ENV
-from mlpipe.scripts import install_from_environment as install_import_mirrors
 
 SHIM_DIR = str(Path(__file__).resolve().parent / "shim")
 DEFAULT_LOADER = "mlpipe.data:load_mini_batch"
@@ -80,6 +78,9 @@ class WorkerConfig:
     # machine writes into a folder of its own and sends back, and what it must see
     output_folders: tuple[str, ...] = ()
     inputs: tuple[tuple[str, str], ...] = ()
+    # what the worker process sees read-only (ro_mount inputs) or as its own copy (download):
+    # a runtime.read_only.ReadOnly, applied by the worker process before init() runs
+    read_only: Any = None
 
     @property
     def entry_script_path(self) -> str:
@@ -283,6 +284,11 @@ class WorkerRuntime:
         for path in (SHIM_DIR, config.code_dir, script_dir):  # script_dir ends up first
             if path not in sys.path:
                 sys.path.insert(0, path)
+        # here, not at the top: the driver imports this module too, and mlpipe.scripts (the
+        # URL stand-ins, urllib.request) is 0.1-0.3 s of a job's start it has no use for
+        from mlpipe.scripts import STAND_INS_ENV  # noqa: PLC0415
+        from mlpipe.scripts import install_from_environment as install_import_mirrors  # noqa: PLC0415
+
         set_mode(config.import_mirrors)
         if config.stand_ins:  # the entry script's downloads read the job's URL stand-ins
             os.environ[STAND_INS_ENV] = config.stand_ins

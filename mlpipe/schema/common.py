@@ -7,7 +7,13 @@ from typing import Any
 from pydantic import BaseModel, Discriminator, Field
 
 from mlpipe.schema.fields import Identifier, InputName, Scalar, StrictModel, Text, Version
-from mlpipe.schema.inputs_outputs import ComponentInput, ComponentOutput, JobInput, StepOutput
+from mlpipe.schema.inputs_outputs import (
+    ComponentInput,
+    ComponentOutput,
+    IntellectualProperty,
+    JobInput,
+    StepOutput,
+)
 
 
 class ComponentBase(StrictModel):
@@ -26,6 +32,8 @@ class ComponentBase(StrictModel):
         None, description="Declared inputs, bound in the component as ${{inputs.<name>}}.")
     outputs: dict[Identifier, ComponentOutput] | None = Field(
         None, description="Declared outputs, bound in the component as ${{outputs.<name>}}.")
+    intellectual_property: IntellectualProperty | None = Field(
+        None, description="Registry IP protection (publisher, protection_level: all|none).")
 
 
 class NodeBase(StrictModel):

@@ -156,7 +156,8 @@ def load_component_data(data: Mapping[str, Any], source: str,
     if is_pipeline:
         extra = checks.check_pipeline(plain, positions)
     else:
-        extra = checks.check_component(plain, positions)
+        extra = (checks.dropped_component_extras(plain, positions)
+                 + checks.check_component(plain, positions))
     extra += checks.binding_syntax(plain, positions)
     extra += checks.cloud_only_warnings(plain, positions, is_pipeline=is_pipeline)
     return _check(model_cls, plain, source, positions, extra)

@@ -255,6 +255,13 @@ class _Rules:
                                     f"inputs '{twin}' and '{port}' differ only in case",
                                     "rename one of them")
         self.code(data, path)
+        code = data.get("code")
+        if isinstance(code, str) and code.strip().lower().startswith("git+"):
+            # azure-ai-ml's component schemas: "Not a valid code value: git paths are not
+            # supported." (a command *job* may take its code from git)
+            self.reject(path + ("code",), "azure-code-reference",
+                        f"code '{code}' is a git path: a component's code cannot come from git",
+                        "give a local folder or an azureml:<name>:<version> code asset")
         kind = str(data.get("type", "command")).lower()  # no type: azure-ai-ml's default
         if kind == "parallel":
             self.parallel(data, path)
@@ -302,13 +309,13 @@ class _Rules:
     def tags(self, data: dict[str, Any], path: KeyPath) -> None:
         tags = data.get("tags")
         for key, value in tags.items() if isinstance(tags, dict) else []:
-            if not isinstance(value, str):
+            # a tag without a value is a tag with no value, as azure-ai-ml loads it and the job
+            # service takes it (its published sample submits command_job_test.yml's `empty_tag:`)
+            if value is not None and not isinstance(value, str):
                 shown = ("true" if value else "false") if isinstance(value, bool) else value
-                what = "no value" if value is None else f"a {type(value).__name__} value"
-                fix = ("give it a quoted value or remove it" if value is None
-                       else f"quote it: '{shown}'")
                 self.reject(path + ("tags", key), "azure-tags",
-                            f"tag '{key}' has {what}; tag values are strings", fix)
+                            f"tag '{key}' has a {type(value).__name__} value; tag values are "
+                            "strings", f"quote it: '{shown}'")
 
     def jobs(self, data: dict[str, Any], path: KeyPath) -> None:
         jobs = data.get("jobs")

@@ -154,6 +154,49 @@ VALID = {
               inputs: {n: {type: number}, f: {type: uri_folder}}
               outputs: {o: {type: uri_folder}}
         """}, "pipeline job"),
+    # `code:` naming one file (sweep_job/sweep-search.yaml): azure-ai-ml uploads that file alone
+    "code given as a single file": ({"sweep.yml": """\
+        type: sweep
+        compute: azureml:cpu
+        sampling_algorithm: random
+        objective: {primary_metric: acc, goal: maximize}
+        limits: {max_total_trials: 2}
+        search_space:
+          lr: {type: choice, values: [0.1, 0.2]}
+        trial:
+          command: python train.py --lr ${{search_space.lr}}
+          code: ./src/train.py
+          environment: azureml:env:1
+        """}, "sweep job"),
+    "parallel code given as a single file": ({"par.yml": """\
+        type: parallel
+        name: par
+        inputs: {data: {type: uri_folder}}
+        task:
+          type: run_function
+          code: ./src/train.py
+          entry_script: train.py
+          environment: azureml:env:1
+          program_arguments: --x 1
+        input_data: ${{inputs.data}}
+        """}, "parallel component"),
+    # a tag without a value (command_job/command_job_test.yml, which azure-ai-ml's samples submit)
+    "tag without a value": ({"job.yml": "command: pip freeze\n" + COMMAND_ENV
+                             + "compute: azureml:cpu\ntags:\n  empty_tag:\n"}, "command job"),
+    # code from a git repository (command_job/command_job_git_path.yml): a remote code asset
+    "code from git": ({"job.yml": "command: python train.py\n" + COMMAND_ENV
+                       + "compute: azureml:cpu\ncode: git+https://github.com/o/r.git@main"
+                         "&subdirectory=src\n"}, "command job"),
+    # a registry component's IP protection (components/basic_component_with_ipp_fields.yml)
+    "intellectual_property": ({"comp.yml": "type: command\nname: ipp\ncommand: ls\n"
+                               + COMMAND_ENV + "intellectual_property: {publisher: contoso, "
+                               "protection_level: all}\n"}, "command component"),
+    # a component's distribution and resources keep keys that are not theirs; azure-ai-ml drops
+    # them from what it submits (components/helloworld_component_pytorch.yml)
+    "component distribution and resources with extra keys": (
+        {"comp.yml": "type: command\nname: d\ncommand: echo\n" + COMMAND_ENV
+         + "distribution: {type: pytorch, process_count_per_instance: 2, added_property: 7}\n"
+         "resources: {instance_count: 2, added_property: 7}\n"}, "command component"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
@@ -219,6 +262,20 @@ INVALID = {
     "pipeline job with jobs and component": ("type: pipeline\ncomponent: ./pc.yml\ncompute: azureml:c\njobs:\n  a:\n"
                                              "    type: command\n    command: echo\n"
                                              "    environment: azureml:env:1\n", "", "conflict"),
+    # a command job's distribution schema refuses a key that is not its own
+    "job distribution with an extra key": ("command: echo\n" + COMMAND_ENV + "compute: azureml:c\n"
+                                           "distribution: {type: mpi, added_property: 7}\n",
+                                           "distribution.added_property", "unknown-key"),
+    # an input's intellectual_property: 'Unknown field.' (only the component carries one;
+    # components/component_ipp.yml)
+    "intellectual_property on an input": ("type: command\nname: c\ncommand: ls\n" + COMMAND_ENV
+                                          + "inputs:\n  m:\n    type: uri_folder\n"
+                                          "    intellectual_property: {protection_level: none}\n",
+                                          "inputs.m.intellectual_property", "unknown-key"),
+    # Not a valid code value: git paths are not supported. (a component; a command job may)
+    "component code from git": ("type: command\nname: c\ncode: git+https://github.com/o/r.git"
+                                "@main\ncommand: echo\n" + COMMAND_ENV, "code",
+                                "azure-code-reference"),
     # Can't find directory or file in resolved absolute path: .../azureml:my_code.
     "code reference without a version": ("type: command\nname: c\ncode: azureml:my_code\n"
                                          "command: echo\n" + COMMAND_ENV, "code",

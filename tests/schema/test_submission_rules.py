@@ -139,9 +139,9 @@ PIPELINE_CASES = {
                                          "settings.default_compute 'cpu-cluster' is not an "
                                          "azureml: reference",
                                          "write 'azureml:cpu-cluster' (or 'serverless')"),
-    "tag without a value": ("tags: {team: ml}", "tags: {team: ml, owner: null}", "tags:",
-                            "tags.owner", "tag 'owner' has no value; tag values are strings",
-                            "give it a quoted value or remove it"),
+    "tag with a number": ("tags: {team: ml}", "tags: {team: ml, owner: 7}", "tags:",
+                          "tags.owner", "tag 'owner' has a int value; tag values are strings",
+                          "quote it: '7'"),
     "default_datastore without azureml:": ("  default_compute: azureml:cpu-cluster\n",
                                            "  default_compute: azureml:cpu-cluster\n"
                                            "  default_datastore: workspaceblobstore\n",

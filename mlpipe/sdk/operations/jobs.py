@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mlpipe.compiler.outputs import child_job_name
 from mlpipe.jobs.azure_view import azure_status
 from mlpipe.jobs.download import download_job
 from mlpipe.sdk.assets import Resource
@@ -133,7 +134,9 @@ class JobOperations(Operations):
         if parent_job_name is None:
             return [LocalJob(record) for record in store.list()]
         record = store.load(parent_job_name)
-        return [LocalJob({"name": step, **fields}, parent=parent_job_name)
+        return [LocalJob({**fields, "name": child_job_name(parent_job_name, step),
+                          "display_name": fields.get("display_name") or step},
+                         parent=parent_job_name)
                 for step, fields in record.get("steps", {}).items()]
 
     def stream(self, name: str, **kwargs: Any) -> None:
@@ -142,7 +145,7 @@ class JobOperations(Operations):
         job = self.get(name)
         print(f"RunId: {job.name}\nStatus: {job.status}\nRun folder: {job.run_dir}")
         for step in self.list(parent_job_name=name):
-            print(f"  step {step.name}: {step.status}  logs: {step.run_dir}")
+            print(f"  step {step.display_name}: {step.status}  logs: {step.run_dir}")
         sys.stdout.flush()
         if job.status != "Completed":
             raise JobFailedError(f"job {name!r} ended {job.status}: "
