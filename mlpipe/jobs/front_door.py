@@ -27,6 +27,7 @@ from typing import Any
 from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError, UsageError
+from mlpipe.jobs.cloud_data import check_cloud_data
 from mlpipe.jobs.ownership import JobLock, own_job
 from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
 from mlpipe.jobs.runner import Echo, JobResult, execute_plan
@@ -191,6 +192,7 @@ def _submit(
             raise SubmitUsageError(str(exc)) from None
         check_remote_assets(plan, skip_steps)
         spec = check_backend(backend)
+        check_cloud_data(plan, skip_steps)
         submission = Submission(decision, plan)
         if on_start is not None:
             on_start(submission)
