@@ -272,6 +272,8 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
     ("cloud-only", r"NotAvailableLocally|runs in Azure only|needs a workspace|"
                    r"azureml://registries/|AutoML|remote asset not available offline: flow "),
     ("workspace asset", r"AssetNotFoundError|is registered in .*registry\.json"),
+    ("datastore", r"ClientAuthenticationError|DefaultAzureCredential failed|"
+                  r"CredentialUnavailableError"),
     ("datastore", r"register_azure_blob_container|account_key|account_name|"
                   r"azureml://datastores/(?!workspaceblobstore)|[Dd]atastore '[^']+' .*not"),
     ("cloud data", r"cannot be reached from here|URLError|ConnectionError|"
@@ -342,6 +344,7 @@ def run(program: Program, how: str, timeout: float) -> Outcome:
         if proc.returncode == 0:
             return Outcome(program, how, True, seconds)
         why, detail = step_failure(scratch / "runs") or (reason_of(output), output)
+        why = why.replace(f"{scratch}{os.sep}", "")  # the scratch copy's paths: relative
         return Outcome(program, how, False, seconds, why, classify(why, detail))
     except Exception as error:  # the sweep goes on: this row says what went wrong
         return Outcome(program, how, False, time.monotonic() - started,
@@ -355,7 +358,8 @@ def run(program: Program, how: str, timeout: float) -> Outcome:
 def _cell(outcome: Outcome) -> str:
     if outcome.ok:
         return "ran"
-    return f"failed ({outcome.cause}): {outcome.reason}".replace("|", "\\|")
+    reason = outcome.reason if len(outcome.reason) <= 160 else outcome.reason[:159] + "…"
+    return f"failed ({outcome.cause}): {reason}".replace("|", "\\|")
 
 
 def table(outcomes: list[Outcome], markdown: bool) -> str:
