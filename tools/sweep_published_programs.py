@@ -2,7 +2,7 @@
 and unchanged (``mlpipe run-script``, or ``az ml`` forwarded to mlpipe), and print a table.
 
     python tools/sweep_published_programs.py FOLDER [FOLDER ...] [--timeout 600]
-        [--how both|switched|unchanged] [--only REGEX] [--markdown] [--list]
+        [--how both|switched|unchanged] [--only REGEX] [--jobs N] [--markdown] [--list]
 
 Each ``FOLDER`` is a checkout of published programs (Azure/azureml-examples,
 Azure/MachineLearningNotebooks, or one folder of them). Picked from it:
@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -395,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="checkouts of published programs")
     parser.add_argument("--how", choices=["both", "switched", "unchanged"], default="both")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per run")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1; times "
+                        "are then those of a busier machine)")
     parser.add_argument("--only", help="only programs whose name matches this regex")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     parser.add_argument("--list", action="store_true", help="list the programs, run none")
@@ -406,13 +409,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(f"{p.kind:8} {p.name}" for p in programs))
         return 0
     hows = ["switched", "unchanged"] if args.how == "both" else [args.how]
-    outcomes = []
-    for program in programs:
-        for how in hows:
-            outcome = run(program, how, args.timeout)
-            outcomes.append(outcome)
-            print(f"{outcome.seconds:6.0f} s  {how:9} {program.name}: "
-                  f"{_cell(outcome)}", file=sys.stderr, flush=True)
+    def one(work: tuple[Program, str]) -> Outcome:
+        outcome = run(*work, args.timeout)
+        print(f"{outcome.seconds:6.0f} s  {outcome.how:9} {outcome.program.name}: "
+              f"{_cell(outcome)}", file=sys.stderr, flush=True)
+        return outcome
+    with ThreadPoolExecutor(args.jobs) as pool:  # each run is a process of its own
+        outcomes = list(pool.map(one, [(p, how) for p in programs for how in hows]))
     if args.json:
         args.json.write_text(json.dumps([
             {"program": o.program.name, "kind": o.program.kind, "how": o.how, "ok": o.ok,
