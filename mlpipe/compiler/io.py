@@ -23,7 +23,9 @@ from mlpipe.compiler.scope import Node
 from mlpipe.compiler.values import (
     INPUT_MODE_ALIASES,
     OUTPUT_MODE_ALIASES,
+    RANGE_RULE,
     coerce_literal,
+    default_out_of_range,
     is_data_type,
     is_literal_type,
     literal_type,
@@ -256,9 +258,14 @@ class IOResolver:
             if is_data_type(type_) and isinstance(decl["default"], str):
                 return self._data(name, type_, decl.get("mode"), decl["default"], comp,
                                   ("inputs", name, "default"), node.name, optional)
-            value, problem = coerce_literal(decl["default"], decl)
+            value, problem = coerce_literal(decl["default"], decl, bounds=False)
             if problem:
                 self.reporter.error(comp, ("inputs", name, "default"), problem, code="type")
+            elif (outside := default_out_of_range(decl, value)) is not None:
+                self.reporter.error(comp, ("inputs", name, "default"),
+                                    f"{outside}: step '{node.name}' leaves '{name}' unset, so it "
+                                    f"would run with it, and {RANGE_RULE}", code="default-range",
+                                    hint=f"set jobs.{node.name}.inputs.{name}, or fix the default")
             return PlanInput(name, type_, value=value, optional=optional,
                              location=comp.locate(("inputs", name)))
         if not optional and not node.is_opaque and name not in node.search_space():
