@@ -221,7 +221,8 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
             f"<p>{_links(logs, run_dir)}</p>")
     recorded = _runs_so_far(logs)
     charts = [RunChart.from_json(run.chart) for run in recorded]
-    parts: list[AttemptTable] | list[RunChart]
+    parts: Sequence[AttemptTable | RunChart]
+    profile: StepProfile | None
     if recorded and _charted(charts):  # drawn from what the step kept: the CSV is not read
         runs, parts = recorded, [chart for chart in charts if chart is not None]
         profile = run_profile(logs, runs)
