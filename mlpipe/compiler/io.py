@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import AssetMap, cloud_location, is_remote
+from mlpipe.compiler.assets import AssetMap, cloud_location, is_remote, web_url_hint
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
 from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
@@ -180,7 +180,7 @@ class IOResolver:
         if template and node.name not in self.place.given_steps:
             # a registered datastore's output is written here, then uploaded
             cloud, _ = cloud_location(filled_template(self.place, node.name, name, template),
-                                      self.assets)
+                                      self.assets, anonymous=False)
             if cloud is not None and type_ == "uri_file" and cloud.uri.endswith("/"):
                 cloud = dataclasses.replace(cloud, path=f"{cloud.path}/{Path(written).name}"
                                             .lstrip("/"))
@@ -425,7 +425,8 @@ class IOResolver:
                                                                                cloud),
                                  optional=optional, location=loc, cloud=cloud)
             self.remote.setdefault(step, []).append(
-                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc, hint)
+                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc,
+                            hint or web_url_hint(remote))
             )
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
         if type_ == "mltable" and local is not None and not is_remote(raw) \
