@@ -293,7 +293,8 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["CLOUD_ONLY", "ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "PROGRAMS", "STARTUP_DIR", "V1_PACKAGES",
+__all__ = ["CLOUD_ONLY", "ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "PROGRAMS", "STARTUP_DIR",
+           "V1_PACKAGES",
            "Inert",
            "MirrorFinder", "Mode", "child_environment", "install", "install_from_environment",
            "mirror_of", "mode", "real_package_installed", "set_mode"]
