@@ -145,6 +145,7 @@ class Driver:
                           len(self.workers), self.step.instance_count,
                           len(self.workers) // max(1, self.step.instance_count),
                           self.backend.name)
+            self._notify("errors_kept", self.errors)
             self._notify("step_started", self.step, self.workers, summary.started_at)
             self.reusable = self.store.reusable()  # a resume's done work, known before listing
             if self.reusable:

@@ -160,7 +160,8 @@ class ErrorGroups:
 
     def top(self, count: int | None = None) -> list[ErrorGroup]:
         """The groups, most failed attempts first (ties: first seen first)."""
-        ordered = sorted(self.groups.values(), key=lambda g: -g.attempts)
+        # list() first: one call, so a report thread reads while the driver adds
+        ordered = sorted(list(self.groups.values()), key=lambda g: -g.attempts)
         return ordered if count is None else ordered[:count]
 
     def as_json(self, count: int | None = None, *,

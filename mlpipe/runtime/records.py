@@ -165,6 +165,11 @@ class StepObserver:
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         """The workers are starting."""
 
+    def errors_kept(self, errors: ErrorGroups) -> None:
+        """The step's one tally of its errors, which the driver adds to as attempts fail
+        (told before ``step_started``; a report of the step so far reads it, never counts
+        its own)."""
+
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
         """``count`` mini-batches are known so far; ``done`` once the listing is complete."""
 
