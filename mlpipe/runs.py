@@ -26,6 +26,11 @@ GENERIC_STEMS = frozenset({"pipeline", "job", "main"})
 DATASTORES_DIR = "datastores"  # <runs-dir>/datastores/<ds>/...: outputs at azureml://datastores/
 ASSETS_DIR = "assets"  # <runs-dir>/assets/registry.json: assets registered from Python
 RESERVED_NAMES = frozenset({DATASTORES_DIR, ASSETS_DIR})
+# The files of a job's folder <runs-dir>/<name>/ that are the job's own (not a step's).
+JOB_RECORD_FILE = "job.json"  # its record (mlpipe.jobs.record)
+JOB_LOCK_FILE = "job.lock"  # held by the process that owns it (mlpipe.jobs.ownership)
+CANCEL_FILE = "cancel-requested"  # present once `mlpipe job cancel` asked it to stop
+JOB_REPORT_FILE = "report.html"  # its report (mlpipe.jobs.report)
 NAME_BASE_LIMIT = 200
 # What a step's processes learn of the run they belong to (set by the runner, read by the
 # v1 ``Run.get_context()``): the job's name, the step's name and folder, the experiment.

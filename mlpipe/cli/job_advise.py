@@ -17,6 +17,7 @@ from mlpipe.cli.arguments import (
 )
 from mlpipe.cli.job_views import console
 from mlpipe.errors import MlpipeError, UsageError
+from mlpipe.jobs.record import StepRecord
 from mlpipe.jobs.store import JobStore
 from mlpipe.runs import check_job_name
 from mlpipe.wording import plural
@@ -64,8 +65,8 @@ def advise_job(args: argparse.Namespace) -> int:
     if problem:
         raise UsageError(problem)
     record = JobStore(args.runs_dir).load(args.name)
-    steps = record.get("steps") or {}
-    parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
+    steps = record.steps
+    parallel = record.parallel_steps()
     if args.step is not None and args.step not in parallel:
         close = difflib.get_close_matches(args.step, parallel, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -82,7 +83,7 @@ def advise_job(args: argparse.Namespace) -> int:
     advice: dict[str, Any] = {}
     for name in chosen:
         entry = steps[name]
-        profile = read_profile(StepLogs.of(entry.get("logs_dir") or ""))
+        profile = read_profile(StepLogs.of(entry.logs_dir or ""))
         if profile is None or not profile.tally.attempts:
             raise NothingToAdvise(f"step {name} of job {args.name!r} recorded no attempt to "
                                   "advise from")
@@ -102,8 +103,8 @@ def advise_job(args: argparse.Namespace) -> int:
     return 0
 
 
-def _append_row_mb(step: dict[str, Any]) -> float:
-    path = step.get("append_row_file")
+def _append_row_mb(step: StepRecord) -> float:
+    path = step.append_row_file
     try:
         return os.path.getsize(path) / 2**20 if path else 0.0
     except OSError:

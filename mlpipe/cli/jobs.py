@@ -28,7 +28,8 @@ from mlpipe.cli.validate import file_problem
 from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.azure_view import azure_children, azure_record
 from mlpipe.jobs.ownership import own_job, request_cancel
-from mlpipe.jobs.store import TERMINAL, JobStore
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.store import JobStore, RecordError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
 from mlpipe.runtime.backends import BACKENDS, backend_names
@@ -229,7 +230,7 @@ def _create(args: argparse.Namespace) -> int:
             print(f"rerunning job {decision.name} in place (attempt {decision.attempt}): "
                   f"{', '.join(args.rerun_steps)}")
         elif decision.resuming:
-            status = (decision.previous or {})["status"]
+            status = decision.previous.status if decision.previous is not None else "?"
             print(f"resuming the {status} job {decision.name}: completed steps are kept "
                   f"(attempt {decision.attempt})")
         print(f"run folder: {submission.plan.run_dir}", flush=True)
@@ -284,7 +285,7 @@ def _store_for(args: argparse.Namespace) -> JobStore:
     return store
 
 
-def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]]:
+def _job_for(args: argparse.Namespace) -> tuple[JobStore, JobRecord]:
     """The store and the record of job ``args.name``."""
     store = _store_for(args)
     return store, store.load(args.name)
@@ -302,7 +303,10 @@ def rerun_job(args: argparse.Namespace) -> int:
             print(f"job {args.name}: nothing to rerun (no mini-batch failed"
                   f"{' in ' + ', '.join(args.steps) if args.steps else ''})")
             return 0
-        args.file, args.rerun_of, args.rerun_steps = previous.get("source"), previous, steps
+        if not previous.source:
+            raise RecordError(f"job {args.name!r} cannot be rerun: its record names no "
+                              "pipeline file")
+        args.file, args.rerun_of, args.rerun_steps = previous.source, previous, steps
         args.owner = owner
         return create_job(args)
 
@@ -328,25 +332,26 @@ def show_job(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
+def _show_mini_batches(args: argparse.Namespace, record: JobRecord) -> int:
     """``job show NAME --mini-batches [--step STEP] [--failed]``."""
     from mlpipe.runtime.mini_batch_outcomes import read_outcomes  # noqa: PLC0415
     from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
 
     if not args.mini_batches:
         raise UsageError("--step and --failed go with --mini-batches")
-    steps = record.get("steps") or {}
-    parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
+    steps = record.steps
+    parallel = record.parallel_steps()
     name = args.step or (parallel[0] if len(parallel) == 1 else None)
     if name is None:
-        raise UsageError(f"job {record.get('name')!r} has "
+        raise UsageError(f"job {record.name!r} has "
                          f"{plural(len(parallel), 'parallel step')}"
                          f"{': ' + ', '.join(parallel) if parallel else ''}; name one with --step")
     if name not in parallel:
         raise UsageError(f"--step {name!r} is not a parallel step of job "
-                         f"{record.get('name')!r} (parallel steps: "
+                         f"{record.name!r} (parallel steps: "
                          f"{', '.join(parallel) or 'none'})")
-    outcomes = read_outcomes(steps[name].get("logs_dir") or "")
+    logs_dir = steps[name].logs_dir or ""
+    outcomes = read_outcomes(logs_dir)
     if args.failed:
         outcomes = [outcome for outcome in outcomes if not outcome.ok]
     if machine_output(args):
@@ -361,7 +366,7 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     console().print(table)
     kind = "failed mini-batch" if args.failed else "mini-batch"
     print(f"{plural(len(outcomes), kind)} in step {name} "
-          f"({StepLogs.of(steps[name].get('logs_dir') or '').processed})")
+          f"({StepLogs.of(logs_dir).processed})")
     return 0
 
 
@@ -406,38 +411,38 @@ def download_job(args: argparse.Namespace) -> int:
 def stream_job(args: argparse.Namespace) -> int:
     """Print each change of the job's record until the job ends; exit 0 if it completed."""
     store, record = _job_for(args)
-    previous: dict[str, Any] | None = None
+    previous: JobRecord | None = None
     while True:
         for line in progress_lines(previous, record):
             print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
-        if record["status"] in TERMINAL:
+        if record.ended:
             break
-        if record.get("stale"):
-            raise RunnerGone(f"job {args.name!r} says {record['status']} but its runner "
-                             f"(pid {record.get('pid')}) is gone")
+        if record.stale:
+            raise RunnerGone(f"job {args.name!r} says {record.status} but its runner "
+                             f"(pid {record.pid}) is gone")
         previous = record
         time.sleep(STREAM_POLL_SECONDS)
         record = store.load(args.name)  # removed or damaged meanwhile: raised
     print_job(record)
-    return 0 if record["status"] == "completed" else 1
+    return 0 if record.status == "completed" else 1
 
 
 def cancel_job(args: argparse.Namespace) -> int:
     """Ask a job to stop; by default wait until it has stopped. 0 when it ends canceled."""
     store, _ = _job_for(args)
     record = request_cancel(store, args.name)
-    if record["status"] in TERMINAL:
-        print(f"job {args.name} is {record['status']}")
-        return 0 if record["status"] == "canceled" else 1
+    if record.ended:
+        print(f"job {args.name} is {record.status}")
+        return 0 if record.status == "canceled" else 1
     print(f"cancel requested for job {args.name}", flush=True)
     if not args.wait:
         return 0
     deadline = time.monotonic() + args.timeout
-    while record["status"] not in TERMINAL:
+    while not record.ended:
         if time.monotonic() > deadline:
-            raise CancelTimeout(f"job {args.name} is still {record['status']} after "
+            raise CancelTimeout(f"job {args.name} is still {record.status} after "
                                 f"{args.timeout:.0f}s")
         time.sleep(0.2)
         record = store.load(args.name)
-    print(f"job {args.name}: {record['status']}")
-    return 0 if record["status"] == "canceled" else 1
+    print(f"job {args.name}: {record.status}")
+    return 0 if record.status == "canceled" else 1

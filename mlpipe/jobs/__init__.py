@@ -19,6 +19,8 @@ _EXPORTS = {
     "RemoteAssetsError": "mlpipe.jobs.preflight",
     "JobNotFound": "mlpipe.jobs.store",
     "JobStore": "mlpipe.jobs.store",
+    "JobRecord": "mlpipe.jobs.record",
+    "StepRecord": "mlpipe.jobs.record",
     "generate_job_name": "mlpipe.runs",
     "resolve_runs_dir": "mlpipe.runs",
     "Decision": "mlpipe.jobs.front_door",

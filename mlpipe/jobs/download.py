@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from typing import Any
 
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.azure_view import azure_status
-from mlpipe.jobs.store import TERMINAL, JobStore
+from mlpipe.jobs.store import JobStore
 from mlpipe.runtime.faults import describe_fault
 
 ARTIFACTS = "artifacts"
@@ -42,24 +41,24 @@ def download_job(store: JobStore, name: str, download_path: str | Path = ".",
                  output_name: str | None = None, all: bool = False) -> list[Path]:
     """Copy job ``name``'s files (see the module doc); returns the folders written."""
     record = store.load(name)
-    if record.get("status") not in TERMINAL:
+    if not record.ended:
         raise DownloadError(
-            f"job {name!r} is {azure_status(record.get('status'))}; download is allowed once it "
+            f"job {name!r} is {azure_status(record.status)}; download is allowed once it "
             "has ended (Completed, Failed or Canceled)")
-    outputs: dict[str, Any] = record.get("outputs") or {}
+    outputs = record.outputs
     target = Path(download_path)
-    _check_target(target, record.get("run_dir"))
+    _check_target(target, record.run_dir)
     if output_name is not None and output_name not in outputs:
-        steps = ", ".join(f"{step}.{out}" for step, fields in (record.get("steps") or {}).items()
-                          for out in (fields.get("outputs") or {}))
+        steps = ", ".join(f"{step}.{out}" for step, entry in record.steps.items()
+                          for out in entry.outputs)
         raise DownloadError(
             f"job {name!r} has no output {output_name!r} (pipeline outputs: "
             f"{', '.join(outputs) or 'none'}; step outputs, shown by mlpipe job show: "
             f"{steps or 'none'})")
-    copies = [(Path(str(outputs[output].get("path"))), target / NAMED_OUTPUTS / output)
+    copies = [(Path(str(outputs[output].path)), target / NAMED_OUTPUTS / output)
               for output in ([output_name] if output_name else list(outputs) if all else [])]
-    if output_name is None and record.get("run_dir"):
-        copies.append((Path(record["run_dir"]), target / ARTIFACTS))
+    if output_name is None and record.run_dir:
+        copies.append((Path(record.run_dir), target / ARTIFACTS))
     for source, folder in copies:
         try:
             copy_into(source, folder)

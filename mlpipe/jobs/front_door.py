@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.ownership import JobLock, own_job
 from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
+from mlpipe.jobs.record import JobRecord
 from mlpipe.jobs.runner import Echo, JobResult, execute_plan
 from mlpipe.jobs.store import JobConflictError, JobStore, RecordError
 from mlpipe.plan import ExecutionPlan
@@ -68,7 +69,7 @@ class Decision:
 
     name: str
     action: str  # "new", "resume" or "rerun"
-    previous: Mapping[str, Any] | None = None  # the record of the job resumed or rerun
+    previous: JobRecord | None = None  # the record of the job resumed or rerun
 
     @property
     def resuming(self) -> bool:
@@ -77,7 +78,7 @@ class Decision:
     @property
     def attempt(self) -> int:
         """The attempt this run is (1 for a new job)."""
-        return int((self.previous or {}).get("attempt", 0)) + 1
+        return (self.previous.attempt if self.previous is not None else 0) + 1
 
 
 @dataclass
@@ -107,7 +108,7 @@ def submit(
     max_workers: int | None = None,
     on_compiled: Callable[[ExecutionPlan], None] | None = None,
     on_start: Callable[[Submission], None] | None = None,
-    rerun_of: Mapping[str, Any] | None = None,
+    rerun_of: JobRecord | None = None,
     owner: JobLock | None = None,
     allow_external_outputs: bool = False,
     skip_steps: Sequence[str] = (),
@@ -163,7 +164,7 @@ def _submit(
     max_workers: int | None,
     on_compiled: Callable[[ExecutionPlan], None] | None,
     on_start: Callable[[Submission], None] | None,
-    rerun_of: Mapping[str, Any] | None,
+    rerun_of: JobRecord | None,
     owner: JobLock | None,
     allow_external_outputs: bool,
     skip_steps: Sequence[str],
@@ -176,8 +177,8 @@ def _submit(
         name = held.name
         decision = Decision(name, "rerun", rerun_of) if rerun_of is not None else \
             decide(store, name, mode)
-        allow = allow_external_outputs or bool(
-            (decision.previous or {}).get("allow_external_outputs"))
+        allow = allow_external_outputs or (
+            decision.previous is not None and decision.previous.allow_external_outputs)
         plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
                                 overrides=tuple(overrides), allow_external_outputs=allow,
                                 skip_steps=skip_steps)
@@ -196,7 +197,7 @@ def _submit(
             on_start(submission)
         try:
             submission.result = execute_plan(
-                plan, dict(decision.previous) if decision.previous is not None else None,
+                plan, decision.previous.clone() if decision.previous is not None else None,
                 cancel=cancel, progress=progress, backend=spec, echo=echo,
                 max_workers=max_workers, skip_steps=frozenset(skip_steps))
         except OSError as error:  # the runner could not write the job's files

@@ -9,7 +9,6 @@ import re
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -17,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.errors import MlpipeError
+from mlpipe.jobs.record import JobRecord
 from mlpipe.plan import (
     EnvironmentInfo,
     ExecutionPlan,
@@ -239,13 +239,13 @@ def missing_packages(environment: EnvironmentInfo) -> list[str]:
     return missing
 
 
-def outputs_found(plan: ExecutionPlan, previous: dict[str, Any] | None) -> list[str]:
+def outputs_found(plan: ExecutionPlan, previous: JobRecord | None) -> list[str]:
     """Declared output paths outside the job's own folder (datastore or external paths) that
     exist before the job first ran: files it did not create, that it will overwrite.
     Found at the job's first attempt and kept in its record (``outputs_found``): a later
     attempt finds the job's own outputs there."""
-    if previous is not None and isinstance(previous.get("outputs_found"), list):
-        return [str(path) for path in previous["outputs_found"]]
+    if previous is not None and "outputs_found" in previous.model_fields_set:
+        return list(previous.outputs_found)
     run_dir = Path(plan.run_dir)
     found = []
     for step in plan.steps:

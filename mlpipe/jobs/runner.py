@@ -16,6 +16,7 @@ import signal
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -35,6 +36,13 @@ from mlpipe.jobs.preflight import (
     environment_warnings,
     outputs_found,
     overwrite_warnings,
+)
+from mlpipe.jobs.record import (
+    JobOutputRecord,
+    JobRecord,
+    JobSettingsRecord,
+    OutputRecord,
+    StepRecord,
 )
 from mlpipe.jobs.recorder import JobRecorder, RecordObserver
 from mlpipe.jobs.spark import run_spark_step
@@ -147,7 +155,7 @@ def run_plan(
 
 def execute_plan(
     plan: ExecutionPlan,
-    previous: dict[str, Any] | None,
+    previous: JobRecord | None,
     *,
     cancel: threading.Event | None = None,
     progress: bool = False,
@@ -181,7 +189,7 @@ def execute_plan(
     store = JobStore(run_dir.parent)
     name = run_dir.name
     record = _new_record(plan, spec.name, previous)
-    record["outputs_found"] = found
+    record.outputs_found = found
     recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
     recorder.save()
@@ -192,7 +200,7 @@ def execute_plan(
     watcher = threading.Thread(target=_watch_cancel, args=(store, name, cancel, stop_watch),
                                name=f"mlpipe-cancel-{name}", daemon=True)
     watcher.start()
-    report = ReportRefresher(run_dir, say)
+    report = ReportRefresher(run_dir, say, recorder.snapshot)
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
@@ -217,10 +225,10 @@ def execute_plan(
         watcher.join()
         report.stop()
     ended = now()
-    steps = recorder.record["steps"]
+    steps = recorder.record.steps
     if scheduler.fault is not None:
         status = "failed"
-    elif all(s["status"] == "completed" for s in steps.values()):
+    elif all(step.status == "completed" for step in steps.values()):
         status = "completed"
     elif cancel.is_set():
         status = "canceled"
@@ -238,15 +246,17 @@ def execute_plan(
 
 
 class ReportRefresher:
-    """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end.
+    """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end,
+    from the record as ``record()`` gives it then.
 
     The page is rewritten every ``REPORT_SECONDS``, or ten times as long as the last writing
     took, whichever is longer, on a daemon thread; a page that cannot be written is a
     warning, never the job's failure."""
 
-    def __init__(self, run_dir: Path, say: Echo):
+    def __init__(self, run_dir: Path, say: Echo, record: Callable[[], JobRecord]):
         self.run_dir = run_dir
         self.say = say
+        self.record = record
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._warned = False
@@ -271,10 +281,10 @@ class ReportRefresher:
             wait = max(REPORT_SECONDS, 10 * (time.monotonic() - began))
 
     def _write(self) -> str | None:
-        from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
+        from mlpipe.jobs.report import write_job_report  # noqa: PLC0415 - the page's code
 
         try:
-            return str(write_job_report(self.run_dir))
+            return str(write_job_report(self.run_dir, self.record()))
         except (OSError, ValueError) as error:
             if not self._warned:
                 self._warned = True
@@ -289,62 +299,58 @@ def _cancel_on_sigint(cancel: threading.Event) -> Any:
     return signal.signal(signal.SIGINT, lambda _sig, _frame: cancel.set())
 
 
-def _new_record(plan: ExecutionPlan, backend: str,
-                previous: dict[str, Any] | None) -> dict[str, Any]:
+def _new_record(plan: ExecutionPlan, backend: str, previous: JobRecord | None) -> JobRecord:
+    """The record of this run of the job: a step that completed in an earlier run (of
+    ``previous``) is kept as it was (``reused``), every other one starts ``queued``."""
     try:
         source_yaml = Path(plan.source).read_text(encoding="utf-8")
     except OSError:
         source_yaml = None
-    old_steps = (previous or {}).get("steps", {})
-    steps: dict[str, Any] = {}
+    old_steps = previous.steps if previous is not None else {}
+    steps: dict[str, StepRecord] = {}
     for step in plan.steps:
-        old = old_steps.get(step.name, {})
-        done = old.get("status") == "completed"
-        steps[step.name] = old if done else {
-            "kind": step.kind,
-            "display_name": step.display_name,
-            "status": "queued",
-            "depends_on": sorted(dependencies(step)),
-            "step_dir": step.step_dir,
-            "logs_dir": step.logs_dir,
-            "outputs": {o.name: {"type": o.type, "path": o.path} for o in step.outputs.values()},
-            "started_at": None, "ended_at": None, "duration_seconds": None,
-            "exit_code": None, "error": None,
-            "resumed": bool(old.get("started_at")),
-        }
-        if done:
-            steps[step.name]["reused"] = True
-    record = {
-        "name": Path(plan.run_dir).name,
-        "kind": plan.kind,
-        "display_name": plan.display_name,
-        "description": plan.description,
-        "experiment_name": plan.experiment_name,
-        "tags": dict(plan.tags),
-        "status": "queued",
-        "created_at": (previous or {}).get("created_at") or iso(now()),
-        "started_at": None,
-        "ended_at": None,
-        "duration_seconds": None,
-        "source": plan.source,
-        "source_yaml": source_yaml,
-        "run_dir": plan.run_dir,
-        "backend": backend,
-        "mlpipe_version": __version__,
-        "attempt": int((previous or {}).get("attempt", 0)) + 1,
-        "settings": {"continue_on_step_failure": plan.settings.continue_on_step_failure},
-        "allow_external_outputs": plan.external_outputs,
-        "outputs": {
-            o.name: {"type": o.type, "path": o.path,
-                     "step": o.source.step if o.source else None,
-                     "output": o.source.output if o.source else None}
-            for o in plan.outputs.values()
-        },
-        "steps": steps,
-        "error": None,
+        old = old_steps.get(step.name)
+        if old is not None and old.status == "completed":
+            old.reused = True
+            steps[step.name] = old
+            continue
+        steps[step.name] = StepRecord(
+            kind=step.kind, display_name=step.display_name, status="queued",
+            depends_on=sorted(dependencies(step)), step_dir=step.step_dir,
+            logs_dir=step.logs_dir,
+            outputs={o.name: OutputRecord(type=o.type, path=o.path)
+                     for o in step.outputs.values()},
+            started_at=None, ended_at=None, duration_seconds=None, exit_code=None, error=None,
+            resumed=bool(old is not None and old.started_at))
+    return JobRecord(
+        name=Path(plan.run_dir).name,
+        kind=plan.kind,
+        display_name=plan.display_name,
+        description=plan.description,
+        experiment_name=plan.experiment_name,
+        tags=dict(plan.tags),
+        status="queued",
+        created_at=(previous.created_at if previous is not None else None) or iso(now()),
+        started_at=None,
+        ended_at=None,
+        duration_seconds=None,
+        source=plan.source,
+        source_yaml=source_yaml,
+        run_dir=plan.run_dir,
+        backend=backend,
+        mlpipe_version=__version__,
+        attempt=(previous.attempt if previous is not None else 0) + 1,
+        settings=JobSettingsRecord(
+            continue_on_step_failure=plan.settings.continue_on_step_failure),
+        allow_external_outputs=plan.external_outputs,
+        outputs={o.name: JobOutputRecord(type=o.type, path=o.path,
+                                         step=o.source.step if o.source else None,
+                                         output=o.source.output if o.source else None)
+                 for o in plan.outputs.values()},
+        steps=steps,
+        error=None,
         **runner_identity(),
-    }
-    return record
+    )
 
 
 def dependencies(step: Step) -> set[str]:
@@ -377,7 +383,8 @@ class _Scheduler:
         self.scope: Any = None  # the backend's job scope, handed to each parallel step
         self.say = say
         self.budget = max(1, budget)
-        self.status = {s.name: recorder.record["steps"][s.name]["status"] for s in plan.steps}
+        self.status: dict[str, str] = {s.name: recorder.record.steps[s.name].status
+                                       for s in plan.steps}
         self.running: dict[str, int] = {}  # step -> worker cost
         self.done: queue.Queue[str] = queue.Queue()
         self.failure_seen = False
@@ -471,7 +478,7 @@ class _Scheduler:
                 fields = {"status": "failed", "error": describe_fault(exc)}
                 _save_traceback(Path(step.state_dir), traceback.format_exc())
             ended = now()
-            started = parse_iso(self.recorder.step(step.name).get("started_at")) or ended
+            started = parse_iso(self.recorder.step(step.name).started_at) or ended
             fields.update(ended_at=iso(ended),
                           duration_seconds=round((ended - started).total_seconds(), 3))
             self._set(step, fields.pop("status"), **fields)
@@ -531,7 +538,7 @@ class _Scheduler:
     def _run_parallel(self, step: ParallelStep) -> dict[str, Any]:
         from mlpipe.runtime import run_parallel_step
 
-        resume = bool(self.recorder.step(step.name).get("resumed"))
+        resume = self.recorder.step(step.name).resumed
         observer = RecordObserver(self.recorder, step.name)
         with self._display_lock:
             display = self.progress and self._display_owner is None
@@ -591,15 +598,15 @@ def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, Ste
             status: str, started: datetime, ended: datetime) -> JobResult:
     steps: dict[str, StepResult] = {}
     for step in plan.steps:
-        rec = recorder.step(step.name)
-        summary = summaries.get(step.name)
+        entry = recorder.step(step.name)
+        logs_dir = entry.logs_dir or step.logs_dir
         steps[step.name] = StepResult(
-            name=step.name, kind=step.kind, status=rec["status"],
-            started_at=parse_iso(rec.get("started_at")), ended_at=parse_iso(rec.get("ended_at")),
-            outputs={n: o["path"] for n, o in rec.get("outputs", {}).items()},
-            logs_dir=rec.get("logs_dir", step.logs_dir), exit_code=rec.get("exit_code"),
-            summary=summary, error=rec.get("error"),
-            reports=report_files(rec.get("logs_dir", step.logs_dir)),
+            name=step.name, kind=step.kind, status=entry.status,
+            started_at=parse_iso(entry.started_at), ended_at=parse_iso(entry.ended_at),
+            outputs={n: o.path for n, o in entry.outputs.items() if o.path is not None},
+            logs_dir=logs_dir, exit_code=entry.exit_code,
+            summary=summaries.get(step.name), error=entry.error,
+            reports=report_files(logs_dir),
         )
     return JobResult(
         name=recorder.name, run_dir=plan.run_dir, status=status, started_at=started,

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from mlpipe.jobs.front_door import submit
-from mlpipe.runtime.reports.html import render_job_report
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.report import render_job_report
 from mlpipe.runtime.step_logs import RunEntry, StepLogs, write_runs
 from tests.conftest import run_cli
 from tests.jobs.support import create, flaky_pipeline
@@ -198,7 +199,7 @@ def test_a_running_job_reloads_and_long_error_lists_fold(tmp_path: Path) -> None
               "steps": {"score": {"kind": "parallel", "status": "running",
                                   "logs_dir": str(logs.root),
                                   "progress": {"mini_batches_done": 3}}}}
-    page = render_job_report(record, tmp_path)
+    page = render_job_report(JobRecord.parse(record), tmp_path)
     assert "<meta http-equiv='refresh' content='5'>" in page
     assert "<h1 class='run'>Job live: running</h1>" in page
     assert page.count("<tr><td>") >= 12  # every group listed
