@@ -11,7 +11,7 @@
 - :func:`add_workspace_options` accepts az's ``--resource-group/-g``, ``--workspace-name/-w``
   and ``--subscription`` (one local workspace: they select nothing); :func:`add_web`
   accepts ``--web`` and :func:`web_note` says what it would have opened.
-- :func:`runs_dir_option` adds ``--runs-dir``.
+- :func:`runs_dir_option` adds ``--runs-dir``; :func:`add_overrides` adds ``--set``.
 - :func:`positive_count` reads a whole number of 1 or more.
 """
 
@@ -87,6 +87,21 @@ class _JobName(argparse.Action):
 def _require_name(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
     if getattr(namespace, "name", None) is None:
         parser.error("the job's name is required: NAME or --name/-n NAME")
+
+
+def add_overrides(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--set KEY.PATH=VALUE`` (repeatable, az's spelling) into ``args.overrides``; a value
+    not written ``KEY=VALUE`` is a usage error here, the key path is read where it applies
+    (:func:`mlpipe.compiler.overrides.parse_override`, the advisor's settings)."""
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        type=_override, metavar="KEY.PATH=VALUE", help=help)
+
+
+def _override(text: str) -> str:
+    key, sep, _value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY.PATH=VALUE, got {text!r}")
+    return text
 
 
 def positive_count(text: str) -> int:

@@ -11,6 +11,7 @@ from typing import Any
 from mlpipe.cli.arguments import (
     add_job_name,
     add_output_format,
+    add_overrides,
     emit,
     positive_count,
     runs_dir_option,
@@ -39,11 +40,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     runs_dir_option(parser)
     parser.add_argument("--step", metavar="STEP", help="the parallel step (default: every one)")
     add_output_format(parser)
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY.PATH=VALUE",
-                        help="a setting to predict for, e.g. jobs.score.mini_batch_size=20 "
-                             "(repeatable: mini_batch_size, max_concurrency_per_instance, "
-                             "resources.instance_count, retry_settings.max_retries/timeout)")
+    add_overrides(parser, "a setting to predict for, e.g. jobs.score.mini_batch_size=20 "
+                          "(repeatable: mini_batch_size, max_concurrency_per_instance, "
+                          "resources.instance_count, retry_settings.max_retries/timeout)")
     parser.add_argument("--instance-type", metavar="VM_SIZE",
                         help="the Azure VM size of the cloud run (default: Standard_DS3_v2)")
     parser.add_argument("--instance-count", type=positive_count, metavar="N",

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from mlpipe.jobs.record import JobRecord, ProgressRecord, StepRecord
 from mlpipe.jobs.timestamps import parse_iso
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.wording import error_summary, plural
 
 STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
@@ -169,7 +170,7 @@ def top_error_lines(step: StepRecord, skip: str = "") -> list[str]:
     more = max(kinds, len(top)) - TOP_ERRORS_SHOWN
     if more > 0:
         lines.append(f"  ... and {plural(more, 'other kind of error', 'other kinds of error')}")
-    lines.append(f"  details: {Path(step.logs_dir or '.') / 'user' / 'error.txt'}")
+    lines.append(f"  details: {StepLogs.of(step.logs_dir or '.').error_summary}")
     return lines
 
 

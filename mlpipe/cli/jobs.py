@@ -15,6 +15,7 @@ from rich.table import Table
 from mlpipe.cli.arguments import (
     add_job_name,
     add_output_format,
+    add_overrides,
     add_web,
     add_workspace_options,
     emit,
@@ -64,8 +65,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     create.add_argument("--name", "-n", help="job name (default: <display_name, experiment_name or "
                         "file/folder name>_<time>_<hex>); naming an unfinished job resumes it")
     runs_dir_option(create)
-    create.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
-                        metavar="KEY.PATH=VALUE", help="override a key of the YAML (repeatable)")
+    add_overrides(create, "override a key of the YAML (repeatable)")
     _backend_option(create)
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
@@ -135,9 +135,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                             "out or returned fewer items (and what they feed)")
     rerun.add_argument("--step", dest="steps", action="append", default=[], metavar="STEP",
                        help="a step to run again (repeatable; default: every step)")
-    rerun.add_argument("--set", dest="overrides", action="append", default=[],
-                       type=_override, metavar="KEY.PATH=VALUE",
-                       help="override a key of the pipeline, as job create --set")
+    add_overrides(rerun, "override a key of the pipeline, as job create --set")
     _backend_option(rerun)
     rerun.add_argument("--no-progress", dest="progress", action="store_false",
                        help="no progress bars")
@@ -194,13 +192,6 @@ def _seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
     return value
-
-
-def _override(text: str) -> str:
-    key, sep, _value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY.PATH=VALUE, got {text!r}")
-    return text
 
 
 def create_job(args: argparse.Namespace) -> int:

@@ -12,8 +12,9 @@ from mlpipe.compiler.flatten import SubScope
 from mlpipe.compiler.pipeline import sort_diagnostics
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, build_step
-from mlpipe.compiler.values import coerce_literal, is_data_type
+from mlpipe.compiler.values import coerce_literal
 from mlpipe.diagnostics import Diagnostic
+from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type
 from mlpipe.plan import PlanInput, PlanOutput
 from mlpipe.schema import Loaded, load_component
 from mlpipe.schema.parts import INVALID
@@ -106,8 +107,8 @@ def _placeholder_inputs(doc: Doc, reporter: Reporter,
 
 def _placeholder_outputs(doc: Doc) -> dict[str, PlanOutput]:
     decls = doc.get("outputs")
-    return {str(name): PlanOutput(str(name), str((decl or {}).get("type") or "uri_folder")
-                                  if isinstance(decl, dict) or decl is None else "uri_folder",
+    return {str(name): PlanOutput(str(name), str((decl or {}).get("type") or DEFAULT_DATA_TYPE)
+                                  if isinstance(decl, dict) or decl is None else DEFAULT_DATA_TYPE,
                                   path=f"<{name}>")
             for name, decl in (decls.items() if isinstance(decls, dict) else [])}
 

@@ -29,13 +29,14 @@ from mlpipe.diagnostics import (
     warnings_of,
 )
 from mlpipe.frozen import freeze
+from mlpipe.io_types import DEFAULT_DATA_TYPE
 from mlpipe.plan import (
     ExecutionPlan,
     JobSettings,
     PipelineOutput,
     RemoteAsset,
 )
-from mlpipe.runs import check_job_name, resolve_runs_dir
+from mlpipe.runs import check_job_name, job_dir, resolve_runs_dir
 from mlpipe.schema import (
     Loaded,
     load_job_data,
@@ -197,7 +198,7 @@ class _Compiler:
         name = _text(doc.part("name"))
         self.job_name = job_name or (name if name and name.strip() else doc.file.stem)
         self.runs_dir = resolve_runs_dir(runs_dir)
-        self.run_dir = self.runs_dir / self.job_name
+        self.run_dir = job_dir(self.runs_dir, self.job_name)
         # pipeline-level values, read from the validated PipelineJob (or its valid parts)
         self.settings = JobSettings(
             default_compute=_text(doc.part("settings", "default_compute")),
@@ -400,7 +401,7 @@ class _Compiler:
                 result[name] = PipelineOutput(name, out.path, out.type,
                                               nodes[bound[0]].source_of(bound[1]))
                 continue
-            type_ = _text(part(value, "type")) or "uri_folder"
+            type_ = _text(part(value, "type")) or DEFAULT_DATA_TYPE
             self.reporter.warn(self.doc, ("outputs", name),
                                f"pipeline output '{name}' is not bound to any step output",
                                code="unbound-output")

@@ -17,6 +17,7 @@ from typing import Any
 
 from mlpipe.compiler.bindings import Reference, substitute
 from mlpipe.compiler.values import literal_type
+from mlpipe.io_types import DEFAULT_DATA_TYPE
 
 SEARCH_SPACE = "search_space."
 NUMBER_KINDS = ("uniform", "loguniform", "quniform", "qloguniform", "normal", "lognormal",
@@ -43,8 +44,8 @@ def trial_component(job: Mapping[str, Any]) -> dict[str, Any]:
     outputs = job.get("outputs")
     component["inputs"] = inputs
     component["outputs"] = {
-        str(name): {"type": value.get("type") or "uri_folder"} if isinstance(value, Mapping)
-        else {"type": "uri_folder"}
+        str(name): {"type": value.get("type") or DEFAULT_DATA_TYPE} if isinstance(value, Mapping)
+        else {"type": DEFAULT_DATA_TYPE}
         for name, value in (outputs if isinstance(outputs, Mapping) else {}).items()}
     return component
 
@@ -96,7 +97,7 @@ def _common_type(values: list[Any]) -> str:
 def _value_type(value: Any) -> str:
     """The input type of a job input's value (a literal, or a data mapping with its type)."""
     if isinstance(value, Mapping):
-        return str(value.get("type") or "uri_folder")
+        return str(value.get("type") or DEFAULT_DATA_TYPE)
     return literal_type(value)
 
 

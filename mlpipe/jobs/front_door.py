@@ -198,7 +198,7 @@ def _submit(
         try:
             submission.result = execute_plan(
                 plan, decision.previous.clone() if decision.previous is not None else None,
-                cancel=cancel, progress=progress, backend=spec, echo=echo,
+                store=store, name=name, cancel=cancel, progress=progress, backend=spec, echo=echo,
                 max_workers=max_workers, skip_steps=frozenset(skip_steps))
         except OSError as error:  # the runner could not write the job's files
             raise JobStopped(f"job {name} stopped: cannot write "

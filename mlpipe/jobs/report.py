@@ -254,10 +254,10 @@ def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
 
 
 def _links(logs: StepLogs, run_dir: Path) -> str:
-    links = [("job_result.txt", logs.job_result), ("readme.txt", logs.readme),
-             ("user/error.txt", logs.error_summary), ("master_role.txt", logs.master_role),
-             ("processed_mini-batches.csv", logs.processed), ("task_stream.html",
-                                                              logs.task_stream)]
+    links = [(logs.job_result.name, logs.job_result), (logs.readme.name, logs.readme),
+             (logs.relative(logs.error_summary), logs.error_summary),
+             (logs.master_role.name, logs.master_role), (logs.processed.name, logs.processed),
+             (logs.task_stream.name, logs.task_stream)]
     found = [f"<a href='{_href(path, run_dir)}'>{label}</a>" for label, path in links
              if path.is_file()]
     return "Logs: " + " · ".join([f"<a href='{_href(logs.root, run_dir)}'>folder</a>", *found])

@@ -142,21 +142,25 @@ def run_plan(
     :class:`~mlpipe.jobs.preflight.BackendUnavailableError` (a :class:`ValueError`) for a
     backend that is unknown or not installed.
     """
+    if plan.name is None:
+        raise ValueError("the plan names no job (compile_pipeline names it: job_name=)")
     check_runnable(plan, skip_steps)
     check_remote_assets(plan, skip_steps)
     spec = check_backend(backend)
-    run_dir = Path(plan.run_dir)
-    store = JobStore(run_dir.parent)
-    with own_job(store, run_dir.name):
-        previous = store.resumable(run_dir.name)
-        return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=spec,
-                            echo=echo, max_workers=max_workers, skip_steps=skip_steps)
+    store = JobStore(Path(plan.run_dir).parent)
+    with own_job(store, plan.name):
+        previous = store.resumable(plan.name)
+        return execute_plan(plan, previous, store=store, name=plan.name, cancel=cancel,
+                            progress=progress, backend=spec, echo=echo,
+                            max_workers=max_workers, skip_steps=skip_steps)
 
 
 def execute_plan(
     plan: ExecutionPlan,
     previous: JobRecord | None,
     *,
+    store: JobStore,
+    name: str,
     cancel: threading.Event | None = None,
     progress: bool = False,
     backend: BackendSpec | None = None,
@@ -167,8 +171,9 @@ def execute_plan(
     """Run ``plan`` once its pre-run checks passed and the resume decision is made.
 
     ``previous`` is the record of the unfinished job being resumed (``None``: a new
-    job). :func:`run_plan` and :func:`mlpipe.jobs.front_door.submit` call this after
-    checking, once, what :func:`run_plan` documents, while they own the job
+    job); the job is ``name`` in ``store`` (its folder ``plan.run_dir``). :func:`run_plan`
+    and :func:`mlpipe.jobs.front_door.submit` call this after checking, once, what
+    :func:`run_plan` documents, while they own the job
     (:func:`mlpipe.jobs.ownership.own_job`); the options are the same, except
     that ``backend`` is the spec those checks resolved (``None``: local). The runner
     holds the backend's job scope (the Dask cluster) while the job runs and hands it
@@ -186,9 +191,7 @@ def execute_plan(
         say(f"warning: {warning}")
 
     run_dir = Path(plan.run_dir)
-    store = JobStore(run_dir.parent)
-    name = run_dir.name
-    record = _new_record(plan, spec.name, previous)
+    record = _new_record(plan, name, spec.name, previous)
     record.outputs_found = found
     recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
@@ -206,7 +209,7 @@ def execute_plan(
     previous_sigint = _cancel_on_sigint(cancel)
     try:
         budget = max_workers or core_count()
-        scheduler = _Scheduler(plan, recorder, cancel, progress, spec, say, budget,
+        scheduler = _Scheduler(plan, name, recorder, cancel, progress, spec, say, budget,
                                skip_steps)
         report.start()
         with spec.scope(plan, say, budget) as scope:
@@ -299,7 +302,8 @@ def _cancel_on_sigint(cancel: threading.Event) -> Any:
     return signal.signal(signal.SIGINT, lambda _sig, _frame: cancel.set())
 
 
-def _new_record(plan: ExecutionPlan, backend: str, previous: JobRecord | None) -> JobRecord:
+def _new_record(plan: ExecutionPlan, name: str, backend: str,
+                previous: JobRecord | None) -> JobRecord:
     """The record of this run of the job: a step that completed in an earlier run (of
     ``previous``) is kept as it was (``reused``), every other one starts ``queued``."""
     try:
@@ -323,7 +327,7 @@ def _new_record(plan: ExecutionPlan, backend: str, previous: JobRecord | None) -
             started_at=None, ended_at=None, duration_seconds=None, exit_code=None, error=None,
             resumed=bool(old is not None and old.started_at))
     return JobRecord(
-        name=Path(plan.run_dir).name,
+        name=name,
         kind=plan.kind,
         display_name=plan.display_name,
         description=plan.description,
@@ -371,10 +375,11 @@ def _watch_cancel(store: JobStore, name: str, cancel: threading.Event,
 class _Scheduler:
     """Starts steps as their dependencies complete, within a worker budget."""
 
-    def __init__(self, plan: ExecutionPlan, recorder: JobRecorder, cancel: threading.Event,
-                 progress: bool, backend: BackendSpec, say: Echo, budget: int,
-                 skip_steps: frozenset[str] = frozenset()):
+    def __init__(self, plan: ExecutionPlan, name: str, recorder: JobRecorder,
+                 cancel: threading.Event, progress: bool, backend: BackendSpec, say: Echo,
+                 budget: int, skip_steps: frozenset[str] = frozenset()):
         self.plan = plan
+        self.name = name  # the job's
         self.skip_steps = skip_steps
         self.recorder = recorder
         self.cancel = cancel
@@ -521,7 +526,7 @@ class _Scheduler:
     def _with_run_identity(self, step: Step) -> Step:
         """``step`` whose processes know their job, step and experiment (``mlpipe.runs``'
         ``*_ENV`` names; the step's own ``environment_variables`` win)."""
-        identity = {JOB_NAME_ENV: Path(self.plan.run_dir).name, STEP_NAME_ENV: step.name,
+        identity = {JOB_NAME_ENV: self.name, STEP_NAME_ENV: step.name,
                     STEP_DIR_ENV: step.step_dir,
                     EXPERIMENT_ENV: self.plan.experiment_name or ""}
         return dataclasses.replace(step, environment_variables=freeze(

@@ -29,7 +29,7 @@ from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.liveness import process_alive
 from mlpipe.jobs.record import TERMINAL, UNFINISHED, JobRecord
 from mlpipe.jobs.timestamps import iso, now
-from mlpipe.runs import CANCEL_FILE, JOB_RECORD_FILE, check_job_name, resolve_runs_dir
+from mlpipe.runs import CANCEL_FILE, JOB_RECORD_FILE, check_job_name, job_dir, resolve_runs_dir
 
 
 class JobNotFound(MlpipeError, LookupError):
@@ -78,7 +78,7 @@ class JobStore:
         problem = check_job_name(name) if isinstance(name, str) else "a job name is text"
         if problem:
             raise JobNameError(problem)
-        return self.runs_dir / name
+        return job_dir(self.runs_dir, name)
 
     def record_path(self, name: str) -> Path:
         return self.job_dir(name) / JOB_RECORD_FILE

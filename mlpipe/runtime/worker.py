@@ -87,8 +87,7 @@ class WorkerConfig:
 
 def worker_log_file(logs_dir: str, kind: str, worker: WorkerInfo) -> Path:
     """``logs/user/<kind>/<node>/<process>.<suffix>``, the layout Azure uses."""
-    suffix = {"stdout": "stdout.txt", "stderr": "stderr.txt", "entry_script_log": "log.txt"}[kind]
-    return Path(logs_dir) / "user" / kind / worker.node_name / f"{worker.process}.{suffix}"
+    return StepLogs.of(logs_dir).worker_log(kind, worker)
 
 
 class MiniBatchContext:

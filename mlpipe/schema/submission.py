@@ -25,14 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
+from mlpipe.io_types import DEFAULT_DATA_TYPE, LITERAL_TYPES, PORT_TYPES
 from mlpipe.schema.pipeline import step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 COMPONENT_NAME = re.compile(r"^[a-z][a-z\d_]*$")  # azure-ai-ml PythonFuncNameStr
 NODE_NAME = re.compile(r"^[a-z_][a-z\d_]*$")  # azure-ai-ml is_valid_node_name
-PORT_TYPES = ("uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model",
-              "triton_model", "path")
-PARAM_TYPES = ("string", "integer", "number", "boolean")
 MODES = ("ro_mount", "rw_mount", "download", "upload", "direct", "eval_mount", "eval_download",
          "mount", "link")
 EVAL_MODES = ("eval_mount", "eval_download")
@@ -113,7 +111,7 @@ class _Rules:
         """A pipeline job input is a value, ``{value: ...}`` or data: azure-ai-ml rejects a
         literal written as a typed mapping (``{type: integer, ...}``)."""
         kind = value.get("type")
-        if not (isinstance(kind, str) and kind.lower() in PARAM_TYPES) or "path" in value:
+        if not (isinstance(kind, str) and kind.lower() in LITERAL_TYPES) or "path" in value:
             return
         if "default" in value:
             self.reject(("inputs", name, "default"), "azure-input-default",
@@ -178,7 +176,7 @@ class _Rules:
 
     def declaration(self, decl: dict[str, Any], path: KeyPath, is_input: bool) -> None:
         kind, mode = decl.get("type"), decl.get("mode")
-        allowed = PORT_TYPES + (PARAM_TYPES if is_input else ())
+        allowed = PORT_TYPES + (LITERAL_TYPES if is_input else ())
         if isinstance(kind, str) and kind not in allowed and kind.lower() in allowed:
             self.reject(path + ("type",), "azure-type-case",
                         f"type '{kind}': component input and output types are case-sensitive",
@@ -265,9 +263,9 @@ class _Rules:
 def _value_fix(name: Any, value: dict[str, Any]) -> str:
     default = value.get("default")
     kind = value.get("type")
-    if isinstance(kind, str) and kind.lower() in PARAM_TYPES:
+    if isinstance(kind, str) and kind.lower() in LITERAL_TYPES:
         return f"write '{name}: {default}' or '{{type: {kind}, value: {default}}}'"
-    return f"write '{name}: {{type: {kind or 'uri_folder'}, path: {default}}}'"
+    return f"write '{name}: {{type: {kind or DEFAULT_DATA_TYPE}, path: {default}}}'"
 
 
 def pipeline_rules(data: Any, positions: PositionMap) -> list[Diagnostic]:

@@ -166,7 +166,8 @@ for step_name, cmd in commands:
     previous = (step_name,)
 source = runs.parent / "pipeline.yml"
 source.write_text("type: pipeline\\n")
-plan = ExecutionPlan(source=str(source), run_dir=str(runs / name), steps=tuple(steps))
+plan = ExecutionPlan(source=str(source), run_dir=str(runs / name), name=name,
+                     steps=tuple(steps))
 result = run_plan(plan, echo=print)
 raise SystemExit(0 if result.ok else 1)
 """

@@ -13,7 +13,6 @@ import pytest
 
 from mlpipe.cli import main
 from mlpipe.jobs.atomic_json import write_json_atomic
-from mlpipe.jobs.azure_view import azure_record
 from mlpipe.jobs.ownership import request_cancel
 from mlpipe.jobs.record import JobRecord, StepRecord, SummaryRecord
 from mlpipe.jobs.recorder import JobRecorder
