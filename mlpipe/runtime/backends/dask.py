@@ -29,9 +29,14 @@ that gets a fresh mlpipe worker and init(). Workers of a cluster mlpipe did not 
 never restarted, retired or closed: a timed-out run() is left to finish there (its
 mini-batch is retried on another worker), and a worker that dies or leaves is Dask's
 business (its mini-batches go to the other workers). Steps sharing a cluster divide it
-fairly (:mod:`.dask_share`). Paths in the plan are used as they are on every worker: a
-multi-host cluster needs the run folder and the data on a path shared by all hosts (as
-Azure mounts them).
+fairly (:mod:`.dask_share`).
+
+Nothing but the scheduler need be shared: each worker is asked first (the preflight,
+:mod:`.dask_preflight`) and is not used when it differs from the driver; a worker that
+does not see the run folder gets the code through Dask (:mod:`.dask_code`), runs in a
+folder of its own and sends back what it wrote (:mod:`.dask_transfer`), which the driver
+writes into the run folder; the driver asks it through ``client.run`` which mini-batch
+it runs. A scheduler lost for SCHEDULER_LOST_SECONDS ends the step (:class:`BackendFailed`).
 """
 
 from __future__ import annotations
@@ -47,7 +52,6 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +66,12 @@ from mlpipe.runtime.backends.base import (
 from mlpipe.runtime.backends.dask_cluster import (
     CONNECT_TIMEOUT_SECONDS,
     RESTART_TIMEOUT_SECONDS,
-    SCHEDULER_ENV,
     ClusterSession,
     JobCluster,
     host_of,
 )
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
+from mlpipe.runtime.backends.dask_options import SCHEDULER_ENV, DaskOptions, DaskOptionsError
 from mlpipe.runtime.backends.dask_preflight import (
     PreflightReport,
     PreflightRequest,
@@ -111,6 +115,7 @@ BUNDLE_SECONDS = 0.25  # and hold at most this much work (a lost worker re-runs 
 MAX_BUNDLE = 100  # mini-batches per Dask task
 BUNDLES_AHEAD = 2  # bundles on each worker: one running, one waiting behind it
 PEEK_SECONDS = 0.2  # a bundle older than this: its marker file says which mini-batch runs
+PROBE_SECONDS = 1.0  # a worker on another machine is asked which mini-batch runs at most this often
 PREFLIGHT_TIMEOUT_SECONDS = 10.0  # workers that do not answer the preflight by then are not used
 SCHEDULER_LOST_SECONDS = 5.0  # the client disconnected this long: the step ends (well within 20 s)
 BUSY_CHECK_SECONDS = 2.0  # how often a worker busy with another run's run() is looked at again
@@ -183,17 +188,27 @@ class DaskBackend(QueueingBackend[_Slot]):
     queued_seconds = 0.1
     max_depth = 16
 
-    def __init__(self, address: str | None = None, *, cluster: JobCluster | None = None,
+    def __init__(self, address: str | None = None, *, security: Any = None,
+                 scheduler_file: str | None = None, cluster: JobCluster | None = None,
                  connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
                  wait_for_workers: float = WAIT_FOR_WORKERS_SECONDS) -> None:
         backend_spec(self.name).require()
-        if address is None and cluster is not None:
+        self._problem: str | None = None
+        if address is None and scheduler_file is None and cluster is not None:
             address, owned = cluster.address, cluster.owned
+            security = cluster.security if security is None else security
+            self._problem = cluster.problem
         else:
-            address = address or os.environ.get(SCHEDULER_ENV) or None
-            owned = address is None
+            options = DaskOptions(scheduler=address, scheduler_file=scheduler_file).over(
+                DaskOptions.from_environment())
+            try:
+                address = options.address()
+            except DaskOptionsError as error:
+                self._problem = str(error)
+            owned = address is None and self._problem is None
         self.address = address
         self.owned = owned
+        self.security = security
         self._say = cluster.say if cluster is not None else None
         self._resume = cluster.resume if cluster is not None else ""
         if not owned:
@@ -227,7 +242,7 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._reports: dict[str, PreflightReport] = {}  # Dask worker -> its passed preflight
         self._request: PreflightRequest | None = None
         self._token_path: Path | None = None
-        self._archive: bytes | None = None  # the code snapshot, for workers without it
+        self._packed: tuple[str, bytes] | None = None  # the code snapshot: digest, archive
         self._archive_future: Any = None
         self._files_in: Inbox | None = None  # files of workers that do not see the run folder
         self._unusable: dict[str, str] = {}  # Dask worker -> why the step does not use it
@@ -256,8 +271,11 @@ class DaskBackend(QueueingBackend[_Slot]):
         self._slots = [_Slot(info, f"{self._run_id}/{info.node_name}/{info.process}")
                        for info in workers]
         session = self._session = ClusterSession(self.address, self.owned, self.connect_timeout,
-                                                 self.wait_for_workers, self.logger)
+                                                 self.wait_for_workers, self.logger,
+                                                 self.security)
         try:
+            if self._problem is not None:
+                raise DaskOptionsError(self._problem)
             available, pool = session.connect(len(workers), self._on_cluster_event)
             self._request = self._preflight_request(config)
         except Exception as error:  # noqa: BLE001 - any connection problem fails the step cleanly
@@ -309,25 +327,32 @@ class DaskBackend(QueueingBackend[_Slot]):
         if session.shared:
             self._board = ShareBoard(self._client, self._run_id, self._tag, self.logger)
             self._board.join(self._wanted(), self._holding())
-        if any(slot.remote for slot in self._slots) or self._spares:
+        if not self.owned:  # workers on other machines: which mini-batch runs, asked there
             self._prober = threading.Thread(target=self._probe_loop, daemon=True,
                                             name=f"mlpipe-dask-probe-{self._run_id}")
             self._prober.start()
 
     # -- the preflight -----------------------------------------------------------------
     def _preflight_request(self, config: WorkerConfig) -> PreflightRequest:
-        """Write the token that tells a worker it sees the run folder, digest the code."""
-        from mlpipe.runtime.backends.dask_code import pack_code  # noqa: PLC0415
-
+        """Write the token that tells a worker it sees the run folder."""
         token = uuid.uuid4().hex
         path = self._token_path = Path(config.working_root).parent / "dask" / \
             f"visible-{self._run_id}"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(token, encoding="ascii")
-        digest, self._archive = pack_code(config.code_dir)
         self._files_in = Inbox(transfer_roots(config))
-        return preflight_request(token_path=str(path), token=token, digest=digest,
+        return preflight_request(token_path=str(path), token=token,
                                  code_dir=config.code_dir, inputs=config.inputs)
+
+    def _code(self) -> tuple[str, bytes]:
+        """The code snapshot's digest and archive, packed the first time a worker that does
+        not see the run folder needs it (workers on a shared file system never do)."""
+        if self._packed is None:
+            from mlpipe.runtime.backends.dask_code import pack_code  # noqa: PLC0415
+
+            assert self._config is not None
+            self._packed = pack_code(self._config.code_dir)
+        return self._packed
 
     def _inspect(self, addresses: Sequence[str]) -> dict[str, Any]:
         """The preflight reports of ``addresses`` (an exception for a worker that failed)."""
@@ -365,6 +390,8 @@ class DaskBackend(QueueingBackend[_Slot]):
         assert self._request is not None
         if not isinstance(report, PreflightReport):
             why = f"it did not answer the preflight ({_error_text(report)})"
+            if isinstance(report, ModuleNotFoundError) and report.name == "mlpipe":
+                why = "mlpipe is not installed there (pip install 'mlpipe-azure[dask]')"
             self._not_used(address, "?", [why])
             return why
         problems = differences(report, self._request)
@@ -373,6 +400,9 @@ class DaskBackend(QueueingBackend[_Slot]):
             return "; ".join(problems)
         busy = busy_elsewhere(report, self._run_id)
         if busy is not None:
+            assert self._session is not None
+            if self._session.taken(address):  # a live step's worker: not ours to note
+                return "held by another mlpipe step"
             if address not in self._busy:
                 self._note(f"Dask worker {address} (host {report.host}) is still in a run() "
                            f"that an earlier mlpipe run left there ({busy.busy_seconds:.0f} s "
@@ -416,10 +446,9 @@ class DaskBackend(QueueingBackend[_Slot]):
                            if hosted.run_id != self._run_id) if report is not None else ()
         if slot.remote and report is not None:
             self.logger.info("Dask: %s/%s runs on %s (host %s), which does not see the run "
-                             "folder: the code goes there through Dask (%s), the files it "
-                             "writes come back through Dask.", slot.info.node_name,
-                             slot.info.process, address, report.host,
-                             "in its cache already" if report.cached else "sent once")
+                             "folder: the code goes there through Dask (sent where its cache "
+                             "lacks it), the files it writes come back through Dask.",
+                             slot.info.node_name, slot.info.process, address, report.host)
         self._by_address[address] = slot
         assert self._session is not None
         self._session.use(address, slot.nanny)
@@ -435,22 +464,22 @@ class DaskBackend(QueueingBackend[_Slot]):
         slot.bundles.clear()
         slot.stop_error = None
         archive: Any = None
+        digest = None
         if slot.remote:
             slot.files = None
-            report = self._reports.get(slot.address)
-            if send_code or report is None or not report.cached:
+            digest = self._code()[0]
+            if send_code:  # its cache lacks the snapshot: send it (else it runs its copy)
                 archive = self._code_future()
         else:
             slot.files = slot_files(self._config, slot.info, f"{self._run_id}-{slot.generation}")
-        assert self._request is not None
         slot.control = self._submit(start_worker, slot, "init", None, slot.key, self._config,
-                                    slot.info, slot.files, self._run_id, self._request.digest,
-                                    archive, slot.evict)
+                                    slot.info, slot.files, self._run_id, digest, archive,
+                                    slot.evict)
 
     def _code_future(self) -> Any:
         """The code snapshot as data on the cluster (sent once; workers fetch it from there)."""
         if self._archive_future is None:
-            self._archive_future = self._client.scatter(self._archive, hash=False)
+            self._archive_future = self._client.scatter(self._code()[1], hash=False)
         return self._archive_future
 
     def _submit(self, function: Any, slot: _Slot, kind: str, bundle: _Bundle | None,
@@ -626,13 +655,15 @@ class DaskBackend(QueueingBackend[_Slot]):
         not see the run folder, the last probe of it (asked for, for the next look)."""
         if not slot.remote:
             return read_task_marker(slot.files.marker) if slot.files is not None else None
-        self._probe_wanted.set()
+        if time.monotonic() - slot.since > PROBE_SECONDS:  # a bundle that is taking a while
+            self._probe_wanted.set()
         return slot.probed[1] if slot.probed is not None else None
 
     def _probe_loop(self) -> None:
-        """In the background, while a remote worker's bundle is older than PEEK_SECONDS: ask
-        those workers which mini-batch they run and in which phase (``client.run`` answers
-        while the task runs), at most every PEEK_SECONDS."""
+        """In the background, while a remote worker's bundle runs longer than PROBE_SECONDS:
+        ask those workers which mini-batch they run and in which phase (``client.run``
+        answers while the task runs), at most every PROBE_SECONDS (a question costs the
+        workers' event loops a little: short mini-batches never cause one)."""
         while not self._closed:
             if not self._probe_wanted.wait(0.5):
                 continue
@@ -641,7 +672,7 @@ class DaskBackend(QueueingBackend[_Slot]):
                      and slot.state in ("ready", "stopping", "yielding") and slot.bundles]
             if slots and self._lost is None:
                 self._probe(slots)
-            time.sleep(PEEK_SECONDS / 2)
+            time.sleep(PROBE_SECONDS)
 
     def _probe(self, slots: Sequence[_Slot]) -> None:
         client = self._client
@@ -911,13 +942,12 @@ class DaskBackend(QueueingBackend[_Slot]):
     def _init_done(self, slot: _Slot, value: Any, out: list[BackendEvent]) -> None:
         answer = value[0] if isinstance(value, tuple) and value else None
         if answer == "ready":
-            report = self._reports.get(slot.address or "")
-            if report is not None and not report.cached:  # it has the code now
-                self._reports[slot.address or ""] = replace(report, cached=True)
             self._receive(slot, value[2])
             self._worker_ready(slot, value[1], out)
             return
-        if answer == "no_code":  # its cache lost the snapshot since the preflight: send it
+        if answer == "no_code":  # not in its cache yet: send it (once per cache)
+            self.logger.info("Dask: sending the code snapshot (%s) to %s, whose cache lacks it.",
+                             _size_text(len(self._code()[1])), slot.address)
             self._spawn(slot, send_code=True)
             return
         if answer == "busy":
@@ -1212,6 +1242,10 @@ def _system_failure(task: Task | None, task_id: int, future: Any) -> TaskResult:
                "the Dask worker no longer holds this mlpipe worker (was it restarted?)")
     return TaskResult(task_id, "Failed", total, 0, total, time.time(), 0.0, 0.0, 0.0,
                       "SystemError", message, None)
+
+
+def _size_text(size: int) -> str:
+    return f"{size / 1024:.0f} KB" if size < 1 << 20 else f"{size / (1 << 20):.1f} MB"
 
 
 def _error_text(error: Any) -> str:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import shlex
 import time
 from collections.abc import Callable, Iterator
@@ -37,11 +36,11 @@ from typing import Any
 from mlpipe.plan import ExecutionPlan, ParallelStep
 from mlpipe.runs import resolve_runs_dir
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute
+from mlpipe.runtime.backends.dask_options import SCHEDULER_ENV, DaskOptions, DaskOptionsError
 from mlpipe.runtime.concurrency import worker_names
 from mlpipe.wording import plural
 
 Say = Callable[[str], None]
-SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
 RESOURCE = "mlpipe"
 CONNECT_TIMEOUT_SECONDS = 10.0
 RESTART_TIMEOUT_SECONDS = 30.0
@@ -64,6 +63,8 @@ class JobCluster:
     owned: bool
     say: Say = _quiet
     resume: str = ""  # how the user resumes the job (the command), for a lost scheduler
+    security: Any = None  # Dask's Security (TLS) for the user's scheduler
+    problem: str | None = None  # why the job's cluster cannot be used (each step says it)
 
 
 def resume_command(plan: ExecutionPlan) -> str:
@@ -86,20 +87,30 @@ def cluster_size(plan: ExecutionPlan, cores: int) -> int:
 
 
 @contextlib.contextmanager
-def job_cluster(plan: ExecutionPlan, say: Say, cores: int) -> Iterator[JobCluster | None]:
+def job_cluster(plan: ExecutionPlan, say: Say, cores: int,
+                options: DaskOptions | None = None) -> Iterator[JobCluster | None]:
     """The dask backend's job scope: the job's :class:`JobCluster` (``None`` for a job with
     no parallel step, or when a LocalCluster cannot start: each step then says why).
 
-    The dashboard link is printed for either kind of cluster.
+    ``options`` name the user's scheduler (over ``$MLPIPE_DASK_SCHEDULER``, read here
+    once); without one the job starts a LocalCluster. The dashboard link is printed for
+    either kind of cluster.
     """
     size = cluster_size(plan, cores)
     if not size:
         yield None
         return
-    address = os.environ.get(SCHEDULER_ENV)
+    chosen = (options or DaskOptions()).over(DaskOptions.from_environment())
+    try:
+        address, security = chosen.address(), chosen.security()
+    except DaskOptionsError as error:
+        yield JobCluster(chosen.scheduler or chosen.scheduler_file or "?", owned=False,
+                         say=say, resume=resume_command(plan), problem=str(error))
+        return
     if address:
-        say(_external_dashboard_line(address))
-        yield JobCluster(address, owned=False, say=say, resume=resume_command(plan))
+        say(_external_dashboard_line(address, security))
+        yield JobCluster(address, owned=False, say=say, resume=resume_command(plan),
+                         security=security)
         return
     with DaskLogRoute():
         try:
@@ -122,13 +133,14 @@ def job_cluster(plan: ExecutionPlan, say: Say, cores: int) -> Iterator[JobCluste
                 cluster.close()
 
 
-def _external_dashboard_line(address: str) -> str:
+def _external_dashboard_line(address: str, security: Any = None) -> str:
     """``Dask dashboard: <link> (the scheduler at <address>, N workers)``, or why not."""
     from distributed import Client  # noqa: PLC0415
 
     with DaskLogRoute():
         try:
-            with Client(address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False) as client:
+            with Client(address, timeout=CONNECT_TIMEOUT_SECONDS, set_as_default=False,
+                        security=security) as client:
                 link = client.dashboard_link
                 workers = len(client.scheduler_info(n_workers=-1)["workers"])
         except Exception as error:  # noqa: BLE001 - each step says why it cannot use Dask
@@ -148,8 +160,9 @@ class ClusterSession:
     """
 
     def __init__(self, address: str | None, owned: bool, connect_timeout: float,
-                 wait_for_workers: float, logger: logging.Logger) -> None:
+                 wait_for_workers: float, logger: logging.Logger, security: Any = None) -> None:
         self.address = address
+        self.security = security
         self.owned = owned or not address
         self.connect_timeout = connect_timeout
         self.wait_for_workers = wait_for_workers
@@ -184,7 +197,7 @@ class ClusterSession:
 
         if self.address:
             self.client = Client(self.address, timeout=self.connect_timeout,
-                                 set_as_default=False)
+                                 set_as_default=False, security=self.security)
             with contextlib.suppress(TimeoutError):  # use the workers there are
                 self.client.wait_for_workers(wanted, timeout=self.wait_for_workers)
             whose = "started by mlpipe for the job" if self.owned else "not started by mlpipe"

@@ -5,8 +5,8 @@ times and owners fixed, so the same code always gives the same bytes) named by i
 SHA-256. A worker keeps each archive it received unpacked in a cache of its own
 (:func:`cached_code`, :func:`unpack_code`: ``<Dask worker's local directory>/
 mlpipe-code/<digest>/``), so a snapshot travels to a worker once, whatever the number
-of steps, jobs or tasks that use it; the driver asks first (the preflight) and sends
-the archive only where it is missing.
+of steps, jobs or tasks that use it: a worker starts from its cache, and only one whose
+cache lacks the snapshot answers so and is sent the archive.
 """
 
 from __future__ import annotations

@@ -8,7 +8,6 @@ with a task) what a step needs to know of it, with :func:`inspect_worker`:
 - whether it sees the run folder: the driver wrote a random token into the step's
   state folder, and the worker reads it at the same path (a path that merely exists is
   no proof: another machine may have the same, empty, folder);
-- whether its code cache already holds the step's snapshot (else it is sent);
 - which of the top-level modules the step's code imports (and the driver can import)
   it cannot import;
 - whether each input folder or file is there: a sample file of it, with its size;
@@ -57,7 +56,6 @@ class PreflightRequest:
     python: tuple[int, int]
     token_path: str
     token: str
-    digest: str
     imports: tuple[str, ...] = ()
     inputs: tuple[InputProbe, ...] = ()
 
@@ -80,17 +78,16 @@ class PreflightReport:
     mlpipe: str
     python: tuple[int, int]
     shared: bool
-    cached: bool
     missing: tuple[str, ...] = ()
     unreachable: tuple[str, ...] = ()
     hosted: tuple[Hosted, ...] = ()
 
 
-def preflight_request(*, token_path: str, token: str, digest: str, code_dir: str,
+def preflight_request(*, token_path: str, token: str, code_dir: str,
                       inputs: Iterable[tuple[str, str]]) -> PreflightRequest:
     """The request of a step whose snapshot is ``code_dir`` and whose data inputs are
     ``(name, path)`` pairs."""
-    return PreflightRequest(__version__, sys.version_info[:2], token_path, token, digest,
+    return PreflightRequest(__version__, sys.version_info[:2], token_path, token,
                             code_imports(code_dir), tuple(_probe(n, p) for n, p in inputs))
 
 
@@ -144,20 +141,14 @@ def _probe(name: str, path: str) -> InputProbe:
 def inspect_worker(request: PreflightRequest, dask_worker: Any = None) -> PreflightReport:
     """The worker's side (run by ``client.run`` on its event loop: quick, no import of the
     step's code, only ``find_spec`` of top-level names)."""
-    from mlpipe.runtime.backends.dask_code import cached_code  # noqa: PLC0415
-    from mlpipe.runtime.backends.dask_worker import (  # noqa: PLC0415
-        code_cache_directory,
-        hosted_workers,
-    )
+    from mlpipe.runtime.backends.dask_worker import hosted_workers  # noqa: PLC0415
 
     try:
         shared = Path(request.token_path).read_text(encoding="ascii").strip() == request.token
     except (OSError, UnicodeDecodeError):
         shared = False
-    local = code_cache_directory(getattr(dask_worker, "local_directory", None) or os.getcwd())
-    cached = shared or cached_code(local, request.digest) is not None
     return PreflightReport(
-        socket.gethostname(), __version__, sys.version_info[:2], shared, cached,
+        socket.gethostname(), __version__, sys.version_info[:2], shared,
         tuple(name for name in request.imports if not _importable(name)),
         tuple(problem for probe in request.inputs if (problem := _unreachable(probe))),
         tuple(Hosted(key, run_id, busy) for key, run_id, busy in hosted_workers()))

@@ -201,7 +201,12 @@ def test_two_hidden_workers_and_one_that_sees_the_run_folder_give_the_local_runs
     local = _local_run(place)
     with _cluster(tmp_path / "cluster", hidden=2, normal=1, place=place) as cluster:
         out = finish(place.job("spread", scheduler=cluster.address))
+        again = finish(place.job("again", scheduler=cluster.address))
     assert "job spread: completed" in out, out
+    assert "job again: completed" in again, again
+    sent = [(place.step(job) / "logs" / "sys" / "master_role.txt").read_text().count(
+        "sending the code snapshot") for job in ("spread", "again")]
+    assert sent == [2, 0]  # once to each hidden worker's cache, then never again
     step = place.step("spread")
     _same_as_local(step, local)
     master_role = (step / "logs" / "sys" / "master_role.txt").read_text(encoding="utf-8")
