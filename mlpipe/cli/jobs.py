@@ -13,11 +13,13 @@ from typing import Any
 from rich.table import Table
 
 from mlpipe.cli.arguments import (
+    add_backend,
     add_job_name,
     add_output_format,
     add_overrides,
     add_web,
     add_workspace_options,
+    backend_choice,
     emit,
     machine_output,
     positive_count,
@@ -30,10 +32,10 @@ from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.azure_view import azure_children, azure_record
 from mlpipe.jobs.ownership import own_job, request_cancel
 from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.request import JobRequest
 from mlpipe.jobs.store import JobStore, RecordError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
-from mlpipe.runtime.backends import BACKENDS, backend_names
 from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
@@ -66,7 +68,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                         "file/folder name>_<time>_<hex>); naming an unfinished job resumes it")
     runs_dir_option(create)
     add_overrides(create, "override a key of the YAML (repeatable)")
-    _backend_option(create)
+    add_backend(create)
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
     create.add_argument("--allow-external-outputs", action="store_true",
@@ -136,7 +138,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     rerun.add_argument("--step", dest="steps", action="append", default=[], metavar="STEP",
                        help="a step to run again (repeatable; default: every step)")
     add_overrides(rerun, "override a key of the pipeline, as job create --set")
-    _backend_option(rerun)
+    add_backend(rerun)
     rerun.add_argument("--no-progress", dest="progress", action="store_false",
                        help="no progress bars")
     rerun.set_defaults(handler=rerun_job)
@@ -176,14 +178,6 @@ def _az_conventions(parser: argparse.ArgumentParser, *, web: bool = False) -> No
         add_web(parser)
 
 
-def _backend_option(parser: argparse.ArgumentParser) -> None:
-    """``--backend``, its choices and their help read from the backends' table."""
-    choices = ", ".join(f"{spec.name} ({spec.summary})" if spec.summary else spec.name
-                        for spec in BACKENDS.values())
-    parser.add_argument("--backend", choices=backend_names(), default="local",
-                        help=f"where parallel steps run: {choices}; default: local")
-
-
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -210,7 +204,7 @@ def create_job(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from mlpipe.jobs.front_door import Submission, submit
+    from mlpipe.jobs.front_door import JobHooks, Submission, submit  # noqa: PLC0415
 
     out = console()
 
@@ -231,16 +225,11 @@ def _create(args: argparse.Namespace) -> int:
             print(warning.format(), file=sys.stderr)
 
     cancel = threading.Event()
+    hooks = JobHooks(cancel=cancel, echo=lambda line: print(line, flush=True),
+                     on_compiled=warn, on_start=on_start, owner=getattr(args, "owner", None))
     previous_sigterm = _install_sigterm(cancel)
     try:
-        submission = submit(args.file, runs_dir=args.runs_dir, name=args.name,
-                            overrides=tuple(args.overrides), backend=args.backend,
-                            progress=args.progress, cancel=cancel, on_start=on_start,
-                            echo=lambda line: print(line, flush=True), on_compiled=warn,
-                            rerun_of=getattr(args, "rerun_of", None),
-                            owner=getattr(args, "owner", None),
-                            allow_external_outputs=getattr(args, "allow_external_outputs", False),
-                            skip_steps=tuple(getattr(args, "skip_steps", ()) or ()))
+        submission = submit(job_request(args), hooks)
     finally:
         _restore_sigterm(previous_sigterm)
     assert submission.result is not None
@@ -250,6 +239,17 @@ def _create(args: argparse.Namespace) -> int:
         print(f"report:     {submission.result.report}", flush=True)
     web_note(args, submission.result.report)
     return 0 if submission.result.ok else 1
+
+
+def job_request(args: argparse.Namespace) -> JobRequest:
+    """The one request ``job create`` (and ``job rerun``, with the record it resumes from)
+    makes of its arguments."""
+    return JobRequest(
+        source=args.file, runs_dir=args.runs_dir, name=args.name,
+        overrides=tuple(args.overrides), backend=backend_choice(args),
+        allow_external_outputs=getattr(args, "allow_external_outputs", False),
+        skip_steps=tuple(getattr(args, "skip_steps", ()) or ()),
+        rerun_of=getattr(args, "rerun_of", None), progress=args.progress)
 
 
 def _install_sigterm(cancel: threading.Event) -> Any:

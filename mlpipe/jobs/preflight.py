@@ -25,7 +25,7 @@ from mlpipe.plan import (
     SparkStep,
     Step,
 )
-from mlpipe.runtime.backends import BackendSpec, backend_spec
+from mlpipe.runtime.backends import BackendChoice, BackendError, BackendSpec, backend_spec
 
 REMOTE_MESSAGE = "remote asset not available offline"
 
@@ -195,13 +195,21 @@ class BackendUnavailableError(MlpipeError, ValueError):
     """The backend asked for is unknown or not installed; nothing was started."""
 
 
-def check_backend(backend: str | BackendSpec) -> BackendSpec:
-    """The table's spec of ``backend``, once it is known and its packages are installed;
-    else :class:`BackendUnavailableError` (a "did you mean" for a typo, the missing
-    packages and how to install them)."""
+def check_backend(backend: str | BackendSpec | BackendChoice) -> BackendSpec:
+    """The table's spec of ``backend`` with the options a :class:`BackendChoice` gives bound
+    to it, once it is known, its packages are installed and it takes those options; else
+    :class:`BackendUnavailableError` (a "did you mean" for a typo, the missing packages and
+    how to install them, the options it takes)."""
     try:
-        spec = backend if isinstance(backend, BackendSpec) else backend_spec(backend)
+        if isinstance(backend, BackendSpec):
+            spec = backend
+        elif isinstance(backend, BackendChoice):
+            spec = backend_spec(backend.name).configured(backend.options)
+        else:
+            spec = backend_spec(backend)
     except ValueError as error:
+        raise BackendUnavailableError(str(error)) from None
+    except BackendError as error:
         raise BackendUnavailableError(str(error)) from None
     problem = spec.unavailable()
     if problem:

@@ -53,7 +53,7 @@ from mlpipe.jobs.upstream_values import MissingUpstreamValue, with_upstream_valu
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, SparkStep, Step, SweepStep
 from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
 from mlpipe.runtime import worker_names
-from mlpipe.runtime.backends import BackendSpec, backend_spec
+from mlpipe.runtime.backends import BackendChoice, BackendSpec, backend_spec
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.reports.files import report_files
@@ -117,7 +117,7 @@ def run_plan(
     *,
     cancel: threading.Event | None = None,
     progress: bool = False,
-    backend: str | BackendSpec = "local",
+    backend: str | BackendSpec | BackendChoice = "local",
     echo: Echo | None = None,
     max_workers: int | None = None,
     skip_steps: frozenset[str] = frozenset(),
