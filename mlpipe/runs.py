@@ -40,6 +40,9 @@ JOB_NAME_ENV = "MLPIPE_JOB_NAME"
 STEP_NAME_ENV = "MLPIPE_STEP_NAME"
 STEP_DIR_ENV = "MLPIPE_STEP_DIR"
 EXPERIMENT_ENV = "MLPIPE_EXPERIMENT_NAME"
+# Where the job's mlpipe.toml is (its folder), for the URL stand-ins of the step's processes
+# (mlpipe.url_stand_ins; set per step by mlpipe.compiler.steps).
+STAND_INS_ENV = "MLPIPE_STAND_INS"
 
 
 def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -26,7 +26,7 @@ from pathlib import Path
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.limits import InputLimitError, check_file_size
-from mlpipe.runs import ASSETS_DIR
+from mlpipe.runs import ASSETS_DIR, STAND_INS_ENV
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,9 +34,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ASSETS_FILE = "mlpipe.toml"
-# Set in the processes a job starts (command steps, parallel workers): the folder of the job's
-# ``mlpipe.toml``, whose URL stand-ins their downloads read (``mlpipe/scripts.py``).
-STAND_INS_ENV = "MLPIPE_STAND_INS"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 _REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)

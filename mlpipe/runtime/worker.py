@@ -28,6 +28,9 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.import_mirrors import Mode, set_mode
+from mlpipe.import_mirrors import install_from_environment as install_import_mirrors
+from mlpipe.import_mirrors import mode as import_mirrors_mode
+from mlpipe.runs import STAND_INS_ENV
 from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
@@ -41,8 +44,6 @@ from mlpipe.runtime.results import (
 from mlpipe.runtime.source_paths import to_user_paths, user_traceback
 from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
-from mlpipe.scripts import STAND_INS_ENV
-from mlpipe.scripts import install_from_environment as install_import_mirrors
 
 SHIM_DIR = str(Path(__file__).resolve().parent / "shim")
 DEFAULT_LOADER = "mlpipe.data:load_mini_batch"
@@ -282,9 +283,13 @@ class WorkerRuntime:
             if path not in sys.path:
                 sys.path.insert(0, path)
         set_mode(config.import_mirrors)
+        install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
         if config.stand_ins:  # the entry script's downloads read the job's URL stand-ins
             os.environ[STAND_INS_ENV] = config.stand_ins
-        install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
+        if config.stand_ins or import_mirrors_mode() == "force":  # run-script: every URL
+            from mlpipe.url_stand_ins import install_url_stand_ins  # noqa: PLC0415 - on demand
+
+            install_url_stand_ins()
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
 
