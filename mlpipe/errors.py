@@ -30,8 +30,12 @@ catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps working::
     ├── JobNotFound (LookupError)  mlpipe.jobs.store    no job of that name ("did you mean")
     ├── RecordError (ValueError)   mlpipe.jobs.store    a job.json that cannot be read
     ├── JobConflictError (RuntimeError)  mlpipe.jobs.store  the name completed or still runs
+    │   └── OutputBusyError        mlpipe.jobs.ownership  another job writes that output place
+    ├── CancelIncompleteError (ValueError)  mlpipe.jobs.ownership  a dead runner's processes run
+    ├── OutputsInTheWayError       mlpipe.jobs.preflight  a user's file or link in the way
+    ├── OutputClashError (FileExistsError)  mlpipe.jobs.output_files  a copy over another's file
     ├── JobStopped                 mlpipe.jobs.front_door  the runner could not write on
-    ├── DownloadError (LookupError)  mlpipe.jobs.download  the job runs, or no such output
+    ├── DownloadError (LookupError)  mlpipe.jobs.download  the job runs, no such output, a clash
     ├── DebugError (ValueError)    mlpipe.jobs.debug    no such step or mini-batch to debug
     ├── NotebookError (ValueError)  mlpipe.scripts    a script or notebook run-script cannot read
     └── NotAvailableLocally (RuntimeError)  mlpipe.sdk.unavailable  a workspace-only call

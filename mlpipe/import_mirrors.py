@@ -65,6 +65,7 @@ PROGRAMS: dict[str, str] = {"mldesigner": "mlpipe.sdk.mldesigner_exec"}
 # azureml v1: these packages and every module below them are ``mlpipe.v1``'s names
 # (``azureml.core.compute_target``, ``azureml.pipeline.core.graph``, ``azureml.exceptions``).
 V1_PACKAGES = ("azureml.core", "azureml.data", "azureml.pipeline.core", "azureml.pipeline.steps",
+               "azureml.contrib.pipeline.steps",  # 2019-2020: ParallelRunStep/Config
                "azureml.exceptions", "azureml.widgets")
 # azureml's private telemetry and REST-client modules, which published scripts import to tag
 # their runs: every name in them is :class:`Inert` (nothing is sent anywhere).

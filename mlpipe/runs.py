@@ -12,6 +12,7 @@ all read these rules from here.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -33,6 +34,8 @@ JOB_RECORD_FILE = "job.json"  # its record (mlpipe.jobs.record)
 JOB_LOCK_FILE = "job.lock"  # held by the process that owns it (mlpipe.jobs.ownership)
 CANCEL_FILE = "cancel-requested"  # present once `mlpipe job cancel` asked it to stop
 JOB_REPORT_FILE = "report.html"  # its report (mlpipe.jobs.report)
+# a hidden file that marks a folder as a runs folder: input listings never enter one
+RUNS_MARKER = ".mlpipe-runs"
 NAME_BASE_LIMIT = 200
 # What a step's processes learn of the run they belong to (set by the runner, read by the
 # v1 ``Run.get_context()``): the job's name, the step's name and folder, the experiment.
@@ -72,6 +75,19 @@ def runs_dir_problem(runs_dir: Path, *, create: bool = False) -> str | None:
         return (f"cannot write to the runs folder {runs_dir}: permission denied "
                 f"(choose another with --runs-dir or ${RUNS_DIR_ENV})")
     return None
+
+
+def mark_runs_dir(runs_dir: Path) -> None:
+    """Mark ``runs_dir`` as a runs folder (:data:`RUNS_MARKER`), so a job whose input holds
+    it (``path: .`` with the default ``./mlpipe-runs``) never reads its records and logs as
+    data (:func:`is_runs_dir`); a folder that cannot be marked is left as it is."""
+    with contextlib.suppress(OSError):
+        (runs_dir / RUNS_MARKER).touch(exist_ok=True)
+
+
+def is_runs_dir(folder: str) -> bool:
+    """Whether ``folder`` is a runs folder (it holds :data:`RUNS_MARKER`)."""
+    return os.path.lexists(os.path.join(folder, RUNS_MARKER))
 
 
 def job_name_base(source: str | os.PathLike[str], display_name: Any = None,

@@ -12,7 +12,7 @@ ACROSS_LAYERS = {"hostile"}  # hostile inputs and injected faults, end to end th
 # make_fixtures.py (run with azure-ai-ml, or by test_differential.py in a child process).
 DATA = {"notebooks", "differential", "__pycache__",
         "record_shapes"}  # job.json files earlier versions wrote (tests/jobs/test_record_shapes.py)
-SCRIPTS = {"dump_signatures.py"}  # run in another interpreter, not imported
+SCRIPTS = {"dump_signatures.py", "dump_component_schemas.py"}  # run in another interpreter, not imported
 
 
 def test_every_test_folder_mirrors_a_package_folder() -> None:

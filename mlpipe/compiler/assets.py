@@ -36,12 +36,22 @@ else:  # pragma: no cover
 ASSETS_FILE = "mlpipe.toml"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
-_REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://)", re.I)
+# ``git+https://host/repo.git@branch`` is a code snapshot azure-ai-ml takes from a git repository.
+_REMOTE = re.compile(r"^(azureml:|https?://|wasbs?://|abfss?://|adl://|s3://|gs://|git\+)", re.I)
+# A workspace resource's ARM id (``/subscriptions/<s>/resourceGroups/<g>/providers/
+# Microsoft.MachineLearningServices/workspaces/<w>/data/<name>/versions/<v>``): an asset for
+# azure-ai-ml (``is_ARM_id_for_resource``), never a local absolute path.
+_ARM_ID = re.compile(r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
+                     r"Microsoft\.MachineLearningServices/workspaces/[^/]+/[^/]+/[^/]", re.I)
 
 
 def is_remote(reference: object) -> bool:
-    """True for ``azureml:``, ``azureml://``, ``http(s)://`` and cloud-storage URIs."""
-    return isinstance(reference, str) and _REMOTE.match(reference.strip()) is not None
+    """True for ``azureml:``, ``azureml://``, ``http(s)://``, cloud-storage URIs, ``git+`` code
+    and ARM ids."""
+    if not isinstance(reference, str):
+        return False
+    text = reference.strip()
+    return _REMOTE.match(text) is not None or _ARM_ID.match(text) is not None
 
 
 def strip_file_prefix(reference: str) -> str:

@@ -31,11 +31,12 @@ TEMPLATE_NAMES = frozenset({"name", "output_name", "default_datastore"})
 # ``$[[`` is scanned once (``.*?`` rescanned the rest of it from each one).
 OPTIONAL_PATTERN = re.compile(r"\$\[\[((?:(?!\$\[\[|\]\]).)*)\]\]", re.S)
 _IDENT = r"[A-Za-z_][A-Za-z0-9_\-]*"
+_INPUT = rf"{_IDENT}(?:\.{_IDENT})*"  # a parameter group's member: group.number
 _FORMS: tuple[tuple[Scope, re.Pattern[str]], ...] = (
-    ("parent_input", re.compile(rf"^parent\.inputs\.({_IDENT})$")),
+    ("parent_input", re.compile(rf"^parent\.inputs\.({_INPUT})$")),
     ("parent_output", re.compile(rf"^parent\.outputs\.({_IDENT})$")),
     ("step_output", re.compile(rf"^parent\.jobs\.({_IDENT})\.outputs\.({_IDENT})$")),
-    ("input", re.compile(rf"^inputs\.({_IDENT})$")),
+    ("input", re.compile(rf"^inputs\.({_INPUT})$")),
     ("output", re.compile(rf"^outputs\.({_IDENT})$")),
 )
 

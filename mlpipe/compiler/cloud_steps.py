@@ -129,8 +129,11 @@ def _check_sampling(node: Node, reporter: Reporter, sampling: str, space: list[S
     if policy is not None and policy.policy == "bandit" \
             and policy.slack_factor is not None and policy.slack_amount is not None:
         reporter.error(node.doc, node.path + ("early_termination",),
-                       f"a bandit policy takes slack_factor or slack_amount, not both: {REJECTS}",
-                       code="azure-sweep")
+                       "a bandit policy takes slack_factor or slack_amount, not both (the sweep "
+                       f"service's BanditPolicy needs exactly one): {REJECTS}",
+                       code="azure-sweep",
+                       hint="keep slack_factor (a ratio of the best value) or slack_amount (an "
+                            "absolute distance from it)")
     for param in space:
         if param.low is not None and param.high is not None and param.low > param.high:
             reporter.error(node.doc, node.path + ("search_space", param.name),

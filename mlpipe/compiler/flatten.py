@@ -88,11 +88,13 @@ def expand_pipeline_node(compiler: Compiling, node: Node, siblings: Mapping[str,
                                                    "directly or through another component")
         return
     here = compiler.doc.locate(node.path)
-    via = (f"in pipeline component used by {compiler.doc.key_path(node.path)} at "
+    via = (f"in pipeline component used by {compiler.doc.key_path(node.path) or 'the job'} at "
            f"{shown_path(here.file or str(compiler.doc.file))}:{here.line}")
     reporter = _ViaReporter(items=compiler.reporter.items, parent=compiler.reporter,
                             outer_file=str(compiler.doc.file), via=via)
-    scope = SubScope(prefix=node.name + ".", inputs=dict(node.inputs), outputs=node.outputs,
+    # a job made from a pipeline component (its one node is unnamed) keeps the step names
+    scope = SubScope(prefix=f"{node.name}." if node.name else "", inputs=dict(node.inputs),
+                     outputs=node.outputs,
                      components=compiler.components,
                      default_compute=(outer.default_compute if outer is not None
                                       else compiler.default_compute),

@@ -163,8 +163,8 @@ class IOResolver:
             return replace(given_out, name=name, type=str(type_), mode=mode,
                            location=self.doc.locate(path))
         written = output_path(self.place, node.name, name, str(type_), template, append)
-        if template and node.name not in self.place.given_steps:
-            self.check_place(name, template, written, template_at)
+        if node.name not in self.place.given_steps:  # a default place too (a planted link)
+            self.check_place(name, template or "", written, template_at)
         return PlanOutput(name=name, type=str(type_), mode=mode, path=written,
                           declared_path=template, location=self.doc.locate(path))
 
@@ -285,6 +285,8 @@ class IOResolver:
             if whole_reference(raw) is not None:
                 return self._bound(name, whole_reference(raw), type_, mode, decl, path + ("path",),
                                    step)
+            if isinstance(raw, str) and step and references_in(raw):
+                raw = self._data_path(raw, path + ("path",))
             if isinstance(raw, str):
                 return self._data(name, str(type_ or DEFAULT_DATA_TYPE), mode, raw, self.doc,
                                   path + ("path",), step, optional)
@@ -337,7 +339,11 @@ class IOResolver:
             value = None
         else:
             value, problem = coerce_literal(value, decl)
-            if problem:
+            if problem and origin and problem.startswith("must be a whole number"):
+                # a bound value is not checked by azure-ai-ml: the step gets it as written
+                self.reporter.warn(self.doc, path, f"{problem} (from {origin}): the step gets "
+                                   "it as written", code="type")
+            elif problem:
                 suffix = f" (from {origin})" if origin else ""
                 self.reporter.error(self.doc, path, problem + suffix, code="type")
         return PlanInput(name, type_, value=value, location=self.doc.locate(path))
@@ -355,6 +361,28 @@ class IOResolver:
             return ref.text
 
         return substitute(text, render) if step else text
+
+    def _data_path(self, text: str, path: KeyPath) -> str:
+        """A step input's data path built from bindings, as azure-ai-ml submits it:
+        ``${{parent.inputs.folder}}/sample1.csv`` (the pipeline input's path or value) and
+        ``${{parent.name}}`` (the pipeline job's name) are filled in."""
+
+        def render(ref: Reference) -> str:
+            if ref.expression.strip() == "parent.name":
+                return self.place.job_name
+            found = self.pipeline_inputs.get(ref.name) if ref.scope == "parent_input" else None
+            if found is not None and (found.path or found.remote or found.value is not None):
+                return str(found.path or found.remote or found.as_argument())
+            if found is None and ref.scope == "parent_input":
+                self._names_nothing(path, ref.text, "pipeline input", "declared inputs",
+                                    ref.name, list(self.pipeline_inputs))
+            else:
+                self.reporter.error(self.doc, path, f"{ref.text} cannot be used in a data path: "
+                                    "bind a pipeline input (${{parent.inputs.<name>}}) or the "
+                                    "job's name (${{parent.name}})", code="binding")
+            return ref.text
+
+        return substitute(text, render)
 
     def _data(self, name: str, type_: str, mode: Any, raw: str, doc: Doc, path: KeyPath, step: str,
               optional: bool) -> PlanInput:

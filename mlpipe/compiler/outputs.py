@@ -10,12 +10,15 @@ folder, named after the basename of its declared path template
 to ``<runs-dir>/datastores/<ds>/<rest>``; a local path is taken relative to the
 YAML file (``~`` is never expanded).
 
-Where a declared path may land is one rule, :func:`place_problem`, used by ``job
-validate`` and ``job create`` alike: inside this job's folder (not over the job's own
-files), or below ``<runs-dir>/datastores/``; never in another job's folder or elsewhere
-in the runs folder, never a path starting with ``~``; outside the runs folder only when
-the job allows external outputs (``--allow-external-outputs``, or ``[outputs]
-allow_external = true`` in the ``mlpipe.toml`` beside the pipeline).
+Where an output may land is one rule, :func:`place_problem`, used by ``job validate`` and
+``job create`` (every attempt: a resume compiles again) alike: inside this job's folder
+(not over the job's own files), or below ``<runs-dir>/datastores/<datastore>/``; never in
+another job's folder or elsewhere in the runs folder, never a path starting with ``~``,
+never a folder holding the runs folder, the pipeline's own folder or a datastore's root,
+never through a link inside the runs folder (a default output too: one planted after a
+kill); outside the runs folder only when the job allows external outputs
+(``--allow-external-outputs``, or ``[outputs] allow_external = true`` in the
+``mlpipe.toml`` beside the pipeline).
 """
 
 from __future__ import annotations
@@ -125,11 +128,53 @@ def place_problem(place: OutputPlace, name: str, template: str, path: str) -> Pl
                             "write the path out, or leave out 'path' to write under the run's "
                             "folder")
     runs = Path(_norm(place.runs_dir))
-    found = [_in_runs_problem(place, name, candidate, root) for candidate, root in (
-        (Path(path), runs), (Path(os.path.realpath(path)), Path(os.path.realpath(runs))))]
+    seen = ((Path(path), runs, Path(_norm(place.base_dir))),
+            (Path(os.path.realpath(path)), Path(os.path.realpath(runs)),
+             Path(os.path.realpath(place.base_dir))))
+    found = [_holds_problem(place, name, candidate, root, base) for candidate, root, base in seen]
+    found += [_in_runs_problem(place, name, candidate, root) for candidate, root, _ in seen]
+    found.append(_link_problem(name, Path(path), runs))
     problems = [problem for problem in found if problem is not None]
     # as written or through a link: a place never allowed wins over "outside the runs folder"
     return min(problems, key=lambda problem: problem.external, default=None)
+
+
+def _holds_problem(place: OutputPlace, name: str, path: Path, runs: Path,
+                   base: Path) -> PlaceProblem | None:
+    """An output folder that holds what is not the job's: the runs folder (every job), the
+    pipeline's own folder (its YAML, code and data) or a datastore's root."""
+    hint = ("give the output a folder of its own (a new, empty one), or leave out 'path' to "
+            "write under the run's folder")
+    if _within(runs, path):
+        return PlaceProblem(f"output '{name}' would be written over the runs folder {runs} "
+                            f"(every job's record and outputs): {path}", hint)
+    if _within(base, path):
+        return PlaceProblem(f"output '{name}' would be written over the pipeline's own folder "
+                            f"{base} (its YAML, code and data): {path}", hint)
+    if path.parent == runs / DATASTORES_DIR:
+        return PlaceProblem(f"output '{name}' would be written over the root of datastore "
+                            f"'{path.name}' (where every job's outputs on it are): {path}",
+                            f"give a folder below it: azureml://datastores/{path.name}/paths/"
+                            "<folder>/")
+    return None
+
+
+def _link_problem(name: str, path: Path, runs: Path) -> PlaceProblem | None:
+    """A path inside the runs folder that a link leads elsewhere (one planted in a job's
+    folder after a kill): mlpipe never writes through it."""
+    if not _within(path, runs):
+        return None
+    inside = path.relative_to(runs)
+    real_runs = Path(os.path.realpath(runs))
+    real = Path(os.path.realpath(path))
+    if _within(real, real_runs) and real.relative_to(real_runs) == inside:
+        return None
+    link = next((runs / Path(*inside.parts[:count]) for count in range(1, len(inside.parts) + 1)
+                 if (runs / Path(*inside.parts[:count])).is_symlink()), path)
+    return PlaceProblem(f"output '{name}' would be written through a link: {link} leads to "
+                        f"{os.path.realpath(link)} (mlpipe never follows a link in the runs "
+                        f"folder): {path}",
+                        f"remove the link ({link}) and run the job again")
 
 
 def _in_runs_problem(place: OutputPlace, name: str, path: Path, runs: Path) -> PlaceProblem | None:

@@ -321,6 +321,8 @@ class _Compiler:
             self.io.nodes = {node.name: node}
             return self.io.nodes
         jobs = self.doc.get("jobs")
+        if jobs is None and self.scope is None and self.doc.part("component") is not None:
+            return self._component_job()
         if not isinstance(jobs, dict) or not jobs:
             if not self.reporter.has_error_at(self.doc, ("jobs",)):
                 self.reporter.error(self.doc, ("jobs",) if self.doc.has("jobs") else (),
@@ -339,6 +341,16 @@ class _Compiler:
             nodes[str(name)] = node
         self.io.nodes = nodes
         return nodes
+
+    def _component_job(self) -> dict[str, Node]:
+        """A pipeline job made from a pipeline component (``component:`` instead of
+        ``jobs:``): the component's steps are the job's, under their own names; the job's
+        inputs and outputs are given to the component's (azure-ai-ml copies the component's
+        jobs into the job it submits)."""
+        node = Node("", self.doc, key=(), job=True)
+        self._resolve_component(node, self.doc.get())
+        self.io.nodes = {"": node}
+        return self.io.nodes
 
     def _resolve_component(self, node: Node, value: dict[str, Any]) -> None:
         """The component a step names (``component:``, a sweep's ``trial:``), if any."""
@@ -392,10 +404,15 @@ class _Compiler:
 
     def _pipeline_outputs(self, nodes: dict[str, Node]) -> dict[str, PipelineOutput]:
         declared = self.doc.part("outputs")
+        declared = declared if isinstance(declared, dict) else {}
+        root = nodes.get("")  # a job made from a pipeline component: its outputs are the job's
+        names = [*(root.outputs if root is not None else ()), *map(str, declared)]
         result: dict[str, PipelineOutput] = {}
-        for name, value in declared.items() if isinstance(declared, dict) else []:
-            name = str(name)
+        for name in dict.fromkeys(names):
+            value = declared.get(name)
             bound = self.io.bound_outputs.get(name)
+            if bound is None and root is not None and name in root.outputs:
+                bound = ("", name)
             if bound is not None:
                 out = nodes[bound[0]].outputs[bound[1]]
                 result[name] = PipelineOutput(name, out.path, out.type,

@@ -114,7 +114,8 @@ def parent_literals(text: str, pipeline_inputs: dict[str, PlanInput], src: Sourc
 
 def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[str | None,
                                                                                 str | None]:
-    """``(absolute code folder, remote reference)``; a local folder must exist."""
+    """``(absolute code path, remote reference)``; a local folder, or a single file (azure-ai-ml
+    uploads a file given as ``code`` as a snapshot of that one file), must exist."""
     if src is None or not isinstance(src.value, str) or not src.value.strip():
         return None, None
     raw = src.value.strip()
@@ -126,7 +127,7 @@ def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[
     folder, remote = assets.locate(raw, src.doc.base_dir)
     if folder is None:
         return None, remote
-    if not folder.is_dir():
+    if not folder.is_dir() and not folder.is_file():
         reporter.error(src.doc, src.path, f"code folder '{raw}' not found (looked for {folder})",
                        code="missing-path")
         return str(folder), None
@@ -154,7 +155,11 @@ def check_entry_script(folder: str | None, src: Source | None, reporter: Reporte
                        "the parallel runtime imports it and calls its init() and run()",
                        code="entry-script")
         return entry
-    if folder is not None and Path(folder).is_dir():
+    if folder is not None and Path(folder).is_file() and entry != Path(folder).name:
+        reporter.error(src.doc, src.path, f"entry script '{entry}' is not in the code: the code is "
+                       f"the single file {folder}", code="missing-path",
+                       hint=f"write entry_script: {Path(folder).name}")
+    elif folder is not None and Path(folder).is_dir():
         target = Path(folder) / entry
         if not target.is_file():
             candidates = [p.name for p in Path(folder).glob("*.py")]
@@ -169,6 +174,15 @@ def environment_info(src: Source | None, reporter: Reporter) -> EnvironmentInfo:
     if src is None or src.value is None:
         return EnvironmentInfo()
     value = src.value
+    if isinstance(value, str) and value.strip().startswith("file:"):
+        local = value.strip()[len("file:"):]
+        path = Path(local).expanduser()
+        path = path if path.is_absolute() else src.doc.base_dir / path
+        if not unusable_path(local) and not path.is_file():
+            reporter.warn(src.doc, src.path, f"environment file '{local}' not found; it is not "
+                          "needed locally (mlpipe runs steps with its own Python)",
+                          code="missing-conda-file")
+        return EnvironmentInfo(reference=value.strip())
     if isinstance(value, str):
         return EnvironmentInfo(reference=value.strip())
     if not isinstance(value, dict):

@@ -36,6 +36,7 @@ from mlpipe.plan import (
     RetrySettings,
     Step,
 )
+from mlpipe.schema.submission import DROPPED_COMPONENT_KEYS, Dropped
 from mlpipe.settings_file import SETTINGS_FILE, SettingsFileError, append_row_csv_options
 from mlpipe.sizes import MiniBatchSize
 
@@ -115,17 +116,11 @@ def _environment_variables(node: Node, values: StepValues,
                            ctx: BuildContext) -> dict[str, str]:
     """The step's own variables, with bindings substituted (they may also bind pipeline
     literals: ``${{parent.inputs.x}}``). A component's ``environment_variables`` are not
-    applied, as in the cloud: azure-ai-ml drops them (its component schemas have no such
-    key), so a job that needs them must set them on the step; a warning says so."""
+    applied, as in the cloud (:func:`_warn_dropped`)."""
     reporter = ctx.reporter
-    dropped = node.comp_doc.get("environment_variables") if node.comp_doc is not None else None
-    if node.comp_doc is not None and isinstance(dropped, dict) and dropped:
-        names = ", ".join(str(key) for key in dropped)
-        reporter.warn(node.comp_doc, ("environment_variables",),
-                      f"environment_variables ({names}) of a {node.kind} component are not "
-                      "applied: azure-ai-ml drops them (its component schema has no such key), "
-                      "so the cloud runs the step without them", code="dropped-key",
-                      hint=_variables_hint(node))
+    _warn_dropped(node, reporter)
+    if node.is_component_file:
+        return {}
     # a standalone sweep job's are its trial's (azure-ai-ml sends them with the trial)
     path = ("trial", "environment_variables") if node.job and node.kind == "sweep" \
         else node.path + ("environment_variables",)
@@ -144,13 +139,47 @@ def _environment_variables(node: Node, values: StepValues,
     return out
 
 
-def _variables_hint(node: Node) -> str:
-    """Where a step's variables go instead of its component's."""
-    if node.kind == "sweep":  # a sweep step has no variables of its own
-        return ("a sweep step has no environment_variables: set them in the trial's command "
-                "(`NAME=value python train.py ...`)")
-    return (f"set them on the step: jobs.{node.name}.environment_variables in the pipeline "
-            "YAML, or node.environment_variables = {...} in code")
+def _warn_dropped(node: Node, reporter: Reporter) -> None:
+    """One warning for each key of the step's component (or of a component file validated on
+    its own) that azure-ai-ml drops from the job it submits (``DROPPED_COMPONENT_KEYS``):
+    the cloud runs the step without it, so it is not applied here either; a legacy spelling
+    mlpipe still reads (``applied``) is warned where the step reads it."""
+    comp = node.doc if node.is_component_file else node.comp_doc
+    if comp is None:
+        return
+    kind = comp.part("type")
+    kind = kind.lower() if isinstance(kind, str) else "command"
+    for dropped in DROPPED_COMPONENT_KEYS:
+        value = comp.get(*dropped.path)
+        if kind not in dropped.kinds or dropped.applied or value is None or value == {}:
+            continue
+        names = f" ({', '.join(str(k) for k in value)})" if isinstance(value, dict) else ""
+        reporter.warn(comp, dropped.path,
+                      f"{'.'.join(map(str, dropped.path))}{names} of a {kind} component are not "
+                      "applied: azure-ai-ml drops them (its component schema has no such key), "
+                      "so the cloud runs the step without them", code="dropped-key",
+                      hint=_dropped_hint(node, dropped))
+
+
+def _dropped_hint(node: Node, dropped: Dropped) -> str:
+    """Where a dropped key's value belongs."""
+    if dropped.path == ("environment_variables",) and not node.is_component_file:
+        if node.kind == "sweep":  # a sweep step has no variables of its own
+            return ("a sweep step has no environment_variables: set them in the trial's "
+                    "command (`NAME=value python train.py ...`)")
+        return (f"set them on the step: jobs.{node.name}.environment_variables in the "
+                "pipeline YAML, or node.environment_variables = {...} in code")
+    return f"set them on {dropped.instead}"
+
+
+def _legacy_args(src: Source, reporter: Reporter) -> None:
+    """``task.args``: read here as ``program_arguments`` (the legacy spelling's meaning), but
+    azure-ai-ml drops it from the task it submits, in a step and in a component alike."""
+    reporter.warn(src.doc, src.path,
+                  "the legacy task.args is applied here as program_arguments, but azure-ai-ml "
+                  "drops it from the job it submits (its task schema has no such key), so the "
+                  "cloud runs the entry script without these arguments", code="dropped-key",
+                  hint="rename it to program_arguments")
 
 
 def _arguments(node: Node, values: StepValues, reporter: Reporter, src: Source,
@@ -170,11 +199,18 @@ def _unset_used(node: Node, values: StepValues, reporter: Reporter, src: Source 
     if src is None:
         return
     for name in dict.fromkeys(values.unset_used(text)):
-        if name not in spared:
-            reporter.error(src.doc, src.path,
-                           f"input '{name}' has no value but {what} uses it outside $[[...]]",
-                           code="binding",
-                           hint=f"give '{name}' a value or wrap its argument in $[[...]]")
+        if name in spared:
+            continue
+        if node.is_component_file:  # no input has a value yet: a step that sets none fails
+            reporter.warn(src.doc, src.path,
+                          f"optional input '{name}' is used outside $[[...]]: a step that "
+                          f"leaves it unset has no value for its {what}", code="binding",
+                          hint="wrap its argument in $[[...]]")
+            continue
+        reporter.error(src.doc, src.path,
+                       f"input '{name}' has no value but {what} uses it outside $[[...]]",
+                       code="binding",
+                       hint=f"give '{name}' a value or wrap its argument in $[[...]]")
 
 
 def _split(node: Node, values: StepValues, reporter: Reporter, src: Source,
@@ -206,6 +242,8 @@ def _parallel(node: Node, ctx: BuildContext, values: StepValues,
             rep.warn(legacy.doc, legacy.path,
                      "both program_arguments and the legacy args are given; program_arguments is "
                      "used", code="legacy")
+        if legacy is not None:
+            _legacy_args(legacy, rep)
         args_src = args_src or legacy
         text = _arguments(node, values, rep, args_src, "program_arguments") if args_src else None
         if args_src is not None and text:

@@ -97,6 +97,8 @@ def _common_type(values: list[Any]) -> str:
 def _value_type(value: Any) -> str:
     """The input type of a job input's value (a literal, or a data mapping with its type)."""
     if isinstance(value, Mapping):
+        if value.get("type") is None and "value" in value and "path" not in value:
+            return literal_type(value["value"])  # {value: 42}: a literal written as a mapping
         return str(value.get("type") or DEFAULT_DATA_TYPE)
     return literal_type(value)
 

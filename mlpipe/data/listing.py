@@ -8,7 +8,9 @@ that order is stable for an unchanged folder (so mini-batch ids stay stable for
 resume) and the first files come out at once, where sorting would first have
 to read every name (seconds for a million files). Names beginning with ``.``
 (hidden files and folders) are skipped, as Azure's mounted inputs do; so is an
-``MLTable`` file at the top of the listed folder.
+``MLTable`` file at the top of the listed folder, and any runs folder below it
+(:func:`mlpipe.runs.is_runs_dir`: an input ``path: .`` holding ``./mlpipe-runs`` never reads
+the jobs' records and logs as data).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import stat
 from collections.abc import Iterator
 
 from mlpipe.data.errors import DataError
+from mlpipe.runs import is_runs_dir
 
 MLTABLE_FILE = "MLTable"
 SORT_LIMIT = 100_000  # entries per folder; larger folders stream in directory order
@@ -108,7 +111,7 @@ def iter_files(root: str, *, skip_mltable: bool = True, sort_limit: int = SORT_L
             except OSError:  # vanished or dangling link
                 continue
             if is_dir:
-                if (st.st_dev, st.st_ino) in seen:  # a symlink loop
+                if (st.st_dev, st.st_ino) in seen or is_runs_dir(path):  # a loop, or runs
                     continue
                 seen.add((st.st_dev, st.st_ino))
                 stack.append((path, _entries(path, sort_limit, not sizes)))

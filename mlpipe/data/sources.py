@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from mlpipe.data.errors import DataError
 from mlpipe.data.listing import iter_files
 from mlpipe.data.mltable_spec import REMOTE_PREFIXES, MLTableSpec, PathEntry
+from mlpipe.runs import is_runs_dir
 
 
 def _local_path(entry: PathEntry, spec: MLTableSpec) -> str:
@@ -51,6 +52,18 @@ def iter_mltable_files(spec: MLTableSpec, *, tabular: bool) -> Iterator[tuple[st
             yield from iter_files(path, skip_mltable=os.path.samefile(path, spec.base_dir))
         else:
             matches = sorted(m for m in glob.iglob(path, recursive=True)
-                             if os.path.isfile(m) and os.path.abspath(m) != spec.file)
+                             if os.path.isfile(m) and os.path.abspath(m) != spec.file
+                             and not _in_runs_dir(m, spec.base_dir))
             for match in matches:
                 yield os.path.abspath(match), os.path.getsize(match)
+
+
+def _in_runs_dir(path: str, base: str) -> bool:
+    """Whether ``path`` lies in a runs folder below ``base`` (never read as data)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    base = os.path.abspath(base)
+    while folder.startswith(base + os.sep):
+        if is_runs_dir(folder):
+            return True
+        folder = os.path.dirname(folder)
+    return False

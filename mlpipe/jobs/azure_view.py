@@ -53,9 +53,13 @@ def azure_record(record: JobRecord) -> dict[str, Any]:
 
 def azure_children(record: JobRecord) -> list[dict[str, Any]]:
     """The steps of a job as az lists child jobs (``job list --parent-job-name``): ``name``
-    (the step's), ``display_name``, ``status`` in Azure's words, ``type``, and the step's
-    recorded fields."""
-    return [{**step.to_json(), "name": name, "display_name": step.display_name or name,
+    (the child job's, ``<job>_<step>``: what ``${{name}}`` is in a step's output path and
+    what ``job download -n`` takes), ``display_name`` (the step's), ``status`` in Azure's
+    words, ``type``, and the step's recorded fields."""
+    from mlpipe.compiler.outputs import child_job_name  # noqa: PLC0415 - the rule's owner
+
+    return [{**step.to_json(), "name": child_job_name(str(record.name), name),
+             "display_name": step.display_name or name,
              "status": azure_status(step.status), "type": step.kind or "command",
              "parent_job_name": record.name}
             for name, step in record.steps.items()]

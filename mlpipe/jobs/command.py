@@ -10,7 +10,10 @@ command is the runner's own interpreter. Output is captured like Azure's
     <step>/logs/user/stdout.txt     stdout only
     <step>/logs/user/stderr.txt     stderr only
 
-The exit code decides the status. Cancelling kills the command's whole process group.
+The exit code decides the status. Cancelling kills the command's whole process group. The
+shell sees the step's ``ro_mount`` inputs read-only and a copy of each ``download`` input
+(:mod:`mlpipe.runtime.read_only`: it then dies with the driver too); the job's watchdog
+ends what is left of it when the driver is killed.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, step_tag
+from mlpipe.runtime.read_only import launch_command, make_copies, step_view
 from mlpipe.runtime.snapshot import snapshot_code
 from mlpipe.runtime.source_paths import to_user_paths
 from mlpipe.runtime.step_logs import StepLogs
@@ -124,14 +128,17 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
     paths = {"std_log": logs.std_log, "stdout": logs.stdout, "stderr": logs.stderr}
     make_output_folders(step)
     workdir = snapshot_code(step.code_dir, step.snapshot_dir)
+    view = step_view(step)  # its ro_mount inputs read-only, a download input a copy
     tag = step_tag(step.state_dir)
     started = now()
     command = step.command
     with open(paths["std_log"], "wb") as combined:
         _note_ended(combined, end_tagged(tag), "left running by an earlier run of this step")
         try:
-            proc = subprocess.Popen(
-                [*shell(), command], cwd=workdir,
+            make_copies(view)
+            argv = [*shell(), command]
+            proc = subprocess.Popen(  # through read_only.main when it has a view to see
+                launch_command(view, argv) if view else argv, cwd=workdir,
                 env={**command_environment(step), TAG_ENV: tag},
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True,
@@ -139,7 +146,7 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         except OSError as exc:
             return CommandOutcome("failed", None, started, now(), str(paths["stdout"]),
                                   str(paths["stderr"]), str(paths["std_log"]),
-                                  error=f"could not start the shell: {exc}")
+                                  error=f"could not start the shell: {describe_fault(exc)}")
         lock = threading.Lock()
         faults: list[OSError] = []
         pumps = [

@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import tempfile
 from pathlib import Path
 
+from mlpipe.errors import MlpipeError
 from mlpipe.jobs.atomic_json import write_json_atomic
 from mlpipe.jobs.liveness import process_alive
 from mlpipe.jobs.record import JobRecord
@@ -30,6 +33,8 @@ from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.jobs.timestamps import iso, now
 from mlpipe.runs import JOB_LOCK_FILE, JOB_RECORD_FILE
 from mlpipe.runtime.file_lock import FileLock, Holder, LockBusy
+from mlpipe.runtime.process_tree import end_tagged_under, tagged_under
+from mlpipe.wording import plural
 
 _DOING = {"run": "being run", "debug": "being debugged", "cancel": "being canceled"}
 _ADVICE = {"run": "wait for it, or mlpipe job cancel {name}",
@@ -106,7 +111,8 @@ def request_cancel(store: JobStore, name: str) -> JobRecord:
     """Ask job ``name`` to stop; returns its record as it is now (never waits).
 
     A running job sees the request within a fraction of a second. A job recorded as
-    running whose runner is gone is marked canceled here, under its lock.
+    running whose runner is gone is marked canceled here, under its lock, once the processes
+    its steps started are ended (:class:`CancelIncompleteError` while one still runs).
     """
     record = store.load(name)
     if record.ended:
@@ -121,6 +127,7 @@ def request_cancel(store: JobStore, name: str) -> JobRecord:
         store.write_cancel_request(name)
         if record.ended or process_alive(record.pid, record.pid_create_time):
             return record
+        _end_processes(name, store, record)
         record.status = "canceled"
         record.ended_at = record.ended_at or iso(now())
         for step in record.steps.values():
@@ -129,6 +136,95 @@ def request_cancel(store: JobStore, name: str) -> JobRecord:
         record.stale = False
         write_json_atomic(store.record_path(name), record.to_json())
     return record
+
+
+class OutputBusyError(JobConflictError):
+    """Another job writes an output place of this job (or one inside or around it) now."""
+
+
+class OutputLocks:
+    """This process's hold on the places a job writes outside its own folder
+    (:func:`own_outputs`); :meth:`release` lets them go."""
+
+    def __init__(self, locks: list[FileLock]):
+        self._locks = locks
+
+    def release(self) -> None:
+        for lock in self._locks:
+            lock.release()
+        self._locks = []
+
+    def __enter__(self) -> OutputLocks:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def output_lock_dir() -> Path:
+    """Where the locks of output places are: one folder per user on this machine, so jobs of
+    any runs folder see each other."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"mlpipe-{uid}" / "output-locks"
+
+
+def own_outputs(name: str, places: list[tuple[str, str]]) -> OutputLocks:
+    """Take, for job ``name``, each output place ``(output, path)`` it writes outside its
+    own folder: an exclusive OS lock on the place (after ``realpath``) and a shared one on
+    each folder above it, so two jobs never write one place, nor one inside the other's, at
+    the same time. The kernel lets them go when this process dies.
+    :class:`OutputBusyError` names the job that holds one, and nothing is kept."""
+    folder = output_lock_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    taken: list[FileLock] = []
+    wanted: dict[str, tuple[bool, str, str]] = {}  # real path -> (exclusive, output, place)
+    for output, path in places:
+        real = os.path.realpath(path)
+        wanted[real] = (True, output, path)
+        for parent in Path(real).parents:
+            wanted.setdefault(str(parent), (False, output, path))
+    try:
+        for real, (exclusive, output, path) in sorted(wanted.items()):
+            key = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+            lock = FileLock(folder / f"{key}.lock", name, shared=not exclusive)
+            try:
+                lock.acquire()
+            except LockBusy as busy:
+                holder = busy.holder
+                who = f"job {holder.doing} ({holder.describe()})" if holder.doing \
+                    else holder.describe()
+                where = "" if exclusive and real == os.path.realpath(path) else \
+                    f" (it writes {real}, around or inside it)"
+                raise OutputBusyError(
+                    f"job {name}: output '{output}' ({path}) is being written by {who}{where}; "
+                    "two jobs never write one place at once: wait for it to end, or give the "
+                    "output another path; the job was not started") from None
+            taken.append(lock)
+    except BaseException:
+        for lock in taken:
+            lock.release()
+        raise
+    return OutputLocks(taken)
+
+
+class CancelIncompleteError(MlpipeError, ValueError):
+    """A job whose runner is gone still has processes that could not be ended."""
+
+
+def _end_processes(name: str, store: JobStore, record: JobRecord) -> None:
+    """End the processes the dead runner's steps started (tagged below the job's folder),
+    noting them in the record; :class:`CancelIncompleteError` while any still runs."""
+    folder = str(record.run_dir or store.job_dir(name))
+    ended = end_tagged_under(folder)
+    if ended:
+        record.processes_ended = [process.describe() for process in ended]
+    left = tagged_under(folder)
+    if left:
+        raise CancelIncompleteError(
+            f"job {name}: its runner is gone, but "
+            f"{plural(len(left), 'process', 'processes')} it started "
+            f"still run and could not be ended (pids {', '.join(map(str, left))}); end them, "
+            f"then mlpipe job cancel {name} again")
 
 
 def _lock_problem(error: OSError) -> str:
@@ -153,4 +249,5 @@ def _make_folder(job_dir: Path, *, fresh: bool) -> None:
                                "place); remove it or choose another name")
 
 
-__all__ = ["JobBusyError", "JobLock", "own_job", "request_cancel"]
+__all__ = ["CancelIncompleteError", "JobBusyError", "OutputBusyError", "OutputLocks",
+           "output_lock_dir", "own_outputs", "JobLock", "own_job", "request_cancel"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import os
 import platform
 import re
 import sys
@@ -21,10 +22,12 @@ from mlpipe.plan import (
     EnvironmentInfo,
     ExecutionPlan,
     ExternalStep,
+    ParallelStep,
     RemoteAsset,
     SparkStep,
     Step,
 )
+from mlpipe.runtime.appendrow import append_row_target
 from mlpipe.runtime.backends import BackendChoice, BackendError, BackendSpec, backend_spec
 
 REMOTE_MESSAGE = "remote asset not available offline"
@@ -249,9 +252,9 @@ def missing_packages(environment: EnvironmentInfo) -> list[str]:
 
 def outputs_found(plan: ExecutionPlan, previous: JobRecord | None) -> list[str]:
     """Declared output paths outside the job's own folder (datastore or external paths) that
-    exist before the job first ran: files it did not create, that it will overwrite.
-    Found at the job's first attempt and kept in its record (``outputs_found``): a later
-    attempt finds the job's own outputs there."""
+    exist before the job first ran: files it did not create. Found at the job's first
+    attempt and kept in its record (``outputs_found``): a later attempt finds the job's own
+    outputs there."""
     if previous is not None and "outputs_found" in previous.model_fields_set:
         return list(previous.outputs_found)
     run_dir = Path(plan.run_dir)
@@ -269,8 +272,90 @@ def outputs_found(plan: ExecutionPlan, previous: JobRecord | None) -> list[str]:
 def overwrite_warnings(found: list[str]) -> list[str]:
     """What the console says, before the first step, of :func:`outputs_found`."""
     return [f"{path} exists and was not written by this job: "
-            + ("files in it may be overwritten" if Path(path).is_dir()
-               else "it will be overwritten") for path in found]
+            + ("mlpipe writes beside its files, never over them (the step's own code may "
+               "change them)" if Path(path).is_dir()
+               else "the step's own code may overwrite it") for path in found]
+
+
+def read_only_warnings(plan: ExecutionPlan) -> list[str]:
+    """What the console says, before the first step, when this machine cannot make a step's
+    inputs read-only (:func:`mlpipe.runtime.read_only.support`): the steps that read data in
+    place can change it."""
+    steps = [step.name for step in plan.steps
+             if any(data.is_data and data.path and data.source is None
+                    for data in step.inputs.values())]
+    if not steps:
+        return []
+    from mlpipe.runtime.read_only import support  # noqa: PLC0415 - a check in a child process
+
+    why = support()
+    if why is None:
+        return []
+    return [f"the inputs of {', '.join(steps)} are NOT read-only on this machine ({why}): "
+            "a step can change, move or delete their files, ro_mount and download alike; "
+            "run as root or where user namespaces are allowed to protect them"]
+
+
+class OutputsInTheWayError(MlpipeError):
+    """mlpipe itself would write over a file the job did not write, or through a link
+    planted in the job's folder; nothing was started."""
+
+
+def check_overwrites(plan: ExecutionPlan, previous: JobRecord | None) -> None:
+    """Refuse, before anything runs, a job whose own writes would replace what is not its
+    own: an append_row file (``parallel_run_step.txt``, or a ``uri_file`` output) in a
+    declared output place that exists before the job's first attempt (a later attempt
+    finds the job's own there)."""
+    if previous is not None:
+        return
+    run_dir = Path(plan.run_dir)
+    for step in plan.steps:
+        if not isinstance(step, ParallelStep) or step.append_row_to is None \
+                or step.append_row_to not in step.outputs:
+            continue
+        output = step.outputs[step.append_row_to]
+        target = append_row_target(output.path, output.is_file, step.prs.append_row_file_name)
+        if output.declared_path is None or run_dir in target.parents:
+            continue
+        if target.exists() or target.is_symlink():
+            raise OutputsInTheWayError(
+                f"step {step.name} writes its append_row file to {target}, which exists and "
+                "was not written by this job; mlpipe never writes over a file it did not "
+                f"write: move it away, or give output '{output.name}' a path of its own; "
+                "the job was not started")
+
+
+def check_job_folder(plan: ExecutionPlan) -> None:
+    """Refuse a job whose folder holds a link mlpipe did not make (one planted after a
+    kill, leading outside): at the top of the job's folder, of a step's folder, or in a
+    step's ``logs/``; mlpipe never writes through it. (Output folders are the output rule's,
+    :func:`mlpipe.compiler.outputs.place_problem`.)"""
+    run_dir = Path(plan.run_dir)
+    folders = [run_dir, *(Path(step.step_dir) for step in plan.steps)]
+    for folder in folders:
+        for entry in _entries(folder):
+            if entry.is_symlink():
+                _planted(plan, Path(entry.path))
+        if folder is not run_dir:
+            for root, dirs, files in os.walk(folder / "logs"):
+                for name in dirs + files:
+                    if (Path(root) / name).is_symlink():
+                        _planted(plan, Path(root) / name)
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as entries:
+            return list(entries)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _planted(plan: ExecutionPlan, link: Path) -> None:
+    raise OutputsInTheWayError(
+        f"job {Path(plan.run_dir).name}: {link} is a link to {os.path.realpath(link)}, which "
+        "mlpipe did not make; mlpipe never writes through a link in a job's folder: remove "
+        "it and run the job again; the job was not started")
 
 
 def version_mismatches(environment: EnvironmentInfo) -> list[str]:

@@ -226,6 +226,7 @@ class JobRecord(_Part):
     pid_create_time: float | None = None
     host: str | None = None
     outputs_found: list[str] = []  # files outputs would overwrite, named before the run
+    processes_ended: list[str] = []  # what job cancel ended of a dead runner's steps
     stale: bool = Field(default=False, exclude=True)  # its runner is gone (not written)
 
     @classmethod

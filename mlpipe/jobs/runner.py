@@ -27,15 +27,18 @@ from mlpipe.frozen import freeze
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.console import Echo, WorkerNotices, console
 from mlpipe.jobs.liveness import runner_identity
-from mlpipe.jobs.ownership import own_job
+from mlpipe.jobs.ownership import own_job, own_outputs
 from mlpipe.jobs.preflight import (
     check_backend,
+    check_job_folder,
+    check_overwrites,
     check_remote_assets,
     check_runnable,
     compute_notice,
     environment_warnings,
     outputs_found,
     overwrite_warnings,
+    read_only_warnings,
 )
 from mlpipe.jobs.record import (
     JobOutputRecord,
@@ -51,10 +54,17 @@ from mlpipe.jobs.sweep import run_sweep_step
 from mlpipe.jobs.timestamps import iso, now, parse_iso
 from mlpipe.jobs.upstream_values import MissingUpstreamValue, with_upstream_values
 from mlpipe.plan import CommandStep, ExecutionPlan, ParallelStep, SparkStep, Step, SweepStep
-from mlpipe.runs import EXPERIMENT_ENV, JOB_NAME_ENV, STEP_DIR_ENV, STEP_NAME_ENV
+from mlpipe.runs import (
+    EXPERIMENT_ENV,
+    JOB_NAME_ENV,
+    STEP_DIR_ENV,
+    STEP_NAME_ENV,
+    mark_runs_dir,
+)
 from mlpipe.runtime import worker_names
 from mlpipe.runtime.backends import BackendChoice, BackendSpec, backend_spec
 from mlpipe.runtime.faults import describe_fault
+from mlpipe.runtime.process_tree import Watchdog
 from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.reports.files import report_files
 from mlpipe.runtime.textio import write_text
@@ -63,6 +73,7 @@ from mlpipe.wording import error_summary
 
 CANCEL_POLL_SECONDS = 0.2
 REPORT_SECONDS = 5.0
+REPORT_COST_FACTOR = 50  # the live page's writing: at most 1/50 of the time, 2 % of a core
 BLOCKING = ("failed", "skipped", "canceled")
 
 
@@ -177,9 +188,34 @@ def execute_plan(
     (:func:`mlpipe.jobs.ownership.own_job`); the options are the same, except
     that ``backend`` is the spec those checks resolved (``None``: local). The runner
     holds the backend's job scope (the Dask cluster) while the job runs and hands it
-    to every parallel step.
+    to every parallel step, and the places it writes outside its own folder
+    (:func:`mlpipe.jobs.ownership.own_outputs`: a second job writing one gets
+    :class:`~mlpipe.jobs.ownership.OutputBusyError` before anything of it runs).
     """
     spec = backend or backend_spec("local")
+    check_job_folder(plan)
+    check_overwrites(plan, previous)
+    with own_outputs(name, _outside_places(plan, skip_steps)):
+        return _execute_owned(plan, previous, store=store, name=name, cancel=cancel,
+                              progress=progress, backend=spec, echo=echo,
+                              max_workers=max_workers, skip_steps=skip_steps)
+
+
+def _outside_places(plan: ExecutionPlan, skip_steps: frozenset[str]) -> list[tuple[str, str]]:
+    """``(step.output, path)`` of each output the job writes outside its own folder."""
+    run_dir = Path(plan.run_dir)
+    return [(f"{step.name}.{output.name}", output.path) for step in plan.steps
+            if step.name not in skip_steps for output in step.outputs.values()
+            if output.declared_path is not None and run_dir not in Path(output.path).parents]
+
+
+def _execute_owned(plan: ExecutionPlan, previous: JobRecord | None, *, store: JobStore,
+                   name: str, cancel: threading.Event | None, progress: bool,
+                   backend: BackendSpec,
+                   echo: Echo | None, max_workers: int | None,
+                   skip_steps: frozenset[str]) -> JobResult:
+    """:func:`execute_plan` once the job holds its output places."""
+    spec = backend
     say = console(echo)
     notice = compute_notice(plan, spec.name)
     if notice:
@@ -187,7 +223,7 @@ def execute_plan(
     for warning in environment_warnings(plan):
         say(f"warning: {warning}")
     found = outputs_found(plan, previous)
-    for warning in overwrite_warnings(found):
+    for warning in [*overwrite_warnings(found), *read_only_warnings(plan)]:
         say(f"warning: {warning}")
 
     run_dir = Path(plan.run_dir)
@@ -195,6 +231,7 @@ def execute_plan(
     record.outputs_found = found
     recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
+    mark_runs_dir(run_dir.parent)  # no input listing reads it (runs.is_runs_dir)
     recorder.save()
     recorder.reserve()
 
@@ -204,6 +241,7 @@ def execute_plan(
                                name=f"mlpipe-cancel-{name}", daemon=True)
     watcher.start()
     report = ReportRefresher(run_dir, say, recorder.snapshot)
+    watchdog = Watchdog(plan.run_dir)  # ends the steps' processes if this one is killed
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
@@ -227,6 +265,7 @@ def execute_plan(
         stop_watch.set()
         watcher.join()
         report.stop()
+        watchdog.stop()
     ended = now()
     steps = recorder.record.steps
     if scheduler.fault is not None:
@@ -252,9 +291,10 @@ class ReportRefresher:
     """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end,
     from the record as ``record()`` gives it then.
 
-    The page is rewritten every ``REPORT_SECONDS``, or ten times as long as the last writing
-    took, whichever is longer, on a daemon thread; a page that cannot be written is a
-    warning, never the job's failure."""
+    The page is rewritten every ``REPORT_SECONDS``, or ``REPORT_COST_FACTOR`` times as long
+    as the last writing took, whichever is longer, on a daemon thread: the page takes at
+    most 2 % of one core from the workers (a million attempts take seconds to read). A page
+    that cannot be written is a warning, never the job's failure."""
 
     def __init__(self, run_dir: Path, say: Echo, record: Callable[[], JobRecord]):
         self.run_dir = run_dir
@@ -281,7 +321,7 @@ class ReportRefresher:
         while not self._stop.wait(wait):
             began = time.monotonic()
             self._write()
-            wait = max(REPORT_SECONDS, 10 * (time.monotonic() - began))
+            wait = max(REPORT_SECONDS, REPORT_COST_FACTOR * (time.monotonic() - began))
 
     def _write(self) -> str | None:
         from mlpipe.jobs.report import write_job_report  # noqa: PLC0415 - the page's code

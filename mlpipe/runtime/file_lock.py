@@ -67,11 +67,13 @@ class LockBusy(OSError):
 
 
 class FileLock:
-    """An exclusive, non-blocking lock on ``path`` (created if missing) for ``doing``."""
+    """An exclusive (``shared=False``) or shared, non-blocking lock on ``path`` (created if
+    missing) for ``doing``."""
 
-    def __init__(self, path: str | os.PathLike[str], doing: str):
+    def __init__(self, path: str | os.PathLike[str], doing: str, *, shared: bool = False):
         self.path = Path(path)
         self.doing = doing
+        self.shared = shared
         self._fd = -1
 
     @property
@@ -86,11 +88,12 @@ class FileLock:
         for _ in range(100):  # the file is replaced between open and lock only by a releaser
             fd = os.open(self.path, _FLAGS, 0o644)
             try:
-                if not _try_lock(fd):
+                if not _try_lock(fd, shared=self.shared):
                     raise LockBusy(self.path, read_holder(self.path) or Holder())
                 if _same_file(fd, self.path):
                     self._fd = fd
-                    self._write_note()
+                    if not self.shared or read_holder(self.path, attempts=1) is None:
+                        self._write_note()  # a shared lock keeps the note of a holder alive
                     return
             except BaseException:
                 os.close(fd)
@@ -107,7 +110,7 @@ class FileLock:
             with contextlib.suppress(OSError):
                 if remove:
                     os.unlink(self.path)
-                else:
+                elif not self.shared:  # a shared lock's note may be another holder's
                     os.ftruncate(fd, 0)  # no note of a holder that has let go
         finally:
             _unlock(fd)  # explicitly: a forked child may share the open file
@@ -129,9 +132,11 @@ class FileLock:
             os.write(self._fd, note)
 
 
-def read_holder(path: str | os.PathLike[str]) -> Holder | None:
-    """The note of the lock file at ``path`` (``None``: no readable note); never locks."""
-    for attempt in range(NOTE_READ_ATTEMPTS):
+def read_holder(path: str | os.PathLike[str], *,
+                attempts: int = NOTE_READ_ATTEMPTS) -> Holder | None:
+    """The note of the lock file at ``path`` (``None``: no readable note of a live holder,
+    after ``attempts`` reads); never locks."""
+    for attempt in range(attempts):
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
                          | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
@@ -146,7 +151,7 @@ def read_holder(path: str | os.PathLike[str]) -> Holder | None:
         holder = _parse_note(data)
         if holder is not None and _current(holder):
             return holder
-        if attempt + 1 < NOTE_READ_ATTEMPTS:
+        if attempt + 1 < attempts:
             time.sleep(NOTE_READ_PAUSE)  # the holder is between locking and writing its note
     return None
 
@@ -181,7 +186,7 @@ def _parse_note(data: bytes) -> Holder | None:
                   str(note.get("doing") or ""), str(note.get("host") or ""))
 
 
-def _try_lock(fd: int) -> bool:
+def _try_lock(fd: int, *, shared: bool = False) -> bool:
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
@@ -193,7 +198,7 @@ def _try_lock(fd: int) -> bool:
     import fcntl
 
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
     except BlockingIOError:
         return False
     return True

@@ -20,8 +20,10 @@ from mlpipe.runtime.appendrow import append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
 from mlpipe.runtime.concurrency import worker_names
 from mlpipe.runtime.faults import describe_fault
+from mlpipe.runtime.heap import keep_heap_small
 from mlpipe.runtime.input_count import InputCounter
 from mlpipe.runtime.journal import Journal
+from mlpipe.runtime.read_only import make_copies, step_view
 from mlpipe.runtime.records import StepObserver, StepSummary
 from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.snapshot import snapshot_code
@@ -47,6 +49,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     ``mini_batches`` replaces the data layer's listing (benchmarks, other fronts)
     and ``loader`` (``"module:function"``) the function workers load them with.
     """
+    keep_heap_small()  # a driver frees as much as it allocates: give large blocks back
     snapshot_code(step.code_dir, step.snapshot_dir)
     for output in step.outputs.values():
         Path(output.folder).mkdir(parents=True, exist_ok=True)
@@ -65,14 +68,16 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         row_format = _row_format(step)
         listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
     except setup_errors as error:
-        now = datetime.now(timezone.utc)
-        summary = StepSummary(status="Failed", reason=str(error), started_at=now, ended_at=now)
-        logger.error("%s", error)
-        _finish(all_observers, summary, logger)
-        return summary
+        return _failed_before_start(str(error), all_observers, logger)
 
     from mlpipe.runtime.driver import Driver  # noqa: PLC0415 - keeps `import mlpipe.runtime` light
 
+    view = step_view(step)  # what its workers see: ro_mount inputs read-only, download copies
+    try:
+        make_copies(view)
+    except OSError as error:
+        return _failed_before_start(f"a download input cannot be copied: "
+                                    f"{describe_fault(error)}", all_observers, logger)
     config = WorkerConfig(
         code_dir=step.snapshot_dir, entry_script=step.entry_script, logs_dir=step.logs_dir,
         output_dir=output_dir(step), working_root=str(Path(step.state_dir) / "working"),
@@ -80,7 +85,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         environment_variables=step.environment_variables, logging_level=step.logging_level,
         row_format=row_format, loader=loader, profiling_module=step.prs.profiling_module,
         source_dir=step.code_dir, import_mirrors=import_mirrors_mode(),
-        stand_ins=step.stand_ins,
+        stand_ins=step.stand_ins, read_only=view or None,
         output_folders=tuple(dict.fromkeys(output.folder for output in step.outputs.values())),
         inputs=tuple((name, value.path) for name, value in step.inputs.items()
                      if value.is_data and value.path is not None),
@@ -92,12 +97,8 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     try:
         store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     except OSError as error:  # nothing is removed: what the journal holds stays for later
-        now = datetime.now(timezone.utc)
-        summary = StepSummary(status="Failed", started_at=now, ended_at=now,
-                              reason=f"the step's journal cannot be used: {describe_fault(error)}")
-        logger.error("%s", summary.reason)
-        _finish(all_observers, summary, logger)
-        return summary
+        return _failed_before_start(f"the step's journal cannot be used: "
+                                    f"{describe_fault(error)}", all_observers, logger)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
                     observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
     try:
@@ -107,6 +108,16 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     finally:
         store.close()
     _finish(all_observers, summary, logger)
+    return summary
+
+
+def _failed_before_start(reason: str, observers: Sequence[StepObserver],
+                         logger: logging.Logger) -> StepSummary:
+    """The summary of a step that failed before its first mini-batch, said and reported."""
+    now = datetime.now(timezone.utc)
+    summary = StepSummary(status="Failed", reason=reason, started_at=now, ended_at=now)
+    logger.error("%s", reason)
+    _finish(observers, summary, logger)
     return summary
 
 

@@ -13,6 +13,12 @@ worker is still found. Killing a worker freezes (``SIGSTOP``) and kills its whol
 (:func:`end_tree`); when the step ends, and before it starts again, every process of this
 user carrying the step's tag is ended (:func:`end_tagged`) and the driver log names each.
 A daemon that both clears its environment and outlives its worker is not found.
+A driver killed with ``kill -9`` cleans nothing up itself, so: every process it starts
+directly dies with it (:func:`die_with_parent`: Linux's parent-death signal), and a small
+watchdog of the job (:class:`Watchdog`, in a session of its own) ends, when the driver is
+gone, every process tagged below the job's folder (:func:`end_tagged_under`): a command's
+``sleep``, a double-forked ``setsid`` daemon. ``job cancel`` of a job whose driver is dead
+ends them too. Other backends' workers call the same functions.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ if TYPE_CHECKING:  # psutil loads on first use: a worker imports this module at 
     import psutil
 
 TAG_ENV = "MLPIPE_PROCESS_TAG"
+PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 REAP_INTERVAL_SECONDS = 1.0
 KILL_WAIT_SECONDS = 3.0
@@ -129,6 +136,22 @@ def end_descendants(*, spare: Collection[int] = ()) -> list[Ended]:
     return ended
 
 
+def die_with_parent(parent: int | None = None) -> bool:
+    """Have the kernel SIGKILL this process when the thread that started it ends (Linux's
+    ``PR_SET_PDEATHSIG``; kept across ``exec``); if ``parent`` is already gone, exit now.
+    ``False`` where the kernel has no such signal."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        done = int(libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)) == 0
+    except (OSError, AttributeError):
+        return False
+    if parent is not None and os.getppid() != parent:  # it died before the signal was set
+        os._exit(1)
+    return done
+
+
 def end_tree(pid: int) -> list[Ended]:
     """Freeze and kill process ``pid`` and every descendant (its process group too); the
     descendants that were running (``pid`` itself is not listed)."""
@@ -154,6 +177,80 @@ def end_tagged(tag: str, *, spare: Collection[int] = ()) -> list[Ended]:
         return []
     frozen = [proc for proc in _freeze(tagged) if proc.pid != me and proc.pid not in spare]
     return _kill(frozen)
+
+
+def end_tagged_under(prefix: str, *, spare: Collection[int] = ()) -> list[Ended]:
+    """End every process of this user whose tag lies below the folder ``prefix`` (every
+    step of a job: tags are step folders), but this process and ``spare``."""
+    root = os.path.join(os.path.realpath(prefix), "")
+    me = os.getpid()
+    tagged = [proc for proc in _own_processes() if proc.pid != me and proc.pid not in spare
+              and (_tag_of(proc) or "").startswith(root)]
+    if not tagged:
+        return []
+    return _kill([proc for proc in _freeze(tagged) if proc.pid != me and proc.pid not in spare])
+
+
+def tagged_under(prefix: str) -> list[int]:
+    """Pids of this user's processes tagged below ``prefix`` (still running)."""
+    import psutil  # noqa: PLC0415
+
+    root = os.path.join(os.path.realpath(prefix), "")
+    found = []
+    for proc in _own_processes():
+        if (_tag_of(proc) or "").startswith(root):
+            with contextlib.suppress(psutil.Error):
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    found.append(proc.pid)
+    return found
+
+
+class Watchdog:
+    """A process, in a session of its own, that ends the processes tagged below a job's
+    folder once the driver that started it is gone (killed with ``kill -9`` too): it waits
+    for the end of a pipe only the driver holds. :meth:`stop` lets it go when the job ended
+    in order."""
+
+    def __init__(self, prefix: str):
+        read, self._write = os.pipe()  # the write end is close-on-exec: only the driver's
+        try:
+            code = (f"import sys; sys.path.insert(0, {package_root()!r}); "
+                    f"from {__name__} import _watch; _watch()")
+            self.process = subprocess.Popen(  # isolated: no module of the cwd shadows its own
+                [sys.executable, "-I", "-c", code, prefix],
+                stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True, close_fds=True)
+        finally:
+            os.close(read)
+
+    def stop(self) -> None:
+        """The job ended in order (its steps ended their processes): the watchdog exits."""
+        if self._write >= 0:
+            with contextlib.suppress(OSError):
+                os.write(self._write, b"q")
+            os.close(self._write)
+            self._write = -1
+
+    def __enter__(self) -> Watchdog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _watch() -> None:
+    """The watchdog's body: wait for the driver's end of the pipe, then end what is tagged."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    with contextlib.suppress(OSError):
+        while chunk := os.read(0, 4096):
+            if b"q" in chunk:  # the driver ended the job itself
+                return
+    end_tagged_under(sys.argv[1])
+
+
+def package_root() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class OrphanReaper:
@@ -297,6 +394,7 @@ def _children_python_waits_for() -> set[int]:
     return pids
 
 
-__all__ = ["TAG_ENV", "Ended", "OrphanReaper", "become_subreaper", "descendants",
-           "end_descendants", "end_tagged", "end_tree", "is_subreaper", "step_tag",
-           "stop_being_subreaper", "tagged_environment"]
+__all__ = ["TAG_ENV", "Ended", "OrphanReaper", "Watchdog", "become_subreaper", "descendants",
+           "die_with_parent", "end_descendants", "end_tagged", "end_tagged_under", "end_tree",
+           "is_subreaper", "package_root", "step_tag", "stop_being_subreaper",
+           "tagged_environment", "tagged_under"]

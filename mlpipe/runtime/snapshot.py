@@ -12,7 +12,8 @@ IGNORED = shutil.ignore_patterns(
 
 
 def snapshot_code(source: str | Path | None, dest: str | Path) -> Path:
-    """Copy ``source`` (a folder, or ``None`` for no code) to ``dest`` and return ``dest``.
+    """Copy ``source`` (a folder, a single file, or ``None`` for no code) to ``dest`` and return
+    ``dest``: a file becomes a folder holding only that file, as Azure ML uploads it.
 
     An existing snapshot is replaced, so a re-run always sees the code as it is now.
     Version-control folders, caches and virtual environments are left out, and so is the
@@ -24,6 +25,10 @@ def snapshot_code(source: str | Path | None, dest: str | Path) -> Path:
         shutil.rmtree(dest)
     if source is None:
         dest.mkdir(parents=True)
+        return dest
+    if Path(source).is_file():
+        dest.mkdir(parents=True)
+        shutil.copy2(source, dest / Path(source).name)
         return dest
     shutil.copytree(source, dest, ignore=_ignoring(dest), symlinks=True)
     return dest

@@ -195,8 +195,9 @@ class AttemptTable:
     per attempt, in file order): what report.html and the tuning profile compute over, in
     bulk; :meth:`rows` gives :class:`Attempt` objects where one at a time is wanted.
 
-    ``process`` holds indices into ``processes`` (the worker names, sorted); ``message`` and
-    ``detail`` stay pyarrow arrays until a row is asked for.
+    ``process`` holds indices into ``processes`` (the worker names, sorted); ``mini_batch_id``
+    is ASCII bytes (``S<width>``; ``astype(str)`` gives texts) unless an id is not ASCII;
+    ``message`` and ``detail`` stay pyarrow arrays until a row is asked for.
     """
 
     mini_batch_id: Any
@@ -212,7 +213,7 @@ class AttemptTable:
     status: Any
     category: Any
     message: Any  # pyarrow
-    detail: Any  # pyarrow
+    detail: Any  # LazyText (or pyarrow): read from the file when a row asks for it
     ok: Any  # the attempt processed every item (counters.attempt_failed's rule)
     processes: tuple[str, ...] = ()
 
@@ -226,19 +227,23 @@ class AttemptTable:
     def take(self, selection: Any) -> AttemptTable:
         """The attempts at ``selection`` (a boolean mask or indices)."""
         import numpy as np  # noqa: PLC0415
-        import pyarrow as pa  # noqa: PLC0415
 
         selection = np.asarray(selection)
         picked = np.nonzero(selection)[0] if selection.dtype == np.bool_ \
             else selection.astype(np.int64)
-        indices = pa.array(picked, type=pa.int64())
+        indices = _arrow_indices(picked)
         values: dict[str, Any] = {f.name: getattr(self, f.name)[picked] for f in fields(self)
                                   if f.name not in ("message", "detail", "processes")}
-        return AttemptTable(**values, message=self.message.take(indices),
-                            detail=self.detail.take(indices), processes=self.processes)
+        detail = self.detail.take(picked) if isinstance(self.detail, LazyText) \
+            else self.detail.take(indices)
+        return AttemptTable(**values, message=self.message.take(indices), detail=detail,
+                            processes=self.processes)
 
     def row(self, index: int) -> Attempt:
-        return Attempt(str(self.mini_batch_id[index]), int(self.picked_count[index]),
+        identifier = self.mini_batch_id[index]
+        if isinstance(identifier, bytes):
+            identifier = identifier.decode("ascii")
+        return Attempt(str(identifier), int(self.picked_count[index]),
                        self.processes[int(self.process[index])], float(self.start[index]),
                        int(self.total[index]), int(self.succeeded[index]),
                        int(self.failed[index]), float(self.elapsed[index]),
@@ -273,14 +278,19 @@ def read_attempts(logs: StepLogs) -> AttemptTable:
 
     A row that does not parse (torn by a killed run, two rows run together, a number that
     is not one) is skipped; a file without the job report's columns raises
-    :class:`ValueError` naming the file. Read by pyarrow: 100,000 rows in a few tenths of
-    a second.
+    :class:`ValueError` naming the file. Read by pyarrow a block at a time, each block
+    made compact before the next is read (:class:`_Columns`), so reading a million attempts
+    holds about 110 bytes each, not the file's text (and the heap is kept from growing
+    past that: :mod:`mlpipe.runtime.heap`): the driver writes report.html from here while
+    its step runs.
     """
     if not logs.processed.is_file():
         return AttemptTable.empty()
-    import numpy as np  # noqa: PLC0415 - only readers of attempts pay for the imports
-    import pyarrow as pa  # noqa: PLC0415
-    import pyarrow.csv as pacsv  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415 - only readers of attempts pay for the imports
+
+    from mlpipe.runtime.heap import keep_heap_small  # noqa: PLC0415
+
+    keep_heap_small()
 
     path = logs.processed
     with open(path, newline="", encoding="utf-8", errors="replace") as handle:
@@ -289,53 +299,358 @@ def read_attempts(logs: StepLogs) -> AttemptTable:
     if missing:
         raise ValueError(f"{path} is not a processed_mini-batches.csv: it has no column "
                          f"{', '.join(repr(name) for name in missing)}")
-    parse = pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=lambda _row: "skip")
-    # one thread: Arrow's pool threads still alive when the driver's interpreter exits
-    # abort it ("terminate called without an active exception", apache/arrow#34314)
-    read = pacsv.ReadOptions(encoding="utf8", use_threads=False)
     typed = {**dict.fromkeys(_INTS, pa.int64()), **dict.fromkeys(_FLOATS, pa.float64()),
              **dict.fromkeys((*_TEXTS, "Process Start Time"), pa.string())}
     try:
-        table = pacsv.read_csv(path, read_options=read, parse_options=parse,
-                               convert_options=pacsv.ConvertOptions(
-                                   column_types={k: v for k, v in typed.items() if k in header},
-                                   strings_can_be_null=False))
-        numbers = {name: table[name].to_numpy().astype(float) for name in (*_INTS, *_FLOATS)}
+        columns = _Columns(path, header)
+        for batch in _csv_batches(path, {k: v for k, v in typed.items() if k in header}):
+            columns.add(batch, typed=True)
     except (pa.ArrowInvalid, UnicodeDecodeError):  # a value that is not a number: per value
-        table = pacsv.read_csv(path, read_options=read, parse_options=parse,
-                               convert_options=pacsv.ConvertOptions(
-                                   column_types=dict.fromkeys(header, pa.string())))
-        numbers = {name: _coerce(table[name].to_numpy(zero_copy_only=False))
-                   for name in (*_INTS, *_FLOATS)}
-    starts = _epoch_seconds(table["Process Start Time"])
-    good = np.isfinite(starts)
-    for values in numbers.values():
-        good &= np.isfinite(values)
-    good &= numbers["Elapsed Seconds"] >= 0
+        columns = _Columns(path, header)
+        for batch in _csv_batches(path, dict.fromkeys(header, pa.string())):
+            columns.add(batch, typed=False)
+    return columns.table()
 
-    def text(name: str) -> Any:
-        if name not in header:
-            return pa.chunked_array([pa.array([""] * len(starts), type=pa.string())])
-        return table[name]
 
-    processes = text("Process").dictionary_encode().combine_chunks()
-    names = tuple(str(name) for name in processes.dictionary.to_pylist())
-    order = sorted(range(len(names)), key=lambda i: names[i])
-    remap = np.empty(len(names), dtype=np.int64)
-    remap[order] = np.arange(len(names))
-    status = text("Status").to_numpy().astype(object)
-    failed = numbers["Failed"].astype(np.int64)
-    columns = AttemptTable(
-        text("Mini-batch Id").to_numpy().astype(object),
-        numbers["Picked Count"].astype(np.int64),
-        remap[processes.indices.to_numpy(zero_copy_only=False)] if len(names) else
-        np.zeros(len(starts), dtype=np.int64),
-        starts, numbers["Total"].astype(np.int64), numbers["Succeeded"].astype(np.int64),
-        failed, numbers["Elapsed Seconds"], numbers["Process Seconds"],
-        numbers["Run Method Seconds"], status, text("Error Category").to_numpy().astype(object),
-        text("Error Message"), text("Mini-batch Detail"), (status == "Succeeded") & (failed == 0),
-        tuple(names[i] for i in order))
-    return columns if bool(good.all()) else columns.take(good)
+READ_BLOCK_BYTES = 4 << 20  # the CSV text held at once while reading attempts
+
+
+def _csv_batches(path: Path, column_types: dict[str, Any],
+                 include: list[str] | None = None) -> Iterator[Any]:
+    """The file's rows as record batches of about ``READ_BLOCK_BYTES`` of text each (only
+    the columns ``include`` names, when given).
+
+    The file is cut into pieces at row ends here and each piece parsed on its own, rather
+    than by pyarrow's streaming reader, which holds more of a large file the larger it is.
+    A newline ends a row where the quotes before it (in the piece) are even in number:
+    quotes inside values are doubled, so a newline inside a quoted traceback is never a cut.
+    """
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.csv as pacsv  # noqa: PLC0415
+
+    parse = pacsv.ParseOptions(newlines_in_values=True, invalid_row_handler=lambda _row: "skip")
+    convert = pacsv.ConvertOptions(column_types=column_types, strings_can_be_null=False,
+                                   include_columns=include or [])
+
+    def batches(piece: bytes) -> Iterator[Any]:
+        # one thread: Arrow's pool threads still alive when the driver's interpreter exits
+        # abort it ("terminate called without an active exception", apache/arrow#34314)
+        read = pacsv.ReadOptions(encoding="utf8", use_threads=False,
+                                 block_size=max(len(piece), 1 << 20) + 1)
+        yield from pacsv.read_csv(pa.BufferReader(piece), read_options=read,
+                                  parse_options=parse, convert_options=convert).to_batches()
+
+    def row_end(text: bytes) -> int:
+        """Where the last whole row of ``text`` ends (0: no whole row)."""
+        codes = np.frombuffer(text, dtype=np.uint8)
+        newlines = np.flatnonzero(codes == 10)
+        quotes = np.flatnonzero(codes == 34)
+        even = newlines[(np.searchsorted(quotes, newlines) & 1) == 0]
+        return int(even[-1]) + 1 if len(even) else 0
+
+    with open(path, "rb") as handle:
+        header = handle.readline()  # the column names: no quotes, no newline inside
+        text = b""
+        while header:
+            more = handle.read(READ_BLOCK_BYTES)
+            text += more
+            cut = row_end(text) if more else len(text)
+            if cut:
+                yield from batches(header + text[:cut])
+                text = text[cut:]
+            if not more:
+                return
+
+
+class _Columns:
+    """The compact columns of :class:`AttemptTable`, gathered a record batch at a time.
+
+    Numbers become numpy arrays; ``Status``, ``Error Category`` and ``Process`` (a handful
+    of distinct values) are stored once each and referenced per row; ``Mini-batch Id``
+    becomes fixed-width ASCII bytes (object strings where an id is not ASCII); the message
+    stays an Arrow array and the detail is read later, for the rows asked for
+    (:class:`LazyText`). Rows that do not parse are dropped batch by batch.
+
+    Each column is one array sized from the file's length and grown by doubling
+    (:class:`_Growing`), not a list of per-batch pieces: pieces kept between each batch's
+    temporaries would pin the heap, and the process would keep several times the table's
+    size after reading it."""
+
+    def __init__(self, path: Path, header: list[str]) -> None:
+        self.path = path
+        self.header = header
+        self.size = path.stat().st_size
+        self.rows = 0  # rows parsed so far (a kept row's position: LazyText)
+        self.dropped = False
+        self.columns: dict[str, _Growing] = {}
+        self.messages: list[Any] = []
+        self.shared: dict[str, str] = {}  # one str object per distinct text
+        self.processes: dict[str, int] = {}  # name -> index, in order of appearance
+
+    def add(self, batch: Any, *, typed: bool) -> None:
+        import numpy as np  # noqa: PLC0415
+
+        names = batch.schema.names
+        count = batch.num_rows
+        if not count:
+            return
+        if typed:
+            numbers = {name: _floats(batch.column(name)) for name in (*_INTS, *_FLOATS)}
+        else:
+            numbers = {name: _coerce(batch.column(name).to_numpy(zero_copy_only=False))
+                       for name in (*_INTS, *_FLOATS)}
+        starts = _epoch_seconds(batch.column("Process Start Time"))
+        good = np.isfinite(starts)
+        for values in numbers.values():
+            good &= np.isfinite(values)
+        good &= numbers["Elapsed Seconds"] >= 0
+        keep = None if bool(good.all()) else np.nonzero(good)[0]
+        if keep is not None and not self.dropped:  # the first row dropped: every earlier
+            self.dropped = True  # row was kept, at its own place
+            self._add("position", np.arange(self.rows, dtype=np.int64))
+        if self.dropped:
+            positions = np.arange(self.rows, self.rows + count, dtype=np.int64)
+            self._add("position", positions if keep is None else positions[keep])
+        self.rows += count
+
+        def pick(values: Any) -> Any:
+            return values if keep is None else values[keep]
+
+        def arrow(name: str) -> Any:
+            values = batch.column(name) if name in names else _blank(count)
+            return values if keep is None else values.take(_arrow_indices(keep))
+
+        failed = pick(numbers["Failed"])
+        status = pick(self._shared_texts(arrow("Status")))
+        self._add("mini_batch_id", pick(_ids(batch.column("Mini-batch Id"))))
+        self._add("picked_count", pick(numbers["Picked Count"]))
+        self._add("process", pick(self._process_indices(arrow("Process"))))
+        self._add("start", pick(starts))
+        self._add("total", pick(numbers["Total"]))
+        self._add("succeeded", pick(numbers["Succeeded"]))
+        self._add("failed", failed)
+        self._add("elapsed", pick(numbers["Elapsed Seconds"]))
+        self._add("process_seconds", pick(numbers["Process Seconds"]))
+        self._add("run_seconds", pick(numbers["Run Method Seconds"]))
+        self._add("status", status)
+        self._add("category", pick(self._shared_texts(arrow("Error Category"))))
+        self._add("ok", (status == "Succeeded") & (failed == 0))
+        self.messages.append(arrow("Error Message"))
+
+    def _add(self, name: str, values: Any) -> None:
+        column = self.columns.get(name)
+        if column is None:
+            rows_per_byte = self.rows / max(self.size, 1) if self.rows else 0
+            column = self.columns[name] = _Growing(
+                _COLUMN_TYPES.get(name, values.dtype), int(self.size * rows_per_byte * 1.05)
+                + len(values))
+        column.add(values)
+
+    def _shared_texts(self, values: Any) -> Any:
+        """An object array whose equal texts are one str object."""
+        import numpy as np  # noqa: PLC0415
+
+        encoded = values.dictionary_encode()
+        texts = encoded.dictionary.to_pylist()
+        lookup = np.array([self.shared.setdefault(text, text) for text in texts] or [""],
+                          dtype=object)
+        return lookup[_plain(encoded.indices)]
+
+    def _process_indices(self, values: Any) -> Any:
+        import numpy as np  # noqa: PLC0415
+
+        encoded = values.dictionary_encode()
+        local = np.array([self.processes.setdefault(str(name), len(self.processes))
+                          for name in encoded.dictionary.to_pylist()] or [0], dtype=np.int64)
+        return local[_plain(encoded.indices)]
+
+    def table(self) -> AttemptTable:
+        import numpy as np  # noqa: PLC0415
+        import pyarrow as pa  # noqa: PLC0415
+
+        if "start" not in self.columns:
+            return AttemptTable.empty()
+        values = {name: column.array() for name, column in self.columns.items()}
+        kept = values.pop("position", None)
+        names = list(self.processes)
+        order = sorted(range(len(names)), key=lambda i: names[i])
+        remap = np.empty(max(len(names), 1), dtype=np.int64)
+        remap[order] = np.arange(len(names))
+        values["process"] = remap[values["process"]]
+        count = len(values["start"])
+        values["message"] = pa.chunked_array(self.messages, type=pa.string())
+        values["detail"] = LazyText(self.path, "Mini-batch Detail" if "Mini-batch Detail"
+                                    in self.header else None, count, kept)
+        return AttemptTable(**values, processes=tuple(names[i] for i in order))
+
+
+_COLUMN_TYPES = {**dict.fromkeys(("picked_count", "total", "succeeded", "failed", "process",
+                                  "position"), "int64"),
+                 **dict.fromkeys(("start", "elapsed", "process_seconds", "run_seconds"),
+                                 "float64"),
+                 "status": "object", "category": "object", "ok": "bool"}
+
+
+class _Growing:
+    """One column of :class:`_Columns`: an array with room to spare, doubled when full."""
+
+    def __init__(self, dtype: Any, capacity: int) -> None:
+        import numpy as np  # noqa: PLC0415
+
+        self.values = np.empty(max(capacity, 1), dtype=dtype)
+        self.count = 0
+
+    def add(self, values: Any) -> None:
+        import numpy as np  # noqa: PLC0415
+
+        end = self.count + len(values)
+        kind = np.result_type(self.values.dtype, values.dtype) \
+            if values.dtype.kind in "SO" or self.values.dtype.kind in "SO" else self.values.dtype
+        if end > len(self.values) or kind != self.values.dtype:
+            grown = np.empty(max(end, 2 * len(self.values)) if end > len(self.values)
+                             else len(self.values), dtype=kind)
+            grown[:self.count] = self.values[:self.count]
+            self.values = grown
+        self.values[self.count:end] = values
+        self.count = end
+
+    def array(self) -> Any:
+        """The values, the spare room given back (a copy only when much is spare)."""
+        if self.count < len(self.values) * 0.9:
+            return self.values[:self.count].copy()
+        return self.values[:self.count]
+
+
+class LazyText:
+    """A text column of ``processed_mini-batches.csv`` read only when asked for, and then
+    only at the rows asked for: ``Mini-batch Detail`` (the files of each mini-batch) is the
+    widest column, and report.html shows it for a handful of attempts.
+
+    ``positions`` are the rows' places among the rows the file parses to (``None``: all of
+    them, in order). Indexing reads the column once (each value a pyarrow scalar, as of
+    a ``ChunkedArray``); :meth:`take` narrows the rows first, so ``table.take(few).rows()``
+    reads only those few values. A row the file no longer has reads as ``""``."""
+
+    def __init__(self, path: Path, column: str | None, count: int,
+                 positions: Any = None) -> None:
+        self.path = path
+        self.column = column
+        self.count = count
+        self.positions = positions
+        self._values: Any = None
+
+    def __len__(self) -> int:
+        return self.count
+
+    def take(self, indices: Any) -> LazyText:
+        import numpy as np  # noqa: PLC0415
+
+        picked = np.asarray(_plain(indices) if hasattr(indices, "buffers") else indices,
+                            dtype=np.int64)
+        positions = picked if self.positions is None else self.positions[picked]
+        return LazyText(self.path, self.column, len(picked), positions)
+
+    def __getitem__(self, index: int) -> Any:
+        if self._values is None:
+            self._values = self._read()
+        return self._values[index]
+
+    def _read(self) -> Any:
+        import numpy as np  # noqa: PLC0415
+        import pyarrow as pa  # noqa: PLC0415
+
+        blank = _blank(self.count)
+        if self.column is None or not self.count:
+            return blank
+        wanted = self.positions
+        if wanted is not None:  # positions in file order, then each back to its place
+            order = np.argsort(wanted, kind="stable")
+            wanted = wanted[order]
+        found, seen = [], 0
+        try:
+            for batch in _csv_batches(self.path, {self.column: pa.string()}, [self.column]):
+                values = batch.column(0)
+                if wanted is None:
+                    found.append(values)
+                else:
+                    low, high = np.searchsorted(wanted, [seen, seen + len(values)])
+                    if high > low:
+                        found.append(values.take(_arrow_indices(wanted[low:high] - seen)))
+                seen += len(values)
+                if wanted is not None and (not len(wanted) or seen > wanted[-1]):
+                    break
+        except (OSError, pa.ArrowInvalid, UnicodeDecodeError):
+            return blank
+        texts = pa.concat_arrays(found) if found else _blank(0)
+        if len(texts) < self.count:  # the file lost rows since: blanks for them
+            texts = pa.concat_arrays([texts, _blank(self.count - len(texts))])
+        if wanted is None:
+            return texts
+        back = np.empty(len(order), dtype=np.int64)
+        back[order] = np.arange(len(order))
+        return texts.take(_arrow_indices(back))
+
+
+def _ids(values: Any) -> Any:
+    """Mini-batch ids as fixed-width ASCII bytes (20 bytes for a 20-character id, where a
+    str object takes 77), or str objects where one is not ASCII."""
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    if not len(values) or not bool(pc.all(pc.string_is_ascii(values)).as_py()):
+        return np.array(values.to_pylist(), dtype=object)
+    width = max(int(pc.max(pc.utf8_length(values)).as_py() or 0), 1)
+    padded = pc.utf8_rpad(values, width, padding="\0")  # numpy drops trailing NULs
+    fixed = pc.cast(pc.cast(padded, pa.binary()), pa.binary(width))
+    return np.frombuffer(fixed.buffers()[1], dtype=f"S{width}", count=len(fixed),
+                         offset=fixed.offset * width).copy()
+
+
+def _blank(count: int) -> Any:
+    """``count`` empty texts as an Arrow array (``pa.array`` of a list would import pandas)."""
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+
+    offsets = pa.py_buffer(np.zeros(count + 1, dtype=np.int32))
+    return pa.Array.from_buffers(pa.string(), count, [None, offsets, pa.py_buffer(b"")])
+
+
+def _arrow_indices(values: Any) -> Any:
+    """Row numbers (numpy) as an Arrow int64 array, sharing their memory and without
+    ``pa.array``'s look for pandas."""
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+
+    values = np.ascontiguousarray(values, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+
+
+def _floats(values: Any) -> Any:
+    """A numeric Arrow array as numpy floats, ``nan`` where a value is missing."""
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.compute as pc  # noqa: PLC0415
+
+    values = pc.cast(values, pa.float64())
+    if values.null_count:
+        values = pc.fill_null(values, float("nan"))
+    return _plain(values).copy()  # a copy: the batch's memory is not kept alive
+
+
+def _plain(values: Any) -> Any:
+    """A null-free Arrow array of numbers as numpy, without pyarrow's pandas path (its
+    ``to_numpy(zero_copy_only=False)`` imports pandas: 35 MB more in the driver)."""
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+
+    if hasattr(values, "combine_chunks"):
+        values = values.combine_chunks()
+    kind = "f" if pa.types.is_floating(values.type) else \
+        "i" if pa.types.is_signed_integer(values.type) else "u"
+    width = values.type.bit_width // 8
+    return np.frombuffer(values.buffers()[1], dtype=f"{kind}{width}", count=len(values),
+                         offset=values.offset * width)
 
 
 def _coerce(values: Any) -> Any:
@@ -359,8 +674,7 @@ def _epoch_seconds(texts: Any) -> Any:
 
     for kind in (pa.timestamp("us"), pa.timestamp("us", tz="UTC")):
         try:
-            micros = pc.cast(texts, kind).cast(pa.int64()).to_numpy(zero_copy_only=False)
-            return micros.astype(float) / 1e6
+            return _floats(pc.cast(texts, kind).cast(pa.int64())) / 1e6
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             continue
     out = np.full(len(texts), np.nan)
@@ -463,6 +777,9 @@ def split_by_run(attempts: AttemptTable, runs: list[RunEntry]) -> list[AttemptTa
 
     bounds = np.array([run.started - 1e-6 for run in runs[1:]])
     which = np.searchsorted(bounds, attempts.start, side="right")
+    counts = np.bincount(which, minlength=len(runs))
+    if len(attempts) and counts.max() == len(attempts):  # one run holds them all: no copy
+        return [attempts if count else attempts.take(which < 0) for count in counts]
     return [attempts.take(which == index) for index in range(len(runs))]
 
 

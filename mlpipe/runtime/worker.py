@@ -80,6 +80,9 @@ class WorkerConfig:
     # machine writes into a folder of its own and sends back, and what it must see
     output_folders: tuple[str, ...] = ()
     inputs: tuple[tuple[str, str], ...] = ()
+    # what the worker process sees read-only (ro_mount inputs) or as its own copy (download):
+    # a runtime.read_only.ReadOnly, applied by the worker process before init() runs
+    read_only: Any = None
 
     @property
     def entry_script_path(self) -> str:
@@ -287,7 +290,9 @@ class WorkerRuntime:
         if config.stand_ins:  # the entry script's downloads read the job's URL stand-ins
             os.environ[STAND_INS_ENV] = config.stand_ins
         if config.stand_ins or import_mirrors_mode() == "force":  # run-script: every URL
-            from mlpipe.url_stand_ins import install_url_stand_ins  # noqa: PLC0415 - on demand
+            # here, not at the top: the driver imports this module too, and the URL stand-ins
+            # (urllib.request, the compiler's mlpipe.toml reader) cost a job's start 0.1-0.3 s
+            from mlpipe.url_stand_ins import install_url_stand_ins  # noqa: PLC0415
 
             install_url_stand_ins()
         os.chdir(config.code_dir)

@@ -8,6 +8,13 @@ from typing import Any
 
 from mlpipe.diagnostics import Diagnostic, did_you_mean
 from mlpipe.schema.bindings import binding_problems, is_binding
+from mlpipe.schema.compute import (
+    MpiDistribution,
+    PyTorchDistribution,
+    RayDistribution,
+    Resources,
+    TensorFlowDistribution,
+)
 from mlpipe.schema.pipeline import PipelineSettings, step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
@@ -129,7 +136,15 @@ def check_component(data: dict[str, Any], positions: PositionMap,
                     prefix: KeyPath = ()) -> list[Diagnostic]:
     kind = _kind(data) if "type" in data else "command"  # azure-ai-ml's default
     check = _STEP_CHECKS.get(kind or "")
-    return check(data, prefix, positions, True, True) if check is not None else []
+    out = check(data, prefix, positions, True, True) if check is not None else []
+    if data.get("compute") is not None:
+        out.append(Diagnostic("a component's 'compute' is not used: the step that uses the "
+                              "component runs on its own compute (or settings.default_compute)",
+                              key_path=format_key_path(prefix + ("compute",)),
+                              location=positions.locate(prefix + ("compute",)),
+                              severity="warning", code="component-compute",
+                              hint="set compute on the step or the pipeline"))
+    return out
 
 
 def check_pipeline(data: dict[str, Any], positions: PositionMap,
@@ -237,6 +252,42 @@ def unknown_settings(data: dict[str, Any], positions: PositionMap) -> list[Diagn
                               code="unknown-setting", hint=did_you_mean(key, known)))
     if out:
         data["settings"] = {k: v for k, v in settings.items() if k in known}
+    return out
+
+
+_DISTRIBUTIONS = {"pytorch": PyTorchDistribution, "mpi": MpiDistribution,
+                  "tensorflow": TensorFlowDistribution, "ray": RayDistribution}
+
+
+def dropped_component_extras(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
+    """Keys of a command component's ``distribution`` and ``resources`` that are not theirs,
+    taken out of ``data`` with a warning each: azure-ai-ml's component schema loads them and
+    leaves them out of what it submits (a job's schema refuses them), so they have no effect."""
+    out: list[Diagnostic] = []
+    kind = data.get("type", "command")
+    if not isinstance(kind, str) or kind.lower() != "command":
+        return out
+    for key in ("distribution", "resources"):
+        block = data.get(key)
+        if not isinstance(block, dict):
+            continue
+        if key == "resources":
+            model: Any = Resources
+        else:
+            model = _DISTRIBUTIONS.get(str(block.get("type", "")).lower())
+        if model is None:
+            continue
+        known = [field.alias or name for name, field in model.model_fields.items()]
+        extras = [k for k in block if isinstance(k, str) and k not in known]
+        for extra in extras:
+            path = (key, extra)
+            out.append(Diagnostic(
+                f"unknown key '{extra}' in a component's {key}: azure-ai-ml loads it and leaves "
+                "it out of the job it submits, so it has no effect",
+                key_path=format_key_path(path), location=positions.locate(path),
+                severity="warning", code="dropped-key", hint=did_you_mean(extra, known)))
+        if extras:
+            data[key] = {k: v for k, v in block.items() if k not in extras}
     return out
 
 

@@ -6,8 +6,14 @@ from typing import Any
 
 from pydantic import BaseModel, Discriminator, Field
 
-from mlpipe.schema.fields import Identifier, Scalar, StrictModel, Text, Version
-from mlpipe.schema.inputs_outputs import ComponentInput, ComponentOutput, JobInput, StepOutput
+from mlpipe.schema.fields import Identifier, InputName, Scalar, StrictModel, Text, Version
+from mlpipe.schema.inputs_outputs import (
+    ComponentInput,
+    ComponentOutput,
+    IntellectualProperty,
+    JobInput,
+    StepOutput,
+)
 
 
 class ComponentBase(StrictModel):
@@ -20,10 +26,14 @@ class ComponentBase(StrictModel):
     description: Text | None = None
     tags: dict[str, Scalar | None] | None = None
     is_deterministic: bool | None = Field(None, description="May Azure reuse earlier results?")
-    inputs: dict[Identifier, ComponentInput] | None = Field(
+    compute: Text | None = Field(None, description="Not used: a component runs on its step's "
+                                 "compute (azure-ai-ml keeps the key, the service ignores it).")
+    inputs: dict[InputName, ComponentInput] | None = Field(
         None, description="Declared inputs, bound in the component as ${{inputs.<name>}}.")
     outputs: dict[Identifier, ComponentOutput] | None = Field(
         None, description="Declared outputs, bound in the component as ${{outputs.<name>}}.")
+    intellectual_property: IntellectualProperty | None = Field(
+        None, description="Registry IP protection (publisher, protection_level: all|none).")
 
 
 class NodeBase(StrictModel):
@@ -36,7 +46,7 @@ class NodeBase(StrictModel):
     properties: dict[str, Any] | None = None
     experiment_name: Text | None = None
     compute: Text | None = Field(None, description="Compute target (ignored locally).")
-    inputs: dict[Identifier, JobInput] | None = Field(
+    inputs: dict[InputName, JobInput] | None = Field(
         None, description="Step inputs: literals, bindings or data mappings.")
     outputs: dict[Identifier, StepOutput] | None = Field(
         None, description="Step outputs: a binding to a pipeline output, a mapping, or empty.")

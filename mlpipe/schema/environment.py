@@ -19,26 +19,31 @@ from mlpipe.schema.fields import (
 from mlpipe.schema.yamlio import describe_value
 
 ASSET_REFERENCE = re.compile(r"^azureml:\S+$")
+# azure-ai-ml's EnvironmentField also reads a local environment YAML: ``file:./env.yml``
+ENVIRONMENT_REFERENCE = re.compile(r"^(azureml|file):\S+$")
 
 
 def _validate_reference(value: Any) -> str:
     if not isinstance(value, str):
         raise fail("type",
                    f"must be an environment reference or mapping, got {describe_value(value)}")
-    if not ASSET_REFERENCE.match(value):
+    if not ENVIRONMENT_REFERENCE.match(value):
+        local = value.lower().endswith((".yml", ".yaml"))
         raise fail("pattern",
-                   "must be 'azureml:<name>:<version>', 'azureml:<name>@latest' or "
-                   f"'azureml://registries/...', got {value!r}", hint=f"write 'azureml:{value}'"
-                   if " " not in value else None)
+                   "must be 'azureml:<name>:<version>', 'azureml:<name>@latest', "
+                   f"'azureml://registries/...' or 'file:<environment YAML>', got {value!r}",
+                   hint=None if " " in value else
+                   f"write 'file:{value}'" if local else f"write 'azureml:{value}'")
     return value
 
 
 EnvironmentReference = Annotated[str, PlainValidator(_validate_reference),
                                  WithJsonSchema({"type": "string",
-                                                 "pattern": ASSET_REFERENCE.pattern,
+                                                 "pattern": ENVIRONMENT_REFERENCE.pattern,
                                                  "description": "azureml:<name>:<version>, "
-                                                                "azureml:<name>@latest or "
-                                                                "azureml://registries/..."})]
+                                                                "azureml:<name>@latest, "
+                                                                "azureml://registries/... or "
+                                                                "file:<environment YAML>"})]
 
 
 class DockerBuild(StrictModel):

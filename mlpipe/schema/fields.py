@@ -279,6 +279,12 @@ JobName = Annotated[str, _pattern(
     _JOB_NAME, "letters, digits, '_' and '-', starting with a letter or digit")]
 Identifier = Annotated[str, _pattern(
     _IDENTIFIER, "letters, digits and '_', not starting with a digit")]
+# An input name may be a parameter group's member: ``group.number`` (azure-ai-ml flattens
+# ``@group`` inputs so, and binds them as ``${{inputs.group.number}}``).
+INPUT_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,254}(\.[A-Za-z_][A-Za-z0-9_]{0,254}){0,16}$"
+InputName = Annotated[str, _pattern(
+    re.compile(INPUT_NAME_PATTERN), "letters, digits and '_', not starting with a digit; "
+    "'.' between a parameter group and its member")]
 
 
 def _lower(value: Any) -> Any:

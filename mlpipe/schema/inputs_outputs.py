@@ -151,6 +151,22 @@ StepOutput = Annotated[
 """A step output: a binding to a pipeline output, an output mapping, or null (defaults)."""
 
 
+class IntellectualProperty(StrictModel):
+    """``intellectual_property`` of a component published to a registry (azure-ai-ml's IP
+    protection: who publishes it and what its consumers may see)."""
+
+    publisher: Text | None = None
+    protection_level: Annotated[str, CaseInsensitive] | None = Field(
+        None, description="all or none")
+
+    @model_validator(mode="after")
+    def _level(self) -> IntellectualProperty:
+        if self.protection_level is not None and self.protection_level not in ("all", "none"):
+            raise fail("protection_level", "must be one of all, none, got "
+                       f"'{self.protection_level}'")
+        return self
+
+
 class ComponentInput(StrictModel):
     """An input a component declares."""
 

@@ -60,17 +60,25 @@ def file_kind(data: Any) -> str:
         return "job"
     if "azureml" in schema:
         return "pipeline"
+    if kind is None and not schema and isinstance(data.get("command"), str):
+        # no type: azure-ai-ml's load_job and load_component both read a command
+        return "job" if looks_like_job(data) else "component"
     return "unknown"
 
 
-# Keys a job has and a component never has.
+# Keys a job has and a component never has, and the other way round.
 _JOB_ONLY_KEYS = ("compute", "experiment_name", "limits", "services", "identity")
+_COMPONENT_ONLY_KEYS = ("version", "is_deterministic", "additional_includes")
 
 
 def looks_like_job(data: dict[str, Any]) -> bool:
     """A ``type: command`` / ``parallel`` file without ``$schema`` is a job, not a component,
     when it has a job's keys (``compute``, ``experiment_name``, ...) or gives its inputs
-    values (``n: 3``, ``{type: uri_folder, path: ./data}``) instead of declaring them."""
+    values (``n: 3``, ``{type: uri_folder, path: ./data}``) instead of declaring them; a
+    file with a component's own keys (``version``, ``is_deterministic``) is a component,
+    whatever else it has."""
+    if any(key in data for key in _COMPONENT_ONLY_KEYS):
+        return False
     if any(key in data for key in _JOB_ONLY_KEYS):
         return True
     inputs = data.get("inputs")
@@ -89,8 +97,8 @@ def job_type(data: Any) -> str | None:
         return kind.lower()
     schema = data.get("$schema")
     named = _JOB_SCHEMA.search(schema) if isinstance(schema, str) else None
-    if named is None:
-        return None
+    if named is None:  # no type: azure-ai-ml's load_job reads a command job
+        return "command" if not schema and isinstance(data.get("command"), str) else None
     return {"automl": "automl", "datatransfer": "data_transfer"}.get(
         named.group(1).lower(), named.group(1).lower())
 

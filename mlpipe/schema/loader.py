@@ -24,7 +24,7 @@ from mlpipe.schema.errors import translate_errors
 from mlpipe.schema.lazy import LazyModel
 from mlpipe.schema.parallel import ParallelComponent
 from mlpipe.schema.parts import validate_parts
-from mlpipe.schema.pipeline import PipelineComponent, PipelineJob
+from mlpipe.schema.pipeline import ComponentPipelineJob, PipelineComponent, PipelineJob
 from mlpipe.schema.yamlio import PositionMap, YamlDocument, describe_value, load_yaml_file
 
 M = TypeVar("M", bound=BaseModel)
@@ -132,7 +132,9 @@ def load_pipeline_data(data: Mapping[str, Any], source: str,
              + checks.check_pipeline(plain, positions)
              + checks.binding_syntax(plain, positions)
              + checks.cloud_only_warnings(plain, positions, is_pipeline=True))
-    return _check(PipelineJob, plain, source, positions, extra)
+    model = (ComponentPipelineJob if isinstance(plain, dict) and "jobs" not in plain
+             and plain.get("component") is not None else PipelineJob)
+    return _check(model, plain, source, positions, extra)
 
 
 def load_component_data(data: Mapping[str, Any], source: str,
@@ -154,7 +156,8 @@ def load_component_data(data: Mapping[str, Any], source: str,
     if is_pipeline:
         extra = checks.check_pipeline(plain, positions)
     else:
-        extra = checks.check_component(plain, positions)
+        extra = (checks.dropped_component_extras(plain, positions)
+                 + checks.check_component(plain, positions))
     extra += checks.binding_syntax(plain, positions)
     extra += checks.cloud_only_warnings(plain, positions, is_pipeline=is_pipeline)
     return _check(model_cls, plain, source, positions, extra)

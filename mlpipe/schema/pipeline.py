@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, GetJsonSchemaHandler, Tag
+from pydantic import ConfigDict, Discriminator, Field, GetJsonSchemaHandler, Tag, model_validator
 
 from mlpipe.schema.command import CommandNode
 from mlpipe.schema.common import COMPONENT_DESCRIPTION, ComponentBase, NodeBase, component_kind
@@ -17,6 +17,7 @@ from mlpipe.schema.fields import (
     Scalar,
     StrictModel,
     Text,
+    fail,
 )
 from mlpipe.schema.inputs_outputs import JobInput, JobOutput
 from mlpipe.schema.lazy import LazyModel
@@ -161,8 +162,35 @@ class PipelineJob(StrictModel):
     )
     jobs: Annotated[dict[Identifier, Node],
                     Field(min_length=1, description="The steps, by name; at least one.")]
+    component: Text | None = Field(
+        None, description="Instead of jobs: a pipeline component (./x.yml or azureml:) whose "
+                          "steps the job runs, its inputs and outputs the job's.")
+    model_config = ConfigDict(json_schema_extra=lambda schema: _jobs_or_component(schema))
+
+    @model_validator(mode="after")
+    def _not_both(self) -> PipelineJob:
+        if self.component is not None and "jobs" in self.model_fields_set:
+            raise fail("conflict", "'jobs' and 'component' are mutually exclusive fields in "
+                                   "pipeline job", "keep the steps (jobs) or the pipeline "
+                                                   "component that holds them (component)")
+        return self
+
+
+class ComponentPipelineJob(PipelineJob):
+    """A pipeline job made from a pipeline component: ``component:`` instead of ``jobs:``
+    (azure-ai-ml's PipelineJobSchema); the loader picks it when there is no ``jobs``."""
+
+    jobs: dict[Identifier, Node] | None = None  # type: ignore[assignment]
+    component: Text = Field(description="The pipeline component whose steps the job runs.")
+
+
+def _jobs_or_component(schema: dict[str, Any]) -> None:
+    """JSON Schema: ``jobs`` or ``component``, one of them."""
+    schema["required"] = [key for key in schema.get("required", []) if key != "jobs"]
+    schema["oneOf"] = [{"required": ["jobs"]}, {"required": ["component"]}]
 
 
 PipelineComponent.model_rebuild()
 PipelineNode.model_rebuild()
 PipelineJob.model_rebuild()
+ComponentPipelineJob.model_rebuild()

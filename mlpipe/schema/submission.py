@@ -30,6 +30,9 @@ from mlpipe.schema.pipeline import step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 COMPONENT_NAME = re.compile(r"^[a-z][a-z\d_]*$")  # azure-ai-ml PythonFuncNameStr
+OUTPUT_ASSET_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")  # azure-ai-ml's output name check
+# a versioned code asset (azure-ai-ml finds ``azureml:<name>`` as a local folder of that name)
+CODE_REFERENCE = re.compile(r"^azureml:(//|/subscriptions/|[^/:@]+(:[^/:@]+|@\w+)$)", re.I)
 NODE_NAME = re.compile(r"^[a-z_][a-z\d_]*$")  # azure-ai-ml is_valid_node_name
 MODES = ("ro_mount", "rw_mount", "download", "upload", "direct", "eval_mount", "eval_download",
          "mount", "link")
@@ -60,9 +63,39 @@ RULES: dict[str, When] = {
     "azure-type-case": When(local_run=True),
     "azure-eval-mode": When(local_run=True),
     "azure-sweep": When(local_run=True),
+    "azure-inline-comment": When(local_run=False),
+    "azure-output-name": When(local_run=False),  # registration happens in the workspace
+    "azure-hook-step": When(local_run=True),  # on_init / on_finalize change the step order
+    "azure-input-names": When(local_run=True),
+    "azure-code-reference": When(local_run=False),
+    "azure-import-ports": When(local_run=True),
 }
 # Rules that only the service needs: a local run warns about them (once per rule).
 SERVICE_ONLY = frozenset(code for code, when in RULES.items() if not when.local_run)
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A key of a component document that azure-ai-ml drops from the job it submits (its
+    component schema does not dump it), so the cloud runs without it: ``instead`` says where
+    the value belongs; ``applied`` when mlpipe still applies it locally (a legacy spelling
+    whose meaning is not in doubt), with the same warning."""
+
+    path: KeyPath
+    kinds: tuple[str, ...]  # component types whose files may hold it
+    instead: str
+    applied: bool = False
+
+
+# Every key mlpipe's component models accept that azure-ai-ml 1.35's component schemas
+# (``_schema/component``: ``dump_fields``, less ``Meta.exclude``) do not write; the
+# test compares the models with azure-ai-ml's schemas when it is installed.
+DROPPED_COMPONENT_KEYS: tuple[Dropped, ...] = (
+    Dropped(("environment_variables",), ("command", "parallel"),
+            "the step: jobs.<step>.environment_variables in the pipeline YAML, or "
+            "node.environment_variables = {...} in code"),
+    Dropped(("task", "args"), ("parallel",), "task.program_arguments", applied=True),
+)
 
 
 class _Rules:
@@ -105,7 +138,54 @@ class _Rules:
                 self.pipeline_input(name, value)
         if not (data.get("compute") or settings.get("default_compute")):
             self.computes(data, ())
+        self.outputs(data, ())
+        self.hooks(data, settings)
         self.jobs(data, ())
+
+    def outputs(self, data: dict[str, Any], path: KeyPath) -> None:
+        """An output registered as a data asset: ``version`` needs a ``name``, and the name
+        is letters, digits, '-' and '_' (azure-ai-ml refuses the job when it is built)."""
+        outputs = data.get("outputs")
+        for port, value in outputs.items() if isinstance(outputs, dict) else []:
+            if not isinstance(value, dict):
+                continue
+            name = value.get("name")
+            if value.get("version") is not None and name is None:
+                self.reject(path + ("outputs", port, "version"), "azure-output-name",
+                            f"output '{port}' has a 'version' but no 'name'",
+                            "add name: <data asset name>, or remove version")
+            elif isinstance(name, str) and not OUTPUT_ASSET_NAME.match(name):
+                self.reject(path + ("outputs", port, "name"), "azure-output-name",
+                            f"output name '{name}' may hold only letters, digits, '-' and '_' "
+                            "(at most 255)", f"write '{re.sub(r'[^A-Za-z0-9_-]', '', name)}'")
+
+    def code(self, data: dict[str, Any], path: KeyPath) -> None:
+        """``code: azureml:<name>`` needs a version (azure-ai-ml looks for a local folder)."""
+        code = data.get("code")
+        if isinstance(code, str) and code.lower().startswith("azureml:") \
+                and not CODE_REFERENCE.match(code):
+            self.reject(path + ("code",), "azure-code-reference",
+                        f"code '{code}' names no version", f"write '{code}:<version>' (or a "
+                        "local folder)")
+
+    def hooks(self, data: dict[str, Any], settings: dict[str, Any]) -> None:
+        """``settings.on_init`` / ``on_finalize`` name a step that neither reads another
+        step's outputs nor is read by one (azure-ai-ml: "should not have connection to other
+        execution node")."""
+        jobs = data.get("jobs")
+        jobs = jobs if isinstance(jobs, dict) else {}
+        for key in ("on_init", "on_finalize"):
+            name = settings.get(key)
+            if not isinstance(name, str) or name not in jobs:
+                continue
+            readers = {step for step, node in jobs.items() if step != name and name in _reads(node)}
+            linked = sorted(readers | {m for m in _reads(jobs.get(name)) if m in jobs
+                                       and m != name})
+            if linked:
+                self.reject(("settings", key), "azure-hook-step",
+                            f"settings.{key} step '{name}' is connected to other steps "
+                            f"({', '.join(linked)})",
+                            f"the {key} step may neither read nor feed another step")
 
     def pipeline_input(self, name: Any, value: dict[str, Any]) -> None:
         """A pipeline job input is a value, ``{value: ...}`` or data: azure-ai-ml rejects a
@@ -153,7 +233,8 @@ class _Rules:
             self.reject(path + ("name",), "azure-component-name",
                         "a component needs a 'name'", "add name: <lower_case_name>",
                         at_parent=True)
-        elif isinstance(name, str) and not COMPONENT_NAME.match(name):
+        elif isinstance(name, str) and not COMPONENT_NAME.match(name) \
+                and (standalone or path == ()):  # an inline component is anonymous
             fixed = re.sub(r"[^a-z0-9_]", "_", name.lower()).lstrip("_0123456789") or "component"
             self.reject(path + ("name",), "azure-component-name",
                         f"component name '{name}' must match {COMPONENT_NAME.pattern} (lower-case "
@@ -161,9 +242,24 @@ class _Rules:
         self.tags(data, path)
         for key in ("inputs", "outputs"):
             decls = data.get(key)
+            seen: dict[str, Any] = {}
             for port, decl in decls.items() if isinstance(decls, dict) else []:
                 if isinstance(decl, dict):
                     self.declaration(decl, path + (key, port), key == "inputs")
+                if key == "inputs" and isinstance(port, str):
+                    twin = seen.setdefault(port.lower(), port)
+                    if twin != port:
+                        self.reject(path + (key, port), "azure-input-names",
+                                    f"inputs '{twin}' and '{port}' differ only in case",
+                                    "rename one of them")
+        self.code(data, path)
+        code = data.get("code")
+        if isinstance(code, str) and code.strip().lower().startswith("git+"):
+            # azure-ai-ml's component schemas: "Not a valid code value: git paths are not
+            # supported." (a command *job* may take its code from git)
+            self.reject(path + ("code",), "azure-code-reference",
+                        f"code '{code}' is a git path: a component's code cannot come from git",
+                        "give a local folder or an azureml:<name>:<version> code asset")
         kind = str(data.get("type", "command")).lower()  # no type: azure-ai-ml's default
         if kind == "parallel":
             self.parallel(data, path)
@@ -171,11 +267,24 @@ class _Rules:
             self.command(data, path)
         elif kind == "pipeline":
             self.jobs(data, path)
+        elif kind == "import":
+            for key in ("inputs", "outputs"):
+                if key in data:  # azure-ai-ml: "got multiple values for keyword argument"
+                    self.reject(path + (key,), "azure-import-ports",
+                                f"an import component takes no '{key}'",
+                                "declare its parameters under 'source' and its data as "
+                                "'output'")
 
     # -- pieces ---------------------------------------------------------------------------
 
     def declaration(self, decl: dict[str, Any], path: KeyPath, is_input: bool) -> None:
         kind, mode = decl.get("type"), decl.get("mode")
+        default = decl.get("default")
+        if is_input and isinstance(kind, str) and kind.lower() in PORT_TYPES \
+                and default is not None and not isinstance(default, str):
+            self.reject(path + ("default",), "azure-input-default",
+                        f"the default of a {kind} input is a path, not "
+                        f"{type(default).__name__} {default!r}", f"quote it: '{default}'")
         allowed = PORT_TYPES + (LITERAL_TYPES if is_input else ())
         if isinstance(kind, str) and kind not in allowed and kind.lower() in allowed:
             self.reject(path + ("type",), "azure-type-case",
@@ -198,13 +307,13 @@ class _Rules:
     def tags(self, data: dict[str, Any], path: KeyPath) -> None:
         tags = data.get("tags")
         for key, value in tags.items() if isinstance(tags, dict) else []:
-            if not isinstance(value, str):
+            # a tag without a value is a tag with no value, as azure-ai-ml loads it and the job
+            # service takes it (its published sample submits command_job_test.yml's `empty_tag:`)
+            if value is not None and not isinstance(value, str):
                 shown = ("true" if value else "false") if isinstance(value, bool) else value
-                what = "no value" if value is None else f"a {type(value).__name__} value"
-                fix = ("give it a quoted value or remove it" if value is None
-                       else f"quote it: '{shown}'")
                 self.reject(path + ("tags", key), "azure-tags",
-                            f"tag '{key}' has {what}; tag values are strings", fix)
+                            f"tag '{key}' has a {type(value).__name__} value; tag values are "
+                            "strings", f"quote it: '{shown}'")
 
     def jobs(self, data: dict[str, Any], path: KeyPath) -> None:
         jobs = data.get("jobs")
@@ -219,6 +328,9 @@ class _Rules:
 
     def node(self, node: dict[str, Any], path: KeyPath) -> None:
         self.tags(node, path)
+        self.outputs(node, path)
+        if node.get("component") is None:
+            self.code(node, path)
         component = node.get("component")
         decls = component.get("inputs") if isinstance(component, dict) else None
         inputs = node.get("inputs")
@@ -231,6 +343,11 @@ class _Rules:
                 decl = decls.get(name) if isinstance(decls, dict) else None
                 self.eval_mode(value, path + ("inputs", name),
                                decl.get("type") if isinstance(decl, dict) else None)
+        if component is None and "comment" in node:
+            # azure-ai-ml reads an inline step with its job schemas, which take no comment
+            self.reject(path + ("comment",), "azure-inline-comment",
+                        "'comment' is taken only by a step that uses a 'component'",
+                        "remove it, or move the step's definition under 'component:'")
         if isinstance(component, dict):
             self.component(component, path + ("component",), standalone=False)
         elif component is None and step_kind(node) == "parallel":
@@ -258,6 +375,20 @@ class _Rules:
                         "a command needs an 'environment'",
                         "add environment: azureml:<name>:<version> (or an image and conda_file)",
                         at_parent=True)
+
+
+def _text(value: Any) -> str:
+    """Every string inside ``value``, joined (to find the bindings a step writes)."""
+    if isinstance(value, dict):
+        return " ".join(_text(item) for item in value.values())
+    if isinstance(value, list):
+        return " ".join(_text(item) for item in value)
+    return value if isinstance(value, str) else ""
+
+
+def _reads(node: Any) -> set[str]:
+    """The steps whose outputs ``node`` binds (``${{parent.jobs.<step>.outputs.x}}``)."""
+    return set(re.findall(r"parent\.jobs\.([\w-]+)\.", _text(node)))
 
 
 def _value_fix(name: Any, value: dict[str, Any]) -> str:
@@ -321,5 +452,5 @@ def for_local_run(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return result
 
 
-__all__ = ["REJECTS", "RULES", "SERVICE_ONLY", "When", "component_rules", "for_local_run",
-           "job_rules", "pipeline_rules"]
+__all__ = ["DROPPED_COMPONENT_KEYS", "Dropped", "REJECTS", "RULES", "SERVICE_ONLY", "When",
+           "component_rules", "for_local_run", "job_rules", "pipeline_rules"]

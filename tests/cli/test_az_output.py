@@ -115,7 +115,7 @@ def test_list_tables_and_child_jobs(job: tuple[Path, str]) -> None:
                                          f"{'-' * width}  ---------", f"{name}  Completed"]
     children = _cli(runs, "job", "list", "--parent-job-name", name, "--query",
                     "[].[name,status]", "-o", "tsv")
-    assert children.stdout == "hello\tCompleted\n"
+    assert children.stdout == f"{name}_hello\tCompleted\n"  # the child job's name
 
 
 def test_download_to_a_file_or_into_the_job_itself_is_refused_in_one_line(

@@ -249,6 +249,12 @@ MISTAKES = {
         "sampling_algorithm: bayesian\n    early_termination: {type: median_stopping}",
         "jobs.sweep_step.early_termination",
         "bayesian sampling does not support early termination", "early_termination"),
+    "sweep: a bandit policy with both slacks (HyperDrive's BanditPolicy wants exactly one)": (
+        SWEEP, "sampling_algorithm: random",
+        "sampling_algorithm: random\n    early_termination: {type: bandit, slack_factor: 40, "
+        "slack_amount: 3, evaluation_interval: 100}",
+        "jobs.sweep_step.early_termination",
+        "a bandit policy takes slack_factor or slack_amount, not both", "early_termination"),
     "sweep: min above max": (
         SWEEP, "min_value: 0.5, max_value: 0.9", "min_value: 0.9, max_value: 0.5",
         "jobs.sweep_step.search_space.c_value", "min_value 0.9 is greater than max_value 0.5",

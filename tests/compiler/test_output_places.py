@@ -110,7 +110,7 @@ def test_mlpipe_toml_allows_external_outputs_for_the_pipelines_beside_it(tmp_pat
     assert any("unknown key 'other'" in m for m in messages)
 
 
-def test_an_existing_file_is_named_before_it_is_overwritten(tmp_path: Path) -> None:
+def test_an_existing_file_is_never_overwritten_by_the_append_row_file(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     target = tmp_path / "elsewhere" / "scores.csv"
     target.parent.mkdir()
@@ -119,9 +119,13 @@ def test_an_existing_file_is_named_before_it_is_overwritten(tmp_path: Path) -> N
     refused = _create(yaml, runs)
     assert refused.returncode == 1 and target.read_text() == "someone else's\n"
     proc = _create(yaml, runs, "--allow-external-outputs")
-    assert proc.returncode == 0, proc.stderr
-    warning = f"warning: {target} exists and was not written by this job: it will be overwritten"
-    assert proc.stdout.index(warning) < proc.stdout.index(": started")
+    assert proc.returncode == 1, proc.stdout
+    assert f"writes its append_row file to {target}, which exists and was not written by " \
+           "this job" in proc.stderr and "the job was not started" in proc.stderr
+    assert target.read_text() == "someone else's\n" and ": started" not in proc.stdout
+    target.unlink()
+    assert _create(yaml, runs, "--allow-external-outputs").returncode == 0
+    assert len(target.read_text().splitlines()) == 120
 
 
 def test_the_runs_folders_own_names_are_not_job_names() -> None:

@@ -27,3 +27,13 @@ def test_snapshot_copies_code_and_leaves_out_caches(tmp_path: Path) -> None:
 def test_snapshot_without_code_is_an_empty_folder(tmp_path: Path) -> None:
     dest = snapshot_code(None, tmp_path / "code")
     assert dest.is_dir() and not any(dest.iterdir())
+
+
+def test_snapshot_of_a_single_file_holds_only_that_file(tmp_path: Path) -> None:
+    # `code: ./src/train.py`: Azure ML uploads the one file, so its siblings are not there
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text("print(1)\n")
+    (tmp_path / "src" / "other.py").write_text("")
+    dest = snapshot_code(tmp_path / "src" / "train.py", tmp_path / "step" / "code")
+    assert sorted(p.name for p in dest.iterdir()) == ["train.py"]
+    assert (dest / "train.py").read_text() == "print(1)\n"

@@ -139,9 +139,9 @@ PIPELINE_CASES = {
                                          "settings.default_compute 'cpu-cluster' is not an "
                                          "azureml: reference",
                                          "write 'azureml:cpu-cluster' (or 'serverless')"),
-    "tag without a value": ("tags: {team: ml}", "tags: {team: ml, owner: null}", "tags:",
-                            "tags.owner", "tag 'owner' has no value; tag values are strings",
-                            "give it a quoted value or remove it"),
+    "tag with a number": ("tags: {team: ml}", "tags: {team: ml, owner: 7}", "tags:",
+                          "tags.owner", "tag 'owner' has a int value; tag values are strings",
+                          "quote it: '7'"),
     "default_datastore without azureml:": ("  default_compute: azureml:cpu-cluster\n",
                                            "  default_compute: azureml:cpu-cluster\n"
                                            "  default_datastore: workspaceblobstore\n",
@@ -173,6 +173,12 @@ PIPELINE_CASES = {
     "upper-case step name": ("  score:\n", "  Score:\n", "  Score:", "jobs.Score",
                              "step name 'Score' must match ^[a-z_][a-z\\d_]*$",
                              "rename it 'score'"),
+    # azure-ai-ml reads an inline step with its job schemas, whose entity takes no comment
+    "comment on an inline step": ("    type: parallel\n", "    type: parallel\n    comment: hi\n",
+                                  "comment: hi", "jobs.score.comment",
+                                  "'comment' is taken only by a step that uses a 'component'",
+                                  "remove it, or move the step's definition under "
+                                  "'component:'"),
 }
 
 
@@ -192,6 +198,45 @@ def test_an_inline_component_without_environment(root: Path) -> None:
     [error] = errors  # an inline component needs no name
     assert error.key_path == "jobs.score.component.task.environment"
     assert error.location is not None and error.location.line == line_of(path, "      task:")
+
+
+@pytest.mark.parametrize("kind, step", [
+    ("command", "    type: command\n    command: echo hi\n    environment: azureml:env:1\n"),
+    ("spark", "    type: spark\n    code: ./src\n    entry: {file: prep.py}\n"
+              "    resources: {instance_type: standard_e4s_v3, runtime_version: '3.3'}\n"
+              "    conf: {spark.driver.cores: 1, spark.driver.memory: 2g, "
+              "spark.executor.cores: 1, spark.executor.memory: 2g, "
+              "spark.executor.instances: 1}\n")])
+def test_comment_on_any_inline_step_is_refused_and_taken_with_a_component(
+        root: Path, kind: str, step: str) -> None:
+    """azure-ai-ml refuses ``comment`` on every inline step (command, parallel, spark, ...)
+    and sends it for a step that uses a ``component:``."""
+    head = PIPELINE.split("jobs:\n")[0] + "jobs:\n  step:\n"
+    path, errors = job_errors(root, head + step + "    comment: hi\n")
+    assert [(e.key_path, e.code) for e in errors] == [("jobs.step.comment",
+                                                       "azure-inline-comment")]
+    (root / "comp.yml").write_text(COMPONENT)
+    assert job_errors(root, head + "    type: parallel\n    component: ./comp.yml\n"
+                      "    comment: hi\n    inputs:\n      data: ${{parent.inputs.folder}}\n")[1] == []
+
+
+def test_an_inline_component_is_anonymous_its_name_is_not_checked(root: Path) -> None:
+    """azure-ai-ml registers an inline component as ``azureml_anonymous``: a name that breaks
+    the pattern is not refused there (a component file submitted on its own is)."""
+    inline = textwrap.indent(COMPONENT.split("\n", 1)[1].replace("name: scorer", "name: My-Scorer"),
+                             "      ")
+    text = PIPELINE.split("    type: parallel\n")[0] + "    type: parallel\n    component:\n" \
+        + inline + "    inputs:\n      data: ${{parent.inputs.folder}}\n"
+    assert job_errors(root, text)[1] == []
+
+
+def test_an_import_component_takes_no_inputs_or_outputs(root: Path) -> None:
+    """azure-ai-ml fails on them ("got multiple values for keyword argument 'inputs'")."""
+    text = ("type: import\nname: imp\nversion: 1\nsource:\n  type: {type: string, default: "
+            "azuresqldb}\n  connection: {type: string}\n  query: {type: string}\n"
+            "output: {type: mltable}\ninputs:\n  x: {type: string}\n")
+    path, errors = component_errors(root, text)
+    assert [(e.key_path, e.code) for e in errors] == [("inputs", "azure-import-ports")]
 
 
 ACCEPTED = {

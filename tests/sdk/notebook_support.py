@@ -326,6 +326,51 @@ def make_iris_v1(folder: Path) -> Path:
     return notebook
 
 
+# The same notebook as it was published with SDK 1.0.76 (MachineLearningNotebooks 2214ea8,
+# contrib/batch_inferencing, 2019): azureml.contrib.pipeline.steps, ParallelRunStep(models=[...],
+# output=...), next(pipeline_run.get_children()); its Code/iris_score.py without the unused
+# scikit-learn import (the stand-in model is pickled from Code/standin_model.py).
+IRIS_CONTRIB_SCORE_SCRIPT = """\
+import io
+import pickle
+import argparse
+import numpy as np
+
+from azureml.core.model import Model
+
+
+def init():
+    global iris_model
+
+    parser = argparse.ArgumentParser(description="Iris model serving")
+    parser.add_argument('--model_name', dest="model_name", required=True)
+    args, unknown_args = parser.parse_known_args()
+
+    model_path = Model.get_model_path(args.model_name)
+    with open(model_path, 'rb') as model_file:
+        iris_model = pickle.load(model_file)
+
+
+def run(input_data):
+    # make inference
+    num_rows, num_cols = input_data.shape
+    pred = iris_model.predict(input_data).reshape((num_rows, 1))
+
+    # cleanup output
+    result = input_data.drop(input_data.columns[4:], axis=1)
+    result['variety'] = pred
+
+    return result
+"""
+
+
+def make_iris_contrib(folder: Path) -> Path:
+    """The 2019 contrib notebook over the stand-ins :func:`make_iris_v1` writes."""
+    make_iris_v1(folder).unlink()
+    write(folder / "Code" / "iris_score.py", IRIS_CONTRIB_SCORE_SCRIPT)
+    return copy_notebook("mlnotebooks_contrib_tabular_dataset_inference_iris.ipynb", folder)
+
+
 # -- microsoft/solution-accelerator-many-models, Custom_Script -----------------------------------
 # 02_CustomScript_Training_Pipeline.ipynb's code cells up to its seaborn plots; the dataset it
 # reads is registered the way 01_Data_Preparation.ipynb registers it (REGISTER_DATASET).

@@ -49,7 +49,8 @@ def test_a_data_asset_registered_in_the_script_resolves_in_a_later_job(tmp_path:
     # The job is in the runs folder: get, list, download, stream.
     assert client.jobs.get(result.name).status == "Completed"
     assert result.name in [j.name for j in client.jobs.list()]
-    assert [s.name for s in client.jobs.list(parent_job_name=result.name)] == ["echo"]
+    children = client.jobs.list(parent_job_name=result.name)  # named as ${{name}} names them
+    assert [(s.name, s.display_name) for s in children] == [(f"{result.name}_echo", "echo")]
     client.jobs.stream(result.name)
     assert client.jobs.begin_cancel(result.name).status() == "Succeeded"  # ended: unchanged
     assert client.jobs.get(result.name).status == "Completed"

@@ -25,6 +25,7 @@ from tests.sdk.notebook_support import (
     OJ_PARTITIONS,
     OJ_STORES,
     OJ_WEEKS,
+    make_iris_contrib,
     make_iris_v1,
     make_iris_v2,
     make_lightgbm_sweep,
@@ -119,6 +120,19 @@ def test_v1_iris_tabular_dataset_notebook_runs_unchanged(tmp_path: Path) -> None
     (job,) = _job_folders(runs)
     (output,) = (runs / "datastores" / "workspaceblobstore").glob(f"{job.name}_*/**/iris_outputs.txt")
     rows = pd.read_csv(output, sep=" ", header=None)
+    expected = pd.read_csv(tmp_path / "iris" / "blob" / "sampledata" / "iris" / "iris.csv")
+    assert sorted(rows[4]) == sorted((expected["petal.length"] >= 2.5).astype(int))
+
+
+def test_v1_contrib_era_iris_notebook_runs_unchanged(tmp_path: Path) -> None:
+    """The notebook as published in 2019 (MachineLearningNotebooks 2214ea8): the contrib
+    ParallelRunStep, the model as a side input read through Model.get_model_path in init(),
+    the result found through next(pipeline_run.get_children())."""
+    runs = tmp_path / "runs"
+    out = _run_unchanged(make_iris_contrib(tmp_path / "iris"), runs)
+    assert f"Prediction has  {IRIS_ROWS}  rows" in out
+    (result,) = (tmp_path / "iris" / "iris_results").rglob("parallel_run_step.txt")
+    rows = pd.read_csv(result, sep=" ", header=None)
     expected = pd.read_csv(tmp_path / "iris" / "blob" / "sampledata" / "iris" / "iris.csv")
     assert sorted(rows[4]) == sorted((expected["petal.length"] >= 2.5).astype(int))
 

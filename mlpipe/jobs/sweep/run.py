@@ -1,10 +1,10 @@
 """Run a sweep step here: its trials as command steps, at most ``max_concurrent_trials`` at
 once, with the early-termination policy applied as they log their primary metric; the best
-trial's outputs become the step's outputs."""
+trial's outputs are copied into the step's outputs, beside what is there and never over a
+file the job did not write (:mod:`mlpipe.jobs.output_files`)."""
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -13,11 +13,13 @@ from pathlib import Path
 
 from mlpipe.cores import core_count
 from mlpipe.jobs.command import run_command_step
+from mlpipe.jobs.output_files import OutputClashError, copy_beside, ledger_path
 from mlpipe.jobs.sweep.metrics import read_metric
 from mlpipe.jobs.sweep.sampling import suggest
 from mlpipe.jobs.sweep.termination import should_stop
 from mlpipe.jobs.sweep.trials import Trial, trial_step, write_table
 from mlpipe.plan import SweepStep
+from mlpipe.runtime.faults import describe_fault
 
 POLL_SECONDS = 0.05
 
@@ -109,24 +111,16 @@ def _finish(step: SweepStep, trials: list[Trial], cancel: threading.Event) -> Sw
         reason = (f"no trial completed and logged {step.objective.primary_metric} "
                   f"(trials: {', '.join(f'{t.name} {t.status}' for t in trials)})")
         return SweepOutcome(status, trials, None, str(table), reason)
-    for name, output in step.outputs.items():
-        _copy(Path(best.step.outputs[name].path), Path(output.path))
+    try:
+        for name, output in step.outputs.items():
+            copy_beside(Path(best.step.outputs[name].path), Path(output.path),
+                        ledger_path(step, name), f"step {step.name} output '{name}'")
+    except OSError as error:  # an OutputClashError names the files in the way itself
+        why = str(error) if isinstance(error, OutputClashError) else describe_fault(error)
+        return SweepOutcome("failed", trials, best, str(table),
+                            f"the best trial ({best.name}) was not copied to the step's "
+                            f"output: {why}")
     return SweepOutcome("completed", trials, best, str(table))
-
-
-def _copy(source: Path, target: Path) -> None:
-    """The best trial's output at the step's output path (replacing what is there)."""
-    if target.is_dir() and not target.is_symlink():
-        shutil.rmtree(target)
-    elif target.exists():
-        target.unlink()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if source.is_dir():
-        shutil.copytree(source, target)
-    elif source.exists():
-        shutil.copy2(source, target)
-    else:
-        target.mkdir(parents=True, exist_ok=True)
 
 
 __all__ = ["SweepOutcome", "run_sweep_step"]

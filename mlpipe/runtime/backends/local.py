@@ -61,7 +61,7 @@ class WorkerProcess:
         parent, child = socket.socketpair()
         paths = [os.path.abspath(p) if p else os.getcwd() for p in sys.path]
         code = (f"import sys; sys.path[:0] = {paths!r}; "
-                f"from {local_worker.__name__} import main; main({child.fileno()})")
+                f"from {local_worker.__name__} import main; main({child.fileno()}, {os.getpid()})")
         self.popen = subprocess.Popen(  # its own process group, tagged: see process_tree
             [sys.executable, "-c", code], pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL,
             start_new_session=True, env=tagged_environment(step_tag(config.working_root)),

@@ -26,18 +26,29 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from mlpipe.runtime.phases import PhaseWriter, phase_file
-from mlpipe.runtime.process_tree import OrphanReaper, become_subreaper
+from mlpipe.runtime.process_tree import OrphanReaper, become_subreaper, die_with_parent
+from mlpipe.runtime.read_only import ReadOnlyError
+from mlpipe.runtime.read_only import apply as apply_read_only
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, task_from_wire
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 
 
-def main(fd: int) -> None:
-    """Entry point of a worker process: ``fd`` is its end of the socket to the driver."""
+def main(fd: int, parent: int | None = None) -> None:
+    """Entry point of a worker process: ``fd`` is its end of the socket to the driver
+    (process ``parent``: the worker dies with it, a ``kill -9`` too)."""
     os.set_inheritable(fd, False)
+    die_with_parent(parent)
     become_subreaper()  # orphans of run()'s processes stay in this worker's tree
     conn = Connection(fd)
     config, worker = conn.recv()
+    if config.read_only:  # while single-threaded: a mount namespace of its own
+        try:
+            apply_read_only(config.read_only)
+        except ReadOnlyError as error:
+            _send_quietly(conn, ("init_failed", "the step's ro_mount inputs could not be made "
+                                 f"read-only: {error}", ""))
+            return
     serve(conn, config, worker)
 
 

@@ -38,6 +38,7 @@ from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.reports.driver_cpu import DriverCpu
 from mlpipe.runtime.reports.driver_log import close_logger, master_role_logger
 from mlpipe.runtime.reports.job_report import ProcessedMiniBatchesCsv, WorkerStats, process_label
 from mlpipe.runtime.reports.job_result import ErrorLog, render_error_summary, render_job_result
@@ -87,11 +88,13 @@ class StepReports(StepObserver):
         self._overview: ProgressOverview | None = None
         self._monitor: ResourceMonitor | None = None
         self._started_at: datetime | None = None
+        self._driver_cpu = DriverCpu.start()
         self._closed = False
 
     # -- StepObserver -------------------------------------------------------------------
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         self._started_at = at
+        self._driver_cpu = DriverCpu.start()
         self.counters = StepCounters()
         self.timeline = Timeline()
         self._start_run(step, workers, at)
@@ -205,7 +208,7 @@ class StepReports(StepObserver):
             (self.paths.job_result, lambda: write_text(
                 self.paths.job_result,
                 render_job_result(self.step, summary, self.counters, self.errors,
-                                  advice_lines(self._profile(), job_name(self.step))))),
+                                  self._tuning_lines()))),
             (job_report, self._close_streams),
             (job_report, lambda: self.workers.write_summaries(self.paths, wall)),
             (self.paths.error_summary, self._write_error_summary),
@@ -262,6 +265,13 @@ class StepReports(StepObserver):
                       "items": summary.items_total, "items_succeeded": summary.items_succeeded,
                       "items_failed": summary.items_failed, "attempts": self.counters.attempts,
                       "retried": self.counters.retries, "timeouts": self.counters.timeouts}
+
+    def _tuning_lines(self) -> list[str]:
+        """job_result.txt's tuning block: the profile's lines, then the driver's own CPU."""
+        lines = advice_lines(self._profile(), job_name(self.step))
+        if lines:
+            lines.append(self._driver_cpu.line(self.counters.attempts))
+        return lines
 
     def _profile(self) -> StepProfile | None:
         """This run's profile from the figures in memory (no file is read back)."""

@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from mlpipe.compiler.outputs import child_job_name
 from mlpipe.jobs.azure_view import azure_status
 from mlpipe.jobs.download import download_job
 from mlpipe.jobs.record import JobRecord, StepRecord
@@ -51,9 +52,11 @@ class LocalJob(Resource, Job):
                    error=record.error, properties=sweep_properties(record))
 
     @classmethod
-    def of_step(cls, name: str, step: StepRecord, parent: str | None) -> LocalJob:
-        """Step ``name`` of job ``parent`` as azure-ai-ml's child ``Job``."""
-        return cls(dict(name=name, display_name=step.display_name, experiment_name=None,
+    def of_step(cls, name: str, step: StepRecord, parent: str) -> LocalJob:
+        """Step ``name`` of job ``parent`` as azure-ai-ml's child ``Job`` (named
+        ``<job>_<step>``, as ``${{name}}`` in the step's outputs and ``job download``)."""
+        return cls(dict(name=child_job_name(parent, name), display_name=step.display_name or name,
+                        experiment_name=None,
                         description=None, status=azure_status(step.status),
                         type=step.kind or "pipeline", tags=None, properties=None,
                         outputs={output: out.path for output, out in step.outputs.items()},
@@ -156,7 +159,7 @@ class JobOperations(Operations):
         job = self.get(name)
         print(f"RunId: {job.name}\nStatus: {job.status}\nRun folder: {job.run_dir}")
         for step in self.list(parent_job_name=name):
-            print(f"  step {step.name}: {step.status}  logs: {step.run_dir}")
+            print(f"  step {step.display_name}: {step.status}  logs: {step.run_dir}")
         sys.stdout.flush()
         if job.status != "Completed":
             raise JobFailedError(f"job {name!r} ended {job.status}: "

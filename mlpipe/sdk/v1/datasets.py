@@ -23,7 +23,7 @@ from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.sdk.assets import AssetStore
 from mlpipe.sdk.callsite import call_site, caller_dir
 from mlpipe.sdk.io import Input
-from mlpipe.sdk.v1.datastores import DataPath, Datastore, local_text
+from mlpipe.sdk.v1.datastores import DataPath, Datastore, datastore_argument, local_text
 from mlpipe.sdk.v1.mltables import (
     delimited_mltable,
     files_mltable,
@@ -248,7 +248,7 @@ class DataReference:
     def __init__(self, datastore: Datastore, data_reference_name: str | None = None,
                  path_on_datastore: str | None = None, mode: str = "mount",
                  path_on_compute: str | None = None, overwrite: bool = False) -> None:
-        self.datastore = datastore
+        self.datastore = datastore_argument(datastore, "DataReference")
         self.data_reference_name: str = data_reference_name or str(getattr(datastore, "name",
                                                                              "data"))
         self.path_on_datastore = path_on_datastore

@@ -17,8 +17,9 @@ from typing import Any
 
 from mlpipe.compiler.assets import ASSETS_FILE, stand_in
 from mlpipe.compiler.values import DEFAULT_DATASTORE
+from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.runs import DATASTORES_DIR, resolve_runs_dir
-from mlpipe.sdk.callsite import caller_dir
+from mlpipe.sdk.callsite import call_site, caller_dir
 
 
 class DataPath(os.PathLike[str]):
@@ -26,7 +27,8 @@ class DataPath(os.PathLike[str]):
 
     def __init__(self, datastore: Datastore | None = None, path_on_datastore: str | None = None,
                  name: str | None = None) -> None:
-        self.datastore = datastore or Datastore(None, DEFAULT_DATASTORE)
+        self.datastore = datastore_argument(datastore, "DataPath") \
+            or Datastore(None, DEFAULT_DATASTORE)
         self.path_on_datastore = path_on_datastore or ""
         self.name = name
 
@@ -35,6 +37,22 @@ class DataPath(os.PathLike[str]):
 
     def __repr__(self) -> str:
         return f"DataPath({self.datastore.name!r}, {self.path_on_datastore!r})"
+
+
+def datastore_argument(value: Any, call: str) -> Any:
+    """``value`` when it is a datastore (or ``None``); a string or anything else is one error
+    naming the argument, at the user's line (not an ``AttributeError`` deep in a run)."""
+    if value is None or isinstance(value, Datastore) or hasattr(value, "local_root"):
+        return value
+    shown = f"the string {value!r}" if isinstance(value, str) else type(value).__name__
+    fix = (f"Datastore.get(ws, {value!r})" if isinstance(value, str)
+           else "Datastore.get(ws, name)")
+    raise ValidationError([Diagnostic(
+        f"{call}(datastore=...) takes a Datastore, got {shown}", key_path=f"{call}.datastore",
+        location=call_site(), code="type",
+        hint=f"pass {fix} or ws.get_default_datastore()"
+             + (f"; to name the reference, use data_reference_name={value!r}"
+                if call == "DataReference" and isinstance(value, str) else ""))])
 
 
 class DataPathComputeBinding:

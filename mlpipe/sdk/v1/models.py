@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.sdk.assets import AssetNotFoundError, AssetStore
+from mlpipe.sdk.io import Input
 
 
 class Model:
@@ -64,6 +65,11 @@ class Model:
     def get_model_path(model_name: str, version: int | None = None, _workspace: Any = None
                        ) -> str:
         return str(_model_fields(model_name, version)["path"])
+
+    def to_input(self, mode: str | None = None) -> Any:
+        """The model as a step's ``custom_model`` input (v1 ``ParallelRunStep(models=[...])``:
+        the step reads the registered copy; ``Model.get_model_path`` finds it too)."""
+        return Input(type="custom_model", path=str(self.path), mode=mode or "ro_mount")
 
     def download(self, target_dir: str = ".", exist_ok: bool = False, **kwargs: Any) -> str:
         source = Path(str(self.path))

@@ -93,7 +93,8 @@ class _OfflineRun:
     def get_metrics(self, name: str | None = None, **kwargs: Any) -> dict[str, Any]:
         return {name: self.metrics.get(name)} if name else dict(self.metrics)
 
-    def upload_file(self, name: str, path_or_stream: str) -> None:
+    def upload_file(self, name: str, path_or_stream: str,
+                    datastore_name: str | None = None) -> None:
         """Keep the file under ``name``: in a step, a copy in ``<step folder>/artifacts``
         (``register_model(model_path=name)`` finds it)."""
         source = Path(path_or_stream).resolve()
@@ -105,14 +106,16 @@ class _OfflineRun:
             source = target
         self._files[name] = str(source)
 
-    def upload_folder(self, name: str, path: str) -> None:
+    def upload_folder(self, name: str, path: str, datastore_name: str | None = None) -> None:
         for file in sorted(Path(path).rglob("*")):
             if file.is_file():
                 self.upload_file(f"{name}/{file.relative_to(path).as_posix()}", str(file))
 
     def register_model(self, model_name: str, model_path: str | None = None,
-                       tags: Any = None, properties: Any = None, description: str | None = None,
-                       **kwargs: Any) -> Model:
+                       tags: Any = None, properties: Any = None,
+                       model_framework: str | None = None,
+                       model_framework_version: str | None = None,
+                       description: str | None = None, **kwargs: Any) -> Model:
         """Register an uploaded file (or a local path) as a model in the local asset store."""
         path = self._files.get(model_path or model_name) or model_path or model_name
         return Model.register(None, path, model_name, tags=tags, properties=properties,

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import shutil
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from mlpipe.runtime.step_logs import StepLogs
+from mlpipe.sdk.v1.datasets import FileDataset
 from mlpipe.sdk.v1.exceptions import ActivityFailedException
 from mlpipe.sdk.v1.models import Model
 from mlpipe.sdk.v1.run_context import step_datasets
@@ -22,6 +23,11 @@ _STATUS = {"completed": "Finished", "failed": "Failed", "canceled": "Canceled"}
 PUBLISH_HINT = ("A published pipeline is a REST endpoint in a workspace; run the pipeline here "
                 "with Experiment(ws, name).submit(pipeline), or publish it with azureml-pipeline "
                 "against a workspace.")
+
+
+def _mechanism(mode: str | None) -> str:
+    """azureml's ``consumptionDetails.mechanism`` for an input mode."""
+    return "Download" if mode == "download" else "Direct" if mode == "direct" else "Mount"
 
 
 def v1_status(status: str | None) -> str:
@@ -91,8 +97,9 @@ class _RunFiles:
         shutil.copy2(source, target)
 
     def register_model(self, model_name: str, model_path: str | None = None, tags: Any = None,
-                       properties: Any = None, description: str | None = None,
-                       **kwargs: Any) -> Any:
+                       properties: Any = None, model_framework: str | None = None,
+                       model_framework_version: str | None = None,
+                       description: str | None = None, **kwargs: Any) -> Any:
         """Register one of the run's files or folders (``outputs/model.pkl``) as a model in
         the local asset store."""
         source = self._file(model_path or model_name, folders=True)
@@ -151,15 +158,29 @@ class StepRun(_RunFiles):
         return PortDataReference(name, outputs[name], f"azureml/{self.id}/{name}")
 
     def get_details(self) -> dict[str, Any]:
-        """``runId``, ``status``, ``logs`` and v1's ``inputDatasets`` (each ``dataset`` a
-        ``FileDataset`` / ``TabularDataset`` of the data the step read)."""
+        """azureml's run details: ``runId``, ``status``, ``target``, ``logFiles`` and the
+        datasets in its shape: ``inputDatasets`` (each ``{"dataset", "consumptionDetails":
+        {"type": "RunInput", "inputName", "mechanism"}}``) and ``outputDatasets`` (each
+        ``{"identifier", "dataset", "outputType": "RunOutput", "outputDetails":
+        {"outputName"}}``), every ``dataset`` a ``FileDataset`` / ``TabularDataset`` of the
+        data the step read or wrote."""
         step = self.parent._result.plan.step(self.key)
-        inputs = [{"dataset": dataset, "consumptionDetails": {"type": "RunInput",
-                                                                "inputName": name}}
-                  for name, dataset in step_datasets(step.environment_variables,
-                                                     as_objects=True).items()]
-        return {"runId": self.id, "status": self.get_status(),
-                "logs": self.parent.logs.get(self.key), "inputDatasets": inputs}
+        described = step_datasets(step.environment_variables, as_objects=True)
+        mechanisms = {name: getattr(value, "mode", None) for name, value in step.inputs.items()}
+        inputs = [{"dataset": dataset,
+                   "consumptionDetails": {"type": "RunInput", "inputName": name,
+                                          "mechanism": _mechanism(mechanisms.get(name))},
+                   "identifier": {"savedId": f"{self.id}_{name}"}}
+                  for name, dataset in described.items()]
+        outputs = [{"identifier": {"savedId": f"{self.id}_{name}"},
+                    "dataset": FileDataset(path),
+                    "outputType": "RunOutput", "outputDetails": {"outputName": name}}
+                   for name, path in self.parent.step_outputs.get(self.key, {}).items()]
+        logs = self.parent.logs.get(self.key)
+        return {"runId": self.id, "target": step.compute or "local", "status": self.get_status(),
+                "logs": logs, "logFiles": {"logs": str(logs)} if logs else {},
+                "properties": {"azureml.runsource": "azureml.StepRun"},
+                "inputDatasets": inputs, "outputDatasets": outputs}
 
     get_details_with_logs = get_details
 
@@ -223,11 +244,20 @@ class PipelineRun(_RunFiles):
         return [StepRun(self, key) for key in self._result.step_outputs
                 if self._v1_names.get(key, key) == name or key == v2_name(name)]
 
-    def get_steps(self) -> list[StepRun]:
-        """The step runs, the last step first (as v1 lists them)."""
-        return [StepRun(self, key) for key in reversed(list(self._result.step_outputs))]
+    def get_steps(self) -> Iterator[StepRun]:
+        """The step runs, the last step first, as a generator (as azureml gives them)."""
+        return self.get_children()
 
-    get_children = get_steps
+    def get_children(self, recursive: bool = False, tags: Any = None, properties: Any = None,
+                     type: str | None = None, status: str | None = None,
+                     _rehydrate_runs: bool = True) -> Iterator[StepRun]:
+        """The step runs, the last step first, as a generator (azureml's
+        ``next(pipeline_run.get_children())`` is the last step); ``status`` filters by v1
+        status."""
+        for key in reversed(list(self._result.step_outputs)):
+            run = StepRun(self, key)
+            if status is None or run.get_status() == status:
+                yield run
 
     def get_details(self) -> dict[str, Any]:
         return {"runId": self.id, "status": self.get_status(), "target": "local",

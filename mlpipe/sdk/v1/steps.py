@@ -141,9 +141,16 @@ class ParallelRunStep(StepBase):
 
     def __init__(self, name: str, parallel_run_config: ParallelRunConfig, inputs: Sequence[Any],
                  output: Any = None, side_inputs: Sequence[Any] | None = None,
-                 arguments: Sequence[Any] | None = None, allow_reuse: bool = True) -> None:
+                 arguments: Sequence[Any] | None = None, allow_reuse: bool = True,
+                 models: Sequence[Any] | None = None, tags: Any = None, properties: Any = None,
+                 add_parallel_run_step_dependencies: bool = True) -> None:
+        """``models`` (azureml.contrib's ``ParallelRunStep``, 2019-2020) are registered
+        ``Model`` s the step reads: each becomes a side input of the step."""
         self.parallel_run_config = parallel_run_config
         self.output = output
+        self.models = list(models or [])
+        self.tags = dict(tags or {})
+        self.properties = dict(properties or {})
         self.side_inputs = list(side_inputs or [])
         outputs = [output] if isinstance(output, PipelineData) else []
         super().__init__(name, inputs, outputs, arguments or [], allow_reuse)

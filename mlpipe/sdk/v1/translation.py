@@ -71,6 +71,9 @@ def parallel_node(step: ParallelRunStep, name: str, producers: Producers, order:
     data = wiring.add_input(step.inputs[0], "input_data")
     for index, item in enumerate(step.side_inputs):
         wiring.add_input(item, f"side_input_{index}")
+    for model in step.models:  # contrib-era models=[...]: the registered model, read-only
+        wiring.add_input(model, f"model_{model.name}" if getattr(model, "name", None)
+                         else "model")
     append = str(config.output_action).lower() == "append_row"
     output = None
     if step.output is not None or append:

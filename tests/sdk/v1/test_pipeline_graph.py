@@ -339,6 +339,11 @@ def test_script_run_config_runs_as_a_one_step_job(tmp_path: Path,
     model = run.register_model(model_name="sk-model", model_path="outputs/model.pkl")
     assert Path(Model.get_model_path("sk-model")).read_text() == "model 0.5"
     assert model.version == 1
+    # azureml's positional order: ..., properties, model_framework, model_framework_version,
+    # description (tests/sdk/v1/test_run_signatures.py checks every run method's order)
+    again = run.register_model("sk-model", "outputs/model.pkl", {"k": "v"}, None,
+                               "ScikitLearn", "1.0", "a ridge model")
+    assert again.version == 2 and again.description == "a ridge model"
     run.download_file("outputs/model.pkl", str(tmp_path / "copy.pkl"))
     assert (tmp_path / "copy.pkl").read_text() == "model 0.5"
 
@@ -383,3 +388,38 @@ def test_a_parallel_step_reading_an_output_as_a_table_is_refused(tmp_path: Path)
     with pytest.raises(ValidationError, match="reads another step's output as a table") as err:
         Pipeline(steps=[prep, score]).to_job()
     assert err.value.diagnostics[0].location.file == __file__
+
+
+def test_run_methods_return_what_azureml_returns(tmp_path: Path) -> None:
+    """azureml's ``get_children()`` / ``get_steps()`` are generators (2019 notebooks write
+    ``next(pipeline_run.get_children())``: the last step), and a step run's ``get_details()``
+    has ``inputDatasets`` and ``outputDatasets`` in azureml's shape (the style-transfer
+    notebook downloads ``get_details()['outputDatasets'][0]['dataset']``)."""
+    write(tmp_path / "src" / "make.py", "import os, sys\nos.makedirs(sys.argv[1], exist_ok=True)\n"
+          "open(os.path.join(sys.argv[1], 'video.txt'), 'w').write('frames')\n")
+    out = PipelineData("stitched")
+    step = PythonScriptStep("make.py", name="stitch", arguments=[out], outputs=[out],
+                            source_directory=str(tmp_path / "src"), compute_target="c")
+    run = Experiment(None, "details").submit(Pipeline(steps=[step]), runs_dir=tmp_path / "runs")
+    children = run.get_children()
+    assert iter(children) is children and next(children).name == "stitch"
+    assert next(run.get_steps()).name == "stitch"
+    stitch = run.find_step_run("stitch")[0]
+    details = stitch.get_details()
+    [output] = details["outputDatasets"]
+    assert output["outputType"] == "RunOutput" and output["outputDetails"] == {
+        "outputName": "stitched"}
+    output["dataset"].download(str(tmp_path / "video"))
+    assert [p.read_text() for p in (tmp_path / "video").rglob("video.txt")] == ["frames"]
+    assert details["inputDatasets"] == [] and details["status"] == "Finished"
+
+
+def test_a_string_datastore_is_named_at_the_users_line(tmp_path: Path) -> None:
+    """``DataReference("predictions")``: the first argument is the datastore, not a name."""
+    with pytest.raises(ValidationError) as caught:
+        DataReference("predictions")
+    [problem] = caught.value.diagnostics
+    assert problem.key_path == "DataReference.datastore"
+    assert "got the string 'predictions'" in problem.message
+    assert "data_reference_name='predictions'" in (problem.hint or "")
+    assert problem.location is not None and problem.location.file == __file__
