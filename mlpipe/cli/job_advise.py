@@ -32,7 +32,7 @@ HELP = ("predict a parallel step's wall time at other settings and its duration 
         "and recommend its settings")
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     parser = groups["job"].add_parser(
         "advise", help=HELP, description=HELP + " (from the job's recorded run; docs/advise.md)",
         epilog="exit codes: 0 advice given; 1 no such job or nothing measured; 2 usage error")

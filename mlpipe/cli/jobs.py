@@ -53,7 +53,7 @@ def _warn(message: str) -> None:
     print(f"mlpipe: {message}", file=sys.stderr)
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     job = groups["job"]
 
     create = job.add_parser("create", help="run a pipeline job here",

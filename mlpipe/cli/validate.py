@@ -53,7 +53,7 @@ class FileReport:
         return self.kind == "skipped" or self.errors == 0
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     """Add ``job validate`` and ``component validate``."""
     job = groups["job"].add_parser(
         "validate", help="validate pipeline job YAML files offline",

@@ -21,7 +21,7 @@ from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import component_rules
 
 
-def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
+def validate_component(source: str | Path | Loaded[Any]) -> list[Diagnostic]:
     """Every problem and warning of a parallel or command component file.
 
     Checks what the schema layer checks, what Azure ML rejects when the component is

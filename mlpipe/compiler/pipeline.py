@@ -63,7 +63,8 @@ class CompileResult(HasDiagnostics):
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+def compile_pipeline(source: str | Path | Loaded[Any], *,
+                     runs_dir: str | os.PathLike[str] | None = None,
                      job_name: str | None = None, overrides: Sequence[str] = (),
                      check_paths: bool = True,
                      allow_external_outputs: bool = False,
@@ -86,7 +87,7 @@ def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike
     return result.plan
 
 
-def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] = (),
+def validate_pipeline(source: str | Path | Loaded[Any], *, overrides: Sequence[str] = (),
                       check_paths: bool = True,
                       allow_external_outputs: bool = False) -> list[Diagnostic]:
     """Every problem and warning of a pipeline job YAML (empty when it is clean), with
@@ -96,7 +97,8 @@ def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] =
                           allow_external_outputs=allow_external_outputs).diagnostics
 
 
-def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+def check_pipeline(source: str | Path | Loaded[Any], *,
+                   runs_dir: str | os.PathLike[str] | None = None,
                    job_name: str | None = None, overrides: Sequence[str] = (),
                    check_paths: bool = True, submission: bool = False,
                    allow_external_outputs: bool = False,
@@ -135,8 +137,8 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     return CompileResult(_with_warnings(plan, warnings_of(diagnostics)), diagnostics)
 
 
-def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter,
-                standalone: bool) -> Loaded:
+def _overridden(loaded: Loaded[Any], overrides: Sequence[str], reporter: Reporter,
+                standalone: bool) -> Loaded[Any]:
     """``loaded`` validated again after ``--set`` overrides; problems found while reading
     the file (not while validating its data) are kept."""
     load_data = load_job_data if standalone else load_pipeline_data

@@ -84,7 +84,7 @@ def test_every_reader_takes_an_earlier_record(
     assert main(["job", "list", "--parent-job-name", name, "-o", "json",
                  "--runs-dir", runs]) == 0
     assert [step["name"] for step in json.loads(capsys.readouterr().out)] == \
-        list(original["steps"])
+        [f"{name}_{step}" for step in original["steps"]]  # child jobs: <job>_<step>
     page = render_job_report(store.load(name), tmp_path)
     assert f"Job {original['name']}:" in page
 
