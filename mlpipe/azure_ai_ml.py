@@ -17,6 +17,7 @@ from typing import Any
 from mlpipe import dsl
 from mlpipe.sdk import Input, MLClient, Output, command, load_component, load_job
 from mlpipe.sdk.assets import Data, Model, asset_fields
+from mlpipe.sdk.datastores import load_datastore
 from mlpipe.sdk.entities import Environment
 from mlpipe.sdk.identities import (
     AmlTokenConfiguration,
@@ -36,7 +37,7 @@ VERSION = "1.35.2+mlpipe.local"
 __version__ = VERSION
 
 # azure-ai-ml's top-level names that need a workspace or a runtime mlpipe does not have.
-NOT_LOCAL = ("spark", "load_batch_deployment", "load_batch_endpoint", "load_datastore",
+NOT_LOCAL = ("spark", "load_batch_deployment", "load_batch_endpoint",
              "load_deployment_template", "load_feature_set", "load_feature_store",
              "load_feature_store_entity", "load_index", "load_online_deployment",
              "load_online_endpoint", "load_workspace", "load_registry", "load_connection",
@@ -87,4 +88,5 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["Input", "MLClient", "MpiDistribution", "Output", "PyTorchDistribution",
            "RayDistribution", "TensorFlowDistribution", "command", "dsl", "load_component",
-           "load_compute", "load_data", "load_environment", "load_job", "load_model"]
+           "load_compute", "load_data", "load_datastore", "load_environment", "load_job",
+           "load_model"]

@@ -16,6 +16,13 @@ from typing import Any
 
 from mlpipe.sdk.assets import Data, Model
 from mlpipe.sdk.components import CommandComponent, ParallelComponent, PipelineComponent
+from mlpipe.sdk.datastores import (
+    AccountKeyConfiguration,
+    AzureBlobDatastore,
+    AzureDataLakeGen2Datastore,
+    NoneCredentialConfiguration,
+    SasTokenConfiguration,
+)
 from mlpipe.sdk.entities import (
     BatchRetrySettings,
     CommandJobLimits,
@@ -57,12 +64,12 @@ Sweep = SweepNode
 
 # azure-ai-ml 1.35's other entities: they need a workspace (or a runtime mlpipe does not have).
 NOT_LOCAL = ("APIKeyConnection", "AadCredentialConfiguration", "AcceleratorMap",
-             "AccessKeyConfiguration", "AccountKeyConfiguration", "AlertNotification",
+             "AccessKeyConfiguration", "AlertNotification",
              "AmlComputeNodeInfo", "AmlComputeSshSettings", "ApiKeyConfiguration", "Asset",
              "AssignedUserConfiguration", "AutoPauseSettings", "AutoScaleSettings",
              "AzureAISearchConfig", "AzureAISearchConnection", "AzureAIServicesConnection",
-             "AzureBlobDatastore", "AzureBlobStoreConnection", "AzureContentSafetyConnection",
-             "AzureDataLakeGen1Datastore", "AzureDataLakeGen2Datastore", "AzureFileDatastore",
+             "AzureBlobStoreConnection", "AzureContentSafetyConnection",
+             "AzureDataLakeGen1Datastore", "AzureFileDatastore",
              "AzureMLBatchInferencingServer", "AzureMLOnlineInferencingServer",
              "AzureOpenAIConnection", "AzureOpenAIDeployment", "AzureSpeechServicesConnection",
              "BaseEnvironment", "BaselineDataRange", "BatchDeployment", "BatchEndpoint",
@@ -101,7 +108,7 @@ NOT_LOCAL = ("APIKeyConnection", "AadCredentialConfiguration", "AcceleratorMap",
              "ModelPerformanceClassificationThresholds", "ModelPerformanceMetricThreshold",
              "ModelPerformanceRegressionThresholds", "ModelPerformanceSignal", "MonitorDefinition",
              "MonitorFeatureFilter", "MonitorInputData", "MonitorSchedule", "MonitoringTarget",
-             "NetworkAcls", "NetworkSettings", "NoneCredentialConfiguration", "NotebookAccessKeys",
+             "NetworkAcls", "NetworkSettings", "NotebookAccessKeys",
              "Notification", "NumericalDriftMetrics", "OneLakeArtifact",
              "OneLakeConnectionArtifact", "OneLakeDatastore", "OnlineDeployment", "OnlineEndpoint",
              "OnlineRequestSettings", "OnlineScaleSettings", "OpenAIConnection", "OutboundRule",
@@ -112,7 +119,7 @@ NOT_LOCAL = ("APIKeyConnection", "AadCredentialConfiguration", "AcceleratorMap",
              "ProbeSettings", "ProductionData", "Project", "RecurrencePattern",
              "RecurrenceTrigger", "ReferenceData", "Registry", "RegistryRegionDetails",
              "RequestLogging", "Resource", "ResourceRequirementsSettings", "ResourceSettings",
-             "Route", "SasTokenConfiguration", "Schedule", "ScheduleState",
+             "Route", "Schedule", "ScheduleState",
              "ScheduleTriggerResult", "ScriptReference", "SerpConnection",
              "ServerlessComputeSettings", "ServerlessConnection", "ServerlessEndpoint",
              "ServerlessSparkCompute", "ServiceInstance", "ServicePrincipalConfiguration",
@@ -133,7 +140,9 @@ def __getattr__(name: str) -> Any:
                          f"{name!r}")
 
 
-__all__ = ["AmlCompute", "AmlTokenConfiguration", "BatchRetrySettings", "BuildContext", "Command",
+__all__ = ["AccountKeyConfiguration", "AmlCompute", "AzureBlobDatastore",
+           "AzureDataLakeGen2Datastore", "NoneCredentialConfiguration", "SasTokenConfiguration",
+           "AmlTokenConfiguration", "BatchRetrySettings", "BuildContext", "Command",
            "CommandComponent", "CommandJobLimits", "Component", "Compute", "ComputeInstance",
            "Data", "Environment", "Job", "JobResourceConfiguration", "JobService",
            "JupyterLabJobService", "ManagedIdentityConfiguration", "Model", "MpiDistribution",

@@ -18,10 +18,12 @@ catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps working::
     │   └── UnknownVmSize          mlpipe.runtime.tuning.cloud  no such --instance-type
     ├── ValidationError            mlpipe.diagnostics   invalid YAML / SDK job, with diagnostics
     │   ├── RemoteAssetsError      mlpipe.jobs.preflight  cloud-only references, nothing started
+    │   ├── CloudDataError         mlpipe.jobs.cloud_data  cloud data unusable, nothing started
     │   └── NotAPipelineError      mlpipe.jobs.front_door   a component or another job type
     ├── InputLimitError (ValueError)  mlpipe.limits  a YAML/filter input over a hard limit
     ├── SettingError (ValueError)  mlpipe.schema.ranges  a PRS setting out of its range
     ├── DataError                  mlpipe.data.errors   an input that cannot become mini-batches
+    ├── DatastoreRefused           mlpipe.cli.datastore_cmd  not a usable datastore, or none
     ├── FilterSyntaxError (ValueError)  mlpipe.data.filter_expr  a bad MLTable filter
     ├── InitError                  mlpipe.runtime.worker  the entry script's init() failed
     ├── ReturnValueError (ValueError)  mlpipe.runtime.results  run() returned the wrong shape

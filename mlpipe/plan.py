@@ -42,6 +42,31 @@ class StepOutputRef:
 
 
 @dataclass(frozen=True)
+class CloudLocation:
+    """A blob or blob folder a step reads or a step's output is uploaded to, resolved by the
+    compiler through a registered datastore (or an ``mlpipe.toml`` ``[datastores]`` entry).
+
+    It names where the secret is (an environment variable, or the runs folder's credentials
+    file) but never holds one: plans are printed and recorded. ``path`` is the blob name
+    (a file) or prefix (a folder) inside ``container``; ``""`` is the whole container.
+    """
+
+    uri: str  # as the job wrote it (output templates filled in)
+    account_name: str
+    account_url: str  # the blob endpoint: https://<account>.blob.core.windows.net, an emulator
+    container: str
+    path: str = ""
+    datastore: str | None = None
+    secret_env: tuple[str, str] | None = None  # (account_key | sas_token, VARIABLE)
+    credentials_file: str | None = None  # holds the datastore's registered secret
+
+    @property
+    def where(self) -> str:
+        """``container/path`` at the account, for messages."""
+        return f"{self.account_url.rstrip('/')}/{self.container}/{self.path}".rstrip("/")
+
+
+@dataclass(frozen=True)
 class PlanInput:
     """One resolved input of a step (or of the pipeline).
 
@@ -62,6 +87,9 @@ class PlanInput:
     remote: str | None = None
     optional: bool = False
     location: Location | None = None
+    # read from cloud storage: ``path`` is then the local folder (or file) the step sees,
+    # filled before the step starts (download) or a mini-batch at a time (ro_mount)
+    cloud: CloudLocation | None = None
 
     @property
     def is_data(self) -> bool:
@@ -87,6 +115,19 @@ class PlanInput:
         return str(self.value)  # a boolean reads True / False
 
 
+STREAMED_TYPES = frozenset({"uri_folder", "uri_file", "path"})
+STREAMED_MODES = frozenset({None, "ro_mount", "mount"})
+
+
+def streams(item: PlanInput, *, major: bool) -> bool:
+    """Whether a cloud input is read a mini-batch at a time on the workers (the major
+    input of a parallel step, a ``uri_folder``/``uri_file`` in ``ro_mount``, Azure's
+    default mode) rather than downloaded before its step starts (``download``, an MLTable,
+    a step's other inputs, a command step's)."""
+    return item.cloud is not None and major and item.type in STREAMED_TYPES \
+        and item.mode in STREAMED_MODES
+
+
 def primitive_output_file(path: str | Path) -> Path:
     """The file holding a primitive output's value: the output's path, or ``output`` inside
     it when it is a folder (where mldesigner writes a function's return value)."""
@@ -108,6 +149,8 @@ class PlanOutput:
     path: str = ""
     declared_path: str | None = None
     location: Location | None = None
+    # uploaded there from ``path`` when the step ends
+    cloud: CloudLocation | None = None
 
     @property
     def is_file(self) -> bool:
@@ -343,6 +386,7 @@ class RemoteAsset:
     reference: str
     kind: Literal["component", "data", "model", "code", "flow", "environment"] = "data"
     location: Location | None = None
+    hint: str | None = None  # how to make it readable (default: map it in mlpipe.toml)
 
 
 @dataclass(frozen=True)
@@ -405,6 +449,9 @@ def _jsonable(value: Any) -> Any:
 
 
 __all__ = [
+    "STREAMED_MODES",
+    "STREAMED_TYPES",
+    "CloudLocation",
     "CommandStep",
     "EarlyTermination",
     "ExternalStep",
@@ -426,4 +473,5 @@ __all__ = [
     "Step",
     "StepOutputRef",
     "primitive_output_file",
+    "streams",
 ]

@@ -5,10 +5,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from tests.azurite_support import INSTALL, Azurite, azurite_program, start_azurite
 
 # The suite draws the same examples on every run (a CI run never turns red on an example
 # no earlier run drew); HYPOTHESIS_PROFILE=explore draws new ones, to hunt by hand.
@@ -29,6 +32,22 @@ def corpus() -> Path:
     if not (CORPUS / "MANIFEST.md").is_file():
         pytest.skip(f"acceptance corpus not found at {CORPUS}")
     return CORPUS
+
+
+@pytest.fixture(scope="session")
+def azurite() -> Iterator[Azurite]:
+    """One Azurite (the Azure Storage emulator) for the test session (tests/azurite_support.py):
+    skipped when it is not installed, except in CI, which installs it (.ci/run)."""
+    program = azurite_program()
+    if program is None:
+        if os.environ.get("CI"):
+            pytest.fail(f"Azurite is not installed; CI installs it with: {INSTALL}")
+        pytest.skip(f"Azurite (the Azure Storage emulator) is not installed: {INSTALL}")
+    server = start_azurite(program)
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture

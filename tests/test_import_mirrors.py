@@ -30,8 +30,15 @@ def _python(code: str, *, flag: str | None = None, path: tuple[Path, ...] = ()
 
 @pytest.fixture(scope="module")
 def azure_absent() -> None:
+    # the mirrored families' real packages (azure-core, azure-identity and azure-storage-blob,
+    # which the azure extra installs, leave azure.ai.ml and azureml mirrored)
     probe = _python("import importlib.util as u, sys\n"
-                    "sys.exit(any(u.find_spec(n) for n in ('azureml', 'azure')))")
+                    "def real(name):\n"
+                    "    try:\n"
+                    "        return u.find_spec(name) is not None\n"
+                    "    except ModuleNotFoundError:\n"
+                    "        return False\n"
+                    "sys.exit(any(real(n) for n in ('azureml', 'azure.ai.ml')))")
     if probe.returncode != 0:
         pytest.skip("a real azureml / azure package is installed here")
 

@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.job_report",
     "mlpipe.cli.job_advise",
     "mlpipe.cli.assets_cmd",
+    "mlpipe.cli.datastore_cmd",
 )
 
 # Modules that add top-level commands; each defines ``register_top(subparsers)``.
@@ -41,6 +42,7 @@ GROUPS = {
     "component": "validate and register component files",
     "data": "register data assets",
     "model": "register models",
+    "datastore": "register Azure Blob and ADLS Gen2 datastores",
     "schema": "JSON Schemas for editors",
 }
 

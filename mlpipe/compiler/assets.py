@@ -12,6 +12,16 @@ local paths (relative to the toml file)::
 
     [outputs]
     allow_external = true   # outputs of the pipelines here may be written outside the runs folder
+
+    [datastores.blobs]      # where a datastore's account is reached, and its secret's variable
+    account_url = "http://127.0.0.1:10000/devstoreaccount1"
+    account_key_env = "BLOBS_KEY"
+
+A cloud URI (``azureml://datastores/...``, ``wasbs://``, ``abfss://``,
+``https://<account>.blob.core.windows.net/...``) that ``[assets]`` does not map is read
+from storage when it names a registered datastore (``mlpipe datastore create``) or a
+``[datastores.<name>]`` entry with ``account_url`` and ``container_name``
+(:func:`cloud_location`); otherwise it is a remote asset the run refuses.
 """
 
 from __future__ import annotations
@@ -24,8 +34,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlpipe.compiler.containment import unusable_path
-from mlpipe.diagnostics import Diagnostic, Location
+from mlpipe.data.cloud.store import DatastoreInfo, DatastoreStore
+from mlpipe.data.cloud.uris import CloudUri, parse_cloud_uri
+from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 from mlpipe.limits import InputLimitError, check_file_size
+from mlpipe.plan import CloudLocation
 from mlpipe.runs import ASSETS_DIR, STAND_INS_ENV
 
 if sys.version_info >= (3, 11):
@@ -68,6 +81,10 @@ class AssetMap:
     mapping: dict[str, str] = field(default_factory=dict)
     file: Path | None = None
     allow_external_outputs: bool = False
+    # [datastores.<name>]: account_url, container_name, account_name, account_key_env,
+    # sas_token_env (names of environment variables, never secrets)
+    datastores: dict[str, dict[str, str]] = field(default_factory=dict)
+    runs_dir: Path | None = None  # whose registered datastores count
 
     def local(self, reference: str) -> Path | None:
         """The local path ``reference`` maps to, or ``None``."""
@@ -85,6 +102,9 @@ class AssetMap:
         """
         raw = reference.strip()
         if is_remote(raw):
+            target = self.mapping.get(raw)
+            if target is not None and is_remote(target):  # a data asset of cloud data
+                return None, target.strip()
             local = self.local(raw)
             return (local, None) if local is not None else (None, raw)
         path = Path(strip_file_prefix(raw)).expanduser()
@@ -112,6 +132,7 @@ def load_asset_map(yaml_dir: Path, runs_dir: Path | None = None
     problems with the toml are diagnostics."""
     asset_map, problems = _read_toml(yaml_dir)
     asset_map.mapping = {**registered_references(runs_dir), **asset_map.mapping}
+    asset_map.runs_dir = runs_dir
     return asset_map, problems
 
 
@@ -150,7 +171,108 @@ def _read_toml(yaml_dir: Path) -> tuple[AssetMap, list[Diagnostic]]:
                                        f"{type(value).__name__}", key_path=f"assets.{key}",
                                        location=Location(str(path)), code="assets"))
     allow, outputs_problems = _outputs_table(data.get("outputs", {}), path)
-    return AssetMap(yaml_dir, mapping, path, allow), problems + outputs_problems
+    datastores, datastore_problems = _datastores_table(data.get("datastores", {}), path)
+    return AssetMap(yaml_dir, mapping, path, allow, datastores), \
+        problems + outputs_problems + datastore_problems
+
+
+DATASTORE_KEYS = ("account_url", "container_name", "account_name", "account_key_env",
+                  "sas_token_env")
+
+
+def _datastores_table(table: object, path: Path) -> tuple[dict[str, dict[str, str]],
+                                                          list[Diagnostic]]:
+    """``[datastores.<name>]`` tables of text values (secrets only by variable name)."""
+    where = Location(str(path))
+    if not isinstance(table, dict):
+        return {}, [Diagnostic('[datastores] must hold tables: [datastores.<name>] account_url = '
+                               '"..."', key_path="datastores", location=where, code="assets")]
+    found: dict[str, dict[str, str]] = {}
+    problems = []
+    for name, entry in table.items():
+        if not isinstance(entry, dict):
+            problems.append(Diagnostic(f"must be a table (keys: {', '.join(DATASTORE_KEYS)})",
+                                       key_path=f"datastores.{name}", location=where,
+                                       code="assets"))
+            continue
+        for key, value in entry.items():
+            if key not in DATASTORE_KEYS:
+                hint = did_you_mean(key, DATASTORE_KEYS)
+                if key in ("account_key", "sas_token"):
+                    hint = (f"give the name of an environment variable holding it: {key}_env "
+                            "(a secret is never written in mlpipe.toml)")
+                problems.append(Diagnostic(f"unknown key {key!r} (keys: "
+                                           f"{', '.join(DATASTORE_KEYS)})",
+                                           key_path=f"datastores.{name}.{key}", location=where,
+                                           code="assets", hint=hint))
+            elif not isinstance(value, str) or not value.strip():
+                problems.append(Diagnostic("must be a non-empty string",
+                                           key_path=f"datastores.{name}.{key}", location=where,
+                                           code="assets"))
+        found[str(name)] = {k: v.strip() for k, v in entry.items()
+                            if k in DATASTORE_KEYS and isinstance(v, str) and v.strip()}
+    return found, problems
+
+
+def cloud_location(reference: str, asset_map: AssetMap) -> tuple[CloudLocation | None, str | None]:
+    """Where the cloud URI ``reference`` is read from (or written to), through the
+    datastore it names (or the registered datastore of its account and container):
+    ``(location, None)``, or ``(None, what to do)`` when it names none, or ``(None, None)``
+    when it is no cloud URI."""
+    uri = parse_cloud_uri(reference)
+    if uri is None:
+        return None, None
+    store = DatastoreStore(asset_map.runs_dir) if asset_map.runs_dir is not None else None
+    name = uri.datastore or _datastore_of(uri, store, asset_map)
+    if name is None:
+        return None, (f"no datastore is registered for account '{uri.account}', container "
+                      f"'{uri.container}': register one (mlpipe datastore create --file "
+                      "datastore.yml), or map the URI to a local path in mlpipe.toml [assets]")
+    info = store.get(name) if store is not None else None
+    settings = asset_map.datastores.get(name, {})
+    container = settings.get("container_name") or (info.container_name if info else None) \
+        or uri.container
+    account_url = settings.get("account_url") or (info.account_url if info else None)
+    if account_url is None and uri.account is not None and settings:
+        account_url = f"https://{uri.account}.blob.{uri.suffix}"
+    if container is None or account_url is None:
+        return None, (f"datastore '{name}' is not registered: register it (mlpipe datastore "
+                      f"create --file {name}.yml), give [datastores.{name}] account_url and "
+                      "container_name in mlpipe.toml, or map the URI to a local path in "
+                      "mlpipe.toml [assets]")
+    account = settings.get("account_name") or (info.account_name if info else None) \
+        or uri.account or _account_in(account_url)
+    secret_env = next(((kind, settings[f"{kind}_env"]) for kind in ("account_key", "sas_token")
+                       if f"{kind}_env" in settings), None)
+    credentials = str(store.credentials_path) if store is not None and info is not None \
+        and info.credential else None
+    return CloudLocation(uri=uri.text, account_name=account, account_url=account_url.rstrip("/"),
+                         container=container, path=uri.path, datastore=name,
+                         secret_env=secret_env, credentials_file=credentials), None
+
+
+def _datastore_of(uri: CloudUri, store: DatastoreStore | None, asset_map: AssetMap) -> str | None:
+    """The datastore registered (or given in mlpipe.toml) for the URI's account and container."""
+    for name, settings in sorted(asset_map.datastores.items()):
+        if settings.get("account_name", "").lower() == uri.account \
+                and settings.get("container_name") == uri.container:
+            return name
+    infos: list[DatastoreInfo] = store.list() if store is not None else []
+    return next((info.name for info in infos if info.account_name.lower() == uri.account
+                 and info.container_name == uri.container), None)
+
+
+def _account_in(account_url: str) -> str:
+    """The account an endpoint URL names: its host's first label, or an emulator's first path
+    segment (``http://127.0.0.1:10000/devstoreaccount1``)."""
+    from urllib.parse import urlsplit  # noqa: PLC0415
+
+    parts = urlsplit(account_url)
+    segment = parts.path.strip("/").split("/")[0]
+    host = parts.hostname or ""
+    if segment and (host.replace(".", "").isdigit() or host == "localhost"):
+        return segment
+    return host.split(".")[0]
 
 
 def _outputs_table(table: object, path: Path) -> tuple[bool, list[Diagnostic]]:
@@ -198,5 +320,6 @@ def _under(asset_map: AssetMap, reference: str) -> Path | None:
     return None
 
 
-__all__ = ["ASSETS_FILE", "REGISTRY_FILE", "STAND_INS_ENV", "AssetMap", "is_remote",
+__all__ = ["ASSETS_FILE", "REGISTRY_FILE", "STAND_INS_ENV", "AssetMap", "cloud_location",
+           "is_remote",
            "load_asset_map", "registered_references", "stand_in", "strip_file_prefix"]

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import AssetMap, is_remote
+from mlpipe.compiler.assets import AssetMap, cloud_location, is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
 from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
-from mlpipe.compiler.outputs import OutputPlace, output_path, place_problem, template_problems
+from mlpipe.compiler.outputs import (
+    STATE_FOLDER,
+    OutputPlace,
+    filled_template,
+    output_path,
+    place_problem,
+    template_problems,
+)
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.values import (
     INPUT_MODE_ALIASES,
@@ -23,7 +31,7 @@ from mlpipe.compiler.values import (
 )
 from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type, is_literal_type
-from mlpipe.plan import PlanInput, PlanOutput, RemoteAsset
+from mlpipe.plan import CloudLocation, PlanInput, PlanOutput, RemoteAsset
 from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import EVAL_MODES, REJECTS
 from mlpipe.schema.yamlio import KeyPath
@@ -165,8 +173,16 @@ class IOResolver:
         written = output_path(self.place, node.name, name, str(type_), template, append)
         if node.name not in self.place.given_steps:  # a default place too (a planted link)
             self.check_place(name, template or "", written, template_at)
+        cloud = None
+        if template and node.name not in self.place.given_steps:
+            # a registered datastore's output is written here, then uploaded
+            cloud, _ = cloud_location(filled_template(self.place, node.name, name, template),
+                                      self.assets)
+            if cloud is not None and type_ == "uri_file" and cloud.uri.endswith("/"):
+                cloud = dataclasses.replace(cloud, path=f"{cloud.path}/{Path(written).name}"
+                                            .lstrip("/"))
         return PlanOutput(name=name, type=str(type_), mode=mode, path=written,
-                          declared_path=template, location=self.doc.locate(path))
+                          declared_path=template, location=self.doc.locate(path), cloud=cloud)
 
     def check_place(self, name: str, template: str, written: str, at: KeyPath) -> None:
         """Report where output ``name`` (declared as ``template`` at ``at``) may not be
@@ -395,8 +411,13 @@ class IOResolver:
             return PlanInput(name, type_, mode=mode, optional=optional, location=loc)
         local, remote = resolve_data_path(raw, type_, doc.base_dir, self.assets)
         if remote is not None:
+            cloud, hint = cloud_location(remote, self.assets)
+            if cloud is not None:
+                return PlanInput(name, type_, mode=mode, path=self._cloud_path(step, name, type_,
+                                                                               cloud),
+                                 optional=optional, location=loc, cloud=cloud)
             self.remote.setdefault(step, []).append(
-                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc)
+                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc, hint)
             )
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
         if type_ == "mltable" and local is not None and not is_remote(raw) \
@@ -408,6 +429,16 @@ class IOResolver:
         if self.check_paths and local is not None:
             self._check_local(Path(local), raw, type_, doc, path)
         return PlanInput(name, type_, mode=mode, path=local, optional=optional, location=loc)
+
+    def _cloud_path(self, step: str, name: str, type_: str, cloud: CloudLocation) -> str:
+        """The local folder (a ``uri_file``: the file in it, named as the blob) a step sees a
+        cloud input at: ``<step>/.mlpipe/cloud/<input>`` (a pipeline input's:
+        ``<run>/.mlpipe/cloud/<input>``), filled when the step starts or as it reads."""
+        folder = self.place.run_dir / step if step else self.place.run_dir
+        folder = folder / STATE_FOLDER / "cloud" / name
+        if type_ == "uri_file" and cloud.path:
+            folder = folder / cloud.path.rsplit("/", 1)[-1]
+        return str(folder)
 
     def _check_local(self, local: Path, raw: str, type_: str, doc: Doc, path: KeyPath) -> None:
         if not local.exists():
@@ -443,9 +474,12 @@ class IOResolver:
                 self.reporter.error(self.doc, path,
                                     f"input '{name}' is declared {decl.get('type')} but {ref.text} "
                                     f"is a {found.type} input", code="type")
+            path_ = found.path if found.cloud is None else self._cloud_path(
+                step, name, str(type_ or found.type), found.cloud)  # each step its own copy
             return PlanInput(name, str(type_ or found.type), mode=mode or found.mode,
-                             path=found.path, remote=found.remote, source=found.source,
-                             optional=optional or found.optional, location=loc)
+                             path=path_, remote=found.remote, source=found.source,
+                             optional=optional or found.optional, location=loc,
+                             cloud=found.cloud)
         if ref.scope == "step_output":
             return self._upstream(name, ref, type_, mode, optional, path, step)
         if ref.scope in ("input", "output"):

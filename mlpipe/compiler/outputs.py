@@ -65,8 +65,7 @@ def output_path(place: OutputPlace, step: str, name: str, type_: str, template: 
     ``.../${{name}}/${{output_name}}`` outputs never share a path."""
     default_dir = place.run_dir / step / "outputs" / name
     if template:
-        concrete = _fill(template, place, name,
-                         child_job_name(place.job_name, step) if step else place.job_name)
+        concrete = filled_template(place, step, name, template)
         match = _DATASTORE.match(concrete)
         if match:
             target = place.runs_dir / DATASTORES_DIR / match.group(1) / match.group(2)
@@ -83,6 +82,13 @@ def output_path(place: OutputPlace, step: str, name: str, type_: str, template: 
     if type_ == "uri_file":
         return _norm(default_dir / (APPEND_ROW_FILE if append_target else name))
     return _norm(default_dir)
+
+
+def filled_template(place: OutputPlace, step: str, name: str, template: str) -> str:
+    """The output path ``template`` of output ``name`` of ``step`` with ``${{name}}``,
+    ``${{output_name}}`` and ``${{default_datastore}}`` filled in."""
+    return _fill(template, place, name,
+                 child_job_name(place.job_name, step) if step else place.job_name)
 
 
 def child_job_name(job_name: str, step: str) -> str:
@@ -243,5 +249,6 @@ def _norm(path: Path) -> str:
 
 
 __all__ = ["APPEND_ROW_FILE", "OutputPlace", "PlaceProblem", "child_job_name", "clashes",
+           "filled_template",
            "output_path",
            "place_problem", "template_problems"]

@@ -7,6 +7,7 @@ layer applies to values written directly (:mod:`mlpipe.schema.ranges`).
 
 from __future__ import annotations
 
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -136,6 +137,36 @@ def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[
     if escape:
         reporter.warn(src.doc, src.path, escape, code="path-escape")
     return str(folder), None
+
+
+def check_additional_includes(src: Source | None, code: str | None,
+                              reporter: Reporter) -> None:
+    """A component's local ``additional_includes`` as azure-ai-ml checks them when it builds the
+    snapshot: each exists (a ``.zip`` may be made from the folder of its name), is not the
+    root folder, and does not collide with an entry of the code folder of the same name.
+    Artifact mappings (``type: artifact``) are remote and not checked."""
+    if src is None or not isinstance(src.value, list):
+        return
+    for index, item in enumerate(src.value):
+        if not isinstance(item, str) or not item.strip():
+            continue
+        where = src.path + (index,)
+        raw = item.strip()
+        path = Path(raw) if Path(raw).is_absolute() else src.doc.base_dir / raw
+        if Path(os.path.normpath(path)) == Path(path.anchor or "/"):
+            reporter.error(src.doc, where, f"additional include '{raw}' is the root folder: "
+                           "azure-ai-ml does not take it", code="additional-include")
+            continue
+        zipped = path.suffix == ".zip" and path.with_suffix("").is_dir()
+        if not path.exists() and not zipped:
+            reporter.error(src.doc, where, f"additional include '{raw}' not found (looked for "
+                           f"{os.path.normpath(path)})", code="missing-path",
+                           hint="azure-ai-ml refuses the component: fix the path or remove it")
+            continue
+        if code is not None and Path(code).is_dir() and (Path(code) / path.name).exists():
+            reporter.error(src.doc, where, f"additional include '{raw}' would overwrite "
+                           f"'{path.name}' of the code folder {code}", code="additional-include",
+                           hint="rename one of them: azure-ai-ml refuses the component")
 
 
 def check_entry_script(folder: str | None, src: Source | None, reporter: Reporter) -> str:

@@ -18,6 +18,7 @@ from mlpipe.compiler.context import Reporter
 from mlpipe.compiler.prs_args import parse_prs_arguments
 from mlpipe.compiler.scope import Node, Source, StepValues, check_own_bindings
 from mlpipe.compiler.settings import (
+    check_additional_includes,
     check_entry_script,
     code_dir,
     environment_info,
@@ -86,6 +87,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
     if not node.is_opaque and not external:
         code_src = node.lookup(*code_key)
         folder, remote = code_dir(code_src, ctx.assets, ctx.reporter)
+        check_additional_includes(node.lookup("additional_includes"), folder, ctx.reporter)
         if remote is not None and code_src is not None:
             ctx.remote.append(RemoteAsset(code_src.doc.key_path(code_src.path), remote, "code",
                                           code_src.doc.locate(code_src.path)))

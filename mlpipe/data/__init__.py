@@ -29,6 +29,10 @@ def load_mini_batch(mb: MiniBatch) -> list[str] | pd.DataFrame:
     for unreadable or malformed data (file and line named).
     """
     if mb.kind == "files":
+        if not isinstance(mb.payload, tuple):  # a streamed cloud input's blobs
+            from mlpipe.data.cloud.reader import load_blob_files  # noqa: PLC0415
+
+            return load_blob_files(mb.payload)
         return list(mb.payload)
     from mlpipe.data.segments import load_table  # noqa: PLC0415
 

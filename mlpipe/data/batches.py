@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 import mlpipe.data.sizes as sizes
+from mlpipe.data.cloud import streams
 from mlpipe.data.errors import DataError
 from mlpipe.data.listing import iter_files
 from mlpipe.data.minibatch import MiniBatch
@@ -43,6 +44,8 @@ def _input_path(step: ParallelStep) -> tuple[PlanInput, str]:
     if major.path is None:
         raise DataError(f"input {major.name!r} (input_data) has no path",
                         key_path=f"jobs.{step.name}.inputs.{major.name}", code="missing-path")
+    if streams(major, major=True):  # listed in the account, not on disk
+        return major, major.path
     if not os.path.exists(major.path):
         raise DataError(f"input {major.name!r}: path does not exist", file=major.path,
                         key_path=f"jobs.{step.name}.inputs.{major.name}", code="missing-path")
@@ -93,6 +96,11 @@ def iter_mini_batches(step: ParallelStep, on_warning: WarningSink | None = None,
     """
     sink = on_warning or _log_warning
     major, path = _input_path(step)
+    if streams(major, major=True):
+        if step.partition_keys:
+            raise _streamed_partitions(step, major)
+        batches = _blob_batches(major, sizes.file_count(step.mini_batch_size))
+        return _noting_empty(batches, step.name, major, path, sink)
     spec = _spec(major, path)
     if spec is not None and spec.is_tabular:
         if step.partition_keys:  # the compiler has dropped mini_batch_size then
@@ -203,6 +211,51 @@ def _files_batch(index: int, root: str, files: list[str], size: int) -> MiniBatc
                         size, None, freeze(detail))
 
 
+def _blob_batches(major: PlanInput, per_batch: int, *, sort: bool = True
+                  ) -> Iterator[MiniBatch]:
+    """Mini-batches of a streamed cloud input: blob names, read on the worker; ids and
+    details are those of the same files on disk in the input's local folder."""
+    from mlpipe.data.cloud.access import access_for  # noqa: PLC0415 - azure on demand
+    from mlpipe.data.cloud.blobs import SORT_LIMIT, iter_blobs  # noqa: PLC0415
+    from mlpipe.data.cloud.reader import BlobFiles, BlobSource  # noqa: PLC0415
+
+    assert major.cloud is not None and major.path is not None
+    location, access = major.cloud, access_for(major.cloud)
+    if major.type == "uri_file":
+        prefix, _, name = location.path.rpartition("/")
+        source = BlobSource(access, location.container, prefix, os.path.dirname(major.path))
+        entries: Iterator[tuple[str, int]] = iter([(name, 0)])
+    else:
+        source = BlobSource(access, location.container, location.path, major.path)
+        entries = ((e.name, e.size) for e in iter_blobs(
+            access, location.container, location.path,
+            sort_limit=SORT_LIMIT if sort else 1))
+    root = os.path.join(source.root, "")
+    names: list[str] = []
+    size = index = 0
+    for name, blob_size in entries:
+        names.append(name)
+        size += blob_size
+        if len(names) == per_batch:
+            yield _blob_batch(index, BlobFiles(source, tuple(names)), root, size)
+            index += 1
+            names, size = [], 0
+    if names:
+        yield _blob_batch(index, BlobFiles(source, tuple(names)), root, size)
+
+
+def _blob_batch(index: int, payload: Any, root: str, size: int) -> MiniBatch:
+    files = [root + name for name in payload.names]
+    return MiniBatch.of(_files_digest(payload.source.root, files), index, "files", payload,
+                        len(files), size, None, freeze({"files": files}))
+
+
+def _streamed_partitions(step: ParallelStep, major: PlanInput) -> DataError:
+    return DataError(f"partition_keys {list(step.partition_keys or ())} need a table: input "
+                     f"{major.name!r} is a {major.type} read from cloud storage",
+                     key_path="partition_keys", code="partition-keys")
+
+
 # ----------------------------------------------------------------------------- tables
 
 
@@ -265,6 +318,9 @@ def count_mini_batches(step: ParallelStep) -> int:
     files), without building mini-batch descriptors. Raises what the stream raises.
     """
     major, path = _input_path(step)
+    if streams(major, major=True):
+        per_batch = sizes.file_count(step.mini_batch_size)
+        return sum(1 for _ in _blob_batches(major, per_batch, sort=False))
     spec = _spec(major, path)
     if spec is not None and spec.is_tabular:
         from mlpipe.data.division import iter_partitions, iter_table_pieces  # noqa: PLC0415

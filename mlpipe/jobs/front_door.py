@@ -27,6 +27,7 @@ from typing import Any
 from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError, UsageError
+from mlpipe.jobs.cloud_data import check_cloud_data
 from mlpipe.jobs.ownership import JobLock, own_job
 from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
 from mlpipe.jobs.record import JobRecord
@@ -159,6 +160,7 @@ def _submit(store: JobStore, request: JobRequest, hooks: JobHooks) -> Submission
             raise SubmitUsageError(str(exc)) from None
         check_remote_assets(plan, request.skip_steps)
         spec = check_backend(request.backend)
+        check_cloud_data(plan, request.skip_steps)
         submission = Submission(decision, plan)
         if hooks.on_start is not None:
             hooks.on_start(submission)

@@ -88,14 +88,19 @@ def check_remote_assets(plan: ExecutionPlan, skipped: Collection[str] = ()) -> N
     diagnostics = [
         Diagnostic(message=f"{REMOTE_MESSAGE}: {asset.kind} {asset.reference}",
                    key_path=asset.key_path, location=asset.location, code="remote-asset",
-                   hint=f"map it with --set {asset.key_path}=<local path> or in mlpipe.toml")
+                   hint=asset.hint or f"map it with --set {asset.key_path}=<local path> or in "
+                                     "mlpipe.toml")
         for asset in needed
     ]
     first = needed[0]
     toml_path = Path(plan.base_dir) / "mlpipe.toml"
+    register = ("Register the datastore of each cloud URI (mlpipe datastore create --file "
+                "datastore.yml, see docs/data.md), or map each reference" if any(
+                    asset.hint and "datastore" in asset.hint for asset in needed)
+                else "Map each reference")
     advice = (
-        "The job was not started: nothing above can be read offline. Map each reference to a "
-        f"local file or folder, either on the command line (--set {first.key_path}=./local/path) "
+        f"The job was not started: nothing above can be read offline. {register} to a local "
+        f"file or folder, either on the command line (--set {first.key_path}=./local/path) "
         f"or in {toml_path}:\n"
         "    [assets]\n"
         f'    "{first.reference}" = "./local/path"'

@@ -24,6 +24,12 @@ from typing import Any
 
 from mlpipe.cores import core_count
 from mlpipe.frozen import freeze
+from mlpipe.jobs.cloud_data import (
+    check_cloud_data,
+    release_inputs,
+    stage_inputs,
+    upload_outputs,
+)
 from mlpipe.jobs.command import make_output_folders, run_command_step
 from mlpipe.jobs.console import Echo, WorkerNotices, console
 from mlpipe.jobs.liveness import runner_identity
@@ -158,6 +164,7 @@ def run_plan(
     check_runnable(plan, skip_steps)
     check_remote_assets(plan, skip_steps)
     spec = check_backend(backend)
+    check_cloud_data(plan, skip_steps)
     store = JobStore(Path(plan.run_dir).parent)
     with own_job(store, plan.name):
         previous = store.resumable(plan.name)
@@ -545,6 +552,20 @@ class _Scheduler:
             step = with_upstream_values(self._with_run_identity(step))
         except MissingUpstreamValue as exc:
             return {"status": "failed", "error": str(exc)}
+        problem = stage_inputs(step, self.plan.run_dir, self.say)
+        if problem is not None:
+            return {"status": "failed", "error": problem}
+        try:
+            fields = self._run_kind(step)
+        finally:
+            release_inputs(step)
+        if fields.get("status") == "completed":
+            problem = upload_outputs(step, self.say)
+            if problem is not None:
+                fields.update(status="failed", error=problem)
+        return fields
+
+    def _run_kind(self, step: Step) -> dict[str, Any]:
         if isinstance(step, CommandStep):
             return self._run_command(step)
         if isinstance(step, SweepStep):

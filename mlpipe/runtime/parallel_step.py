@@ -87,8 +87,11 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         source_dir=step.code_dir, import_mirrors=import_mirrors_mode(),
         stand_ins=step.stand_ins, read_only=view or None,
         output_folders=tuple(dict.fromkeys(output.folder for output in step.outputs.values())),
+        # the local inputs a worker must see (a datastore input's path is the local folder
+        # its blobs are read into: a worker reads the account, not that folder)
         inputs=tuple((name, value.path) for name, value in step.inputs.items()
-                     if value.is_data and value.path is not None),
+                     if value.is_data and value.path is not None
+                     and getattr(value, "cloud", None) is None),
     )
     target = None
     if step.append_row_to:

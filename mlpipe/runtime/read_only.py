@@ -33,7 +33,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from mlpipe.plan import Step
+from mlpipe.plan import Step, streams
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
@@ -109,9 +109,12 @@ def step_view(step: Step) -> ReadOnly:
     a view (:func:`support`; the job says so)."""
     paths: list[str] = []
     copies: list[tuple[str, str]] = []
+    major = getattr(step, "input_data", None)
     for data in step.inputs.values():
         if not data.is_data or data.path is None or not os.path.lexists(data.path):
             continue
+        if streams(data, major=data.name == major):
+            continue  # a cloud input read a mini-batch at a time: read-only by construction
         if data.mode in READ_ONLY_MODES:
             paths.append(data.path)
         elif data.mode in COPIED_MODES:

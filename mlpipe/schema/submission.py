@@ -188,22 +188,23 @@ class _Rules:
                             f"the {key} step may neither read nor feed another step")
 
     def pipeline_input(self, name: Any, value: dict[str, Any]) -> None:
-        """A pipeline job input is a value, ``{value: ...}`` or data: azure-ai-ml rejects a
-        literal written as a typed mapping (``{type: integer, ...}``)."""
+        """A job input (a pipeline job's or a standalone job's) is a value, ``{value: ...}``
+        or data: azure-ai-ml rejects a literal written as a typed mapping
+        (``{type: integer, ...}``)."""
         kind = value.get("type")
         if not (isinstance(kind, str) and kind.lower() in LITERAL_TYPES) or "path" in value:
             return
         if "default" in value:
             self.reject(("inputs", name, "default"), "azure-input-default",
-                        "a pipeline job input takes a value; 'default' is component syntax",
+                        "a job input takes a value; 'default' is component syntax",
                         _value_fix(name, value))
         elif value.get("value") is None:
             self.reject(("inputs", name), "azure-input-value",
-                        f"pipeline input '{name}' is declared {kind} but has no value",
+                        f"job input '{name}' is declared {kind} but has no value",
                         f"give it a value: '{name}: <{kind}>'")
         else:
             self.reject(("inputs", name, "type"), "azure-input-value",
-                        "a pipeline job input takes a value; a typed literal mapping is "
+                        "a job input takes a value; a typed literal mapping is "
                         "component syntax", f"write '{name}: {value['value']}'")
 
     def computes(self, data: dict[str, Any], prefix: KeyPath) -> None:
@@ -281,10 +282,13 @@ class _Rules:
         kind, mode = decl.get("type"), decl.get("mode")
         default = decl.get("default")
         if is_input and isinstance(kind, str) and kind.lower() in PORT_TYPES \
-                and default is not None and not isinstance(default, str):
+                and default is not None:
+            # azure-ai-ml 1.35.2: "Default value of Input cannot be set: Non-primitive type
+            # Input has no default value." (a path, an azureml: asset, a number alike)
             self.reject(path + ("default",), "azure-input-default",
-                        f"the default of a {kind} input is a path, not "
-                        f"{type(default).__name__} {default!r}", f"quote it: '{default}'")
+                        f"a {kind} input cannot have a default (only string, integer, number "
+                        "and boolean inputs can)", "remove it, and give the data where the "
+                        "component is used (a step's or a pipeline job's inputs)")
         allowed = PORT_TYPES + (LITERAL_TYPES if is_input else ())
         if isinstance(kind, str) and kind not in allowed and kind.lower() in allowed:
             self.reject(path + ("type",), "azure-type-case",
@@ -412,6 +416,10 @@ def job_rules(data: Any, positions: PositionMap) -> list[Diagnostic]:
     rules = _Rules(positions)
     if isinstance(data, dict):
         rules.node(data, ())
+        inputs = data.get("inputs")
+        for name, value in inputs.items() if isinstance(inputs, dict) else []:
+            if isinstance(value, dict):
+                rules.pipeline_input(name, value)
     return rules.out
 
 

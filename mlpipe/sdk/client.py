@@ -3,7 +3,7 @@
 It lets azure-ai-ml scripts run unchanged but for their imports. Workspace
 arguments and credentials are accepted and kept; nothing leaves the machine.
 The operation groups (``jobs``, ``compute``, ``data``, ``models``,
-``environments``, ``components``, ``workspaces``) answer locally; any other
+``environments``, ``components``, ``datastores``, ``workspaces``) answer locally; any other
 group or call raises :class:`mlpipe.sdk.operations.NotAvailableLocally`.
 """
 
@@ -13,6 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from mlpipe.sdk.assets import Model
+from mlpipe.sdk.datastores import (
+    AzureBlobDatastore,
+    AzureDataLakeGen2Datastore,
+    DatastoreOperations,
+)
 from mlpipe.sdk.entities import Environment
 from mlpipe.sdk.mldesigner import as_component
 from mlpipe.sdk.nodes import Component
@@ -84,6 +89,7 @@ class MLClient:
         self.models = ModelOperations(runs_dir)
         self.environments = EnvironmentOperations(runs_dir)
         self.components = ComponentOperations(runs_dir)
+        self.datastores = DatastoreOperations(runs_dir)
         self.workspaces = WorkspaceOperations(
             Workspace(name=self.workspace_name, resource_group=resource_group_name), runs_dir)
 
@@ -111,8 +117,9 @@ class MLClient:
         if isinstance(entity, Component):
             return self.components.create_or_update(entity, **kwargs)
         kind = type(entity).__name__
-        if kind in ("Datastore", "AzureBlobDatastore", "AzureDataLakeGen2Datastore",
-                    "AzureFileDatastore", "Index"):
+        if isinstance(entity, (AzureBlobDatastore, AzureDataLakeGen2Datastore)):
+            return self.datastores.create_or_update(entity)
+        if kind in ("Datastore", "AzureFileDatastore", "Index"):
             raise NotAvailableLocally(f"ml_client.create_or_update({kind})")
         raise TypeError(f"ml_client.create_or_update() takes a Job, Model, Environment or "
                         f"Component (as azure-ai-ml's), got {kind}"

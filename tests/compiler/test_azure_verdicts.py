@@ -197,6 +197,11 @@ VALID = {
         {"comp.yml": "type: command\nname: d\ncommand: echo\n" + COMMAND_ENV
          + "distribution: {type: pytorch, process_count_per_instance: 2, added_property: 7}\n"
          "resources: {instance_count: 2, added_property: 7}\n"}, "command component"),
+    # additional_includes that exist; a .zip built from the folder of its name
+    # (components/component_with_additional_includes/helloworld_additional_includes.yml)
+    "additional includes": ({"comp.yml": "type: command\nname: inc\ncommand: echo\n"
+                             + COMMAND_ENV + "additional_includes:\n  - ./data/a.csv\n"
+                             "  - ./src.zip\n"}, "command component"),
     # versioned code references azure-ai-ml accepts
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
@@ -272,6 +277,31 @@ INVALID = {
                                           + "inputs:\n  m:\n    type: uri_folder\n"
                                           "    intellectual_property: {protection_level: none}\n",
                                           "inputs.m.intellectual_property", "unknown-key"),
+    # Default value of Input cannot be set: Non-primitive type Input has no default value.
+    # (components/input_asset_defaults_component.yml, an azureml: asset as the default)
+    "data input with an asset default": ("type: command\nname: c\ninputs:\n  f: {type: "
+                                         "uri_folder, default: 'azureml:folder_asset:1'}\n"
+                                         "command: echo ${{inputs.f}}\n" + COMMAND_ENV,
+                                         "inputs.f.default", "azure-input-default"),
+    # CommandJobSchema: a job input is a value or data, not a declaration
+    # (components/helloworld_component_optional_input.yml, a commandJob $schema)
+    "command job input declared, not given": ("command: ls\n" + COMMAND_ENV
+                                              + "compute: azureml:c\ninputs:\n  n: {type: "
+                                              "integer, optional: false}\n", "inputs.n",
+                                              "azure-input-value"),
+    # Unable to find additional include ../additional_includes/assets/LICENSE.zip
+    "additional include not there": ("type: command\nname: c\ncommand: echo\n" + COMMAND_ENV
+                                     + "additional_includes: [./nothing.zip]\n",
+                                     "additional_includes[0]", "missing-path"),
+    # Root directory is not supported for additional includes.
+    "additional include of the root": ("type: command\nname: c\ncommand: echo\n" + COMMAND_ENV
+                                       + "additional_includes: [/]\n",
+                                       "additional_includes[0]", "additional-include"),
+    # A file already exists for additional include ... (the code folder has that name)
+    "additional include over a code file": ("type: command\nname: c\ncommand: echo\n"
+                                            + COMMAND_ENV + "code: ./src\n"
+                                            "additional_includes: [./data/../src/train.py]\n",
+                                            "additional_includes[0]", "additional-include"),
     # Not a valid code value: git paths are not supported. (a component; a command job may)
     "component code from git": ("type: command\nname: c\ncode: git+https://github.com/o/r.git"
                                 "@main\ncommand: echo\n" + COMMAND_ENV, "code",

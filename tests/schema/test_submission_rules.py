@@ -154,7 +154,7 @@ PIPELINE_CASES = {
                                "quote it: 'true'"),
     "default under a job input": ("  label: hello\n", "  label: {type: string, default: hello}\n",
                                   "label: {type: string", "inputs.label.default",
-                                  "a pipeline job input takes a value; 'default' is component "
+                                  "a job input takes a value; 'default' is component "
                                   "syntax", "write 'label: hello' or '{type: string, value: "
                                   "hello}'"),
     "step input written as {type, default}": (
@@ -346,8 +346,8 @@ def test_a_referenced_component_is_anonymous_its_name_is_not_checked(root: Path)
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("{type: integer}", "pipeline input 'label' is declared integer but has no value"),
-    ("{type: integer, value: 3}", "a pipeline job input takes a value; a typed literal mapping "
+    ("{type: integer}", "job input 'label' is declared integer but has no value"),
+    ("{type: integer, value: 3}", "a job input takes a value; a typed literal mapping "
                                   "is component syntax"),
 ])
 def test_a_pipeline_input_is_a_value(root: Path, value: str, message: str) -> None:

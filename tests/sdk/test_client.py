@@ -301,3 +301,31 @@ def test_pipeline_job_by_hand_keeps_compute_and_identity(tmp_path: Path) -> None
     loaded = load_job(yaml_file)
     assert loaded.compute == "cpu-cluster"
     assert loaded.to_dict()["identity"] == {"type": "user_identity"}
+
+
+def test_stream_of_a_failed_job_says_which_step_failed_and_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A notebook's ``ml_client.jobs.stream(job.name)`` is where its user learns why the job
+    failed: the failed step's error is printed and named in the exception, not only its
+    folder (found by tools/sweep_published_programs.py: 'see the step logs above' with none)."""
+    from mlpipe import command
+    from mlpipe.sdk.operations.jobs import JobFailedError
+
+    write(tmp_path / "src" / "prep.py", "import sys\nraise ValueError('no rows in ' + sys.argv[1])\n")
+
+    @pipeline(default_compute="cpu-cluster")
+    def two_steps() -> None:
+        prep = command(command="python prep.py table.csv", code=str(tmp_path / "src"),
+                       environment="env:1")
+        after = command(command="echo after", environment="env:1")
+        prep.name, after.name = "prep", "after"
+
+    client = MLClient(runs_dir=tmp_path / "runs")
+    result = client.jobs.create_or_update(two_steps())
+    capsys.readouterr()
+    with pytest.raises(JobFailedError, match=r"ended Failed: step prep: command exited with code "
+                                             r"1: ValueError: no rows in table.csv$"):
+        client.jobs.stream(result.name)
+    out = capsys.readouterr().out
+    assert "  step prep: Failed" in out
+    assert "    ValueError: no rows in table.csv" in out and "Traceback" in out

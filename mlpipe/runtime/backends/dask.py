@@ -281,7 +281,9 @@ class DaskBackend(QueueingBackend[_Slot]):
         except Exception as error:  # noqa: BLE001 - any connection problem fails the step cleanly
             where = session.where
             message = f"cannot use the Dask cluster ({where}): {type(error).__name__}: {error}"
-            if where == "a LocalCluster":
+            if isinstance(error, DaskOptionsError):  # which cluster is not known: say why
+                message = f"cannot use the Dask cluster: {error}"
+            elif where == "a LocalCluster":
                 message += (" (a LocalCluster starts its workers with 'spawn', which imports the "
                             "__main__ script again: a script that runs mlpipe must guard its top "
                             "level with `if __name__ == \"__main__\":`)")

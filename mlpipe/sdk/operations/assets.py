@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from mlpipe.compiler.assets import stand_in
+from mlpipe.data.cloud.uris import is_cloud_uri
 from mlpipe.io_types import DATA_ASSET_TYPES
 from mlpipe.jobs.download import copy_into
 from mlpipe.sdk.assets import AssetStore, Data, Model, Resource, local_path, reference
@@ -36,12 +37,15 @@ class _AssetOperations(Operations):
                 if not key.startswith("_") and _jsonable(value)}
 
     def _local_path(self, asset: Any) -> str | None:
-        """The asset's local path: its own, or the mlpipe.toml stand-in of a remote one."""
+        """The asset's local path: its own, or the mlpipe.toml stand-in of a remote one; a
+        cloud URI without a stand-in is kept as it is (jobs read it through its datastore)."""
         path = getattr(asset, "path", None)
         found = local_path(path, self.base_dir)
         if found is None and isinstance(path, str):
             mapped = stand_in(path, self.base_dir)
             found = None if mapped is None else str(mapped)
+            if found is None and is_cloud_uri(path):
+                found = path.strip()
         return found
 
     def _make(self, fields: dict[str, Any]) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,14 @@ class LocalJob(Resource, Job):
                         outputs={output: out.path for output, out in step.outputs.items()},
                         run_dir=step.step_dir, studio_url=None),
                    error=step.error, parent=parent)
+
+
+def _summary(error: str) -> str:
+    """A step's error in one line: its first line, and the last line of a traceback under it
+    (``command exited with code 1: ModuleNotFoundError: No module named 'x'``)."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    first, last = lines[0], lines[-1]
+    return first if len(lines) == 1 or last in first else f"{first.rstrip(':')}: {last}"
 
 
 def sweep_properties(record: JobRecord) -> dict[str, str]:
@@ -158,12 +167,16 @@ class JobOperations(Operations):
         :class:`JobFailedError` when it did not complete, as azure-ai-ml does."""
         job = self.get(name)
         print(f"RunId: {job.name}\nStatus: {job.status}\nRun folder: {job.run_dir}")
+        failed = []
         for step in self.list(parent_job_name=name):
             print(f"  step {step.display_name}: {step.status}  logs: {step.run_dir}")
+            if step.status == "Failed" and step.error:
+                failed.append(f"step {step.display_name}: {_summary(step.error)}")
+                print(textwrap.indent(step.error.strip(), "    "))  # as azure-ai-ml streams it
         sys.stdout.flush()
         if job.status != "Completed":
-            raise JobFailedError(f"job {name!r} ended {job.status}: "
-                                 f"{job.error or 'see the step logs above'}")
+            why = job.error or (failed[0] if failed else "see the step logs above")
+            raise JobFailedError(f"job {name!r} ended {job.status}: {why}")
 
     def download(self, name: str, *, download_path: str | Path = ".",
                  output_name: str | None = None, all: bool = False) -> None:

@@ -1,11 +1,18 @@
-"""v1 datastores and data paths as local folders.
+"""v1 datastores and data paths.
 
-A datastore is a local folder: the one ``mlpipe.toml`` ``[assets]`` (beside the
+``Datastore.register_azure_blob_container`` / ``register_azure_data_lake_gen2`` register the
+datastore as ``mlpipe datastore create`` does (the runs folder's store, the secret in its
+0600 file; ``create_if_not_exists=True`` creates the container in the account), and
+``Datastore.get`` gives it back with its ``account_name`` and ``container_name``.
+
+Where a datastore's files are, here: the folder ``mlpipe.toml`` ``[assets]`` (beside the
 script or notebook, or in the working folder) maps its URL to
 (``https://<account>.blob.core.windows.net/<container>``, or
-``azureml://datastores/<name>``), else ``<runs-dir>/datastores/<name>`` (where
-the compiler writes datastore outputs). ``Datastore.path("mnist")`` is a
-:class:`DataPath` whose ``os.fspath`` is that folder's ``mnist``.
+``azureml://datastores/<name>``), else ``<runs-dir>/datastores/<name>`` (where the compiler
+writes datastore outputs). For a registered datastore with no such mapping that folder is
+filled from the storage account: ``os.fspath(datastore.path("mnist/"))`` downloads the
+blobs below ``mnist/`` through the runs folder's etag cache first (a blob already there is
+not downloaded again), so v1 datasets built on it read the account's data.
 """
 
 from __future__ import annotations
@@ -15,9 +22,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import ASSETS_FILE, stand_in
+from mlpipe.compiler.assets import ASSETS_FILE, cloud_location, load_asset_map, stand_in
 from mlpipe.compiler.values import DEFAULT_DATASTORE
+from mlpipe.data.cloud.store import DatastoreInfo, DatastoreStore
 from mlpipe.diagnostics import Diagnostic, ValidationError
+from mlpipe.plan import CloudLocation
 from mlpipe.runs import DATASTORES_DIR, resolve_runs_dir
 from mlpipe.sdk.callsite import call_site, caller_dir
 
@@ -33,7 +42,9 @@ class DataPath(os.PathLike[str]):
         self.name = name
 
     def __fspath__(self) -> str:
-        return str(self.datastore.local_root / self.path_on_datastore.lstrip("/"))
+        local = self.datastore.local_root / self.path_on_datastore.lstrip("/")
+        self.datastore._fill(self.path_on_datastore, local)
+        return str(local)
 
     def __repr__(self) -> str:
         return f"DataPath({self.datastore.name!r}, {self.path_on_datastore!r})"
@@ -67,35 +78,103 @@ class DataPathComputeBinding:
 
 
 class Datastore:
-    """v1 ``Datastore``: a local folder standing for the cloud container (see module doc)."""
+    """v1 ``Datastore``: a registered datastore (see the module doc) or a local folder."""
 
     def __init__(self, workspace: Any = None, name: str | None = None, *,
                  url: str | None = None, base: Path | None = None) -> None:
         self.workspace = workspace
         self.name = name or DEFAULT_DATASTORE
-        self.url = url
-        self.datastore_type = "AzureBlob"
         self._base = base or caller_dir()
+        info = DatastoreStore(resolve_runs_dir()).get(self.name)
+        self._info = info
+        self.account_name = info.account_name if info else None
+        self.container_name = info.container_name if info else None
+        self.endpoint = info.endpoint if info else None
+        self.protocol = info.protocol if info else None
+        self.datastore_type = "AzureDataLakeGen2" if info and info.type == \
+            "azure_data_lake_gen2" else "AzureBlob"
+        self.credential_type = {"account_key": "AccountKey", "sas_token": "Sas"}.get(
+            (info.credential if info else None) or "", "None")
+        self.url = url or (f"https://{info.account_name}.blob.{info.endpoint}/"
+                           f"{info.container_name}" if info else None)
 
     @property
     def local_root(self) -> Path:
         """The folder this datastore is, here."""
+        found = self._stand_in()
+        return found if found is not None else resolve_runs_dir() / DATASTORES_DIR / self.name
+
+    def _stand_in(self) -> Path | None:
         for reference in (self.url, f"azureml://datastores/{self.name}"):
             found = stand_in(reference, self._base) if reference else None
             if found is not None:
                 return found
-        return resolve_runs_dir() / DATASTORES_DIR / self.name
+        return None
+
+    def _location(self, path: str) -> CloudLocation | None:
+        """Where ``path`` is in the storage account (``None``: the datastore is a local
+        folder: not registered, or mapped to one in mlpipe.toml ``[assets]``)."""
+        if self._stand_in() is not None:
+            return None
+        asset_map, _ = load_asset_map(self._base, resolve_runs_dir())
+        location, _ = cloud_location(f"azureml://datastores/{self.name}/paths/"
+                                     f"{path.lstrip('/')}", asset_map)
+        return location
+
+    def _fill(self, path: str, local: Path) -> None:
+        """Download the blob (or the blobs below the folder) ``path`` into ``local``."""
+        location = self._location(path)
+        if location is None:
+            return
+        from mlpipe.data.cloud.access import access_for  # noqa: PLC0415
+        from mlpipe.data.cloud.blobs import blob_properties  # noqa: PLC0415
+        from mlpipe.data.cloud.cache import materialize  # noqa: PLC0415
+
+        access = access_for(location)
+        single = bool(location.path) and not path.endswith("/")
+        if single:
+            try:
+                blob_properties(access, location.container, location.path)
+            except Exception:  # noqa: BLE001 - not one blob: a folder
+                single = False
+        cache = resolve_runs_dir() / "assets" / "blob_cache"
+        materialize(location, access, local, cache, single_file=single, prune=False)
+
+    def _send(self, local: Path, path: str) -> None:
+        """Upload the file or folder ``local`` to ``path`` in the storage account."""
+        location = self._location(path)
+        if location is None:
+            return
+        from mlpipe.data.cloud.access import access_for  # noqa: PLC0415
+        from mlpipe.data.cloud.upload import upload_output  # noqa: PLC0415
+
+        upload_output(local, location, access_for(location), None)
 
     @staticmethod
     def register_azure_blob_container(workspace: Any, datastore_name: str, container_name: str,
                                       account_name: str, sas_token: str | None = None,
                                       account_key: str | None = None, protocol: str | None = None,
                                       endpoint: str | None = None, overwrite: bool = False,
-                                      **kwargs: Any) -> Datastore:
-        """A datastore for the container (mapped to a local folder, see the module doc)."""
-        url = (f"https://{account_name}.blob.{endpoint or 'core.windows.net'}/"
-               f"{container_name}")
-        return Datastore(workspace, datastore_name, url=url, base=caller_dir())
+                                      create_if_not_exists: bool = False, **kwargs: Any
+                                      ) -> Datastore:
+        """Register the container as datastore ``datastore_name`` (``create_if_not_exists``:
+        the container is created in the account when it is not there)."""
+        return _register(workspace, "azure_blob", datastore_name, container_name, account_name,
+                         sas_token, account_key, protocol, endpoint, create_if_not_exists)
+
+    @staticmethod
+    def register_azure_data_lake_gen2(workspace: Any, datastore_name: str, filesystem: str,
+                                      account_name: str, tenant_id: str | None = None,
+                                      client_id: str | None = None,
+                                      client_secret: str | None = None,
+                                      resource_url: str | None = None,
+                                      authority_url: str | None = None,
+                                      protocol: str | None = None, endpoint: str | None = None,
+                                      overwrite: bool = False, **kwargs: Any) -> Datastore:
+        """Register the ADLS Gen2 file system as datastore ``datastore_name`` (a service
+        principal is not used here: DefaultAzureCredential reads it from ``AZURE_*``)."""
+        return _register(workspace, "azure_data_lake_gen2", datastore_name, filesystem,
+                         account_name, None, None, protocol, endpoint, False)
 
     register_azure_file_share = register_azure_blob_container
 
@@ -119,6 +198,7 @@ class Datastore:
                  overwrite: bool = False, show_progress: bool = True) -> int:
         """Copy the datastore's files (under ``prefix``) into ``target_path``; returns the count."""
         source = self.local_root / (prefix or "")
+        self._fill(prefix or "", source)
         target = Path(target_path)
         if source.is_file():
             target.mkdir(parents=True, exist_ok=True)
@@ -137,6 +217,7 @@ class Datastore:
         """Copy ``src_dir`` into the datastore's local folder."""
         target = self.local_root / (target_path or "")
         shutil.copytree(src_dir, target, dirs_exist_ok=True)
+        self._send(Path(src_dir), target_path or "")
         return DataPath(self, target_path)
 
     def upload_files(self, files: list[str], relative_root: str | None = None,
@@ -150,10 +231,35 @@ class Datastore:
                     else Path(file).name)
             (target / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(file, target / name)
+            self._send(Path(file), f"{(target_path or '').rstrip('/')}/{name}".lstrip("/"))
         return DataPath(self, target_path)
 
     def __repr__(self) -> str:
+        if self._info is not None:
+            return (f"Datastore(name={self.name!r}, account_name={self.account_name!r}, "
+                    f"container_name={self.container_name!r})")
         return f"Datastore(name={self.name!r}, local={str(self.local_root)!r})"
+
+
+def _register(workspace: Any, kind: str, name: str, container: str, account: str,
+              sas_token: str | None, account_key: str | None, protocol: str | None,
+              endpoint: str | None, create: bool) -> Datastore:
+    base = caller_dir()
+    info = DatastoreInfo(name=name, type=kind,  # type: ignore[arg-type]
+                         account_name=account, container_name=container,
+                         endpoint=endpoint or "core.windows.net", protocol=protocol or "https")
+    secret = ("account_key", account_key) if account_key else \
+        ("sas_token", sas_token) if sas_token else None
+    DatastoreStore(resolve_runs_dir()).register(info, secret)
+    datastore = Datastore(workspace, name, base=base)
+    location = datastore._location("") if create else None
+    if location is not None:
+        from mlpipe.data.cloud.access import access_for  # noqa: PLC0415
+
+        client = access_for(location).service_client().get_container_client(container)
+        if not client.exists():
+            client.create_container()
+    return datastore
 
 
 def local_text(item: Any) -> str:

@@ -128,6 +128,18 @@ def test_unreachable_scheduler_fails_the_step_with_a_clear_reason(tmp_path: Path
     assert "Traceback" not in summary.reason
 
 
+def test_a_missing_scheduler_file_fails_the_step_naming_it(tmp_path: Path) -> None:
+    step = make_step(tmp_path, "def run(mb):\n    return mb\n", workers=1)
+    missing = tmp_path / "scheduler.json"
+    summary = run_parallel_step(step, backend=DaskBackend(scheduler_file=str(missing)),
+                                mini_batches=[], loader="tests.runtime.support:load_payload")
+    assert summary.status == "Failed"
+    assert summary.reason is not None and summary.reason.startswith(
+        f"No worker could start: cannot use the Dask cluster: scheduler file {missing}: no "
+        "such file")
+    assert "LocalCluster" not in summary.reason and "init() failed" not in summary.reason
+
+
 def test_dask_name_selects_the_backend_and_a_typo_is_explained() -> None:
     assert isinstance(get_backend("dask"), DaskBackend)
     with pytest.raises(ValueError, match="did you mean 'dask'"):
