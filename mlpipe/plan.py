@@ -192,6 +192,20 @@ class PrsOptions:
 
 
 @dataclass(frozen=True)
+class CodeInclude:
+    """One of a component's local ``additional_includes``: a file or folder put at the top of
+    the step's code snapshot under its own name, or (``zipped``) a folder put there zipped as
+    ``<name>.zip``, as azure-ai-ml builds the code it uploads."""
+
+    path: str  # absolute, links resolved (azure-ai-ml names the entry after the target)
+    zipped: bool = False
+
+    @property
+    def name(self) -> str:
+        return Path(self.path).name + (".zip" if self.zipped else "")
+
+
+@dataclass(frozen=True)
 class EnvironmentInfo:
     """What the YAML says about the step's environment. It is never built locally."""
 
@@ -212,6 +226,7 @@ class _StepBase:
     environment_variables: FrozenDict[str, str] = field(default_factory=freeze)
     environment: EnvironmentInfo = field(default_factory=EnvironmentInfo)
     code_dir: str | None = None  # absolute path of the code folder as written (not the snapshot)
+    additional_includes: tuple[CodeInclude, ...] = ()  # added to the snapshot
     compute: str | None = None
     location: Location | None = None
     # the folder of the job's mlpipe.toml: downloads in the step's processes read its URL
@@ -452,6 +467,7 @@ __all__ = [
     "STREAMED_MODES",
     "STREAMED_TYPES",
     "CloudLocation",
+    "CodeInclude",
     "CommandStep",
     "EarlyTermination",
     "ExternalStep",

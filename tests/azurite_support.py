@@ -10,6 +10,7 @@ where they fail.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -17,6 +18,9 @@ import signal
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,8 +77,25 @@ class Azurite:
     def requests(self, method: str, fragment: str) -> list[str]:
         """The access log's request lines of ``method`` whose path contains ``fragment``."""
         pattern = re.compile(rf'"{method} (\S+) HTTP')
-        lines = self.log.read_text(errors="replace").splitlines()
+        lines = self._settled_log()
         return [m.group(1) for m in map(pattern.search, lines) if m and fragment in m.group(1)]
+
+    def _settled_log(self) -> list[str]:
+        """The access log once every request answered so far is in it.
+
+        Azurite writes a request's line after answering it, so a line may still be missing
+        just after the client got its answer: send a marker request and wait for its line.
+        """
+        marker = f"mlpipe-sync-{uuid.uuid4().hex}"
+        # any answer will do (an error status too): it is the log line that is waited for
+        with contextlib.suppress(urllib.error.URLError, OSError):
+            urllib.request.urlopen(f"{self.host}/{marker}", timeout=10).close()
+        deadline = time.monotonic() + 10
+        while True:
+            lines = self.log.read_text(errors="replace").splitlines()
+            if any(marker in line for line in lines) or time.monotonic() > deadline:
+                return lines
+            time.sleep(0.02)
 
     def stop(self) -> None:
         if self.process.poll() is None:

@@ -18,7 +18,7 @@ from mlpipe.cli.arguments import (
 )
 from mlpipe.cli.job_views import console
 from mlpipe.errors import MlpipeError, UsageError
-from mlpipe.jobs.record import StepRecord
+from mlpipe.jobs.record import JobRecord, StepRecord
 from mlpipe.jobs.store import JobStore
 from mlpipe.runs import check_job_name
 from mlpipe.wording import plural
@@ -55,7 +55,7 @@ def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParse
 
 
 def advise_job(args: argparse.Namespace) -> int:
-    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415 - the runtime on demand
+    from mlpipe.runtime.step_logs import StepLogs, read_attempts  # noqa: PLC0415 - on demand
     from mlpipe.runtime.tuning.advice import advise  # noqa: PLC0415
     from mlpipe.runtime.tuning.cloud import Assumptions  # noqa: PLC0415
     from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
@@ -63,7 +63,8 @@ def advise_job(args: argparse.Namespace) -> int:
     problem = check_job_name(args.name)
     if problem:
         raise UsageError(problem)
-    record = JobStore(args.runs_dir).load(args.name)
+    store = JobStore(args.runs_dir)
+    record = store.load(args.name)
     steps = record.steps
     parallel = record.parallel_steps()
     if args.step is not None and args.step not in parallel:
@@ -82,14 +83,19 @@ def advise_job(args: argparse.Namespace) -> int:
     advice: dict[str, Any] = {}
     for name in chosen:
         entry = steps[name]
-        profile = read_profile(StepLogs.of(entry.logs_dir or ""))
+        logs = StepLogs.of(entry.logs_dir or "")
+        attempts = read_attempts(logs)
+        profile = read_profile(logs, attempts=attempts)
         if profile is None or not profile.tally.attempts:
             raise NothingToAdvise(f"step {name} of job {args.name!r} recorded no attempt to "
                                   "advise from")
+        cloud = not args.overrides or bool(args.instance_type or args.instance_count
+                                           or args.assume)
         advice[name] = advise(profile, name, overrides=args.overrides,
                               instance_type=args.instance_type,
                               instance_count=args.instance_count, assume=assume,
-                              append_row_mb=_append_row_mb(entry))
+                              append_row_mb=_append_row_mb(entry), cloud=cloud,
+                              others=other_runs(store, record, name, profile, attempts))
 
     def human() -> None:
         out = console()
@@ -100,6 +106,42 @@ def advise_job(args: argparse.Namespace) -> int:
     emit(args, {"job": args.name, "steps": {name: a.as_json() for name, a in advice.items()}},
          human)
     return 0
+
+
+OTHER_RUNS = 3  # other runs of a step whose predictions the interval spans, at most
+
+
+def other_runs(store: JobStore, record: JobRecord, step: str, profile: Any,
+               attempts: Any) -> list[Any]:
+    """Other complete runs of ``step`` (all of its mini-batches, the same number of items),
+    as profiles, newest first: the step's earlier runs in this job, then the same step of
+    other jobs of the same pipeline file in the runs folder. The advice's interval spans
+    what each of them predicts."""
+    from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
+    from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
+
+    def complete(other: Any) -> bool:
+        return (other is not None and other.status == "Completed" and not other.reused
+                and other.tally.attempts > 0 and other.tally.items == profile.tally.items)
+
+    found = [other for other in (read_profile(profile.logs, index, attempts=attempts)
+                                 for index in range(profile.runs - 2, -1, -1))
+             if complete(other)]
+    source = record.source
+    for other_record in store.list() if source else []:
+        if len(found) >= OTHER_RUNS:
+            break
+        entry = other_record.steps.get(step)
+        if (other_record.name == record.name or other_record.source != source
+                or entry is None or entry.kind != "parallel" or not entry.logs_dir):
+            continue
+        try:
+            other = read_profile(StepLogs.of(entry.logs_dir))
+        except (OSError, ValueError):
+            continue
+        if complete(other):
+            found.append(other)
+    return found[:OTHER_RUNS]
 
 
 def _append_row_mb(step: StepRecord) -> float:
@@ -115,21 +157,34 @@ def table_lines(advice: Any) -> list[str]:
     from mlpipe.runtime.tuning.brief import seconds  # noqa: PLC0415
 
     a = advice
-    change = (a.fitted_wall - a.measured_wall) / a.measured_wall if a.measured_wall else 0.0
-    lines = [f"step {a.step}: measured {seconds(a.measured_wall)}; the model replays this run "
-             f"in {seconds(a.fitted_wall)} ({change:+.0%})"]
+    quiet = a.quiet_wall
+    change = (a.fitted_wall - quiet) / quiet if quiet else 0.0
+    measured = (f"measured {seconds(a.measured_wall)}" if abs(quiet - a.measured_wall) < 0.005
+                else f"measured {seconds(a.measured_wall)} ({seconds(quiet)} without other "
+                "load)")
+    lines = [f"step {a.step}: {measured}; the model replays this run in "
+             f"{seconds(a.fitted_wall)} ({change:+.0%})"]
     settings = ", ".join(f"{key}={value}" for key, value in a.settings.as_json().items()
                          if value is not None)
-    lines.append(f"  here with {settings}: predicted {seconds(a.predicted_wall)}")
+    p = a.predicted
+    lines.append(f"  here with {settings}: predicted {seconds(p.wall)} "
+                 f"(90% {seconds(p.low)}-{seconds(p.high)})")
     lines += [f"    {line}" for line in a.model]
-    lines.append(f"  cloud: {a.cloud_instance_count} x {a.vm.name} ({a.vm.vcpus} vCPUs, "
-                 f"{a.vm.memory_gib:g} GiB): predicted {seconds(a.cloud_duration)}")
-    lines.append("    " + "; ".join(a.cloud_terms))
-    lines.append("    assumed: " + "; ".join(a.assumptions.words())
-                 + " (change with --assume KEY=VALUE)")
+    cloud = a.cloud
+    if cloud is not None:
+        lines.append(f"  cloud: {cloud.instance_count} x {cloud.vm.name} ({cloud.vm.vcpus} "
+                     f"vCPUs, {cloud.vm.memory_gib:g} GiB): predicted "
+                     f"{seconds(cloud.duration)} (90% {seconds(cloud.low)}-"
+                     f"{seconds(cloud.high)})")
+        lines.append("    " + "; ".join(cloud.terms))
+        lines.append("    assumed: " + "; ".join(cloud.assumptions.words())
+                     + " (change with --assume KEY=VALUE)")
     lines += [f"    note: {note}" for note in a.notes]
-    lines.append("  nodes vs duration: " + ", ".join(f"{n}: {seconds(d)}" for n, d in a.curve))
-    lines.append("  recommended:")
-    for recommendation in a.recommendations:
-        lines.append(f"    {recommendation.key}: {recommendation.value}  ({recommendation.why})")
+    if cloud is not None:
+        lines.append("  nodes vs duration: " + ", ".join(f"{n}: {seconds(d)}"
+                                                         for n, d in cloud.curve))
+        lines.append("  recommended:")
+        for recommendation in cloud.recommendations:
+            lines.append(f"    {recommendation.key}: {recommendation.value}  "
+                         f"({recommendation.why})")
     return lines

@@ -11,8 +11,10 @@ from typing import Any, Literal
 from mlpipe.compiler.assets import AssetMap, is_remote, strip_file_prefix
 from mlpipe.compiler.containment import escape_warning, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
+from mlpipe.diagnostics import Diagnostic
 from mlpipe.schema import PositionMap, load_component, load_component_data, load_yaml_file
 from mlpipe.schema.submission import component_rules
+from mlpipe.schema.yamlio import format_key_path
 
 FLOW_FILES = ("flow.dag.yaml", "flow.dag.yml", "flow.flex.yaml", "flow.flex.yml")
 
@@ -62,7 +64,7 @@ class ComponentCache:
         prefix = owner.prefix + tuple(path)
         loaded = load_component_data(raw, str(owner.file),
                                      positions=_inside(owner.positions, prefix))
-        self.reporter.extend(loaded.diagnostics)
+        self.reporter.extend(_under(prefix, d) for d in loaded.diagnostics)
         return ComponentRef("inline", "<inline>", Doc.validated(
             loaded.parts, raw, owner.file, owner.positions, prefix))
 
@@ -97,6 +99,15 @@ class ComponentCache:
         if not isinstance(loaded.data, dict):
             return None
         return Doc.validated(loaded.parts, loaded.data, target, loaded.positions)
+
+
+def _under(prefix: tuple[str | int, ...], diagnostic: Diagnostic) -> Diagnostic:
+    """``diagnostic`` of an inline component at ``prefix`` named from the file's root (the
+    pipeline's own load reports the same problem there: the two are one)."""
+    inner = diagnostic.key_path
+    where = format_key_path(prefix)
+    joined = where + inner if inner.startswith("[") else ".".join(p for p in (where, inner) if p)
+    return replace(diagnostic, key_path=joined)
 
 
 def _used_by(owner: Doc, path: tuple[str | int, ...]) -> str:

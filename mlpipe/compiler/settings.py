@@ -7,7 +7,6 @@ layer applies to values written directly (:mod:`mlpipe.schema.ranges`).
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from mlpipe.compiler.context import SAFE_LOADER, Reporter
 from mlpipe.compiler.scope import Node, Source
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.limits import InputLimitError, check_file_size, check_yaml_text
-from mlpipe.plan import EnvironmentInfo, PlanInput
+from mlpipe.plan import CodeInclude, EnvironmentInfo, PlanInput
 from mlpipe.schema.ranges import SettingError, check_setting
 from mlpipe.sizes import MiniBatchSize, parse_mini_batch_size
 
@@ -140,33 +139,39 @@ def code_dir(src: Source | None, assets: AssetMap, reporter: Reporter) -> tuple[
 
 
 def check_additional_includes(src: Source | None, code: str | None,
-                              reporter: Reporter) -> None:
+                              reporter: Reporter) -> tuple[CodeInclude, ...]:
     """A component's local ``additional_includes`` as azure-ai-ml checks them when it builds the
-    snapshot: each exists (a ``.zip`` may be made from the folder of its name), is not the
-    root folder, and does not collide with an entry of the code folder of the same name.
+    snapshot: each exists (a ``<name>.zip`` that does not may be made from the folder
+    ``<name>``), is not the root folder, and does not collide with an entry of the code folder
+    of the same name. Returns the ones that pass, in order, for the step's code snapshot.
     Artifact mappings (``type: artifact``) are remote and not checked."""
     if src is None or not isinstance(src.value, list):
-        return
+        return ()
+    found: list[CodeInclude] = []
     for index, item in enumerate(src.value):
         if not isinstance(item, str) or not item.strip():
             continue
         where = src.path + (index,)
         raw = item.strip()
-        path = Path(raw) if Path(raw).is_absolute() else src.doc.base_dir / raw
-        if Path(os.path.normpath(path)) == Path(path.anchor or "/"):
+        # resolved as azure-ai-ml resolves it: the entry is named after a link's target
+        path = (Path(raw) if Path(raw).is_absolute() else src.doc.base_dir / raw).resolve()
+        if path == Path(path.anchor):
             reporter.error(src.doc, where, f"additional include '{raw}' is the root folder: "
                            "azure-ai-ml does not take it", code="additional-include")
             continue
-        zipped = path.suffix == ".zip" and path.with_suffix("").is_dir()
+        zipped = path.suffix == ".zip" and not path.exists() and path.with_suffix("").is_dir()
         if not path.exists() and not zipped:
             reporter.error(src.doc, where, f"additional include '{raw}' not found (looked for "
-                           f"{os.path.normpath(path)})", code="missing-path",
+                           f"{path})", code="missing-path",
                            hint="azure-ai-ml refuses the component: fix the path or remove it")
             continue
         if code is not None and Path(code).is_dir() and (Path(code) / path.name).exists():
             reporter.error(src.doc, where, f"additional include '{raw}' would overwrite "
                            f"'{path.name}' of the code folder {code}", code="additional-include",
                            hint="rename one of them: azure-ai-ml refuses the component")
+            continue
+        found.append(CodeInclude(str(path.with_suffix("")) if zipped else str(path), zipped))
+    return tuple(found)
 
 
 def check_entry_script(folder: str | None, src: Source | None, reporter: Reporter) -> str:

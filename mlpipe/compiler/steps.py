@@ -29,6 +29,7 @@ from mlpipe.compiler.settings import (
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.plan import (
+    CodeInclude,
     CommandStep,
     ParallelStep,
     PlanInput,
@@ -84,10 +85,13 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
     env_src = node.lookup(*env_key) or (node.lookup("environment") if node.kind == "parallel"
                                         else None)
     folder = None
+    includes: tuple[CodeInclude, ...] = ()
     if not node.is_opaque and not external:
         code_src = node.lookup(*code_key)
         folder, remote = code_dir(code_src, ctx.assets, ctx.reporter)
-        check_additional_includes(node.lookup("additional_includes"), folder, ctx.reporter)
+        if not _dropped(node, ("additional_includes",)):
+            includes = check_additional_includes(node.lookup("additional_includes"), folder,
+                                                 ctx.reporter)
         if remote is not None and code_src is not None:
             ctx.remote.append(RemoteAsset(code_src.doc.key_path(code_src.path), remote, "code",
                                           code_src.doc.locate(code_src.path)))
@@ -106,6 +110,7 @@ def _common(node: Node, ctx: BuildContext, values: StepValues) -> dict[str, Any]
         environment=environment_info(None if node.is_opaque or external else env_src,
                                      ctx.reporter),
         code_dir=folder,
+        additional_includes=includes,
         compute=compute.value
         if compute and isinstance(compute.value, str)
         else ctx.default_compute,
@@ -163,8 +168,19 @@ def _warn_dropped(node: Node, reporter: Reporter) -> None:
                       hint=_dropped_hint(node, dropped))
 
 
+def _dropped(node: Node, path: tuple[str, ...]) -> bool:
+    """True when the step's component is of a kind whose ``path`` azure-ai-ml drops."""
+    comp = node.doc if node.is_component_file else node.comp_doc
+    kind = comp.part("type") if comp is not None else None
+    kind = kind.lower() if isinstance(kind, str) else "command"
+    return comp is not None and any(d.path == path and kind in d.kinds and not d.applied
+                                    for d in DROPPED_COMPONENT_KEYS)
+
+
 def _dropped_hint(node: Node, dropped: Dropped) -> str:
     """Where a dropped key's value belongs."""
+    if dropped.path == ("additional_includes",):
+        return f"put the files in the task's code folder ({dropped.instead})"
     if dropped.path == ("environment_variables",) and not node.is_component_file:
         if node.kind == "sweep":  # a sweep step has no variables of its own
             return ("a sweep step has no environment_variables: set them in the trial's "

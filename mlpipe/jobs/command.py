@@ -127,7 +127,7 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
     logs.user.mkdir(parents=True, exist_ok=True)
     paths = {"std_log": logs.std_log, "stdout": logs.stdout, "stderr": logs.stderr}
     make_output_folders(step)
-    workdir = snapshot_code(step.code_dir, step.snapshot_dir)
+    workdir = snapshot_code(step.code_dir, step.snapshot_dir, step.additional_includes)
     view = step_view(step)  # its ro_mount inputs read-only, a download input a copy
     tag = step_tag(step.state_dir)
     started = now()

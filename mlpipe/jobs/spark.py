@@ -47,6 +47,7 @@ def run_spark_step(step: SparkStep, *, cancel: threading.Event | None = None) ->
     command = CommandStep(name=step.name, step_dir=step.step_dir, inputs=step.inputs,
                           outputs=step.outputs, environment_variables=freeze(env),
                           environment=step.environment, code_dir=step.code_dir,
+                          additional_includes=step.additional_includes,
                           compute=step.compute, stand_ins=step.stand_ins,
                           command=spark_command(step))
     return run_command_step(command, cancel=cancel)

@@ -6,6 +6,9 @@ from mlpipe.cores import core_count
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 
+START_BARRIER_SECONDS = 2.0  # the driver waits this long at most for the other workers
+                             # after the first is up before it hands out mini-batches
+
 
 def worker_names(step: ParallelStep) -> list[WorkerInfo]:
     """``instance_count x max_concurrency_per_instance`` workers: nodes 0.., process000.. each."""
@@ -20,4 +23,4 @@ def default_concurrency() -> int:
     return core_count()
 
 
-__all__ = ["default_concurrency", "worker_names"]
+__all__ = ["START_BARRIER_SECONDS", "default_concurrency", "worker_names"]

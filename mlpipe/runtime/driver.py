@@ -34,6 +34,7 @@ from mlpipe.runtime.backends.base import (
     WorkerStarted,
     WorkerStopped,
 )
+from mlpipe.runtime.concurrency import START_BARRIER_SECONDS
 from mlpipe.runtime.error_keys import Signature, message_line, signature
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.journal import Finished, Journal
@@ -60,7 +61,6 @@ TIMEOUT_CHECK_SECONDS = 0.05
 IDLE_WAIT_SECONDS = 0.2
 SHUTDOWN_GRACE_SECONDS = 5.0
 SCHEDULED_NOTICE_SECONDS = 0.5
-START_BARRIER_SECONDS = 2.0  # wait this long at most for the other workers after the first is up
 # one of each per attempt: from a tuple of every field (a named tuple's own __new__ costs more)
 _attempt_record = AttemptRecord._make
 _finished = Finished._make
@@ -409,7 +409,7 @@ class Driver:
         self._last_progress = time.monotonic()
         (_, status, total, succeeded, failed_items, start_time, elapsed, process_seconds,
          run_seconds, category, message, traceback, rows, header, warning, _,
-         load_seconds) = result
+         load_seconds, run_delay) = result
         failed_attempt = status != "Succeeded"
         final = not failed_attempt or self.stopping or picked > self.max_retries
         if mini_batch.items is None:
@@ -421,7 +421,7 @@ class Driver:
             mini_batch.id, mini_batch.index, picked, worker,
             datetime.fromtimestamp(start_time, timezone.utc), total, succeeded, failed_items,
             elapsed, process_seconds, run_seconds, status, category, message, traceback,
-            mini_batch.detail, final, load_seconds, mini_batch.size_bytes,
+            mini_batch.detail, final, load_seconds, mini_batch.size_bytes, run_delay,
         ))
         if failed_attempt or warning:  # logged and told as it happens, after the attempts
             self._tell_attempts()      # that ended before it

@@ -50,7 +50,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     and ``loader`` (``"module:function"``) the function workers load them with.
     """
     keep_heap_small()  # a driver frees as much as it allocates: give large blocks back
-    snapshot_code(step.code_dir, step.snapshot_dir)
+    snapshot_code(step.code_dir, step.snapshot_dir, step.additional_includes)
     for output in step.outputs.values():
         Path(output.folder).mkdir(parents=True, exist_ok=True)
     Path(step.logs_dir).mkdir(parents=True, exist_ok=True)

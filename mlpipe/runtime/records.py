@@ -61,6 +61,7 @@ class AttemptRecord(NamedTuple):
     final: bool = True  # False when the mini-batch will be retried
     load_seconds: float = 0.0  # loading the mini-batch, before run() (the rest is result handling)
     size_bytes: int = 0  # the mini-batch's size on disk, when the data layer knows it
+    run_delay_seconds: float | None = None  # of elapsed, waiting for a core (Linux), if known
 
 
 @dataclass(frozen=True)

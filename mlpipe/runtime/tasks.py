@@ -47,6 +47,7 @@ class TaskResult(NamedTuple):
     warning: str | None = None
     detail: Any = None
     load_seconds: float = 0.0  # loading the mini-batch, before run()
+    run_delay_seconds: float | None = None  # waiting for a core (Linux run-delay), if known
 
 
 def task_wire(task: Task) -> tuple[Any, ...]:

@@ -44,6 +44,7 @@ from mlpipe.runtime.results import (
 from mlpipe.runtime.source_paths import to_user_paths, user_traceback
 from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.runtime.tasks import Task, TaskResult
+from mlpipe.runtime.tuning.schedstat import thread_delay
 
 SHIM_DIR = str(Path(__file__).resolve().parent / "shim")
 DEFAULT_LOADER = "mlpipe.data:load_mini_batch"
@@ -313,7 +314,16 @@ class WorkerRuntime:
 
     # -- run ---------------------------------------------------------------------------
     def run_task(self, task: Task) -> TaskResult:
-        """Load the mini-batch, call run() and count the results; never raises."""
+        """Load the mini-batch, call run() and count the results; never raises. The result
+        says how long the attempt waited for a core (``run_delay_seconds``, Linux)."""
+        before = thread_delay()
+        result = self._attempt(task)
+        after = thread_delay() if before is not None else None
+        if before is None or after is None:
+            return result
+        return result._replace(run_delay_seconds=after - before)
+
+    def _attempt(self, task: Task) -> TaskResult:
         start_wall = time.time()
         start = time.perf_counter()
         cpu = time.process_time()

@@ -15,6 +15,7 @@ from mlpipe.schema.compute import (
     Resources,
     TensorFlowDistribution,
 )
+from mlpipe.schema.parallel import ParallelTask, RetrySettings
 from mlpipe.schema.pipeline import PipelineSettings, step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
@@ -162,6 +163,9 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
         inline = component is None
         kind = step_kind(node)
         check = _STEP_CHECKS.get(kind or "")
+        if isinstance(component, dict) and kind != "pipeline":
+            out.extend(dropped_component_extras(component, positions, path + ("component",),
+                                                _kind(component) or kind))
         if check is not None:
             out.extend(check(node, path, positions, inline, False))
             if isinstance(component, dict):
@@ -258,29 +262,38 @@ def unknown_settings(data: dict[str, Any], positions: PositionMap) -> list[Diagn
 _DISTRIBUTIONS = {"pytorch": PyTorchDistribution, "mpi": MpiDistribution,
                   "tensorflow": TensorFlowDistribution, "ray": RayDistribution}
 
+# The blocks of a component azure-ai-ml's component schema loads with whatever keys they have
+# and submits without the ones it does not know (its job and node schemas refuse those).
+_LENIENT_BLOCKS: dict[str, dict[str, Callable[[dict[str, Any]], Any]]] = {
+    "command": {"resources": lambda block: Resources,
+                "distribution": lambda block: _DISTRIBUTIONS.get(
+                    str(block.get("type", "")).lower())},
+    "parallel": {"resources": lambda block: Resources,
+                 "retry_settings": lambda block: RetrySettings,
+                 "task": lambda block: ParallelTask},
+}
 
-def dropped_component_extras(data: dict[str, Any], positions: PositionMap) -> list[Diagnostic]:
-    """Keys of a command component's ``distribution`` and ``resources`` that are not theirs,
-    taken out of ``data`` with a warning each: azure-ai-ml's component schema loads them and
-    leaves them out of what it submits (a job's schema refuses them), so they have no effect."""
+
+def dropped_component_extras(data: dict[str, Any], positions: PositionMap,
+                             prefix: KeyPath = (), kind: str | None = None) -> list[Diagnostic]:
+    """Keys of a component's lenient blocks (:data:`_LENIENT_BLOCKS`) that they do not have,
+    in a file or an inline ``component:`` mapping at ``prefix``, taken out of ``data`` with a
+    warning each: azure-ai-ml loads them and leaves them out of the job it submits, so they
+    have no effect in the cloud and none here. (Whole keys it drops are
+    ``submission.DROPPED_COMPONENT_KEYS``.)"""
     out: list[Diagnostic] = []
-    kind = data.get("type", "command")
-    if not isinstance(kind, str) or kind.lower() != "command":
-        return out
-    for key in ("distribution", "resources"):
+    kind = kind or _kind(data) or "command"
+    for key, model_of in _LENIENT_BLOCKS.get(kind, {}).items():
         block = data.get(key)
         if not isinstance(block, dict):
             continue
-        if key == "resources":
-            model: Any = Resources
-        else:
-            model = _DISTRIBUTIONS.get(str(block.get("type", "")).lower())
+        model = model_of(block)
         if model is None:
             continue
         known = [field.alias or name for name, field in model.model_fields.items()]
         extras = [k for k in block if isinstance(k, str) and k not in known]
         for extra in extras:
-            path = (key, extra)
+            path = prefix + (key, extra)
             out.append(Diagnostic(
                 f"unknown key '{extra}' in a component's {key}: azure-ai-ml loads it and leaves "
                 "it out of the job it submits, so it has no effect",

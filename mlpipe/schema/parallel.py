@@ -95,6 +95,9 @@ class ParallelComponent(ComponentBase, ParallelSettings):
     environment_variables: dict[str, Text] | None = Field(
         None, description="Not applied: azure-ai-ml drops a component's environment_variables "
         "(set them on the step).")
+    additional_includes: list[Text] | None = Field(
+        None, description="Not applied: azure-ai-ml takes additional_includes only in command and "
+        "Spark components and drops a parallel component's (put the files in task.code).")
 
 
 class ParallelNode(NodeBase, ParallelSettings):

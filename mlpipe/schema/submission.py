@@ -95,6 +95,8 @@ DROPPED_COMPONENT_KEYS: tuple[Dropped, ...] = (
             "the step: jobs.<step>.environment_variables in the pipeline YAML, or "
             "node.environment_variables = {...} in code"),
     Dropped(("task", "args"), ("parallel",), "task.program_arguments", applied=True),
+    # only command and Spark components merge them into the code they upload
+    Dropped(("additional_includes",), ("parallel",), "task.code"),
 )
 
 

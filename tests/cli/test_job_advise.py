@@ -35,6 +35,15 @@ def test_advise_a_recorded_job(tmp_path: Path) -> None:
     assert list(data) == ["job", "steps"] and data["job"] == "mixed"
     step = data["steps"]["score"]
     assert step["cloud"]["instance_count"] == 3 and step["predicted_wall_s"] > 0
+    assert step["low_s"] <= step["predicted_wall_s"] <= step["high_s"]
+    local = run_cli("job", "advise", "mixed", "--runs-dir", str(runs), "-o", "json", "--set",
+                    "jobs.score.max_concurrency_per_instance=4")
+    here = json.loads(local.stdout)["steps"]["score"]
+    assert "cloud" not in here and "recommendations" not in here  # a local what-if
+    assert here["settings"]["max_concurrency_per_instance"] == 4
+    assert here["memory"]["workers"] == 4 and not here["memory"]["over_limit"]
+    assert here["failures"]["items_lost"] >= here["failures"]["mini_batches"] > 0
+    assert here["quiet_wall_s"] <= here["measured_wall_s"]
     job_result = (Path(ran.step("score")["logs_dir"]) / "job_result.txt").read_text()
     assert "Tuning (measured in this run; mlpipe job advise mixed predicts" in job_result
 

@@ -197,6 +197,35 @@ VALID = {
         {"comp.yml": "type: command\nname: d\ncommand: echo\n" + COMMAND_ENV
          + "distribution: {type: pytorch, process_count_per_instance: 2, added_property: 7}\n"
          "resources: {instance_count: 2, added_property: 7}\n"}, "command component"),
+    # the same extras in an inline component, and a parallel component's resources,
+    # retry_settings and task extras: loaded and left out of the submitted job alike
+    "inline component distribution and resources with extra keys": ({"pipe.yml": """\
+        type: pipeline
+        settings: {default_compute: azureml:cpu}
+        jobs:
+          a:
+            component:
+              type: command
+              command: echo hi
+              environment: azureml:env:1
+              distribution: {type: mpi, process_count_per_instance: 2, added_property: 7}
+              resources: {instance_count: 2, added_property: 7}
+        """}, "pipeline job"),
+    "parallel component blocks with extra keys": ({"comp.yml": """\
+        type: parallel
+        name: p
+        inputs: {d: {type: uri_folder}}
+        input_data: ${{inputs.d}}
+        mini_batch_size: "1"
+        resources: {instance_count: 2, added_property: 7}
+        retry_settings: {max_retries: 2, added_property: 7}
+        task:
+          type: run_function
+          code: ./src
+          entry_script: train.py
+          environment: azureml:env:1
+          added_property: 7
+        """}, "parallel component"),
     # additional_includes that exist; a .zip built from the folder of its name
     # (components/component_with_additional_includes/helloworld_additional_includes.yml)
     "additional includes": ({"comp.yml": "type: command\nname: inc\ncommand: echo\n"

@@ -56,6 +56,7 @@ def trial_step(sweep: SweepStep, number: int, params: dict[str, Any]) -> Command
         inputs=freeze(inputs), outputs=freeze(outputs),
         environment_variables=sweep.environment_variables,
         environment=sweep.environment, code_dir=sweep.code_dir, compute=sweep.compute,
+        additional_includes=sweep.additional_includes,
         stand_ins=sweep.stand_ins, command=values.command(sweep.trial_command),
         distribution=sweep.distribution)
 

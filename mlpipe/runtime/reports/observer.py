@@ -119,6 +119,7 @@ class StepReports(StepObserver):
         self.counters.scheduled = count
         self.counters.listing_done = done
         if first:
+            self.tally.first_listed()
             self.logger.info("The first mini-batch is scheduled.")
         if finished:
             self.logger.info("Scheduling finished: %s.", plural(count, "mini-batch"))
@@ -235,6 +236,7 @@ class StepReports(StepObserver):
     def _start_run(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         """Add this run to ``runs.json`` (a resumed step keeps its earlier runs)."""
         self.tally = ProfileTally()
+        self.tally.run_started(at.timestamp())
         self._runs = read_runs(self.paths) if self.resume else []
         self._runs.append(RunEntry(started=at.timestamp(), settings=run_settings(step, workers)))
         with naming(self.paths.runs):
@@ -247,8 +249,9 @@ class StepReports(StepObserver):
         since = self._lost_at.pop((worker.node, worker.process), None) \
             if event == "replaced" else None
         began = since if since is not None else self._runs[-1].started
-        key = f"{worker.node}/{worker.process}"
-        self._runs[-1].startup_seconds.setdefault(key, round(max(time.time() - began, 0.0), 6))
+        key, now = f"{worker.node}/{worker.process}", time.time()
+        self._runs[-1].startup_seconds.setdefault(key, round(max(now - began, 0.0), 6))
+        self.tally.worker_ready(key, worker.pid, now)
 
     def _end_run(self, summary: StepSummary, ended: datetime) -> None:
         if not self._runs:
@@ -257,6 +260,7 @@ class StepReports(StepObserver):
         run.ended = ended.timestamp()
         run.status = summary.status
         run.reused = summary.mini_batches_reused
+        self.tally.run_ended()
         run.tally = self.tally.as_json()
         run.errors = [group.as_json() for group in self.errors.top(len(self.errors.groups))]
         run.counts = {"mini_batches": summary.mini_batches_total or self.counters.scheduled,

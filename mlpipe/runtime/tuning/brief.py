@@ -19,6 +19,7 @@ from mlpipe.runtime.tuning.profile import StepProfile
 from mlpipe.wording import plural
 
 OVERHEAD_ADVICE_SHARE = 0.5
+WAITED_SHARE = 0.05  # attempts' run-delay from this share of their time is said
 
 
 def job_name(step: ParallelStep) -> str:
@@ -59,8 +60,11 @@ def advice_lines(profile: StepProfile | None, job: str) -> list[str]:
              f"{ms(p.result_per_attempt)}) and {ms(p.run_per_attempt)} in run(): overhead is "
              f"{p.overhead_share:.0%} of worker time",
              f"  run(): {ms(p.time_per_item)} per item; CPU-bound {p.cpu_share:.0%} of attempt "
-             f"time; worker start-up {seconds(p.startup_per_worker)}; utilisation "
-             f"{p.utilisation:.0%}"]
+             f"time (less its waiting for a core); worker start-up "
+             f"{seconds(p.startup_per_worker)}; utilisation {p.utilisation:.0%}"]
+    if p.run_delay_share >= WAITED_SHARE:
+        lines.append(f"  attempts waited for a core {p.run_delay_share:.0%} of their time (more "
+                     "workers than cores, or other processes: mlpipe job advise takes it off)")
     overhead = overhead_advice(p)
     if overhead:
         lines.append(f"  advice: {overhead}")

@@ -12,12 +12,14 @@ from __future__ import annotations
 import csv
 import math
 import statistics
+import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from functools import reduce
 from operator import add, attrgetter
 from typing import Any
 
+from mlpipe.runtime.concurrency import START_BARRIER_SECONDS
 from mlpipe.runtime.records import AttemptRecord
 from mlpipe.runtime.step_logs import (
     AttemptTable,
@@ -27,12 +29,15 @@ from mlpipe.runtime.step_logs import (
     read_runs,
     split_by_run,
 )
+from mlpipe.runtime.tuning.schedstat import Usage, load_average, process_age, process_usage
 
 HISTOGRAM_STEPS = 4  # buckets per doubling of a duration
 _TOTAL, _SIZE, _ELAPSED, _RUN, _LOAD, _CPU = map(attrgetter, (
     "total", "size_bytes", "elapsed_seconds", "run_method_seconds", "load_seconds",
     "process_seconds"))  # columns of a batch of attempts
 MACHINE = "machine"  # the machine's row in samples.csv
+SNAPSHOT_SECONDS = 0.25  # the driver's CPU and run-delay read at most this often
+MACHINE_FIELDS = ("startup", "machine_load", "driver", "listing_lost", "tail_lost")
 
 
 def bucket_of(seconds: float) -> int:
@@ -75,7 +80,22 @@ class ProfileTally:
     first_start: float | None = None
     last_end: float = 0.0
     tabular: bool = False  # the mini-batches are table rows (mini_batch_size counts bytes)
+    # waiting for a core (Linux run-delay): the attempts' sum, and the elapsed it is part of
+    delay: float = 0.0
+    delay_elapsed: float = 0.0
+    # per worker ("node/process"): attempts, elapsed, CPU and run-delay seconds
+    per_worker: dict[str, list[float]] = field(default_factory=dict)
+    # per worker started: process start and ready (seconds from the run's start), then the
+    # CPU and run-delay seconds its start-up took (imports, init())
+    startup: dict[str, list[float]] = field(default_factory=dict)
+    machine_load: list[float] = field(default_factory=list)  # 1-minute load: start, end
+    driver: list[float] = field(default_factory=list)  # the driver's CPU, run-delay seconds
+    # of the driver listing the first mini-batches (the workers up to the first attempt) and
+    # of the tail (the last attempt to the end): the seconds it lost waiting for a core
+    listing_lost: float = 0.0
+    tail_lost: float = 0.0
     _worker_end: dict[str, float] = field(default_factory=dict, repr=False)
+    _marks: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def add(self, record: AttemptRecord, epoch: float | None = None) -> None:
         """Add ``record`` (``epoch``: its start time's ``timestamp()``, when known)."""
@@ -108,10 +128,21 @@ class ProfileTally:
         for index in map(bucket_of, elapsed):
             histogram[index] = histogram.get(index, 0) + 1
         worker, key = None, ""
+        per_worker = self.per_worker
+        sums: list[float] = []
         for record, start, end in zip(records, epochs, ends, strict=True):
             if record.worker is not worker:
                 worker = record.worker
                 key = f"{worker.node}/{worker.process}"
+                sums = per_worker.setdefault(key, [0, 0.0, 0.0, 0.0])
+            waited = record.run_delay_seconds
+            sums[0] += 1
+            sums[1] += record.elapsed_seconds
+            sums[2] += record.process_seconds
+            if waited is not None:
+                sums[3] += waited
+                self.delay += waited
+                self.delay_elapsed += record.elapsed_seconds
             previous = worker_end.get(key)
             if previous is not None and start >= previous:
                 gap = start - previous
@@ -130,10 +161,65 @@ class ProfileTally:
                 self.retried_attempts += 1
             if record.status == "Timeout":
                 self.timeouts += 1
+        marks = self._marks
+        now = time.monotonic()
+        if now - marks.get("seen", (0.0, None))[0] >= SNAPSHOT_SECONDS:
+            marks["seen"] = (now, process_usage())  # the driver's, for the tail
+
+    # -- the run's machine: start-ups, the driver, the load ------------------------------
+    def run_started(self, at: float) -> None:
+        """The run starts (``at``: its ``time.time()``): the machine's load, the driver's
+        CPU and run-delay so far."""
+        self._marks.update(started=at, driver=process_usage())
+        load = load_average()
+        self.machine_load = [] if load is None else [round(load, 2)]
+
+    def worker_ready(self, key: str, pid: int | None, now: float) -> None:
+        """Worker ``key`` (process ``pid``) finished init() at ``now``: when its process
+        started, and the CPU and run-delay its start-up took."""
+        started = self._marks.get("started")
+        if "listed" not in self._marks:  # the driver lists the first mini-batches from here
+            self._marks["ready"] = (time.monotonic(), process_usage())
+        if pid is None or started is None or key in self.startup:
+            return
+        age, usage = process_age(pid), process_usage(pid)
+        if age is None or usage is None or now - age < started - 1.0:
+            return  # not a process of this run (a Dask worker started earlier)
+        self.startup[key] = [round(max(now - age - started, 0.0), 4),
+                             round(now - started, 4), round(usage.cpu, 4),
+                             round(usage.delay, 4)]
+
+    def first_listed(self) -> None:
+        """The driver listed its first mini-batches (once the workers were up): what it
+        lost waiting for a core since the last worker was ready."""
+        if "listed" not in self._marks:
+            self._marks["listed"] = True
+            self.listing_lost = _lost(self._marks.get("ready"),
+                                      (time.monotonic(), process_usage()))
+
+    def run_ended(self) -> None:
+        """The run ended: the load now, the driver's CPU and run-delay over the run, and its
+        run-delay after the last attempt."""
+        load = load_average()
+        if self.machine_load and load is not None:
+            self.machine_load.append(round(load, 2))
+        before, now = self._marks.get("driver"), process_usage()
+        if before is not None and now is not None:
+            self.driver = [round(now.cpu - before.cpu, 4), round(now.delay - before.delay, 4)]
+        self.tail_lost = _lost(self._marks.get("seen"), (time.monotonic(), now))
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("_worker_end")
+        data.pop("_marks")
+        return data
+
+    def attempt_sums(self) -> dict[str, Any]:
+        """:meth:`as_json` without what the machine measured beside the attempts (the
+        workers' start-ups, the load, the driver): the figures the attempts alone give."""
+        data = self.as_json()
+        for name in MACHINE_FIELDS:
+            data.pop(name)
         return data
 
     @classmethod
@@ -178,6 +264,21 @@ class ProfileTally:
         tally.last_end = float(attempts.end.max())
         tally.tabular = '"mltable"' in str(attempts.detail[0].as_py())
         return tally
+
+
+def _lost(since: tuple[float, Usage | None] | None,
+          until: tuple[float, Usage | None]) -> float:
+    """Of the time between two of the driver's ``(time.monotonic(), usage)`` marks, the
+    seconds it lost waiting for a core: its run-delay, or, when its threads were runnable
+    together longer than the time itself, that time at their pace (CPU / (CPU + delay))."""
+    if since is None or since[1] is None or until[1] is None:
+        return 0.0
+    seconds = max(until[0] - since[0], 0.0)
+    cpu, delay = until[1].cpu - since[1].cpu, until[1].delay - since[1].delay
+    wanted = cpu + delay
+    if delay <= 0 or wanted <= 0:
+        return 0.0
+    return round(min(delay * min(1.0, seconds / wanted), seconds), 4)
 
 
 def _histogram(seconds: Any) -> dict[int, int]:
@@ -318,8 +419,114 @@ class StepProfile:
 
     @property
     def cpu_share(self) -> float:
-        """CPU seconds / elapsed seconds of the attempts: 1 = CPU-bound, 0 = waiting."""
-        return min(self.tally.cpu / self.tally.elapsed, 1.0) if self.tally.elapsed > 0 else 0.0
+        """CPU seconds / the attempts' seconds on a core or waiting for I/O (their elapsed
+        less their run-delay, the time they waited for a core): 1 = CPU-bound, 0 = waiting;
+        the same on a busy machine as on a quiet one."""
+        t = self.tally
+        own = t.elapsed * (1.0 - self.run_delay_share)
+        return min(t.cpu / own, 1.0) if own > 0 else 0.0
+
+    @property
+    def run_delay_share(self) -> float:
+        """Of the attempts' elapsed seconds, the share spent waiting for a core (0 when the
+        scheduler's figures are not known)."""
+        t = self.tally
+        return min(t.delay / t.delay_elapsed, 1.0) if t.delay_elapsed > 0 else 0.0
+
+    @property
+    def driver_cores(self) -> float:
+        """The cores the driver kept busy while the step ran."""
+        driver = self.tally.driver
+        return min(driver[0] / self.wall, 1.0) if driver and self.wall > 0 else 0.0
+
+    def external_delay(self) -> dict[str, tuple[float, float]]:
+        """Per worker, the run-delay other processes caused its start-up and its attempts:
+        their time waiting for a core beyond what the step's own processes sharing the
+        cores explain (each attempt is slowed ``workers x CPU share / cores`` once that is
+        above 1, each start-up's CPU ``workers / cores``)."""
+        t = self.tally
+        cores = max(float(self.settings.get("cores") or 1) - self.driver_cores, 0.05)
+        crowd = max(1.0, len(t.per_worker) * self.cpu_share / cores)
+        starting = max(1.0, len(t.startup) / cores)
+        out = {}
+        for key, (_attempts, elapsed, _cpu, delay) in t.per_worker.items():
+            attempts = max(delay - max(elapsed - delay, 0.0) * (crowd - 1.0), 0.0)
+            start = t.startup.get(key)
+            startup = max(start[3] - start[2] * (starting - 1.0), 0.0) if start else 0.0
+            out[key] = (startup, attempts)
+        return out
+
+    def quiet_starts(self) -> dict[str, tuple[float, float, float]]:
+        """Per worker started, as on a quiet machine: when its process started (the driver
+        spawning at its pace without the load), its start-up's CPU seconds, and its waiting
+        (``init()`` reading a model, sleeping). The waiting is what stays of ready - start -
+        CPU - run-delay once the driver's lateness in noticing a ready worker under load is
+        taken off: beyond the least any worker waited, only the driver's pace's share."""
+        t, pace = self.tally, self.driver_pace
+        if not t.startup:
+            return {}
+        waits = {key: max(ready - at - cpu - delay, 0.0)
+                 for key, (at, ready, cpu, delay) in t.startup.items()}
+        least = min(waits.values())
+        return {key: (at * pace, cpu, least + (waits[key] - least) * pace)
+                for key, (at, _ready, cpu, _delay) in t.startup.items()}
+
+    @property
+    def quiet_wall(self) -> float:
+        """The wall time this run would have taken without other processes on the machine
+        (the wall itself when not measured): the lead-in of its workers' quiet start-ups
+        (sharing the cores when they outnumber them) and the driver's listing at its pace
+        without the load, the attempts' span at the pace of the workers' time less the
+        run-delay other processes caused (the gaps between a worker's attempts, waiting for
+        the driver, at the driver's), and the tail less what the driver lost waiting for a
+        core."""
+        delays = self.external_delay()
+        t = self.tally
+        if not delays or t.first_start is None:
+            return self.wall
+        starts = self.quiet_starts()
+        if starts:
+            cores = max(float(self.settings.get("cores") or 1), 1.0)
+            starting = max(1.0, len(starts) / cores)
+            ready = [at + cpu * starting + wait for at, cpu, wait in starts.values()]
+            lead_in = min(max(ready), min(ready) + START_BARRIER_SECONDS) + self.listing
+        else:
+            lead_in = self.lead_in * self.driver_pace
+        elapsed = sum(sums[1] for sums in t.per_worker.values())
+        caused = sum(attempts for _startup, attempts in delays.values())
+        pace = (elapsed - caused) / elapsed if elapsed > 0 else 1.0
+        handing = t.gaps / len(delays)  # a worker's time between its attempts: the driver's
+        span = max(t.last_end - t.first_start - handing, 0.0) * pace \
+            + handing * self.driver_pace
+        return min(lead_in + span + max(self.tail - t.tail_lost, 0.0), self.wall)
+
+    @property
+    def driver_pace(self) -> float:
+        """Of the driver's time wanting a core, the share it had one (1: a quiet machine)."""
+        driver = self.tally.driver
+        wanted = driver[0] + driver[1] if driver else 0.0
+        return driver[0] / wanted if wanted > 0 else 1.0
+
+    @property
+    def barrier(self) -> float:
+        """When the driver could hand out the first mini-batch (from the run's start): all
+        workers ready, or ``START_BARRIER_SECONDS`` after the first one."""
+        ready = list(self.startup_seconds.values())
+        return min(max(ready), min(ready) + START_BARRIER_SECONDS) if ready else 0.0
+
+    @property
+    def listing(self) -> float:
+        """From :attr:`barrier` to the first attempt less what the driver lost waiting for
+        a core meanwhile: the driver listing the first mini-batches, as on a quiet machine."""
+        return max(self.lead_in - self.barrier - self.tally.listing_lost, 0.0)
+
+    @property
+    def contention(self) -> float:
+        """Of the attempts' elapsed seconds, the share other processes kept them waiting
+        for a core (0: a quiet machine, or not measured)."""
+        elapsed = sum(sums[1] for sums in self.tally.per_worker.values())
+        caused = sum(attempts for _startup, attempts in self.external_delay().values())
+        return min(caused / elapsed, 1.0) if elapsed > 0 else 0.0
 
     @property
     def memory_per_worker_mb(self) -> float:
@@ -337,6 +544,11 @@ class StepProfile:
         """Busy seconds / (wall x workers), 0-1."""
         whole = self.wall * self.workers
         return min(self.tally.elapsed / whole, 1.0) if whole > 0 else 0.0
+
+    @property
+    def machine_load(self) -> list[float]:
+        """The machine's 1-minute load average at the run's start and end (when known)."""
+        return list(self.tally.machine_load)
 
 
 def read_profile(logs: StepLogs, run_index: int = -1, *,

@@ -87,7 +87,7 @@ def test_batches_of_attempts_give_the_files_and_figures_of_one_by_one(tmp_path: 
                                        .decode())))
     assert len(rows) == len(records) + 1 and rows[1][0] == 'mb,0 "é"'
     assert any(MESSAGE in row for row in rows)
-    assert many.tally.as_json() == one.tally.as_json()
+    assert many.tally.attempt_sums() == one.tally.attempt_sums()  # not the driver's timing
     assert replace(many.counters, started=0) == replace(one.counters, started=0)
     assert many.workers.by_process == one.workers.by_process
     timeline_one, timeline_many = one.timeline, many.timeline
