@@ -44,7 +44,9 @@ class StepOutputRef:
 @dataclass(frozen=True)
 class CloudLocation:
     """A blob or blob folder a step reads or a step's output is uploaded to, resolved by the
-    compiler through a registered datastore (or an ``mlpipe.toml`` ``[datastores]`` entry).
+    compiler through a registered datastore (or an ``mlpipe.toml`` ``[datastores]`` entry),
+    or (``public``) an account's container that no datastore names, read anonymously as
+    Azure reads a public container.
 
     It names where the secret is (an environment variable, or the runs folder's credentials
     file) but never holds one: plans are printed and recorded. ``path`` is the blob name
@@ -59,6 +61,7 @@ class CloudLocation:
     datastore: str | None = None
     secret_env: tuple[str, str] | None = None  # (account_key | sas_token, VARIABLE)
     credentials_file: str | None = None  # holds the datastore's registered secret
+    public: bool = False  # no datastore: read without a credential (checked before the job)
 
     @property
     def where(self) -> str:

@@ -77,6 +77,20 @@ def test_version_strings_scripts_print_resolve(azure_absent: None) -> None:
     assert proc.stdout.split() == ["1.35.2+mlpipe.local"] * 2 + ["1.0.0+mlpipe.local"]
 
 
+def test_dataset_factories_are_dataset_file_and_tabular(azure_absent: None) -> None:
+    """AutoML and many-models notebooks import azureml's factory classes by name
+    (``from azureml.data.dataset_factory import TabularDatasetFactory``): they are the
+    mirror's ``Dataset.Tabular`` / ``Dataset.File``, as in azureml."""
+    proc = _python("import mlpipe\n"
+                   "from azureml.core import Dataset\n"
+                   "from azureml.data.dataset_factory import FileDatasetFactory, "
+                   "TabularDatasetFactory\n"
+                   "print(TabularDatasetFactory is Dataset.Tabular, FileDatasetFactory is "
+                   "Dataset.File)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]
+
+
 def test_a_real_package_is_left_alone_unless_forced(tmp_path: Path) -> None:
     fake = tmp_path / "site" / "azureml" / "core"
     fake.mkdir(parents=True)

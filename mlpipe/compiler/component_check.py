@@ -12,7 +12,7 @@ from mlpipe.compiler.flatten import SubScope
 from mlpipe.compiler.pipeline import sort_diagnostics
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, build_step
-from mlpipe.compiler.values import coerce_literal
+from mlpipe.compiler.values import RANGE_RULE, coerce_literal, default_out_of_range
 from mlpipe.diagnostics import Diagnostic
 from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type
 from mlpipe.plan import PlanInput, PlanOutput
@@ -91,9 +91,15 @@ def _placeholder_inputs(doc: Doc, reporter: Reporter,
         if default is INVALID:  # reported by the schema layer
             inputs[str(name)] = PlanInput(str(name), type_, optional=optional)
         elif default is not None and not is_data_type(type_):
-            value, problem = coerce_literal(default, decl)
+            value, problem = coerce_literal(default, decl, bounds=False)
             if problem:
                 reporter.error(doc, ("inputs", name, "default"), problem, code="type")
+            elif (outside := default_out_of_range(decl, value)) is not None:
+                # azure-ai-ml loads it; only a step that leaves the input unset fails
+                reporter.warn(doc, ("inputs", name, "default"),
+                              f"{outside}: a step that leaves '{name}' unset runs with it, and "
+                              f"{RANGE_RULE}", code="default-range",
+                              hint="fix the default or the range")
             inputs[str(name)] = PlanInput(str(name), type_, value=value, optional=optional)
         elif is_data_type(type_) and not optional:
             inputs[str(name)] = PlanInput(str(name), type_, path=f"<{name}>")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import AssetMap, cloud_location, is_remote
+from mlpipe.compiler.assets import AssetMap, cloud_location, is_remote, web_url_hint
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
 from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
@@ -23,7 +23,9 @@ from mlpipe.compiler.scope import Node
 from mlpipe.compiler.values import (
     INPUT_MODE_ALIASES,
     OUTPUT_MODE_ALIASES,
+    RANGE_RULE,
     coerce_literal,
+    default_out_of_range,
     literal_type,
     mode_of,
     remote_kind,
@@ -177,7 +179,7 @@ class IOResolver:
         if template and node.name not in self.place.given_steps:
             # a registered datastore's output is written here, then uploaded
             cloud, _ = cloud_location(filled_template(self.place, node.name, name, template),
-                                      self.assets)
+                                      self.assets, anonymous=False)
             if cloud is not None and type_ == "uri_file" and cloud.uri.endswith("/"):
                 cloud = dataclasses.replace(cloud, path=f"{cloud.path}/{Path(written).name}"
                                             .lstrip("/"))
@@ -255,9 +257,14 @@ class IOResolver:
             if is_data_type(type_) and isinstance(decl["default"], str):
                 return self._data(name, type_, decl.get("mode"), decl["default"], comp,
                                   ("inputs", name, "default"), node.name, optional)
-            value, problem = coerce_literal(decl["default"], decl)
+            value, problem = coerce_literal(decl["default"], decl, bounds=False)
             if problem:
                 self.reporter.error(comp, ("inputs", name, "default"), problem, code="type")
+            elif (outside := default_out_of_range(decl, value)) is not None:
+                self.reporter.error(comp, ("inputs", name, "default"),
+                                    f"{outside}: step '{node.name}' leaves '{name}' unset, so it "
+                                    f"would run with it, and {RANGE_RULE}", code="default-range",
+                                    hint=f"set jobs.{node.name}.inputs.{name}, or fix the default")
             return PlanInput(name, type_, value=value, optional=optional,
                              location=comp.locate(("inputs", name)))
         if not optional and not node.is_opaque and name not in node.search_space():
@@ -417,7 +424,8 @@ class IOResolver:
                                                                                cloud),
                                  optional=optional, location=loc, cloud=cloud)
             self.remote.setdefault(step, []).append(
-                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc, hint)
+                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc,
+                            hint or web_url_hint(remote))
             )
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
         if type_ == "mltable" and local is not None and not is_remote(raw) \

@@ -26,10 +26,12 @@ def literal_type(value: Any) -> str:
     return "string"
 
 
-def coerce_literal(value: Any, decl: dict[str, Any] | None) -> tuple[Any, str | None]:
+def coerce_literal(value: Any, decl: dict[str, Any] | None,
+                   bounds: bool = True) -> tuple[Any, str | None]:
     """``value`` converted to the declared type, or an error message.
 
-    ``decl`` is a component input declaration (``type``, ``min``, ``max``, ``enum``).
+    ``decl`` is a component input declaration (``type``, ``min``, ``max``, ``enum``); without
+    ``bounds`` only the type is checked (a default: :func:`out_of_range` says the rest).
     """
     if not isinstance(decl, dict):
         return value, None
@@ -50,7 +52,7 @@ def coerce_literal(value: Any, decl: dict[str, Any] | None) -> tuple[Any, str | 
                                f"{describe_value(value)}", code="type")
     except SettingError as exc:
         return value, exc.message
-    return value, _check_bounds(value, decl)
+    return value, out_of_range(value, decl) if bounds else None
 
 
 def _to_bool(value: Any) -> bool:
@@ -62,7 +64,23 @@ def _to_bool(value: Any) -> bool:
                        code="type")
 
 
-def _check_bounds(value: Any, decl: dict[str, Any]) -> str | None:
+# the documented service rule a default outside its own range runs into
+# (azure-ai-ml's ``Input``: min/max "If a value larger than the maximum is passed to a job, the
+# job execution will fail"; the component reference: enum is "the list of allowed values")
+RANGE_RULE = ("Azure ML fails a job whose input value is outside the input's min, max or enum, "
+              "and azure-ai-ml does not check it offline")
+
+
+def default_out_of_range(decl: dict[str, Any], value: Any) -> str | None:
+    """Why a literal input's ``default`` (``value``, of the declared type) is not one the input
+    itself allows (``default must be <= 8, got 10``), or ``None``."""
+    problem = out_of_range(value, decl)
+    return f"default {problem}" if problem else None
+
+
+def out_of_range(value: Any, decl: dict[str, Any]) -> str | None:
+    """Why ``value`` (of the declared type) is not one the input allows: outside its ``enum``,
+    ``min`` or ``max``; ``None`` when it is."""
     enum = decl.get("enum")
     if isinstance(enum, list) and enum and str(value) not in [str(e) for e in enum]:
         return f"must be one of {', '.join(str(e) for e in enum)}, got {value!r}"
@@ -103,9 +121,12 @@ __all__ = [
     "DEFAULT_DATASTORE",
     "INPUT_MODE_ALIASES",
     "OUTPUT_MODE_ALIASES",
+    "RANGE_RULE",
     "coerce_literal",
+    "default_out_of_range",
     "literal_type",
     "mode_of",
+    "out_of_range",
     "remote_kind",
     "resolve_data_path",
 ]

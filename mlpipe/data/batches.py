@@ -12,7 +12,7 @@ from typing import Any, Literal
 import mlpipe.data.sizes as sizes
 from mlpipe.data.cloud import streams
 from mlpipe.data.errors import DataError
-from mlpipe.data.listing import iter_files
+from mlpipe.data.listing import SORT_LIMIT, iter_files
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
 from mlpipe.data.payloads import Segment, TablePayload, TableSource
@@ -216,7 +216,7 @@ def _blob_batches(major: PlanInput, per_batch: int, *, sort: bool = True
     """Mini-batches of a streamed cloud input: blob names, read on the worker; ids and
     details are those of the same files on disk in the input's local folder."""
     from mlpipe.data.cloud.access import access_for  # noqa: PLC0415 - azure on demand
-    from mlpipe.data.cloud.blobs import SORT_LIMIT, iter_blobs  # noqa: PLC0415
+    from mlpipe.data.cloud.blobs import iter_blobs  # noqa: PLC0415
     from mlpipe.data.cloud.reader import BlobFiles, BlobSource  # noqa: PLC0415
 
     assert major.cloud is not None and major.path is not None
@@ -228,8 +228,7 @@ def _blob_batches(major: PlanInput, per_batch: int, *, sort: bool = True
     else:
         source = BlobSource(access, location.container, location.path, major.path)
         entries = ((e.name, e.size) for e in iter_blobs(
-            access, location.container, location.path,
-            sort_limit=SORT_LIMIT if sort else 1))
+            access, location.container, location.path, sort_limit=SORT_LIMIT if sort else 1))
     root = os.path.join(source.root, "")
     names: list[str] = []
     size = index = 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from typing import Any
 
 MMAP_THRESHOLD = 128 * 1024  # glibc's default, made fixed
 _M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
@@ -33,9 +34,15 @@ def keep_heap_small() -> None:
         except (ValueError, OSError, AttributeError):  # not glibc, or no such confstr name
             pass
     pyarrow = sys.modules.get("pyarrow")
-    if "arrow" not in _done and pyarrow is not None:
+    if "arrow" not in _done and pyarrow is not None and not _initializing(pyarrow):
         _done.add("arrow")
         pyarrow.set_memory_pool(pyarrow.system_memory_pool())
+
+
+def _initializing(module: Any) -> bool:
+    """Whether another thread is still importing ``module`` (it is in ``sys.modules`` from
+    the start of its import: a Dask client's thread may be importing pyarrow right now)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 __all__ = ["MMAP_THRESHOLD", "keep_heap_small"]

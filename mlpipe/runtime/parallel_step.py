@@ -91,7 +91,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         # its blobs are read into: a worker reads the account, not that folder)
         inputs=tuple((name, value.path) for name, value in step.inputs.items()
                      if value.is_data and value.path is not None
-                     and getattr(value, "cloud", None) is None),
+                     and value.cloud is None),
     )
     target = None
     if step.append_row_to:

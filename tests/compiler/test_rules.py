@@ -307,6 +307,34 @@ def test_literal_must_be_in_the_enum(project: Path, tmp_path: Path) -> None:
     assert compile_result(good, tmp_path).errors == []
 
 
+@pytest.mark.parametrize("field, default, message", [
+    ("batch", "11", "default must be <= 10, got 11"),
+    ("batch", "0", "default must be >= 1, got 0"),
+    ("colour", "green", "default must be one of red, blue, got 'green'"),
+])
+def test_a_default_outside_its_own_range(project: Path, tmp_path: Path, field: str,
+                                         default: str, message: str) -> None:
+    """azure-ai-ml loads a component whose default is outside its min/max/enum (its test config
+    components/input_types_component.yml) and checks no value offline; the job then fails in
+    the service. The component file is valid with a warning; a step that leaves the input unset
+    (so runs with that default) is an error naming the step; a step that sets it is fine."""
+    old = {"batch": "default: 3", "colour": "default: red"}[field]
+    comp = write(project, "comp.yml", COMPONENT.replace(old, f"default: {default}"))
+    alone = validate_component(comp)
+    assert [d.format() for d in alone if d.severity == "error"] == []
+    [warned] = [d for d in alone if d.code == "default-range"]
+    assert warned.severity == "warning"
+    assert warned.key_path == f"inputs.{field}.default" and message in warned.message
+    assert warned.location.line == line_of(comp, f"default: {default}")
+    unset = pipeline(project, NODE)
+    err = only_error(compile_result(unset, tmp_path), message)
+    assert err.code == "default-range" and "step 'score' leaves" in err.message
+    assert err.hint == f"set jobs.score.inputs.{field}, or fix the default"
+    given = {"batch": "5", "colour": "blue"}[field]
+    good = pipeline(project, NODE + f"      {field}: {given}\n", name="good.yml")
+    assert compile_result(good, tmp_path).errors == []
+
+
 def test_required_component_input_must_be_given(project: Path, tmp_path: Path) -> None:
     write(project, "comp.yml", COMPONENT)
     bad = pipeline(project, NODE.split("    inputs:")[0])

@@ -78,6 +78,15 @@ class BlobReader:
 
 _readers: dict[StorageAccess, BlobReader] = {}
 _held: list[str] = []  # the files of this process's last streamed mini-batch
+_root: list[str | None] = [None]  # where this process reads blobs (None: the input's folder)
+
+
+def read_into(folder: str | None) -> str | None:
+    """Read this process's streamed blobs below ``folder`` from now on (a worker that does
+    not see the run folder: a Dask worker on another machine reads them into a scratch
+    folder of its own), or in the input's own folder again (``None``); the folder before."""
+    before, _root[0] = _root[0], folder
+    return before
 
 
 def reader_for(access: StorageAccess) -> BlobReader:
@@ -90,11 +99,11 @@ def reader_for(access: StorageAccess) -> BlobReader:
 
 def load_blob_files(payload: BlobFiles, into: str | None = None) -> list[str]:
     """Read a streamed mini-batch's blobs to their local paths (below ``into`` when given,
-    else the input's folder; the previous mini-batch's files of this process are removed
-    first) and return the paths."""
+    else below this process's :func:`read_into` folder, else the input's folder; the
+    previous mini-batch's files of this process are removed first) and return the paths."""
     release()
     source = payload.source
-    paths = payload.paths(into)
+    paths = payload.paths(into or _root[0])
     try:
         reader_for(source.access).fetch(source.container,
                                         [join(source.prefix, n) for n in payload.names], paths)
@@ -121,4 +130,5 @@ def release() -> None:
             os.unlink(_held.pop())
 
 
-__all__ = ["BlobFiles", "BlobReader", "BlobSource", "load_blob_files", "reader_for", "release"]
+__all__ = ["BlobFiles", "BlobReader", "BlobSource", "load_blob_files", "read_into", "reader_for",
+           "release"]

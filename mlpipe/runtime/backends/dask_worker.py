@@ -47,6 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from mlpipe.data.cloud.reader import read_into
 from mlpipe.frozen import freeze
 from mlpipe.runtime.backends.dask_code import cached_code, unpack_code
 from mlpipe.runtime.backends.dask_transfer import Outbox, Shipment
@@ -193,6 +194,20 @@ def transfer_roots(config: WorkerConfig) -> dict[str, str]:
             **{f"out{index}": folder for index, folder in enumerate(transfer_folders(config))}}
 
 
+def read_only_note(view: Any) -> str:
+    """What the console says of a step's read-only view (a
+    :class:`~mlpipe.runtime.read_only.ReadOnly`) on Dask: not applied. The step's code runs
+    in the Dask worker's own process, which is multithreaded and outlives the step: it
+    cannot enter a mount namespace of its own (``unshare`` refuses, EINVAL) and is given
+    back as it was found, so its ``ro_mount`` inputs stay writable and a ``download`` input
+    is read in place, not from a copy."""
+    inputs = ", ".join(dict.fromkeys((*view.paths, *(original for _, original in view.copies))))
+    return (f"its inputs are NOT read-only on Dask workers ({inputs}): the step's code runs "
+            "inside the Dask worker's process, which cannot enter a read-only view of its own; "
+            "it can change, move or delete their files, ro_mount and download alike "
+            "(--backend local protects them)")
+
+
 # -- the hosted mlpipe worker -----------------------------------------------------------------
 @dataclass
 class _Hosted:
@@ -210,6 +225,7 @@ class _Hosted:
     reaping: tuple[bool, frozenset[int]]  # subreaper before, descendants before
     outbox: Outbox | None = None  # a worker that does not see the run folder
     scratch: str | None = None
+    blobs_before: str | None = None  # where the process read streamed blobs before
     busy_since: float | None = None
     shipped_at: float = field(default_factory=time.monotonic)
     reaper: OrphanReaper = field(default_factory=OrphanReaper)
@@ -243,6 +259,7 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
     for other in _HOSTED:
         return ("busy", other)
     scratch = None
+    blobs_before = None
     if files is None:
         assert digest is not None
         local = _local_directory()
@@ -258,6 +275,8 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
             root.mkdir(parents=True, exist_ok=True)
             scratch = tempfile.mkdtemp(prefix=f"{_safe(key)}-", dir=root)
             config = relocated(config, scratch, code_dir)
+            # a streamed cloud input's blobs: on this machine's disk, not the run folder's path
+            blobs_before = read_into(str(Path(scratch, "inputs")))
         except Exception as error:  # noqa: BLE001 - a full disk, a damaged archive
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -286,6 +305,8 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
             runtime.phases.close()
         ended = _end_leftovers(tag, reaping)
         _give_back(state, code_dirs, streams)
+        if scratch is not None:
+            read_into(blobs_before)
         shipment = outbox.collect() if outbox is not None else None
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -294,7 +315,7 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
         message = f"the worker could not be prepared: {type(error).__name__}: {error}"
         return ("init_failed", message, traceback.format_exc(), "start", shipment, ended)
     _HOSTED[key] = _Hosted(runtime, threading.Lock(), state, files, marker, run_id, tag,
-                           code_dirs, streams, reaping, outbox, scratch)
+                           code_dirs, streams, reaping, outbox, scratch, blobs_before)
     return ("ready", os.getpid(), outbox.collect() if outbox is not None else None)
 
 
@@ -382,6 +403,8 @@ def _release(key: str, hosted: _Hosted) -> list[str]:
     if hosted.runtime.phases is not None:
         hosted.runtime.phases.close()
     _give_back(hosted.state, hosted.code_dirs, hosted.log_streams)
+    if hosted.scratch is not None:
+        read_into(hosted.blobs_before)
     with contextlib.suppress(OSError):
         os.close(hosted.marker)
     _HOSTED.pop(key, None)
@@ -500,5 +523,6 @@ def _keep_dask_logs_on(fd: int) -> list[tuple[logging.StreamHandler[Any], Any]]:
 
 __all__ = ["Marker", "SlotFiles", "bundle_results", "code_cache_directory", "drain_worker",
            "halt_worker", "hosted_workers", "parse_marker", "probe_workers",
-           "read_bundle_results", "read_task_marker", "relocated", "run_tasks", "slot_files",
-           "start_worker", "stop_worker", "transfer_folders", "transfer_roots"]
+           "read_bundle_results", "read_only_note", "read_task_marker", "relocated",
+           "run_tasks", "slot_files", "start_worker", "stop_worker", "transfer_folders",
+           "transfer_roots"]

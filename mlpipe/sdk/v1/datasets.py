@@ -458,7 +458,9 @@ class TabularDataset(FileDataset):
         return result.register(None, name) if name else result
 
 
-class _FileFactory:
+class FileDatasetFactory:
+    """``Dataset.File`` (azureml.data.dataset_factory's ``FileDatasetFactory``)."""
+
     @staticmethod
     def from_files(path: str | os.PathLike[str] | Sequence[Any], validate: bool = True,
                    partition_format: str | None = None, **kwargs: Any) -> FileDataset:
@@ -477,7 +479,9 @@ class _FileFactory:
         return FileDataset(str(path), partition_format)
 
 
-class _TabularFactory:
+class TabularDatasetFactory:
+    """``Dataset.Tabular`` (azureml.data.dataset_factory's ``TabularDatasetFactory``)."""
+
     @staticmethod
     def from_mltable(path: str) -> TabularDataset:
         return TabularDataset(path)
@@ -496,8 +500,8 @@ class Dataset:
     """``Dataset.File.from_files(path)``, ``Dataset.Tabular.from_mltable(path)`` for local data;
     ``Dataset.get_by_name(workspace, name)`` for a registered one."""
 
-    File = _FileFactory
-    Tabular = _TabularFactory
+    File = FileDatasetFactory
+    Tabular = TabularDatasetFactory
 
     @staticmethod
     def get_by_name(workspace: Any, name: str, version: str | int = "latest") -> FileDataset:
@@ -512,6 +516,7 @@ class Dataset:
 
 
 __all__ = ["DataReference", "Dataset", "DatasetConsumptionConfig", "FileDataset",
+           "FileDatasetFactory", "TabularDatasetFactory",
            "OutputFileDatasetConfig", "OutputTabularDatasetConfig", "PipelineData",
            "PipelineOutputFileDataset", "PipelineOutputTabularDataset", "TableReader",
            "TabularDataset"]

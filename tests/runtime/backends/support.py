@@ -96,14 +96,16 @@ class DaskProcesses:
     workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     dashboard: bool = False
 
-    def _popen(self, *args: str, hidden: Sequence[Path] = (),
-               pythonpath: Sequence[Path] = ()) -> subprocess.Popen[bytes]:
+    def _popen(self, *args: str, hidden: Sequence[Path] = (), pythonpath: Sequence[Path] = (),
+               read_only: bool = False) -> subprocess.Popen[bytes]:
         """``python -m ARGS``; with ``hidden`` folders, in a mount namespace of its own where
-        each of them is an empty tmpfs: "another machine", which has none of those files."""
+        each of them is an empty tmpfs (``read_only``: one nothing can be created in):
+        "another machine", which has none of those files."""
         log = (self.folder / "cluster.log").open("a")
         command = [sys.executable, "-m", *args]
         if hidden:
-            mounts = " && ".join(f"mount -t tmpfs none {shlex.quote(str(folder))}"
+            options = "-o ro " if read_only else ""
+            mounts = " && ".join(f"mount -t tmpfs {options}none {shlex.quote(str(folder))}"
                                  for folder in hidden)
             command = ["unshare", "-m", "--propagation", "private", "sh", "-c",
                        f"{mounts} && exec {shlex.join(command)}"]
@@ -123,11 +125,13 @@ class DaskProcesses:
         return self.address
 
     def add_workers(self, count: int, *, nanny: bool, extra: Sequence[str] = (),
-                    hidden: Sequence[Path] = (), pythonpath: Sequence[Path] = ()) -> None:
+                    hidden: Sequence[Path] = (), pythonpath: Sequence[Path] = (),
+                    read_only: bool = False) -> None:
         """Start ``count`` single-threaded workers (``--nworkers`` behind one Nanny process
         each when ``nanny``, else one ``--no-nanny`` process each) and wait for them.
         With ``hidden`` folders each ``--no-nanny`` worker is another machine: those folders
-        are empty there, and it has a local directory of its own."""
+        are empty there (and read-only with ``read_only``: not even the driver's paths can
+        be made there), and it has a local directory of its own."""
         before = len(self.worker_addresses())
         if nanny:
             self.workers.append(self._popen(
@@ -142,7 +146,8 @@ class DaskProcesses:
                 self.workers.append(self._popen(
                     "distributed.cli.dask_worker", self.address, "--no-nanny", "--nthreads",
                     "1", "--memory-limit", "2GB", "--no-dashboard", "--local-directory",
-                    str(local), *extra, hidden=hidden, pythonpath=pythonpath))
+                    str(local), *extra, hidden=hidden, pythonpath=pythonpath,
+                    read_only=read_only))
         self.wait_for_workers(before + count)
 
     def worker_addresses(self) -> dict[str, int]:
