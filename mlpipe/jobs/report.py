@@ -20,6 +20,7 @@ import html
 import os
 import time
 import urllib.parse
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from mlpipe.jobs.store import JobStore
 from mlpipe.runs import JOB_REPORT_FILE
 from mlpipe.runtime.reports.charts import (
     PALETTE,
+    SPARSE_ATTEMPTS,
     ZOOM_SCRIPT,
     Axis,
     breakdown,
@@ -38,10 +40,18 @@ from mlpipe.runtime.reports.charts import (
     lines,
     slowest,
     throughput,
+    throughput_of,
 )
 from mlpipe.runtime.reports.icicle import icicle
-from mlpipe.runtime.reports.task_stream import read_utilisation, render_body, run_starts
+from mlpipe.runtime.reports.run_chart import SLOWEST_SHOWN, RunChart, live_run
+from mlpipe.runtime.reports.task_stream import (
+    read_utilisation,
+    render_body,
+    render_chart_body,
+    run_starts,
+)
 from mlpipe.runtime.step_logs import (
+    Attempt,
     AttemptTable,
     RunEntry,
     StepLogs,
@@ -52,10 +62,15 @@ from mlpipe.runtime.step_logs import (
 )
 from mlpipe.runtime.textio import replace_text
 from mlpipe.runtime.tuning.brief import overhead_advice
-from mlpipe.runtime.tuning.profile import MACHINE, ProfileTally, StepProfile, read_profile
+from mlpipe.runtime.tuning.profile import (
+    MACHINE,
+    ProfileTally,
+    StepProfile,
+    read_profile,
+    run_profile,
+)
 from mlpipe.wording import plural
 
-SLOWEST_SHOWN = 10
 ERRORS_SHOWN = 10
 REFRESH_SECONDS = 5
 RUNNING = ("queued", "running")
@@ -208,16 +223,23 @@ def _parallel_section(name: str, step: StepRecord, run_dir: Path) -> str:
     anchor = html.escape(name)
     head = (f"<h2 id='{anchor}'>Step {anchor}: {_status(step)}</h2>"
             f"<p>{_links(logs, run_dir)}</p>")
-    try:
-        attempts = read_attempts(logs)
-    except ValueError as error:
-        return head + f"<p>{html.escape(str(error))}</p>"
-    recorded = read_runs(logs)
-    runs = recorded or _runs_of(attempts)
-    if not len(attempts) and not runs:
-        return head + "<p>No attempts recorded.</p>"
-    parts = split_by_run(attempts, runs)
-    profile = read_profile(logs, attempts=attempts)
+    recorded = _runs_so_far(logs)
+    charts = [RunChart.from_json(run.chart) for run in recorded]
+    parts: Sequence[AttemptTable | RunChart]
+    profile: StepProfile | None
+    if recorded and _charted(charts):  # drawn from what the step kept: the CSV is not read
+        runs, parts = recorded, [chart for chart in charts if chart is not None]
+        profile = run_profile(logs, runs)
+    else:
+        try:
+            attempts = read_attempts(logs)
+        except ValueError as error:
+            return head + f"<p>{html.escape(str(error))}</p>"
+        runs = recorded or _runs_of(attempts)
+        if not len(attempts) and not runs:
+            return head + "<p>No attempts recorded.</p>"
+        parts = split_by_run(attempts, runs)
+        profile = read_profile(logs, attempts=attempts)
     out = [head, _totals(step, runs), _where_time_goes(profile, step, run_dir)]
     final = parts[-1]
     run = runs[-1] if runs else None
@@ -241,6 +263,22 @@ def _parallel_section(name: str, step: StepRecord, run_dir: Path) -> str:
         out.append(f"<details><summary>Earlier runs of this step ({len(parts) - 1})</summary>"
                    f"{''.join(earlier)}</details>")
     return "".join(out)
+
+
+def _runs_so_far(logs: StepLogs) -> list[RunEntry]:
+    """The step's runs in ``runs.json``, the last one as it is now when the step runs in
+    this process (its chart, tally and errors so far)."""
+    runs = read_runs(logs)
+    live = live_run(logs)
+    if live is not None:
+        runs = [*runs[:-1], live] if runs and runs[-1].started == live.started else [*runs, live]
+    return runs
+
+
+def _charted(charts: list[RunChart | None]) -> bool:
+    """Every run has its chart and the step has more attempts than are drawn one by one
+    (a small step's page reads its few rows back for one bar per attempt)."""
+    return all(charts) and sum(chart.attempts for chart in charts if chart) > SPARSE_ATTEMPTS
 
 
 def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
@@ -339,10 +377,12 @@ def _run_counts(run: RunEntry) -> str:
             f"{plural(c.get('attempts', 0), 'attempt')}")
 
 
-def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable, run: RunEntry | None,
-                profile: StepProfile | None, *, samples: bool) -> str:
+def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable | RunChart,
+                run: RunEntry | None, profile: StepProfile | None, *, samples: bool) -> str:
     """The run's task stream, throughput, CPU and memory on one axis (the run's start to its
-    end), its durations and slowest attempts."""
+    end), its durations and slowest attempts (from its rows, or from its chart)."""
+    if isinstance(attempts, RunChart):
+        return _chart_charts(name, logs, attempts, run, profile, samples=samples)
     last = float(attempts.end.max()) if len(attempts) else None
     first = float(attempts.start.min()) if len(attempts) else 0.0
     start = run.started if run is not None else first
@@ -357,7 +397,23 @@ def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable, run: RunEntry
         out.append(_resources(logs, axis))
     tally = profile.tally if profile is not None else ProfileTally.of(attempts)
     out.append("<h4>Durations of the attempts</h4>" + histogram(tally.histogram))
-    out.append("<h4>Slowest attempts</h4>" + _slowest(attempts))
+    out.append("<h4>Slowest attempts</h4>" + _slowest(slowest(attempts, SLOWEST_SHOWN)))
+    return "".join(out)
+
+
+def _chart_charts(name: str, logs: StepLogs, chart: RunChart, run: RunEntry | None,
+                  profile: StepProfile | None, *, samples: bool) -> str:
+    """:func:`_run_charts` of a run drawn from its :class:`RunChart`."""
+    axis = chart.axis(f"step-{name}")
+    out = ["<h4>Task stream</h4>", render_chart_body(chart, read_utilisation(logs) if samples
+                                                     else None)]
+    out.append("<h4>Throughput</h4>" + throughput_of(chart.finished, axis))
+    if samples:
+        out.append(_resources(logs, axis))
+    tally = profile.tally if profile is not None else ProfileTally.from_json(
+        run.tally if run is not None else {})
+    out.append("<h4>Durations of the attempts</h4>" + histogram(tally.histogram))
+    out.append("<h4>Slowest attempts</h4>" + _slowest(chart.slowest))
     return "".join(out)
 
 
@@ -391,10 +447,10 @@ def _resources(logs: StepLogs, axis: Axis) -> str:
             + lines(memory, axis, " MB", colours))
 
 
-def _slowest(attempts: AttemptTable) -> str:
+def _slowest(attempts: Sequence[Attempt]) -> str:
     rows = ["<table><tr><th>mini-batch</th><th>attempt</th><th>process</th><th>status</th>"
             "<th>items</th><th>seconds</th><th>run()</th><th>files or partition key</th></tr>"]
-    for a in slowest(attempts, SLOWEST_SHOWN):
+    for a in attempts:
         rows.append(f"<tr><td>{html.escape(a.mini_batch_id)}</td><td>{a.picked_count}</td>"
                     f"<td>{html.escape(a.process)}</td><td>{html.escape(a.status)}</td>"
                     f"<td>{a.succeeded}/{a.total}</td><td>{a.elapsed:.3f}</td>"
@@ -404,10 +460,13 @@ def _slowest(attempts: AttemptTable) -> str:
     return "".join(rows)
 
 
-def _errors_of(attempts: AttemptTable) -> list[dict[str, Any]]:
-    """Error groups from the attempts alone (logs written before runs.json)."""
+def _errors_of(attempts: AttemptTable | RunChart) -> list[dict[str, Any]]:
+    """Error groups from the attempts alone (logs written before runs.json, which have no
+    chart)."""
     from mlpipe.runtime.error_keys import message_line, signature  # noqa: PLC0415
 
+    if isinstance(attempts, RunChart):
+        return []
     groups: dict[Any, dict[str, Any]] = {}
     batches: dict[Any, set[str]] = {}
     for a in attempts.take(~attempts.ok):

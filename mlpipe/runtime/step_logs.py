@@ -726,7 +726,7 @@ class RunEntry:
     ``max_concurrency_per_instance``, ``instance_count``, ``workers``, ``max_retries``,
     ``timeout``, ``partition_keys``, ``cores``, ``memory_mb``); ``tally`` is the
     :class:`mlpipe.runtime.tuning.profile.ProfileTally` of its attempts; ``errors`` its
-    error groups, as job_result.txt counts them.
+    error groups, as job_result.txt counts them; ``chart`` what report.html draws of it.
     """
 
     started: float  # seconds since the epoch
@@ -738,6 +738,8 @@ class RunEntry:
     tally: dict[str, Any] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)  # the step's totals at this run's end
+    # what report.html draws of the run, bounded (mlpipe.runtime.reports.run_chart.RunChart)
+    chart: dict[str, Any] = field(default_factory=dict)
 
     def contains(self, moment: float, until: float | None) -> bool:
         """``moment`` falls in this run (``until``: the next run's start)."""
