@@ -146,6 +146,40 @@ def test_cloud_only_builders_import_and_stop_at_first_use(tmp_path: Path,
     assert "--skip-step NAME" in automl.stderr
 
 
+# the many-models AutoML notebooks' imports (auto-ml-forecasting-backtest-many-models.ipynb)
+V1_AUTOML = """\
+from azureml.train.automl.runtime._many_models.many_models_parameters import (
+    ManyModelsTrainParameters,
+)
+from azureml.automl.core.forecasting_parameters import ForecastingParameters
+from azureml.train.automl.automlconfig import AutoMLConfig
+from azureml.contrib.automl.pipeline.steps import AutoMLPipelineBuilder
+print("imported")
+forecasting_parameters = ForecastingParameters(time_column_name="date", forecast_horizon=6)
+"""
+
+
+def test_v1_automl_imports_and_stops_at_first_use(tmp_path: Path, azure_absent: None) -> None:
+    """azureml v1's AutoML packages (every module below them) import as the notebooks write
+    them; the first call is one NotAvailableLocally line naming it, at the user's line."""
+    script = tmp_path / "automl.py"
+    script.write_text(V1_AUTOML)
+    proc = run_cli("run-script", str(script), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout.splitlines() == ["imported"]
+    (line,) = proc.stderr.strip().splitlines()
+    assert "NotAvailableLocally: azureml.automl.core.forecasting_parameters." \
+        "ForecastingParameters() needs an Azure ML workspace" in line
+    assert "AutoML trains its models in Azure ML only" in line and "automl.py:8" in line
+    builder = _python("import mlpipe\nfrom azureml.contrib.automl.pipeline.steps import "
+                      "AutoMLPipelineBuilder as B\nB.get_many_models_train_steps(node_count=2)")
+    assert "NotAvailableLocally: azureml.contrib.automl.pipeline.steps.AutoMLPipelineBuilder." \
+        "get_many_models_train_steps() needs" in builder.stderr
+    # the other azureml.contrib packages stay unmirrored
+    assert mirror_of("azureml.contrib.pipeline.steps") == "mlpipe.v1"
+    assert "No module named 'azureml.contrib.nothing'" in _python(
+        "import mlpipe, azureml.contrib.nothing").stderr
+
+
 def test_child_environment_puts_the_startup_folder_first() -> None:
     env = child_environment({"PYTHONPATH": f"/a{os.pathsep}{STARTUP_DIR}"})
     assert env["PYTHONPATH"].split(os.pathsep) == [STARTUP_DIR, "/a"]

@@ -55,7 +55,7 @@ from mlpipe.runtime.reports.run_chart import (
 )
 from mlpipe.runtime.reports.task_stream import write_task_stream
 from mlpipe.runtime.reports.timeline import Timeline
-from mlpipe.runtime.step_logs import RunEntry, StepLogs, read_runs, write_runs
+from mlpipe.runtime.step_logs import LAYOUT, RunEntry, StepLogs, read_runs, write_runs
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.runtime.tuning.brief import advice_lines, job_name, run_settings
@@ -229,13 +229,13 @@ class StepReports(StepObserver):
                 render_job_result(self.step, summary, self.counters, self.errors,
                                   self._tuning_lines()))),
             (job_report, self._close_streams),
-            (job_report, lambda: self.workers.write_summaries(job_report, wall)),
+            (job_report, lambda: self.workers.write_summaries(self.paths, wall)),
             (self.paths.error_summary, self._write_error_summary),
             (self.logs_dir, lambda: self._overview and self._overview.write(
                 self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
             (self.paths.sys, self.close),
             (self.paths.task_stream, self._write_task_stream),
-            (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
+            (self.paths.readme, lambda: write_readme(self.paths, self.step.name)),
             (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
                                                   and copy_logs_to_parent(self.step))),
         ]
@@ -374,7 +374,8 @@ def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
             f"{step.prs.resource_monitor_interval}; logging_level {step.logging_level}.")
 
 
-PARENT_COPIES = ("job_result.txt", "job_progress_overview.*.txt", "readme.txt", "user/error.txt")
+PARENT_COPIES = (LAYOUT.relative(LAYOUT.job_result), "job_progress_overview.*.txt",
+                 LAYOUT.relative(LAYOUT.readme), LAYOUT.relative(LAYOUT.error_summary))
 
 
 def parent_logs_dir(step: ParallelStep) -> Path:

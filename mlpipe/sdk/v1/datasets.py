@@ -29,6 +29,7 @@ from mlpipe.sdk.v1.mltables import (
     files_mltable,
     frame_mltable,
     is_glob,
+    parquet_mltable,
     partitioned_mltable,
 )
 from mlpipe.sdk.v1.parameters import resolve
@@ -494,6 +495,51 @@ class TabularDatasetFactory:
         """CSV files (a file, a folder or a glob; a ``Datastore.path(...)``) as a table: an
         MLTable for them is written under ``<runs-dir>/datasets``."""
         return TabularDataset(str(delimited_mltable(path, caller_dir(), separator, header)))
+
+    @staticmethod
+    def from_parquet_files(path: Any, validate: bool = True, include_path: bool = False,
+                           set_column_types: Any = None, partition_format: str | None = None
+                           ) -> TabularDataset:
+        """Parquet files (a file, a folder or a glob; a ``Datastore.path(...)``) as a table: an
+        MLTable for them is written under ``<runs-dir>/datasets``."""
+        return TabularDataset(str(parquet_mltable(path, caller_dir())))
+
+    @staticmethod
+    def register_pandas_dataframe(dataframe: Any, target: Any, name: str,
+                                  description: str | None = None,
+                                  tags: Mapping[str, str] | None = None,
+                                  show_progress: bool = True, row_group_size: int | None = None,
+                                  make_target_path_unique: bool = True) -> TabularDataset:
+        """``dataframe`` written as ``dataframe.parquet`` to the datastore ``target`` (a
+        ``DataPath``, a ``Datastore`` or ``(datastore, path)``; in a new ``<uuid>/`` folder
+        below it unless ``make_target_path_unique=False``), read back with
+        :meth:`from_parquet_files` and registered as a new version of ``name``, as azureml does."""
+        datastore, folder = _datastore_target(target, "register_pandas_dataframe")
+        folder = folder.strip("/")
+        if make_target_path_unique:
+            folder = f"{folder}/{uuid.uuid4()}".lstrip("/")
+        with tempfile.TemporaryDirectory(prefix="mlpipe-dataframe-") as scratch:
+            dataframe.to_parquet(Path(scratch, "dataframe.parquet"),
+                                 row_group_size=row_group_size, engine="pyarrow")
+            datastore.upload(scratch, folder, overwrite=True, show_progress=show_progress)
+        dataset = TabularDatasetFactory.from_parquet_files(DataPath(datastore, folder + "/"))
+        return dataset.register(datastore.workspace, name, description=description, tags=tags,
+                                create_new_version=True)
+
+
+def _datastore_target(target: Any, call: str) -> tuple[Datastore, str]:
+    """A v1 ``target`` (``DataPath``, ``Datastore`` or ``(datastore, path)``) as its datastore
+    and the path on it; anything else is one error naming the argument."""
+    if isinstance(target, DataPath):
+        return target.datastore, target.path_on_datastore
+    if isinstance(target, tuple) and len(target) == 2:
+        return datastore_argument(target[0], call) or Datastore(), str(target[1])
+    if isinstance(target, Datastore):
+        return target, ""
+    raise ValidationError([Diagnostic(
+        f"{call}(target=...) takes a DataPath, a Datastore or (datastore, path), got "
+        f"{type(target).__name__}", key_path=f"{call}.target", location=call_site(),
+        code="type", hint="pass (ws.get_default_datastore(), 'folder/on/the/datastore')")])
 
 
 class Dataset:

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mlpipe.runtime.reports.html import render_job_report
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.report import render_job_report
 from mlpipe.runtime.reports.observer import StepReports
 from mlpipe.runtime.reports.run_chart import RunChart, live_run
 from mlpipe.runtime.reports.timeline import Timeline
@@ -36,13 +37,13 @@ def feed(reports: StepReports, first: int, count: int) -> None:
         reports.attempts_finished(records[start:start + 64])
 
 
-def job(logs: Path, status: str) -> dict[str, object]:
-    return {"name": "big", "status": status, "run_dir": str(logs.parent.parent),
+def job(logs: Path, status: str) -> JobRecord:
+    return JobRecord.parse({"name": "big", "status": status, "run_dir": str(logs.parent.parent),
             "started_at": T0.isoformat(),
             **({} if status == "running" else {"ended_at": (T0 + timedelta(hours=1)).isoformat()}),
             "steps": {"score": {
                 "kind": "parallel", "status": status, "logs_dir": str(logs),
-                "started_at": T0.isoformat()}}}
+                "started_at": T0.isoformat()}}})
 
 
 def section(page: str, heading: str) -> str:
