@@ -42,7 +42,7 @@ from mlpipe.data.cloud.uris import CloudUri, parse_cloud_uri
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 from mlpipe.limits import InputLimitError, check_file_size
 from mlpipe.plan import CloudLocation
-from mlpipe.runs import ASSETS_DIR
+from mlpipe.runs import ASSETS_DIR, STAND_INS_ENV
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,9 +50,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ASSETS_FILE = "mlpipe.toml"
-# Set in the processes a job starts (command steps, parallel workers): the folder of the job's
-# ``mlpipe.toml``, whose URL stand-ins their downloads read (``mlpipe/scripts.py``).
-STAND_INS_ENV = "MLPIPE_STAND_INS"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 # ``git+https://host/repo.git@branch`` is a code snapshot azure-ai-ml takes from a git repository.
