@@ -81,6 +81,9 @@ class WorkerConfig:
     # what the worker process sees read-only (ro_mount inputs) or as its own copy (download):
     # a runtime.read_only.ReadOnly, applied by the worker process before init() runs
     read_only: Any = None
+    # where a streamed cloud input's blobs are read (a Dask worker on another machine: its
+    # scratch folder; None: the input's own folder in the run folder)
+    blobs_dir: str | None = None
 
     @property
     def entry_script_path(self) -> str:
@@ -293,6 +296,10 @@ class WorkerRuntime:
         if config.stand_ins:  # the entry script's downloads read the job's URL stand-ins
             os.environ[STAND_INS_ENV] = config.stand_ins
         install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
+        if config.blobs_dir is not None:
+            from mlpipe.data.cloud.reader import read_into  # noqa: PLC0415
+
+            read_into(config.blobs_dir)
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import signal
 import socket
 import subprocess
 import sys
@@ -122,10 +123,11 @@ class IsolatedRuntime:
                 self._broken = f"the step's process could not be started again: {error}"
         if self._broken is not None or self._conn is None:
             return _failed(task, started, self._broken or "the step's process is gone")
+        pid = self._popen.pid if self._popen is not None else 0
         answer = self._ask(("tasks", [task_wire(task)]))
         if answer is None:
-            return _failed(task, started, f"the step's process on this Dask worker "
-                           f"{self._ended()} while it ran this mini-batch")
+            return _failed(task, started, f"the step's process (pid {pid}) on this Dask worker "
+                           f"{self._ended()} while it ran this mini-batch", died=True)
         return TaskResult._make(answer)
 
     def stop(self) -> str | None:
@@ -152,7 +154,14 @@ class IsolatedRuntime:
         code = self._popen.returncode if self._popen is not None else None
         if code is None:
             return "ended"
-        return f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+        if code >= 0:
+            return f"exited with code {code}"
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (out of memory? the OOM killer sends SIGKILL)" if name == "SIGKILL" else ""
+        return f"was killed by {name}{hint}"
 
     def _close(self) -> None:
         if self._conn is not None:
@@ -182,10 +191,13 @@ def _keep(code: str, child: socket.socket, started: queue.SimpleQueue[Any]) -> N
     popen.wait()
 
 
-def _failed(task: Task, started: float, message: str) -> TaskResult:
+def _failed(task: Task, started: float, message: str, *, died: bool = False) -> TaskResult:
+    """``task`` failed without running (``died``: its process ended in it, an attempt lost
+    as a local worker's death loses it)."""
     total = task.mini_batch.items or 0
-    return TaskResult(task.task_id, "Failed", total, 0, total, started, time.time() - started,
-                      0.0, 0.0, "SystemError", message, None)
+    status, category = ("ProcessDied", "ProcessDied") if died else ("Failed", "SystemError")
+    return TaskResult(task.task_id, status, total, 0, total, started, time.time() - started,
+                      0.0, 0.0, category, message, None)
 
 
 __all__ = ["IsolatedRuntime", "worker_view"]

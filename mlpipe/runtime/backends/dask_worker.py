@@ -177,6 +177,9 @@ def relocated(config: WorkerConfig, scratch: str, code_dir: str) -> WorkerConfig
                    output_dir=moved(config.output_dir),
                    output_folders=tuple(mapping[folder] for folder in config.output_folders),
                    working_root=str(Path(scratch, "state", "working")),
+                   # a streamed cloud input's blobs: on this machine's disk, not at the run
+                   # folder's path (in the step's own process too, :mod:`.dask_isolated`)
+                   blobs_dir=str(Path(scratch, "inputs")),
                    program_arguments=tuple(moved(a) for a in config.program_arguments),
                    environment_variables=freeze({k: moved(v) for k, v
                                                  in config.environment_variables.items()}))
@@ -262,8 +265,7 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
             root.mkdir(parents=True, exist_ok=True)
             scratch = tempfile.mkdtemp(prefix=f"{_safe(key)}-", dir=root)
             config = relocated(config, scratch, code_dir)
-            # a streamed cloud input's blobs: on this machine's disk, not the run folder's path
-            blobs_before = read_into(str(Path(scratch, "inputs")))
+            blobs_before = read_into(config.blobs_dir)  # given back with the process
         except Exception as error:  # noqa: BLE001 - a full disk, a damaged archive
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
