@@ -71,6 +71,15 @@ V1_PACKAGES = ("azureml.core", "azureml.data", "azureml.pipeline.core", "azureml
 # their runs: every name in them is :class:`Inert` (nothing is sent anywhere).
 INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
          "azureml._common")
+# azureml v1 packages whose work runs in Azure ML only (AutoML, many-models training): each
+# module below them imports as written and every name is
+# :class:`~mlpipe.sdk.unavailable.Unavailable`, so a published notebook stops at its first use
+# with one ``NotAvailableLocally`` line, not a ModuleNotFoundError.
+CLOUD_ONLY = {prefix: ("AutoML trains its models in Azure ML only; run this part against a "
+                       "workspace with azureml, or train the models in a ParallelRunStep of your "
+                       "own (the many-models pattern) here")
+              for prefix in ("azureml.train.automl", "azureml.automl",
+                             "azureml.contrib.automl")}
 # Mirrored only where the real package is not installed, also under ``force`` (azure-core's
 # own modules use it).
 FALLBACKS = frozenset({"azure.core.exceptions"})
@@ -101,7 +110,13 @@ def _inert(name: str) -> bool:
     return any(_under(name, prefix) for prefix in INERT)
 
 
-_PARENTS = {".".join(name.split(".")[:i]) for name in [*MIRRORS, *V1_PACKAGES, *INERT]
+def _cloud_only(name: str) -> str | None:
+    """The hint of the :data:`CLOUD_ONLY` package ``name`` is in (``None``: not one)."""
+    return next((hint for prefix, hint in CLOUD_ONLY.items() if _under(name, prefix)), None)
+
+
+_PARENTS = {".".join(name.split(".")[:i])
+            for name in [*MIRRORS, *V1_PACKAGES, *INERT, *CLOUD_ONLY]
             for i in range(1, name.count(".") + 1)} - set(MIRRORS) - set(V1_PACKAGES)
 
 
@@ -136,7 +151,8 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, fullname: str, path: Any = None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        mirrored = mirror_of(fullname) is not None or _inert(fullname)
+        mirrored = (mirror_of(fullname) is not None or _inert(fullname)
+                    or _cloud_only(fullname) is not None)
         if not mirrored and fullname not in _PARENTS:
             self._refuse_unmirrored_child(fullname)
             return None
@@ -176,6 +192,11 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module.__mlpipe_mirror__ = True  # type: ignore[attr-defined]
         if _inert(module.__name__):
             module.__getattr__ = lambda name: Inert  # type: ignore[method-assign]
+            return
+        hint = _cloud_only(module.__name__)
+        if hint is not None:
+            stand_in = importlib.import_module("mlpipe.sdk.unavailable").unavailable_module
+            module.__getattr__ = stand_in(module.__name__, hint)  # type: ignore[method-assign]
             return
         target = mirror_of(module.__name__)
         if target is None:  # a parent package (``azureml``) that is not installed
@@ -272,7 +293,8 @@ def child_environment(env: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
-__all__ = ["ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "PROGRAMS", "STARTUP_DIR", "V1_PACKAGES",
+__all__ = ["CLOUD_ONLY", "ENV_FLAG", "FALLBACKS", "INERT", "MIRRORS", "PROGRAMS", "STARTUP_DIR",
+           "V1_PACKAGES",
            "Inert",
            "MirrorFinder", "Mode", "child_environment", "install", "install_from_environment",
            "mirror_of", "mode", "real_package_installed", "set_mode"]

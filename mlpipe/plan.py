@@ -27,13 +27,9 @@ from typing import Any, Literal
 
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import FrozenDict, freeze
+from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type, is_literal_type
 from mlpipe.sizes import MiniBatchSize
 
-DATA_TYPES = frozenset(
-    {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model",
-     "path"}  # 'path': azure-ai-ml's legacy port type, read like uri_folder / uri_file
-)
-LITERAL_TYPES = frozenset({"string", "integer", "number", "boolean"})
 Literal_ = str | int | float | bool
 
 
@@ -48,7 +44,9 @@ class StepOutputRef:
 @dataclass(frozen=True)
 class CloudLocation:
     """A blob or blob folder a step reads or a step's output is uploaded to, resolved by the
-    compiler through a registered datastore (or an ``mlpipe.toml`` ``[datastores]`` entry).
+    compiler through a registered datastore (or an ``mlpipe.toml`` ``[datastores]`` entry),
+    or (``public``) an account's container that no datastore names, read anonymously as
+    Azure reads a public container.
 
     It names where the secret is (an environment variable, or the runs folder's credentials
     file) but never holds one: plans are printed and recorded. ``path`` is the blob name
@@ -63,6 +61,7 @@ class CloudLocation:
     datastore: str | None = None
     secret_env: tuple[str, str] | None = None  # (account_key | sas_token, VARIABLE)
     credentials_file: str | None = None  # holds the datastore's registered secret
+    public: bool = False  # no datastore: read without a credential (checked before the job)
 
     @property
     def where(self) -> str:
@@ -97,7 +96,7 @@ class PlanInput:
 
     @property
     def is_data(self) -> bool:
-        return self.type in DATA_TYPES
+        return is_data_type(self.type)
 
     @property
     def is_set(self) -> bool:
@@ -108,7 +107,7 @@ class PlanInput:
         """A literal input bound to an upstream step's primitive output (an mldesigner
         function's return value): its value is that output's text, known only once the
         upstream step has run (:func:`primitive_output_file`)."""
-        return self.type in LITERAL_TYPES and self.source is not None and self.path is not None
+        return is_literal_type(self.type) and self.source is not None and self.path is not None
 
     def as_argument(self) -> str | None:
         """The text ``${{inputs.<name>}}`` stands for: the local path or the literal's text."""
@@ -148,7 +147,7 @@ class PlanOutput:
     """
 
     name: str
-    type: str = "uri_folder"
+    type: str = DEFAULT_DATA_TYPE
     mode: str | None = None
     path: str = ""
     declared_path: str | None = None
@@ -393,7 +392,7 @@ class PipelineOutput:
 
     name: str
     path: str
-    type: str = "uri_folder"
+    type: str = DEFAULT_DATA_TYPE
     source: StepOutputRef | None = None
 
 
@@ -480,11 +479,9 @@ __all__ = [
     "SweepLimits",
     "SweepObjective",
     "SweepStep",
-    "DATA_TYPES",
     "EnvironmentInfo",
     "ExecutionPlan",
     "JobSettings",
-    "LITERAL_TYPES",
     "ParallelStep",
     "PipelineOutput",
     "PlanInput",

@@ -77,6 +77,20 @@ def test_version_strings_scripts_print_resolve(azure_absent: None) -> None:
     assert proc.stdout.split() == ["1.35.2+mlpipe.local"] * 2 + ["1.0.0+mlpipe.local"]
 
 
+def test_dataset_factories_are_dataset_file_and_tabular(azure_absent: None) -> None:
+    """AutoML and many-models notebooks import azureml's factory classes by name
+    (``from azureml.data.dataset_factory import TabularDatasetFactory``): they are the
+    mirror's ``Dataset.Tabular`` / ``Dataset.File``, as in azureml."""
+    proc = _python("import mlpipe\n"
+                   "from azureml.core import Dataset\n"
+                   "from azureml.data.dataset_factory import FileDatasetFactory, "
+                   "TabularDatasetFactory\n"
+                   "print(TabularDatasetFactory is Dataset.Tabular, FileDatasetFactory is "
+                   "Dataset.File)")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True", "True"]
+
+
 def test_a_real_package_is_left_alone_unless_forced(tmp_path: Path) -> None:
     fake = tmp_path / "site" / "azureml" / "core"
     fake.mkdir(parents=True)
@@ -130,6 +144,40 @@ def test_cloud_only_builders_import_and_stop_at_first_use(tmp_path: Path,
     automl = _python("import mlpipe\nfrom azure.ai.ml import automl\nautoml.regression()")
     assert "NotAvailableLocally: azure.ai.ml.automl.regression() needs" in automl.stderr
     assert "--skip-step NAME" in automl.stderr
+
+
+# the many-models AutoML notebooks' imports (auto-ml-forecasting-backtest-many-models.ipynb)
+V1_AUTOML = """\
+from azureml.train.automl.runtime._many_models.many_models_parameters import (
+    ManyModelsTrainParameters,
+)
+from azureml.automl.core.forecasting_parameters import ForecastingParameters
+from azureml.train.automl.automlconfig import AutoMLConfig
+from azureml.contrib.automl.pipeline.steps import AutoMLPipelineBuilder
+print("imported")
+forecasting_parameters = ForecastingParameters(time_column_name="date", forecast_horizon=6)
+"""
+
+
+def test_v1_automl_imports_and_stops_at_first_use(tmp_path: Path, azure_absent: None) -> None:
+    """azureml v1's AutoML packages (every module below them) import as the notebooks write
+    them; the first call is one NotAvailableLocally line naming it, at the user's line."""
+    script = tmp_path / "automl.py"
+    script.write_text(V1_AUTOML)
+    proc = run_cli("run-script", str(script), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stdout.splitlines() == ["imported"]
+    (line,) = proc.stderr.strip().splitlines()
+    assert "NotAvailableLocally: azureml.automl.core.forecasting_parameters." \
+        "ForecastingParameters() needs an Azure ML workspace" in line
+    assert "AutoML trains its models in Azure ML only" in line and "automl.py:8" in line
+    builder = _python("import mlpipe\nfrom azureml.contrib.automl.pipeline.steps import "
+                      "AutoMLPipelineBuilder as B\nB.get_many_models_train_steps(node_count=2)")
+    assert "NotAvailableLocally: azureml.contrib.automl.pipeline.steps.AutoMLPipelineBuilder." \
+        "get_many_models_train_steps() needs" in builder.stderr
+    # the other azureml.contrib packages stay unmirrored
+    assert mirror_of("azureml.contrib.pipeline.steps") == "mlpipe.v1"
+    assert "No module named 'azureml.contrib.nothing'" in _python(
+        "import mlpipe, azureml.contrib.nothing").stderr
 
 
 def test_child_environment_puts_the_startup_folder_first() -> None:

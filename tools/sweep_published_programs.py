@@ -2,7 +2,7 @@
 and unchanged (``mlpipe run-script``, or ``az ml`` forwarded to mlpipe), and print a table.
 
     python tools/sweep_published_programs.py FOLDER [FOLDER ...] [--timeout 600]
-        [--how both|switched|unchanged] [--only REGEX] [--markdown] [--list]
+        [--how both|switched|unchanged] [--only REGEX] [--jobs N] [--markdown] [--list]
 
 Each ``FOLDER`` is a checkout of published programs (Azure/azureml-examples,
 Azure/MachineLearningNotebooks, or one folder of them). Picked from it:
@@ -38,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -272,6 +273,8 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
     ("cloud-only", r"NotAvailableLocally|runs in Azure only|needs a workspace|"
                    r"azureml://registries/|AutoML|remote asset not available offline: flow "),
     ("workspace asset", r"AssetNotFoundError|is registered in .*registry\.json"),
+    ("datastore", r"ClientAuthenticationError|DefaultAzureCredential failed|"
+                  r"CredentialUnavailableError"),
     ("datastore", r"register_azure_blob_container|account_key|account_name|"
                   r"azureml://datastores/(?!workspaceblobstore)|[Dd]atastore '[^']+' .*not"),
     ("cloud data", r"cannot be reached from here|URLError|ConnectionError|"
@@ -342,6 +345,7 @@ def run(program: Program, how: str, timeout: float) -> Outcome:
         if proc.returncode == 0:
             return Outcome(program, how, True, seconds)
         why, detail = step_failure(scratch / "runs") or (reason_of(output), output)
+        why = why.replace(f"{scratch}{os.sep}", "")  # the scratch copy's paths: relative
         return Outcome(program, how, False, seconds, why, classify(why, detail))
     except Exception as error:  # the sweep goes on: this row says what went wrong
         return Outcome(program, how, False, time.monotonic() - started,
@@ -355,7 +359,8 @@ def run(program: Program, how: str, timeout: float) -> Outcome:
 def _cell(outcome: Outcome) -> str:
     if outcome.ok:
         return "ran"
-    return f"failed ({outcome.cause}): {outcome.reason}".replace("|", "\\|")
+    reason = outcome.reason if len(outcome.reason) <= 160 else outcome.reason[:159] + "…"
+    return f"failed ({outcome.cause}): {reason}".replace("|", "\\|")
 
 
 def table(outcomes: list[Outcome], markdown: bool) -> str:
@@ -391,6 +396,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folders", nargs="+", type=Path, help="checkouts of published programs")
     parser.add_argument("--how", choices=["both", "switched", "unchanged"], default="both")
     parser.add_argument("--timeout", type=float, default=600, help="seconds per run")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at once (default 1; times "
+                        "are then those of a busier machine)")
     parser.add_argument("--only", help="only programs whose name matches this regex")
     parser.add_argument("--markdown", action="store_true", help="a Markdown table")
     parser.add_argument("--list", action="store_true", help="list the programs, run none")
@@ -402,13 +409,13 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(f"{p.kind:8} {p.name}" for p in programs))
         return 0
     hows = ["switched", "unchanged"] if args.how == "both" else [args.how]
-    outcomes = []
-    for program in programs:
-        for how in hows:
-            outcome = run(program, how, args.timeout)
-            outcomes.append(outcome)
-            print(f"{outcome.seconds:6.0f} s  {how:9} {program.name}: "
-                  f"{_cell(outcome)}", file=sys.stderr, flush=True)
+    def one(work: tuple[Program, str]) -> Outcome:
+        outcome = run(*work, args.timeout)
+        print(f"{outcome.seconds:6.0f} s  {outcome.how:9} {outcome.program.name}: "
+              f"{_cell(outcome)}", file=sys.stderr, flush=True)
+        return outcome
+    with ThreadPoolExecutor(args.jobs) as pool:  # each run is a process of its own
+        outcomes = list(pool.map(one, [(p, how) for p in programs for how in hows]))
     if args.json:
         args.json.write_text(json.dumps([
             {"program": o.program.name, "kind": o.program.kind, "how": o.how, "ok": o.ok,

@@ -21,7 +21,10 @@ A cloud URI (``azureml://datastores/...``, ``wasbs://``, ``abfss://``,
 ``https://<account>.blob.core.windows.net/...``) that ``[assets]`` does not map is read
 from storage when it names a registered datastore (``mlpipe datastore create``) or a
 ``[datastores.<name>]`` entry with ``account_url`` and ``container_name``
-(:func:`cloud_location`); otherwise it is a remote asset the run refuses.
+(:func:`cloud_location`); an account URI of a container no datastore names is read
+anonymously (a public container: the front door checks it before the job); an
+``azureml://datastores/<name>`` URI of an unknown datastore is a remote asset the run
+refuses.
 """
 
 from __future__ import annotations
@@ -34,12 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlpipe.compiler.containment import unusable_path
-from mlpipe.data.cloud.store import DatastoreInfo, DatastoreStore
+from mlpipe.data.cloud.store import DatastoreInfo, DatastoreStore, register_hint
 from mlpipe.data.cloud.uris import CloudUri, parse_cloud_uri
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 from mlpipe.limits import InputLimitError, check_file_size
 from mlpipe.plan import CloudLocation
-from mlpipe.runs import ASSETS_DIR
+from mlpipe.runs import ASSETS_DIR, STAND_INS_ENV
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -47,9 +50,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ASSETS_FILE = "mlpipe.toml"
-# Set in the processes a job starts (command steps, parallel workers): the folder of the job's
-# ``mlpipe.toml``, whose URL stand-ins their downloads read (``mlpipe/scripts.py``).
-STAND_INS_ENV = "MLPIPE_STAND_INS"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 # ``git+https://host/repo.git@branch`` is a code snapshot azure-ai-ml takes from a git repository.
@@ -217,20 +217,26 @@ def _datastores_table(table: object, path: Path) -> tuple[dict[str, dict[str, st
     return found, problems
 
 
-def cloud_location(reference: str, asset_map: AssetMap) -> tuple[CloudLocation | None, str | None]:
+def cloud_location(reference: str, asset_map: AssetMap, *, anonymous: bool = True
+                   ) -> tuple[CloudLocation | None, str | None]:
     """Where the cloud URI ``reference`` is read from (or written to), through the
     datastore it names (or the registered datastore of its account and container):
     ``(location, None)``, or ``(None, what to do)`` when it names none, or ``(None, None)``
-    when it is no cloud URI."""
+    when it is no cloud URI.
+
+    An account URI (``https://``, ``wasbs://``, ``abfss://``) of a container no datastore
+    names is read as Azure reads it, without a credential: a ``public`` location, which the
+    front door checks is public before the job starts (``anonymous=False``, an output's
+    case: nothing is written anonymously, so it names what to register instead). An
+    ``mlpipe.toml`` entry with the account's ``account_name`` and no ``container_name`` says
+    where the account is reached (and, with a secret's variable, with which credential)."""
     uri = parse_cloud_uri(reference)
     if uri is None:
         return None, None
     store = DatastoreStore(asset_map.runs_dir) if asset_map.runs_dir is not None else None
     name = uri.datastore or _datastore_of(uri, store, asset_map)
     if name is None:
-        return None, (f"no datastore is registered for account '{uri.account}', container "
-                      f"'{uri.container}': register one (mlpipe datastore create --file "
-                      "datastore.yml), or map the URI to a local path in mlpipe.toml [assets]")
+        return _account_location(uri, asset_map, anonymous=anonymous)
     info = store.get(name) if store is not None else None
     settings = asset_map.datastores.get(name, {})
     container = settings.get("container_name") or (info.container_name if info else None) \
@@ -245,13 +251,53 @@ def cloud_location(reference: str, asset_map: AssetMap) -> tuple[CloudLocation |
                       "mlpipe.toml [assets]")
     account = settings.get("account_name") or (info.account_name if info else None) \
         or uri.account or _account_in(account_url)
-    secret_env = next(((kind, settings[f"{kind}_env"]) for kind in ("account_key", "sas_token")
-                       if f"{kind}_env" in settings), None)
     credentials = str(store.credentials_path) if store is not None and info is not None \
         and info.credential else None
     return CloudLocation(uri=uri.text, account_name=account, account_url=account_url.rstrip("/"),
                          container=container, path=uri.path, datastore=name,
-                         secret_env=secret_env, credentials_file=credentials), None
+                         secret_env=_secret_env(settings), credentials_file=credentials), None
+
+
+def web_url_hint(reference: str) -> str | None:
+    """What to do about an ``http(s)://`` input that is no storage account's (a file on a web
+    server, such as GitHub's raw files): ``None`` for anything else."""
+    if not re.match(r"^https?://", reference.strip(), re.I) or parse_cloud_uri(reference):
+        return None
+    return ("a web server's file, not a storage account's: mlpipe reads Azure Blob and ADLS "
+            "URIs only; download the file and map the URL to the copy with --set or in "
+            "mlpipe.toml [assets]")
+
+
+def _account_location(uri: CloudUri, asset_map: AssetMap, *, anonymous: bool
+                      ) -> tuple[CloudLocation | None, str | None]:
+    """An account URI no datastore names: the account's container read anonymously (or with
+    the secret an ``mlpipe.toml`` account entry names)."""
+    assert uri.account is not None and uri.container is not None
+    entry, settings = _account_entry(uri.account, asset_map)
+    secret_env = _secret_env(settings)
+    if secret_env is None and not anonymous:
+        return None, register_hint(uri.account, uri.container)
+    account_url = settings.get("account_url") or f"https://{uri.account}.blob.{uri.suffix}"
+    return CloudLocation(uri=uri.text, account_name=uri.account,
+                         account_url=account_url.rstrip("/"), container=uri.container,
+                         path=uri.path, datastore=entry if secret_env else None,
+                         secret_env=secret_env, public=secret_env is None), None
+
+
+def _account_entry(account: str, asset_map: AssetMap) -> tuple[str | None, dict[str, str]]:
+    """The ``mlpipe.toml`` ``[datastores.<name>]`` entry of a whole account (its
+    ``account_name``, or its name when it gives none, is ``account``; no ``container_name``)."""
+    for name, settings in sorted(asset_map.datastores.items()):
+        named = settings.get("account_name", name).lower()
+        if named == account and "container_name" not in settings:
+            return name, settings
+    return None, {}
+
+
+def _secret_env(settings: dict[str, str]) -> tuple[str, str] | None:
+    """``(account_key | sas_token, VARIABLE)`` an ``mlpipe.toml`` entry names, if any."""
+    return next(((kind, settings[f"{kind}_env"]) for kind in ("account_key", "sas_token")
+                 if f"{kind}_env" in settings), None)
 
 
 def _datastore_of(uri: CloudUri, store: DatastoreStore | None, asset_map: AssetMap) -> str | None:
@@ -325,4 +371,5 @@ def _under(asset_map: AssetMap, reference: str) -> Path | None:
 
 __all__ = ["ASSETS_FILE", "REGISTRY_FILE", "STAND_INS_ENV", "AssetMap", "cloud_location",
            "is_remote",
-           "load_asset_map", "registered_references", "stand_in", "strip_file_prefix"]
+           "load_asset_map", "registered_references", "stand_in", "strip_file_prefix",
+           "web_url_hint"]

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import AssetMap, cloud_location, is_remote
+from mlpipe.compiler.assets import AssetMap, cloud_location, is_remote, web_url_hint
 from mlpipe.compiler.bindings import Reference, references_in, substitute, whole_reference
 from mlpipe.compiler.containment import escape_warning, mltable_path_warnings, unusable_path
 from mlpipe.compiler.context import Doc, Reporter
@@ -26,14 +26,13 @@ from mlpipe.compiler.values import (
     RANGE_RULE,
     coerce_literal,
     default_out_of_range,
-    is_data_type,
-    is_literal_type,
     literal_type,
     mode_of,
     remote_kind,
     resolve_data_path,
 )
 from mlpipe.diagnostics import Location, did_you_mean
+from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type, is_literal_type
 from mlpipe.plan import CloudLocation, PlanInput, PlanOutput, RemoteAsset
 from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import EVAL_MODES, REJECTS
@@ -142,7 +141,7 @@ class IOResolver:
         pipeline_out = self.doc.get("outputs", bound) if bound else None
         pipeline_out = pipeline_out if isinstance(pipeline_out, dict) else {}
         decl = decl if isinstance(decl, dict) else {}
-        type_ = type_ or decl.get("type") or pipeline_out.get("type") or "uri_folder"
+        type_ = type_ or decl.get("type") or pipeline_out.get("type") or DEFAULT_DATA_TYPE
         mode = mode_of(mode or pipeline_out.get("mode") or decl.get("mode"), OUTPUT_MODE_ALIASES)
         template_at = path + ("path",) if isinstance(value, dict) and "path" in value else path
         if template is None and isinstance(pipeline_out.get("path"), str):
@@ -180,7 +179,7 @@ class IOResolver:
         if template and node.name not in self.place.given_steps:
             # a registered datastore's output is written here, then uploaded
             cloud, _ = cloud_location(filled_template(self.place, node.name, name, template),
-                                      self.assets)
+                                      self.assets, anonymous=False)
             if cloud is not None and type_ == "uri_file" and cloud.uri.endswith("/"):
                 cloud = dataclasses.replace(cloud, path=f"{cloud.path}/{Path(written).name}"
                                             .lstrip("/"))
@@ -312,14 +311,14 @@ class IOResolver:
             if isinstance(raw, str) and step and references_in(raw):
                 raw = self._data_path(raw, path + ("path",))
             if isinstance(raw, str):
-                return self._data(name, str(type_ or "uri_folder"), mode, raw, self.doc,
+                return self._data(name, str(type_ or DEFAULT_DATA_TYPE), mode, raw, self.doc,
                                   path + ("path",), step, optional)
             for key in ("value", "default"):
                 if key in value and value[key] is not None:
                     return self._literal(name, value[key], decl
                                          or ({"type": type_} if type_ else None), path + (key,),
                                          str(type_ or literal_type(value[key])))
-            return PlanInput(name, str(type_ or "uri_folder"),
+            return PlanInput(name, str(type_ or DEFAULT_DATA_TYPE),
                              mode=mode_of(mode, INPUT_MODE_ALIASES), optional=optional,
                              location=loc)
         ref = whole_reference(value)
@@ -425,7 +424,8 @@ class IOResolver:
                                                                                cloud),
                                  optional=optional, location=loc, cloud=cloud)
             self.remote.setdefault(step, []).append(
-                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc, hint)
+                RemoteAsset(doc.key_path(path), remote, remote_kind(type_), loc,
+                            hint or web_url_hint(remote))
             )
             return PlanInput(name, type_, mode=mode, remote=remote, optional=optional, location=loc)
         if type_ == "mltable" and local is not None and not is_remote(raw) \
@@ -517,9 +517,9 @@ class IOResolver:
             return _unresolved(name, type_, optional, loc)
         out = producer.outputs.get(ref.name)
         if out is None and producer.is_opaque:
-            out = PlanOutput(ref.name, "uri_folder",
-                             path=output_path(self.place, producer.name, ref.name, "uri_folder",
-                                              None, False))
+            out = PlanOutput(ref.name, DEFAULT_DATA_TYPE,
+                             path=output_path(self.place, producer.name, ref.name,
+                                              DEFAULT_DATA_TYPE, None, False))
             producer.outputs[ref.name] = out
         if out is None:
             hint = (f"declare it under jobs.{producer.local}.outputs (an AutoML step's outputs "
@@ -534,7 +534,7 @@ class IOResolver:
 
 def _unresolved(name: str, type_: Any, optional: bool, loc: Location | None) -> PlanInput:
     """An input whose binding names nothing usable (the error is already reported)."""
-    return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+    return PlanInput(name, str(type_ or DEFAULT_DATA_TYPE), optional=optional, location=loc)
 
 
 __all__ = ["IOResolver", "legacy_message"]

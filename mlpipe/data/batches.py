@@ -12,7 +12,7 @@ from typing import Any, Literal
 import mlpipe.data.sizes as sizes
 from mlpipe.data.cloud import streams
 from mlpipe.data.errors import DataError
-from mlpipe.data.listing import iter_files
+from mlpipe.data.listing import SORT_LIMIT, iter_files
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.data.mltable_spec import MLTableSpec, load_spec
 from mlpipe.data.payloads import Segment, TablePayload, TableSource
@@ -228,7 +228,7 @@ def _blob_batches(major: PlanInput, per_batch: int, *, sort: bool = True
     else:
         source = BlobSource(access, location.container, location.path, major.path)
         entries = ((e.name, e.size) for e in iter_blobs(
-            access, location.container, location.path, **({} if sort else {"sort_limit": 1})))
+            access, location.container, location.path, sort_limit=SORT_LIMIT if sort else 1))
     root = os.path.join(source.root, "")
     names: list[str] = []
     size = index = 0

@@ -17,11 +17,12 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from mlpipe.compiler import compile_pipeline
+from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError
 from mlpipe.import_mirrors import mode as import_mirrors_mode
+from mlpipe.jobs.record import JobRecord
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -34,7 +35,7 @@ class DebugError(MlpipeError, ValueError):
     """The job, step or mini-batch to debug cannot be found or prepared."""
 
 
-def debug_mini_batch(record: dict[str, Any], step_name: str, mini_batch_id: str, *,
+def debug_mini_batch(record: JobRecord, step_name: str, mini_batch_id: str, *,
                      post_mortem: bool = False, echo: Echo = print) -> int:
     """Run ``mini_batch_id`` of ``step_name`` of the job ``record`` (its ``job.json``);
     0 when run() returned (its value is printed), 1 when init() or run() raised."""
@@ -44,9 +45,9 @@ def debug_mini_batch(record: dict[str, Any], step_name: str, mini_batch_id: str,
     mini_batch = next((mb for mb in iter_mini_batches(step) if mb.id == mini_batch_id), None)
     if mini_batch is None:
         raise DebugError(f"step {step_name!r} has no mini-batch {mini_batch_id!r} "
-                         f"(list them: mlpipe job show {record.get('name')} --step {step_name} "
+                         f"(list them: mlpipe job show {record.name} --step {step_name} "
                          "--mini-batches)")
-    scratch = Path(tempfile.mkdtemp(prefix=f"mlpipe-debug-{record.get('name')}-{step_name}-"))
+    scratch = Path(tempfile.mkdtemp(prefix=f"mlpipe-debug-{record.name}-{step_name}-"))
     echo(f"debug: mini-batch {mini_batch_id} of step {step_name} "
          f"({plural(mini_batch.items, 'item') if mini_batch.items is not None else '? items'}); "
          f"scratch folder: {scratch}")
@@ -83,18 +84,24 @@ def debug_mini_batch(record: dict[str, Any], step_name: str, mini_batch_id: str,
         sys.stdout.flush()
 
 
-def _step(record: dict[str, Any], step_name: str) -> ParallelStep:
-    source = record.get("source")
+def _step(record: JobRecord, step_name: str) -> ParallelStep:
+    source = record.source
     if not source or not Path(source).is_file():
-        raise DebugError(f"job {record.get('name')!r}: its pipeline file {source!r} is gone")
-    plan = compile_pipeline(source, runs_dir=str(Path(record["run_dir"]).parent),
-                            job_name=str(record["name"]),
-                            allow_external_outputs=bool(record.get("allow_external_outputs")))
+        raise DebugError(f"job {record.name!r}: its pipeline file {source!r} is gone")
+    if record.run_dir is None:
+        raise DebugError(f"job {record.name!r}: its record names no run folder")
+    try:
+        plan = compile_pipeline(source, runs_dir=str(Path(record.run_dir).parent),
+                                job_name=str(record.name),
+                                allow_external_outputs=record.allow_external_outputs)
+    except ValidationError as error:  # its diagnostics, then this line
+        raise error.about(f"job {record.name!r}: its pipeline {source}",
+                          "it no longer compiles") from None
     steps = {step.name: step for step in plan.steps}
     step = steps.get(step_name)
     if not isinstance(step, ParallelStep):
         parallel = [name for name, s in steps.items() if isinstance(s, ParallelStep)]
-        raise DebugError(f"job {record.get('name')!r} has no parallel step {step_name!r} "
+        raise DebugError(f"job {record.name!r} has no parallel step {step_name!r} "
                          f"(parallel steps: {', '.join(parallel) or 'none'})")
     if not Path(step.snapshot_dir).is_dir():
         raise DebugError(f"step {step_name!r} has no code snapshot at {step.snapshot_dir} "

@@ -103,8 +103,39 @@ class StepLogs:
         return self.sys / "task_stream.html"
 
     @property
+    def user(self) -> Path:
+        """``user/``: what the user's code wrote and the errors it raised."""
+        return self.root / "user"
+
+    @property
     def error_summary(self) -> Path:
-        return self.root / "user" / "error.txt"
+        return self.user / "error.txt"
+
+    @property
+    def std_log(self) -> Path:
+        """``user/std_log.txt``: a command step's stdout and stderr, as they came."""
+        return self.user / "std_log.txt"
+
+    @property
+    def stdout(self) -> Path:
+        """``user/stdout.txt``: a command step's stdout."""
+        return self.user / "stdout.txt"
+
+    @property
+    def stderr(self) -> Path:
+        """``user/stderr.txt``: a command step's stderr."""
+        return self.user / "stderr.txt"
+
+    def worker_log(self, kind: str, worker: WorkerInfo) -> Path:
+        """``user/<kind>/<node>/<process>.<kind>.txt``: what a worker's entry script printed
+        (``stdout``, ``stderr``) or logged (``entry_script_log``: ``.log.txt``), as Azure
+        lays them out."""
+        suffix = "log" if kind == "entry_script_log" else kind
+        return self.user / kind / worker.node_name / f"{worker.process}.{suffix}.txt"
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the ``logs/`` folder, with ``/`` (as the readme names it)."""
+        return path.relative_to(self.root).as_posix()
 
     def profile_files(self) -> list[Path]:
         """The ``.prof`` files of ``--profiling_module`` (``[]`` when it was off)."""
@@ -118,6 +149,9 @@ class StepLogs:
     def profile_file(self, worker: WorkerInfo) -> Path:
         """``sys/profile/<node>/<process>.prof``: a worker's run() profile (pstats format)."""
         return self.profile / worker.node_name / f"{worker.process}.prof"
+
+
+LAYOUT = StepLogs(Path())  # the layout itself: LAYOUT.relative(LAYOUT.readme) == "readme.txt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -692,7 +726,7 @@ class RunEntry:
     ``max_concurrency_per_instance``, ``instance_count``, ``workers``, ``max_retries``,
     ``timeout``, ``partition_keys``, ``cores``, ``memory_mb``); ``tally`` is the
     :class:`mlpipe.runtime.tuning.profile.ProfileTally` of its attempts; ``errors`` its
-    error groups, as job_result.txt counts them.
+    error groups, as job_result.txt counts them; ``chart`` what report.html draws of it.
     """
 
     started: float  # seconds since the epoch
@@ -704,6 +738,8 @@ class RunEntry:
     tally: dict[str, Any] = field(default_factory=dict)
     errors: list[dict[str, Any]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)  # the step's totals at this run's end
+    # what report.html draws of the run, bounded (mlpipe.runtime.reports.run_chart.RunChart)
+    chart: dict[str, Any] = field(default_factory=dict)
 
     def contains(self, moment: float, until: float | None) -> bool:
         """``moment`` falls in this run (``until``: the next run's start)."""
@@ -749,6 +785,6 @@ def split_by_run(attempts: AttemptTable, runs: list[RunEntry]) -> list[AttemptTa
     return [attempts.take(which == index) for index in range(len(runs))]
 
 
-__all__ = ["PROCESSED_COLUMNS", "Attempt", "AttemptTable", "RunEntry", "StepLogs",
+__all__ = ["LAYOUT", "PROCESSED_COLUMNS", "Attempt", "AttemptTable", "RunEntry", "StepLogs",
            "describe_detail", "first_line", "iter_attempts", "read_attempts", "read_runs",
            "split_by_run", "write_runs"]

@@ -68,11 +68,11 @@ def test_download_mode_reads_each_blob_once_across_reruns(tmp_path: Path,
     container = azurite.container("once")
     upload(container, {"x.txt": "x\n", "y.txt": "y\n"})
     runs = tmp_path / "runs"
-    pipeline = write_job(tmp_path, input_uri="azureml://datastores/once/paths/in",
-                         output_uri="./out", mode="download")
     point_at(tmp_path, azurite, "once")
     register(tmp_path, runs, "once", container.container_name)
-    for name in ("first", "second"):
+    for name in ("first", "second"):  # each job its own output (mlpipe writes over no other's)
+        pipeline = write_job(tmp_path, input_uri="azureml://datastores/once/paths/in",
+                             output_uri=f"./out-{name}", mode="download")
         proc = _create(pipeline, runs, name, "--allow-external-outputs")
         assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "every blob was in the cache" in proc.stdout

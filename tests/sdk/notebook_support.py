@@ -243,6 +243,44 @@ def make_mnist_v1(folder: Path) -> Path:
     return notebook
 
 
+# The same notebook as published with SDK 1.0.76 (MachineLearningNotebooks 2214ea8,
+# contrib/batch_inferencing, 2019): azureml.contrib.pipeline.steps, ParallelRunStep(models=[model],
+# output=...), the model registered as "mnist" from the folder the tarball was extracted into,
+# next(pipeline_run.get_children()).get_output_data("inferences"). Its Code/digit_identification.py
+# with TensorFlow 1.13 replaced: the same init()/run() shape, the model read through
+# Model.get_model_path("mnist") in the worker.
+MNIST_CONTRIB_SCRIPT = """\
+import os
+from azureml.core import Model
+
+
+def init():
+    global digits
+
+    # pull down model from workspace
+    model_path = Model.get_model_path("mnist")
+    with open(os.path.join(model_path, "model.json")) as f:
+        digits = __import__("json").load(f)["digits"]
+
+
+def run(mini_batch):
+    print(f'run method start: {__file__}, run({mini_batch})')
+    resultList = []
+    for image in mini_batch:
+        with open(image, "rb") as f:
+            value = f.read()[0]
+        resultList.append("{}: {}".format(os.path.basename(image), digits[value % 10]))
+    return resultList
+"""
+
+
+def make_mnist_contrib(folder: Path) -> Path:
+    """The 2019 contrib notebook over the stand-ins :func:`make_mnist_v1` writes."""
+    make_mnist_v1(folder).unlink()
+    write(folder / "Code" / "digit_identification.py", MNIST_CONTRIB_SCRIPT)
+    return copy_notebook("mlnotebooks_contrib_file_dataset_image_inference_mnist.ipynb", folder)
+
+
 # The published entry script of the tabular notebook (Code/iris_score.py), unchanged: it imports
 # azureml.core.model.Model and azureml_user.parallel_run.EntryScript inside the step's workers.
 IRIS_SCORE_SCRIPT = """\
@@ -369,6 +407,118 @@ def make_iris_contrib(folder: Path) -> Path:
     make_iris_v1(folder).unlink()
     write(folder / "Code" / "iris_score.py", IRIS_CONTRIB_SCORE_SCRIPT)
     return copy_notebook("mlnotebooks_contrib_tabular_dataset_inference_iris.ipynb", folder)
+
+
+# -- MachineLearningNotebooks machine-learning-pipelines/pipeline-style-transfer ----------------
+# pipeline-style-transfer-parallel-run.ipynb as published with SDK 1.56 (8373b938, the last
+# release before the sample was retired), its code cells up to download_video() (the rest
+# publishes the pipeline and calls its REST endpoint). Its three scripts keep their arguments
+# and files; ffmpeg and the PyTorch model are replaced: a "video" is a text file of frames,
+# a style model a JSON shift.
+
+STYLE_FRAMES = 5
+
+STYLE_PROCESS_VIDEO = """\
+import argparse
+import os
+
+parser = argparse.ArgumentParser(description="Process input video")
+parser.add_argument('--input_video', required=True)
+parser.add_argument('--output_audio', required=True)
+parser.add_argument('--output_images', required=True)
+
+args = parser.parse_args()
+
+os.makedirs(args.output_audio, exist_ok=True)
+os.makedirs(args.output_images, exist_ok=True)
+
+# ffmpeg -i {input_video} {output_audio}/video.aac; ffmpeg -i ... {output_images}/%05d_video.jpg
+with open(args.input_video) as video:
+    frames = int(video.read().split()[1])
+with open("{}/video.aac".format(args.output_audio), "w") as audio:
+    audio.write("audio of {} frames\\n".format(frames))
+for frame in range(1, frames + 1):
+    with open("{}/{:05d}_video.jpg".format(args.output_images, frame), "w") as image:
+        image.write(str(frame))
+"""
+
+STYLE_TRANSFORM = """\
+import argparse
+import json
+import os
+
+from azureml.core.model import Model
+
+style_model = None
+
+
+def init():
+    global output_path, args
+    global style_model
+    output_path = os.environ['AZUREML_BI_OUTPUT_PATH']
+    print(f'output path: {output_path}')
+
+    arg_parser = argparse.ArgumentParser(description="parser for fast-neural-style")
+    arg_parser.add_argument("--style", type=str, help="style name")
+    args, unknown_args = arg_parser.parse_known_args()
+    model_path = Model.get_model_path(args.style)
+    with open(os.path.join(model_path)) as f:
+        style_model = json.load(f)
+    print(f'Model loaded successfully. Path: {model_path}')
+
+
+def run(mini_batch):
+    result = []
+    for image_file_path in mini_batch:
+        with open(image_file_path) as f:
+            pixel = int(f.read())
+        output_file_path = os.path.join(output_path, os.path.basename(image_file_path))
+        with open(output_file_path, "w") as f:
+            f.write("{}:{}".format(style_model["style"], pixel + style_model["shift"]))
+        result.append(output_file_path)
+    return result
+"""
+
+STYLE_STITCH_VIDEO = """\
+import argparse
+import glob
+import os
+
+parser = argparse.ArgumentParser(description="Process input video")
+parser.add_argument('--images_dir', required=True)
+parser.add_argument('--input_audio', required=True)
+parser.add_argument('--output_dir', required=True)
+
+args = parser.parse_args()
+
+os.makedirs(args.output_dir, exist_ok=True)
+
+# ffmpeg -framerate 30 -i {images_dir}/%05d_video.jpg ... {output_dir}/video_without_audio.mp4,
+# then ... -i {input_audio}/video.aac ... {output_dir}/video_with_audio.mp4
+frames = []
+for image in sorted(glob.glob("{}/*_video.jpg".format(args.images_dir))):
+    with open(image) as f:
+        frames.append(f.read())
+with open("{}/video.aac".format(args.input_audio)) as f:
+    audio = f.read()
+with open("{}/video_with_audio.mp4".format(args.output_dir), "w") as f:
+    f.write(" ".join(frames) + "\\n" + audio)
+"""
+
+
+def make_style_transfer(folder: Path) -> Path:
+    """scripts/{process_video,transform,stitch_video}.py; blob/sample-videos/orangutan.mp4;
+    blob/styletransfer/saved_models/{mosaic,candy}.pth (downloaded with urllib)."""
+    notebook = copy_notebook("mlnotebooks_pipeline_style_transfer_parallel_run.ipynb", folder)
+    write(folder / "mlpipe.toml", BLOB_STAND_IN)
+    write(folder / "scripts" / "process_video.py", STYLE_PROCESS_VIDEO)
+    write(folder / "scripts" / "transform.py", STYLE_TRANSFORM)
+    write(folder / "scripts" / "stitch_video.py", STYLE_STITCH_VIDEO)
+    write(folder / "blob" / "sample-videos" / "orangutan.mp4", f"FRAMES {STYLE_FRAMES}\n")
+    for shift, style in enumerate(("mosaic", "candy"), start=1):
+        write(folder / "blob" / "styletransfer" / "saved_models" / f"{style}.pth",
+              json.dumps({"style": style, "shift": shift}))
+    return notebook
 
 
 # -- microsoft/solution-accelerator-many-models, Custom_Script -----------------------------------

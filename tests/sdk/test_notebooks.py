@@ -25,14 +25,17 @@ from tests.sdk.notebook_support import (
     OJ_PARTITIONS,
     OJ_STORES,
     OJ_WEEKS,
+    STYLE_FRAMES,
     make_iris_contrib,
     make_iris_v1,
     make_iris_v2,
     make_lightgbm_sweep,
     make_many_models,
+    make_mnist_contrib,
     make_mnist_v1,
     make_oj_partition,
     make_oj_sales,
+    make_style_transfer,
     notebook_code,
     switch_imports,
 )
@@ -135,6 +138,35 @@ def test_v1_contrib_era_iris_notebook_runs_unchanged(tmp_path: Path) -> None:
     rows = pd.read_csv(result, sep=" ", header=None)
     expected = pd.read_csv(tmp_path / "iris" / "blob" / "sampledata" / "iris" / "iris.csv")
     assert sorted(rows[4]) == sorted((expected["petal.length"] >= 2.5).astype(int))
+
+
+def test_v1_contrib_era_mnist_notebook_runs_unchanged(tmp_path: Path) -> None:
+    """The 2019 file-dataset notebook (MachineLearningNotebooks 2214ea8): the contrib
+    ParallelRunStep with ``models=[model]`` (a folder model read by name in init()), an
+    ``output=`` PipelineData, ``next(pipeline_run.get_children()).get_output_data(...)``."""
+    runs = tmp_path / "runs"
+    out = _run_unchanged(make_mnist_contrib(tmp_path / "mnist"), runs)
+    assert f"Prediction has  {MNIST_IMAGES}  rows" in out
+    (result,) = (tmp_path / "mnist" / "mnist_results").rglob("parallel_run_step.txt")
+    lines = sorted(result.read_text().splitlines())
+    # each image's first byte is its index; the stand-in model maps digit d to 9 - d
+    assert lines == sorted(f"{i}.png: {9 - i % 10}" for i in range(MNIST_IMAGES))
+
+
+def test_v1_style_transfer_notebook_runs_unchanged(tmp_path: Path) -> None:
+    """pipeline-style-transfer-parallel-run: a pipeline given only its last step (the split
+    and ParallelRunStep steps come in through their OutputFileDatasetConfigs), a
+    PipelineParameter as node_count and in arguments, the model found by name in init()
+    (``Model.get_model_path(args.style)``) and AZUREML_BI_OUTPUT_PATH, then the video
+    downloaded through ``find_step_run(...)[0].get_details()['outputDatasets'][0]['dataset']``."""
+    folder = tmp_path / "style"
+    out = _run_unchanged(make_style_transfer(folder), tmp_path / "runs")
+    assert "Mosaic model does not exist, registering it" in out
+    video = folder / "output_video_mosaic" / "video_with_audio.mp4"
+    # each frame styled once (mosaic: +1) and stitched in order, with the split step's audio
+    assert video.read_text().splitlines() == [
+        " ".join(f"mosaic:{frame + 1}" for frame in range(1, STYLE_FRAMES + 1)),
+        f"audio of {STYLE_FRAMES} frames"]
 
 
 def test_many_models_accelerator_training_notebook_runs_unchanged(tmp_path: Path) -> None:

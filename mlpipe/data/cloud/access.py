@@ -8,9 +8,11 @@ The credential order (docs/data.md):
 2. the secret the datastore was registered with (``mlpipe datastore create``,
    ``ml_client.datastores.create_or_update``, v1 ``Datastore.register_*``), kept in the runs
    folder's ``assets/datastore_credentials.json`` (mode 0600);
-3. none: ``azure.identity.DefaultAzureCredential`` (``az login``, a managed identity, the
-   ``AZURE_*`` variables) for an ``https`` account; an ``http`` endpoint (an emulator such as
-   Azurite) is read anonymously (a public container), as tokens need TLS.
+3. none: a container no datastore names (``CloudLocation.public``) is read anonymously, as
+   Azure reads a public container; else ``azure.identity.DefaultAzureCredential``
+   (``az login``, a managed identity, the ``AZURE_*`` variables) for an ``https`` account;
+   an ``http`` endpoint (an emulator such as Azurite) is read anonymously (a public
+   container), as tokens need TLS.
 
 :class:`StorageAccess` holds the secret in memory only: its ``repr`` and every message
 made from it leave the secret out.
@@ -121,6 +123,8 @@ def access_for(location: CloudLocation) -> StorageAccess:
         kind, value = registered
         return StorageAccess(url, account, kind,  # type: ignore[arg-type]
                              f"datastore {name}'s registered {kind.replace('_', ' ')}", value)
+    if location.public:
+        return StorageAccess(url, account, "anonymous", "anonymous access (no datastore)")
     if urlsplit(url).scheme == "http":
         return StorageAccess(url, account, "anonymous", "anonymous access (http endpoint)")
     return StorageAccess(url, account, "identity", "DefaultAzureCredential")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.data.cloud.access import PROBE_TIMEOUTS, StorageAccess
+from mlpipe.data.cloud.store import register_hint
 from mlpipe.data.listing import MLTABLE_FILE, SORT_LIMIT
 from mlpipe.plan import CloudLocation
 
@@ -129,9 +130,12 @@ def describe_error(error: BaseException, location: CloudLocation,
                    access: StorageAccess) -> Problem:
     """A storage error in one line and its fix: what went wrong where, never the secret or
     the service's own text (which may carry a signed URL)."""
-    code = str(getattr(error, "error_code", "") or "")
+    raw = getattr(error, "error_code", "") or ""
+    code = str(getattr(raw, "value", raw))  # the SDK's StorageErrorCode, or its text
     status = getattr(error, "status_code", None)
     kind = type(error).__name__
+    if location.public and status is not None:
+        return _not_public(location, code, status)
     name = location.datastore or location.account_name
     fix_store = (f"register datastore '{name}' again with the right credential (mlpipe "
                  f"datastore create --file {name}.yml)")
@@ -162,6 +166,33 @@ def describe_error(error: BaseException, location: CloudLocation,
                        f"({code or status})", fix_store)
     return Problem(f"storage error {code or kind}{f' (HTTP {status})' if status else ''}",
                    "try again; if it persists, check the account")
+
+
+def _not_public(location: CloudLocation, code: str, status: int) -> Problem:
+    """Why a container no datastore names cannot be read anonymously, told apart by the
+    service's answer (Azure answers an anonymous request for a private container 404
+    ``ResourceNotFound``, as for one that does not exist; a firewall or Azurite 403
+    ``AuthorizationFailure``; an account that forbids public access 409
+    ``PublicAccessNotPermitted``)."""
+    answer = f"HTTP {status}{f' {code}' if code else ''}"
+    where = f"container '{location.container}' of account '{location.account_name}'"
+    register = register_hint(location.account_name, location.container)
+    if code == "BlobNotFound" or (code == "" and status == 404 and location.path):
+        return Problem(f"no blob '{location.path}' in the public {where}",
+                       "check the path (a folder is a uri_folder input)")
+    if code == "ContainerNotFound":
+        return Problem(f"{where} does not exist", f"check the URL, or {register}")
+    if code == "PublicAccessNotPermitted" or status == 409:
+        return Problem(f"account '{location.account_name}' allows no anonymous access "
+                       f"({answer}) and no datastore names {where}", register)
+    if status == 404:
+        return Problem(f"{where} cannot be read anonymously ({answer}: a private container, "
+                       "or none of that name) and no datastore names it", register)
+    if status in (401, 403):
+        return Problem(f"{where} is not public ({answer}: the account refused an anonymous "
+                       "request) and no datastore names it", register)
+    return Problem(f"storage error {code or status} (HTTP {status}) reading the {where} "
+                   "anonymously", f"try again; if it persists, {register}")
 
 
 __all__ = ["PAGE", "BlobEntry", "Problem", "blob_properties", "describe_error", "iter_blobs",

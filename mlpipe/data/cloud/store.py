@@ -111,6 +111,14 @@ def secret_in(credentials_file: str | os.PathLike[str], name: str) -> tuple[str,
     return None
 
 
+def register_hint(account: str, container: str) -> str:
+    """What to do about a container of ``account`` that cannot be read as it is (no
+    datastore names it, and it is not public)."""
+    return (f"register a datastore of account '{account}', container '{container}' with its "
+            "credential (mlpipe datastore create --file datastore.yml), or map the URI to a "
+            "local path in mlpipe.toml [assets]")
+
+
 def _info(fields: dict[str, Any]) -> DatastoreInfo | None:
     try:
         return DatastoreInfo(**{k: v for k, v in fields.items()
@@ -158,4 +166,4 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 __all__ = ["CREDENTIALS_FILE", "DATASTORES_FILE", "SECRET_KINDS", "DatastoreInfo",
-           "DatastoreStore", "DatastoreType", "secret_in"]
+           "DatastoreStore", "DatastoreType", "register_hint", "secret_in"]

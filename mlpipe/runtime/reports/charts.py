@@ -251,15 +251,23 @@ def _shade(share: float) -> int:
 
 
 # -- throughput, lines ----------------------------------------------------------------------
+THROUGHPUT_BUCKETS = 60
+
+
 def throughput(attempts: AttemptTable, axis: Axis) -> str:
-    """Attempts finished per time bucket; a rate per second only where buckets are a
-    second or longer (a 1 ms step is not drawn as thousands per second)."""
+    """Attempts finished per time bucket (:func:`throughput_of` the attempts' ends)."""
     import numpy as np  # noqa: PLC0415
 
-    buckets = 60
-    width = (axis.span if axis.span > 0 else 1.0) / buckets
-    at = np.clip(((attempts.end - axis.start) / width).astype(int), 0, buckets - 1)
-    counts = np.bincount(at, minlength=buckets).tolist()
+    width = (axis.span if axis.span > 0 else 1.0) / THROUGHPUT_BUCKETS
+    at = np.clip(((attempts.end - axis.start) / width).astype(int), 0, THROUGHPUT_BUCKETS - 1)
+    return throughput_of(np.bincount(at, minlength=THROUGHPUT_BUCKETS).tolist(), axis)
+
+
+def throughput_of(counts: Sequence[int], axis: Axis) -> str:
+    """The attempts finished in each of ``THROUGHPUT_BUCKETS`` equal parts of ``axis``; a
+    rate per second only where buckets are a second or longer (a 1 ms step is not drawn as
+    thousands per second)."""
+    width = (axis.span if axis.span > 0 else 1.0) / len(counts)
     top = max(counts) or 1
     per_second = width >= 1.0
     unit = "/s" if per_second else f" per {format_seconds_short(width)}"
@@ -395,4 +403,4 @@ def slowest(attempts: AttemptTable, count: int) -> list[Attempt]:
 
 __all__ = ["COLOURS", "PALETTE", "ZOOM_SCRIPT", "Axis", "attempt_label", "breakdown",
            "format_seconds_short", "gantt", "histogram", "lines", "slowest", "task_stream",
-           "throughput"]
+           "throughput", "throughput_of"]

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -45,9 +46,10 @@ from mlpipe.runtime.reports.job_result import ErrorLog, render_error_summary, re
 from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
+from mlpipe.runtime.reports.run_chart import RunChart, Slowest, hide_live, show_live
 from mlpipe.runtime.reports.task_stream import write_task_stream
 from mlpipe.runtime.reports.timeline import Timeline
-from mlpipe.runtime.step_logs import RunEntry, StepLogs, read_runs, write_runs
+from mlpipe.runtime.step_logs import LAYOUT, RunEntry, StepLogs, read_runs, write_runs
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.runtime.tuning.brief import advice_lines, job_name, run_settings
@@ -84,7 +86,10 @@ class StepReports(StepObserver):
         self._runs: list[RunEntry] = []
         self._lost_at: dict[tuple[int, str], float] = {}  # a dead worker's time of death
         self._csv: ProcessedMiniBatchesCsv | None = None
-        self.timeline = Timeline()  # this run's attempts, for task_stream.html
+        self.timeline = Timeline()  # this run's attempts, for task_stream.html and report.html
+        self.slowest = Slowest()
+        # held while attempts are counted, and while report.html's thread reads this run
+        self._lock = threading.Lock()
         self._overview: ProgressOverview | None = None
         self._monitor: ResourceMonitor | None = None
         self._started_at: datetime | None = None
@@ -97,7 +102,9 @@ class StepReports(StepObserver):
         self._driver_cpu = DriverCpu.start()
         self.counters = StepCounters()
         self.timeline = Timeline()
+        self.slowest = Slowest()
         self._start_run(step, workers, at)
+        show_live(self.paths, self.live_run)
         for worker in workers:
             self.workers.register(worker)
         nodes = sorted({w.node for w in workers}) or list(range(step.instance_count))
@@ -145,22 +152,24 @@ class StepReports(StepObserver):
         debug = self.logger.isEnabledFor(logging.DEBUG)
         processes, epochs = [], []
         worker, process = None, ""
-        for record in records:
-            if record.worker is not worker:  # a batch holds runs of one worker's attempts
-                worker, process = record.worker, process_label(record.worker)
-            epoch = record.start_time.timestamp()
-            processes.append(process)
-            epochs.append(epoch)
-            if attempt_failed(record):
-                self.errors.add_attempt(record)  # the driver logs the failure itself
-            elif debug:
-                self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %s in %.3f s.",
-                                  record.mini_batch_id, record.picked_count, process,
-                                  plural(record.total, "item"), record.elapsed_seconds)
-        counters.add_all(records)
-        workers.add_all(records)
-        tally.add_all(records, epochs)
-        timeline.add_records(records, processes, epochs)
+        with self._lock:  # report.html's thread may be reading this run (live_run)
+            for record in records:
+                if record.worker is not worker:  # a batch holds runs of one worker's attempts
+                    worker, process = record.worker, process_label(record.worker)
+                epoch = record.start_time.timestamp()
+                processes.append(process)
+                epochs.append(epoch)
+                if attempt_failed(record):
+                    self.errors.add_attempt(record)  # the driver logs the failure itself
+                elif debug:
+                    self.logger.debug("Mini-batch %s attempt %d on %s succeeded: %s in %.3f s.",
+                                      record.mini_batch_id, record.picked_count, process,
+                                      plural(record.total, "item"), record.elapsed_seconds)
+            counters.add_all(records)
+            workers.add_all(records)
+            tally.add_all(records, epochs)
+            timeline.add_records(records, processes, epochs)
+            self.slowest.add_all(records, processes, epochs)
         if self._csv is not None:
             self._csv.write_all(records, processes, epochs)
         if self._overview is not None:
@@ -211,13 +220,13 @@ class StepReports(StepObserver):
                 render_job_result(self.step, summary, self.counters, self.errors,
                                   self._tuning_lines()))),
             (job_report, self._close_streams),
-            (job_report, lambda: self.workers.write_summaries(job_report, wall)),
+            (job_report, lambda: self.workers.write_summaries(self.paths, wall)),
             (self.paths.error_summary, self._write_error_summary),
             (self.logs_dir, lambda: self._overview and self._overview.write(
                 self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
             (self.paths.sys, self.close),
             (self.paths.task_stream, self._write_task_stream),
-            (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
+            (self.paths.readme, lambda: write_readme(self.paths, self.step.name)),
             (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
                                                   and copy_logs_to_parent(self.step))),
         ]
@@ -253,7 +262,26 @@ class StepReports(StepObserver):
         self._runs[-1].startup_seconds.setdefault(key, round(max(now - began, 0.0), 6))
         self.tally.worker_ready(key, worker.pid, now)
 
+    def live_run(self) -> RunEntry:
+        """This run so far, as :meth:`_end_run` will record it (for report.html while the
+        step runs: its chart on the axis from the run's start to now)."""
+        run = self._runs[-1]
+        with self._lock:
+            return RunEntry(
+                started=run.started, status="Running", reused=self.counters.reused,
+                settings=dict(run.settings), startup_seconds=dict(run.startup_seconds),
+                tally=self.tally.as_json(),
+                errors=[group.as_json() for group in self.errors.top(len(self.errors.groups))],
+                counts={"attempts": self.counters.attempts, "retried": self.counters.retries,
+                        "timeouts": self.counters.timeouts},
+                chart=self._chart(run.started, time.time()))
+
+    def _chart(self, start: float, end: float) -> dict[str, object]:
+        return RunChart.of(self.timeline, self.slowest.attempts(), start,
+                           max(end, self.timeline.last if self.timeline.count else end)).as_json()
+
     def _end_run(self, summary: StepSummary, ended: datetime) -> None:
+        hide_live(self.paths)
         if not self._runs:
             return
         run = self._runs[-1]
@@ -262,6 +290,7 @@ class StepReports(StepObserver):
         run.reused = summary.mini_batches_reused
         self.tally.run_ended()
         run.tally = self.tally.as_json()
+        run.chart = self._chart(run.started, run.ended)
         run.errors = [group.as_json() for group in self.errors.top(len(self.errors.groups))]
         run.counts = {"mini_batches": summary.mini_batches_total or self.counters.scheduled,
                       "succeeded": summary.mini_batches_succeeded,
@@ -311,6 +340,7 @@ class StepReports(StepObserver):
         if self._closed:
             return
         self._closed = True
+        hide_live(self.paths)
         try:
             self._close_streams()
         finally:
@@ -333,7 +363,8 @@ def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
             f"{step.prs.resource_monitor_interval}; logging_level {step.logging_level}.")
 
 
-PARENT_COPIES = ("job_result.txt", "job_progress_overview.*.txt", "readme.txt", "user/error.txt")
+PARENT_COPIES = (LAYOUT.relative(LAYOUT.job_result), "job_progress_overview.*.txt",
+                 LAYOUT.relative(LAYOUT.readme), LAYOUT.relative(LAYOUT.error_summary))
 
 
 def parent_logs_dir(step: ParallelStep) -> Path:

@@ -27,6 +27,7 @@ from mlpipe.runtime.reports.charts import (
     format_seconds_short,
     task_stream,
 )
+from mlpipe.runtime.reports.run_chart import RunChart
 from mlpipe.runtime.reports.timeline import Timeline
 from mlpipe.runtime.step_logs import AttemptTable, RunEntry, StepLogs, read_attempts, read_runs
 from mlpipe.runtime.textio import write_text
@@ -132,6 +133,15 @@ def render_timeline_body(timeline: Timeline, utilisation: dict[str, str] | None 
                  bucketed_task_stream(rows, axis, processes, runs))
 
 
+def render_chart_body(chart: RunChart, utilisation: dict[str, str] | None = None) -> str:
+    """:func:`render_body` of a dense run from the :class:`RunChart` its reports kept (on
+    the run's axis): the same page without reading every row of the CSV back."""
+    axis = chart.axis("task-stream")
+    return _body(chart.attempts, axis, chart.processes, chart.totals, utilisation,
+                 bucketed_task_stream(list(zip(chart.busy, chart.failed, strict=True)), axis,
+                                      chart.processes))
+
+
 def _body(attempts: int, axis: Axis, processes: Sequence[str],
           totals: Sequence[tuple[int, float, float]], utilisation: dict[str, str] | None,
           picture: str) -> str:
@@ -201,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 __all__ = ["Bar", "format_seconds_short", "main", "read_bars", "read_utilisation",
-           "render_body", "render_html", "render_timeline_body", "run_starts",
-           "write_task_stream"]
+           "render_body", "render_chart_body", "render_html", "render_timeline_body",
+           "run_starts", "write_task_stream"]
 
 
 if __name__ == "__main__":

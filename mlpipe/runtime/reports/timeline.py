@@ -51,6 +51,7 @@ class Timeline:
         self._busy: dict[str, array[float]] = {}
         self._started: dict[str, array[int]] = {}
         self._failed: dict[str, array[int]] = {}
+        self._ended: array[int] = array("q")  # attempts whose end falls in each bucket
         self._min_start = array("d")
         self._max_end = array("d")
 
@@ -123,20 +124,24 @@ class Timeline:
         self.add_records((record,), (process,),
                          (record.start_time.timestamp() if epoch is None else epoch,))
 
-    def busy(self, process: str, buckets: int) -> list[float]:
-        """Busy seconds of ``process`` in each of ``buckets`` equal parts of :attr:`span`
-        (a grid bucket straddling two parts is shared in proportion; the last part takes
-        what reaches the span's end)."""
+    def busy(self, process: str, buckets: int,
+             axis: tuple[float, float] | None = None) -> list[float]:
+        """Busy seconds of ``process`` in each of ``buckets`` equal parts of ``axis``
+        (``(start, span)`` in epoch seconds; default :attr:`first` and :attr:`span`): a
+        grid bucket straddling two parts is shared in proportion, what lies outside the
+        axis is counted in its first or last part."""
         out = [0.0] * buckets
         self._start_grid()
         values = self._busy.get(process)
         if values is None:
             return out
-        width, part, span = self._width, self._part(buckets), self.span
+        origin, span = axis or (self.first, self.span)
+        width, part = self._width, (span or 1.0) / buckets
         for bucket, value in _nonzero(values):
             # what a grid bucket holds lies between the first start and the last end
-            low = max(self._origin + bucket * width - self.first, 0.0)
-            high = min(self._origin + (bucket + 1) * width - self.first, span)
+            low = min(max(max(self._origin + bucket * width, self.first) - origin, 0.0), span)
+            high = max(min(min(self._origin + (bucket + 1) * width, self.last) - origin, span),
+                       0.0)
             if high <= low:
                 out[min(max(int(low / part), 0), buckets - 1)] += value
                 continue
@@ -146,17 +151,33 @@ class Timeline:
                     out[index] += value * overlap / (high - low)
         return out
 
-    def started(self, process: str, buckets: int) -> tuple[list[int], list[int]]:
-        """Attempts of ``process`` started, and failed among them, per part of :attr:`span`
-        (each grid bucket counted in the part of its earliest start)."""
+    def started(self, process: str, buckets: int,
+                axis: tuple[float, float] | None = None) -> tuple[list[int], list[int]]:
+        """Attempts of ``process`` started, and failed among them, per part of ``axis``
+        (as in :meth:`busy`; each grid bucket counted in the part of its earliest start)."""
         counts, failed = [0] * buckets, [0] * buckets
         self._start_grid()
-        part = self._part(buckets)
+        origin, span = axis or (self.first, self.span)
+        part = (span or 1.0) / buckets
         for bucket, value in _nonzero(self._started.get(process, array("q"))):
-            index = min(max(int((self._min_start[bucket] - self.first) / part), 0), buckets - 1)
+            index = min(max(int((self._min_start[bucket] - origin) / part), 0), buckets - 1)
             counts[index] += int(value)
             failed[index] += self._failed[process][bucket]
         return counts, failed
+
+    def finished(self, buckets: int, axis: tuple[float, float]) -> list[int]:
+        """Attempts (of every process) that ended in each of ``buckets`` equal parts of
+        ``axis`` (each grid bucket counted in the part of its middle: a grid bucket is
+        thousands of times narrower than the axis)."""
+        counts = [0] * buckets
+        self._start_grid()
+        origin, span = axis
+        part = (span or 1.0) / buckets
+        for bucket, value in _nonzero(self._ended):
+            middle = min(max(self._origin + (bucket + 0.5) * self._width, self.first), self.last)
+            index = min(max(int((middle - origin) / part), 0), buckets - 1)
+            counts[index] += int(value)
+        return counts
 
     def run_starts(self, gap_seconds: float, gap_share: float) -> list[float]:
         """Where a later run begins (epoch seconds): the end of an idle gap longer than
@@ -187,6 +208,7 @@ class Timeline:
         self._width = max(self.span / (FINE // 2), 1e-6)
         self._min_start = array("d", [_INF]) * FINE
         self._max_end = array("d", [-_INF]) * FINE
+        self._ended = array("q", [0]) * FINE
         for process, start, seconds, bad in kept:
             self._grid_add(process, start, start + seconds, seconds, bad)
 
@@ -216,6 +238,7 @@ class Timeline:
             self._min_start[first] = start
         if end > self._max_end[first]:
             self._max_end[first] = end
+        self._ended[last] += 1
 
     def _double(self, *, left: bool) -> None:
         """Twice as wide buckets (neighbours merged); ``left``: the grid grows to the left."""
@@ -228,6 +251,7 @@ class Timeline:
         for series in (self._busy, self._started, self._failed):
             for process, values in series.items():
                 series[process] = merged(values, operator.add, 0)
+        self._ended = merged(self._ended, operator.add, 0)
         self._min_start = merged(self._min_start, min, _INF)
         self._max_end = merged(self._max_end, max, -_INF)
         if left:

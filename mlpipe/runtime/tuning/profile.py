@@ -563,16 +563,25 @@ def read_profile(logs: StepLogs, run_index: int = -1, *,
     parts = split_by_run(every, runs)
     index = run_index if run_index >= 0 else len(parts) + run_index
     mine = parts[index]
-    if runs:
-        run = runs[index]
-    else:  # logs written before runs.json: one run spanning the attempts
+    if not runs:  # logs written before runs.json: one run spanning the attempts
         first = float(mine.start.min()) if len(mine) else 0.0
-        run = RunEntry(started=first, ended=float(mine.end.max()) if len(mine) else first,
-                       status="")
-    tally = ProfileTally.from_json(run.tally) if run.tally else ProfileTally.of(mine)
-    usage = read_usage(logs) if index == len(parts) - 1 else {}
-    return StepProfile(logs, index, max(len(runs), 1), run.started, run.ended, run.status,
-                       dict(run.settings), tally, mine, dict(run.startup_seconds), usage,
+        runs = [RunEntry(started=first, ended=float(mine.end.max()) if len(mine) else first,
+                         status="")]
+        index = 0
+    return run_profile(logs, runs, index, mine)
+
+
+def run_profile(logs: StepLogs, runs: list[RunEntry], index: int = -1,
+                attempts: AttemptTable | None = None) -> StepProfile:
+    """The profile of ``runs[index]`` from what ``runs.json`` keeps of it (its tally; else
+    one of ``attempts``, its rows), without reading processed_mini-batches.csv."""
+    index = index if index >= 0 else len(runs) + index
+    run = runs[index]
+    tally = ProfileTally.from_json(run.tally) if run.tally or attempts is None \
+        else ProfileTally.of(attempts)
+    usage = read_usage(logs) if index == len(runs) - 1 else {}
+    return StepProfile(logs, index, len(runs), run.started, run.ended, run.status,
+                       dict(run.settings), tally, attempts, dict(run.startup_seconds), usage,
                        list(run.errors), dict(run.counts), run.reused)
 
 
@@ -598,4 +607,4 @@ def read_usage(logs: StepLogs) -> dict[str, WorkerUsage]:
 
 
 __all__ = ["ProfileTally", "StepProfile", "WorkerUsage", "bucket_bounds", "bucket_of",
-           "histogram_median", "read_profile", "read_usage"]
+           "histogram_median", "read_profile", "read_usage", "run_profile"]

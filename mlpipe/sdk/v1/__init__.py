@@ -26,12 +26,14 @@ from mlpipe.sdk.v1.datasets import (
     Dataset,
     DatasetConsumptionConfig,
     FileDataset,
+    FileDatasetFactory,
     OutputFileDatasetConfig,
     OutputTabularDatasetConfig,
     PipelineData,
     PipelineOutputFileDataset,
     PipelineOutputTabularDataset,
     TabularDataset,
+    TabularDatasetFactory,
 )
 from mlpipe.sdk.v1.datastores import DataPath, DataPathComputeBinding, Datastore
 from mlpipe.sdk.v1.environments import (
@@ -89,7 +91,8 @@ __all__ = ["ActivityFailedException", "AmlCompute", "AuthenticationException", "
            "DEFAULT_CPU_IMAGE", "DEFAULT_GPU_IMAGE", "DataPath", "DataPathComputeBinding",
            "DataReference", "Dataset", "DatasetConsumptionConfig", "Datastore",
            "DockerConfiguration", "Environment", "Experiment", "ExperimentExecutionException",
-           "FileDataset", "InteractiveLoginAuthentication", "Model", "ModelNotFoundException",
+           "FileDataset", "FileDatasetFactory", "InteractiveLoginAuthentication", "Model",
+           "ModelNotFoundException",
            "MpiConfiguration", "MsiAuthentication", "OutputFileDatasetConfig",
            "OutputTabularDatasetConfig", "ParallelRunConfig", "ParallelRunStep", "Pipeline",
            "PipelineData", "PipelineOutputFileDataset", "PipelineOutputTabularDataset",
@@ -97,5 +100,6 @@ __all__ = ["ActivityFailedException", "AmlCompute", "AuthenticationException", "
            "PyTorchConfiguration", "PythonScriptStep", "Run", "RunConfiguration",
            "RunConfigurationException", "RunDetails", "ScriptRunConfig", "ServiceException",
            "ServicePrincipalAuthentication", "StepRun", "StepRunOutput", "TabularDataset",
+           "TabularDatasetFactory",
            "TensorflowConfiguration", "UserErrorException", "VERSION", "WebserviceException",
            "Workspace", "WorkspaceException"]

@@ -29,6 +29,7 @@ from mlpipe.sdk.v1.mltables import (
     files_mltable,
     frame_mltable,
     is_glob,
+    parquet_mltable,
     partitioned_mltable,
 )
 from mlpipe.sdk.v1.parameters import resolve
@@ -458,7 +459,9 @@ class TabularDataset(FileDataset):
         return result.register(None, name) if name else result
 
 
-class _FileFactory:
+class FileDatasetFactory:
+    """``Dataset.File`` (azureml.data.dataset_factory's ``FileDatasetFactory``)."""
+
     @staticmethod
     def from_files(path: str | os.PathLike[str] | Sequence[Any], validate: bool = True,
                    partition_format: str | None = None, **kwargs: Any) -> FileDataset:
@@ -477,7 +480,9 @@ class _FileFactory:
         return FileDataset(str(path), partition_format)
 
 
-class _TabularFactory:
+class TabularDatasetFactory:
+    """``Dataset.Tabular`` (azureml.data.dataset_factory's ``TabularDatasetFactory``)."""
+
     @staticmethod
     def from_mltable(path: str) -> TabularDataset:
         return TabularDataset(path)
@@ -491,13 +496,58 @@ class _TabularFactory:
         MLTable for them is written under ``<runs-dir>/datasets``."""
         return TabularDataset(str(delimited_mltable(path, caller_dir(), separator, header)))
 
+    @staticmethod
+    def from_parquet_files(path: Any, validate: bool = True, include_path: bool = False,
+                           set_column_types: Any = None, partition_format: str | None = None
+                           ) -> TabularDataset:
+        """Parquet files (a file, a folder or a glob; a ``Datastore.path(...)``) as a table: an
+        MLTable for them is written under ``<runs-dir>/datasets``."""
+        return TabularDataset(str(parquet_mltable(path, caller_dir())))
+
+    @staticmethod
+    def register_pandas_dataframe(dataframe: Any, target: Any, name: str,
+                                  description: str | None = None,
+                                  tags: Mapping[str, str] | None = None,
+                                  show_progress: bool = True, row_group_size: int | None = None,
+                                  make_target_path_unique: bool = True) -> TabularDataset:
+        """``dataframe`` written as ``dataframe.parquet`` to the datastore ``target`` (a
+        ``DataPath``, a ``Datastore`` or ``(datastore, path)``; in a new ``<uuid>/`` folder
+        below it unless ``make_target_path_unique=False``), read back with
+        :meth:`from_parquet_files` and registered as a new version of ``name``, as azureml does."""
+        datastore, folder = _datastore_target(target, "register_pandas_dataframe")
+        folder = folder.strip("/")
+        if make_target_path_unique:
+            folder = f"{folder}/{uuid.uuid4()}".lstrip("/")
+        with tempfile.TemporaryDirectory(prefix="mlpipe-dataframe-") as scratch:
+            dataframe.to_parquet(Path(scratch, "dataframe.parquet"),
+                                 row_group_size=row_group_size, engine="pyarrow")
+            datastore.upload(scratch, folder, overwrite=True, show_progress=show_progress)
+        dataset = TabularDatasetFactory.from_parquet_files(DataPath(datastore, folder + "/"))
+        return dataset.register(datastore.workspace, name, description=description, tags=tags,
+                                create_new_version=True)
+
+
+def _datastore_target(target: Any, call: str) -> tuple[Datastore, str]:
+    """A v1 ``target`` (``DataPath``, ``Datastore`` or ``(datastore, path)``) as its datastore
+    and the path on it; anything else is one error naming the argument."""
+    if isinstance(target, DataPath):
+        return target.datastore, target.path_on_datastore
+    if isinstance(target, tuple) and len(target) == 2:
+        return datastore_argument(target[0], call) or Datastore(), str(target[1])
+    if isinstance(target, Datastore):
+        return target, ""
+    raise ValidationError([Diagnostic(
+        f"{call}(target=...) takes a DataPath, a Datastore or (datastore, path), got "
+        f"{type(target).__name__}", key_path=f"{call}.target", location=call_site(),
+        code="type", hint="pass (ws.get_default_datastore(), 'folder/on/the/datastore')")])
+
 
 class Dataset:
     """``Dataset.File.from_files(path)``, ``Dataset.Tabular.from_mltable(path)`` for local data;
     ``Dataset.get_by_name(workspace, name)`` for a registered one."""
 
-    File = _FileFactory
-    Tabular = _TabularFactory
+    File = FileDatasetFactory
+    Tabular = TabularDatasetFactory
 
     @staticmethod
     def get_by_name(workspace: Any, name: str, version: str | int = "latest") -> FileDataset:
@@ -512,6 +562,7 @@ class Dataset:
 
 
 __all__ = ["DataReference", "Dataset", "DatasetConsumptionConfig", "FileDataset",
+           "FileDatasetFactory", "TabularDatasetFactory",
            "OutputFileDatasetConfig", "OutputTabularDatasetConfig", "PipelineData",
            "PipelineOutputFileDataset", "PipelineOutputTabularDataset", "TableReader",
            "TabularDataset"]

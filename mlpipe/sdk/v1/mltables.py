@@ -42,9 +42,9 @@ def write_mltable(text: str, prefix: str) -> Path:
     return folder
 
 
-def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any = True) -> Path:
-    """An MLTable folder under ``<runs-dir>/datasets`` reading the CSV files at ``path`` (a
-    file, a folder, a glob, a ``DataPath`` or a list of them), relative to ``base``."""
+def _paths(path: Any, base: Path) -> str:
+    """An MLTable's ``paths:`` for ``path`` (a file, a folder, a glob, a ``DataPath`` or a list
+    of them), relative to ``base``."""
     items = path if isinstance(path, list) else [path]
     entries = []
     for item in items:
@@ -52,11 +52,24 @@ def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any =
         url = stand_in(text, base) if "://" in text else None  # mlpipe.toml's stand-in
         local = url or (Path(text) if Path(text).is_absolute() else base / text)
         entries.append(_paths_entry(str(local.resolve()), folder=text.endswith("/")))
+    return "paths:\n" + "".join(entries)
+
+
+def delimited_mltable(path: Any, base: Path, separator: str = ",", header: Any = True) -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` reading the CSV files at ``path`` (a
+    file, a folder, a glob, a ``DataPath`` or a list of them), relative to ``base``."""
     name = getattr(header, "name", header)
     header_value = _HEADERS.get(str(name).lower(), "all_files_same_headers")
-    text = ("paths:\n" + "".join(entries) + "transformations:\n  - read_delimited:\n"
+    text = (_paths(path, base) + "transformations:\n  - read_delimited:\n"
             f"      delimiter: {separator!r}\n      header: {header_value}\n")
     return write_mltable(text, "delimited")
+
+
+def parquet_mltable(path: Any, base: Path) -> Path:
+    """An MLTable folder under ``<runs-dir>/datasets`` reading the Parquet files at ``path`` (as
+    :func:`delimited_mltable` takes it)."""
+    return write_mltable(_paths(path, base) + "transformations:\n  - read_parquet: {}\n",
+                         "parquet")
 
 
 def folder_table_mltable(folder: str, reader: str, separator: str = ",",
@@ -116,4 +129,4 @@ def partitioned_mltable(frame: Any, keys: list[str], target: Path) -> Path:
 
 
 __all__ = ["delimited_mltable", "files_mltable", "folder_table_mltable", "frame_mltable", "is_glob",
-           "partitioned_mltable", "write_mltable"]
+           "parquet_mltable", "partitioned_mltable", "write_mltable"]

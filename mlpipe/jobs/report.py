@@ -1,5 +1,7 @@
 """``<run>/report.html``: one self-contained page per job (inline SVG and CSS, a few lines
-of inline script to zoom, no network).
+of inline script to zoom, no network), from its typed record
+(:class:`~mlpipe.jobs.record.JobRecord`) and its steps' logs (read through
+:mod:`mlpipe.runtime.step_logs`; the charts are :mod:`mlpipe.runtime.reports`').
 
 The headline says how the job ended in words and colour (a job that completed with failed
 mini-batches is not green). The steps are drawn on the job's time axis. Each parallel step
@@ -15,16 +17,20 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 import os
 import time
 import urllib.parse
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mlpipe.jobs.record import JobRecord, StepRecord
+from mlpipe.jobs.store import JobStore
+from mlpipe.runs import JOB_REPORT_FILE
 from mlpipe.runtime.reports.charts import (
     PALETTE,
+    SPARSE_ATTEMPTS,
     ZOOM_SCRIPT,
     Axis,
     breakdown,
@@ -34,10 +40,18 @@ from mlpipe.runtime.reports.charts import (
     lines,
     slowest,
     throughput,
+    throughput_of,
 )
 from mlpipe.runtime.reports.icicle import icicle
-from mlpipe.runtime.reports.task_stream import read_utilisation, render_body, run_starts
+from mlpipe.runtime.reports.run_chart import SLOWEST_SHOWN, RunChart, live_run
+from mlpipe.runtime.reports.task_stream import (
+    read_utilisation,
+    render_body,
+    render_chart_body,
+    run_starts,
+)
 from mlpipe.runtime.step_logs import (
+    Attempt,
     AttemptTable,
     RunEntry,
     StepLogs,
@@ -48,11 +62,15 @@ from mlpipe.runtime.step_logs import (
 )
 from mlpipe.runtime.textio import replace_text
 from mlpipe.runtime.tuning.brief import overhead_advice
-from mlpipe.runtime.tuning.profile import MACHINE, ProfileTally, StepProfile, read_profile
+from mlpipe.runtime.tuning.profile import (
+    MACHINE,
+    ProfileTally,
+    StepProfile,
+    read_profile,
+    run_profile,
+)
 from mlpipe.wording import plural
 
-REPORT_NAME = "report.html"
-SLOWEST_SHOWN = 10
 ERRORS_SHOWN = 10
 REFRESH_SECONDS = 5
 RUNNING = ("queued", "running")
@@ -66,36 +84,36 @@ STYLE = ("body{font-family:sans-serif;margin:16px}"
          " #e0a800}")
 
 
-def write_job_report(run_dir: str | os.PathLike[str],
-                     record: dict[str, Any] | None = None) -> Path:
-    """Write ``<run_dir>/report.html`` from the job's record (``record``, else its
-    ``job.json``) and step logs; a write that fails leaves no temporary file."""
+def write_job_report(run_dir: str | os.PathLike[str], record: JobRecord | None = None) -> Path:
+    """Write ``<run_dir>/report.html`` from the job's record (``record``, else the one the
+    job store reads from its ``job.json``) and step logs; a write that fails leaves no
+    temporary file."""
     run = Path(run_dir)
     if record is None:
-        record = json.loads((run / "job.json").read_text(encoding="utf-8"))
-    target = run / REPORT_NAME
+        record = JobStore(run.parent).load(run.name)
+    target = run / JOB_REPORT_FILE
     replace_text(target, render_job_report(record, run))
     return target
 
 
-def render_job_report(record: dict[str, Any], run_dir: Path | None = None) -> str:
-    """The page for a job record (``job.json``); links are relative to ``run_dir``."""
-    run = run_dir or Path(str(record.get("run_dir") or "."))
-    name = html.escape(str(record.get("name", "")))
-    steps: dict[str, dict[str, Any]] = record.get("steps") or {}
-    status = str(record.get("status", ""))
+def render_job_report(record: JobRecord, run_dir: Path | None = None) -> str:
+    """The page for a job record; links are relative to ``run_dir``."""
+    run = run_dir or Path(record.run_dir or ".")
+    name = html.escape(str(record.name or ""))
+    steps = record.steps
+    status = record.status
     words, css = job_outcome(status, steps)
     refresh = (f"<meta http-equiv='refresh' content='{REFRESH_SECONDS}'>"
                if status in RUNNING else "")
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>{refresh}<title>Job {name}: "
              f"{html.escape(words)}</title><style>{STYLE}</style></head><body>"
              f"<h1 class='{css}'>Job {name}: {html.escape(words)}</h1>",
-             f"<p>Run folder: {html.escape(str(record.get('run_dir', '')))}; wall time "
-             f"{_seconds(record.get('duration_seconds'))}; attempt {record.get('attempt', 1)}"
+             f"<p>Run folder: {html.escape(str(record.run_dir or ''))}; wall time "
+             f"{_seconds(record.duration_seconds)}; attempt {record.attempt or 1}"
              f"{'; this page reloads every ' + str(REFRESH_SECONDS) + ' s' if refresh else ''}"
              "</p>", _steps_table(steps), _job_gantt(record, steps)]
     for step_name, step in steps.items():
-        if step.get("kind") == "parallel" and step.get("logs_dir"):
+        if step.kind == "parallel" and step.logs_dir:
             parts.append(_parallel_section(step_name, step, run))
     parts.append(f"{ZOOM_SCRIPT}</body></html>\n")
     return "".join(parts)
@@ -118,52 +136,53 @@ def outcome(status: str, failed: int, total: int) -> tuple[str, str]:
     return status or "unknown", "bad" if status in ("failed", "skipped") else "muted"
 
 
-def job_outcome(status: str, steps: dict[str, dict[str, Any]]) -> tuple[str, str]:
+def job_outcome(status: str, steps: dict[str, StepRecord]) -> tuple[str, str]:
     failed = total = 0
     for step in steps.values():
-        summary = step.get("summary") or {}
-        failed += int(summary.get("mini_batches_failed") or 0)
-        total += int(summary.get("mini_batches_total") or 0)
+        if step.summary is not None:
+            failed += step.summary.mini_batches_failed
+            total += step.summary.mini_batches_total
     words, css = outcome(status, failed, total)
     if status == "failed":
-        broken = [n for n, s in steps.items() if s.get("status") == "failed"]
+        broken = [n for n, s in steps.items() if s.status == "failed"]
         if broken:
             words += f" (step {', '.join(broken)})"
     return words, css
 
 
-def _step_outcome(step: dict[str, Any]) -> tuple[str, str]:
-    summary = step.get("summary") or {}
-    return outcome(str(step.get("status", "")), int(summary.get("mini_batches_failed") or 0),
-                   int(summary.get("mini_batches_total") or 0))
+def _step_outcome(step: StepRecord) -> tuple[str, str]:
+    summary = step.summary
+    if summary is None:
+        return outcome(step.status, 0, 0)
+    return outcome(step.status, summary.mini_batches_failed, summary.mini_batches_total)
 
 
 def _seconds(value: Any) -> str:
     return f"{float(value):.1f} s" if isinstance(value, (int, float)) else "-"
 
 
-def _status(step: dict[str, Any]) -> str:
+def _status(step: StepRecord) -> str:
     words, css = _step_outcome(step)
     return f"<span class='status {css}'>{html.escape(words)}</span>"
 
 
 # -- the job --------------------------------------------------------------------------------
-def _steps_table(steps: dict[str, dict[str, Any]]) -> str:
+def _steps_table(steps: dict[str, StepRecord]) -> str:
     rows = ["<h2>Steps</h2><table><tr><th>step</th><th>kind</th><th>status</th>"
             "<th>wall time</th><th>mini-batches</th><th>items</th><th>after</th></tr>"]
     for name, step in steps.items():
-        summary = step.get("summary") or {}
+        summary = step.summary
         batches = items = ""
-        if summary:
-            batches = (f"{summary.get('mini_batches_succeeded', 0)} succeeded, "
-                       f"{summary.get('mini_batches_failed', 0)} failed of "
-                       f"{summary.get('mini_batches_total', 0)}")
-            items = (f"{summary.get('items_succeeded', 0)} succeeded, "
-                     f"{summary.get('items_failed', 0)} failed")
-        sources = [str(before) for before in step.get("depends_on") or ()]
+        if summary is not None:
+            batches = (f"{summary.mini_batches_succeeded} succeeded, "
+                       f"{summary.mini_batches_failed} failed of "
+                       f"{summary.mini_batches_total}")
+            items = (f"{summary.items_succeeded} succeeded, "
+                     f"{summary.items_failed} failed")
+        sources = [str(before) for before in step.depends_on]
         rows.append(f"<tr><td><a href='#{html.escape(name)}'>{html.escape(name)}</a></td>"
-                    f"<td>{html.escape(str(step.get('kind', '')))}</td><td>{_status(step)}</td>"
-                    f"<td>{_seconds(step.get('duration_seconds'))}</td><td>{batches}</td>"
+                    f"<td>{html.escape(step.kind or '')}</td><td>{_status(step)}</td>"
+                    f"<td>{_seconds(step.duration_seconds)}</td><td>{batches}</td>"
                     f"<td>{items}</td><td>{html.escape(', '.join(sources))}</td></tr>")
     rows.append("</table>")
     return "".join(rows)
@@ -176,18 +195,18 @@ def _epoch(text: Any) -> float | None:
         return None
 
 
-def _job_gantt(record: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
+def _job_gantt(record: JobRecord, steps: dict[str, StepRecord]) -> str:
     """The steps of this run of the job on its time axis (a step reused from an earlier
     run says so instead of a bar)."""
-    start = _epoch(record.get("started_at"))
+    start = _epoch(record.started_at)
     if start is None:
         return ""
-    end = _epoch(record.get("ended_at")) or time.time()
+    end = _epoch(record.ended_at) or time.time()
     rows: list[tuple[str, float | None, float | None, str]] = []
     for name, step in steps.items():
-        began, ended = _epoch(step.get("started_at")), _epoch(step.get("ended_at"))
-        status = str(step.get("status", ""))
-        if step.get("reused") or (began is not None and began < start - 1):
+        began, ended = _epoch(step.started_at), _epoch(step.ended_at)
+        status = step.status
+        if step.reused or (began is not None and began < start - 1):
             rows.append((name, None, None, "reused from an earlier run"))
         elif began is None:
             rows.append((name, None, None, status))
@@ -199,21 +218,28 @@ def _job_gantt(record: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
 
 
 # -- a parallel step ---------------------------------------------------------------------------
-def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
-    logs = StepLogs.of(step["logs_dir"])
+def _parallel_section(name: str, step: StepRecord, run_dir: Path) -> str:
+    logs = StepLogs.of(step.logs_dir or "")
     anchor = html.escape(name)
     head = (f"<h2 id='{anchor}'>Step {anchor}: {_status(step)}</h2>"
             f"<p>{_links(logs, run_dir)}</p>")
-    try:
-        attempts = read_attempts(logs)
-    except ValueError as error:
-        return head + f"<p>{html.escape(str(error))}</p>"
-    recorded = read_runs(logs)
-    runs = recorded or _runs_of(attempts)
-    if not len(attempts) and not runs:
-        return head + "<p>No attempts recorded.</p>"
-    parts = split_by_run(attempts, runs)
-    profile = read_profile(logs, attempts=attempts)
+    recorded = _runs_so_far(logs)
+    charts = [RunChart.from_json(run.chart) for run in recorded]
+    parts: Sequence[AttemptTable | RunChart]
+    profile: StepProfile | None
+    if recorded and _charted(charts):  # drawn from what the step kept: the CSV is not read
+        runs, parts = recorded, [chart for chart in charts if chart is not None]
+        profile = run_profile(logs, runs)
+    else:
+        try:
+            attempts = read_attempts(logs)
+        except ValueError as error:
+            return head + f"<p>{html.escape(str(error))}</p>"
+        runs = recorded or _runs_of(attempts)
+        if not len(attempts) and not runs:
+            return head + "<p>No attempts recorded.</p>"
+        parts = split_by_run(attempts, runs)
+        profile = read_profile(logs, attempts=attempts)
     out = [head, _totals(step, runs), _where_time_goes(profile, step, run_dir)]
     final = parts[-1]
     run = runs[-1] if runs else None
@@ -239,6 +265,22 @@ def _parallel_section(name: str, step: dict[str, Any], run_dir: Path) -> str:
     return "".join(out)
 
 
+def _runs_so_far(logs: StepLogs) -> list[RunEntry]:
+    """The step's runs in ``runs.json``, the last one as it is now when the step runs in
+    this process (its chart, tally and errors so far)."""
+    runs = read_runs(logs)
+    live = live_run(logs)
+    if live is not None:
+        runs = [*runs[:-1], live] if runs and runs[-1].started == live.started else [*runs, live]
+    return runs
+
+
+def _charted(charts: list[RunChart | None]) -> bool:
+    """Every run has its chart and the step has more attempts than are drawn one by one
+    (a small step's page reads its few rows back for one bar per attempt)."""
+    return all(charts) and sum(chart.attempts for chart in charts if chart) > SPARSE_ATTEMPTS
+
+
 def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
     """The runs of logs written before runs.json: split where the attempts pause (a resume)."""
     if not len(attempts):
@@ -250,10 +292,10 @@ def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
 
 
 def _links(logs: StepLogs, run_dir: Path) -> str:
-    links = [("job_result.txt", logs.job_result), ("readme.txt", logs.readme),
-             ("user/error.txt", logs.error_summary), ("master_role.txt", logs.master_role),
-             ("processed_mini-batches.csv", logs.processed), ("task_stream.html",
-                                                              logs.task_stream)]
+    links = [(logs.job_result.name, logs.job_result), (logs.readme.name, logs.readme),
+             (logs.relative(logs.error_summary), logs.error_summary),
+             (logs.master_role.name, logs.master_role), (logs.processed.name, logs.processed),
+             (logs.task_stream.name, logs.task_stream)]
     found = [f"<a href='{_href(path, run_dir)}'>{label}</a>" for label, path in links
              if path.is_file()]
     return "Logs: " + " · ".join([f"<a href='{_href(logs.root, run_dir)}'>folder</a>", *found])
@@ -270,27 +312,36 @@ def _href(path: Path, run_dir: Path, fragment: str = "") -> str:
     return html.escape(target)
 
 
-def _totals(step: dict[str, Any], runs: list[RunEntry]) -> str:
-    """The final state's counts, as job_result.txt and ``job show`` give them."""
-    summary = step.get("summary") or step.get("progress") or {}
-    if not summary:
+def _totals(step: StepRecord, runs: list[RunEntry]) -> str:
+    """The final state's counts, as job_result.txt and ``job show`` give them (a running
+    step's progress so far)."""
+    summary, progress = step.summary, step.progress
+    items_total: int | str = ""
+    if summary is not None:
+        total, succeeded = summary.mini_batches_total, summary.mini_batches_succeeded
+        failed, reused = summary.mini_batches_failed, summary.mini_batches_reused
+        items_total = summary.items_total
+        items_succeeded, items_failed = summary.items_succeeded, summary.items_failed
+    elif progress is not None:
+        total = (progress.mini_batches_total if progress.mini_batches_total is not None
+                 else progress.mini_batches_known)
+        succeeded, failed = 0, progress.mini_batches_failed
+        reused = progress.mini_batches_reused
+        items_succeeded, items_failed = progress.items_succeeded, progress.items_failed
+    else:
         return ""
-    total = summary.get("mini_batches_total", summary.get("mini_batches_known", 0)) or 0
-    succeeded = summary.get("mini_batches_succeeded", 0)
-    failed = summary.get("mini_batches_failed", 0)
-    rest = max(int(total) - int(succeeded) - int(failed), 0)
+    rest = max(total - succeeded - failed, 0)
     attempts = runs[-1].counts.get("attempts") if runs and runs[-1].counts else None
-    reused = summary.get("mini_batches_reused", 0)
     return ("<table><tr><th>mini-batches</th><th>succeeded</th><th>failed</th>"
             "<th>not processed</th><th>items</th><th>items succeeded</th><th>items failed</th>"
             "<th>attempts (final run)</th><th>reused</th></tr>"
             f"<tr><td>{total}</td><td>{succeeded}</td><td>{failed}</td><td>{rest}</td>"
-            f"<td>{summary.get('items_total', '')}</td><td>{summary.get('items_succeeded', 0)}"
-            f"</td><td>{summary.get('items_failed', 0)}</td>"
+            f"<td>{items_total}</td><td>{items_succeeded}"
+            f"</td><td>{items_failed}</td>"
             f"<td>{'' if attempts is None else attempts}</td><td>{reused}</td></tr></table>")
 
 
-def _where_time_goes(profile: StepProfile | None, step: dict[str, Any], run_dir: Path) -> str:
+def _where_time_goes(profile: StepProfile | None, step: StepRecord, run_dir: Path) -> str:
     if profile is None or not profile.tally.attempts:
         return ""
     p = profile
@@ -326,10 +377,12 @@ def _run_counts(run: RunEntry) -> str:
             f"{plural(c.get('attempts', 0), 'attempt')}")
 
 
-def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable, run: RunEntry | None,
-                profile: StepProfile | None, *, samples: bool) -> str:
+def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable | RunChart,
+                run: RunEntry | None, profile: StepProfile | None, *, samples: bool) -> str:
     """The run's task stream, throughput, CPU and memory on one axis (the run's start to its
-    end), its durations and slowest attempts."""
+    end), its durations and slowest attempts (from its rows, or from its chart)."""
+    if isinstance(attempts, RunChart):
+        return _chart_charts(name, logs, attempts, run, profile, samples=samples)
     last = float(attempts.end.max()) if len(attempts) else None
     first = float(attempts.start.min()) if len(attempts) else 0.0
     start = run.started if run is not None else first
@@ -344,7 +397,23 @@ def _run_charts(name: str, logs: StepLogs, attempts: AttemptTable, run: RunEntry
         out.append(_resources(logs, axis))
     tally = profile.tally if profile is not None else ProfileTally.of(attempts)
     out.append("<h4>Durations of the attempts</h4>" + histogram(tally.histogram))
-    out.append("<h4>Slowest attempts</h4>" + _slowest(attempts))
+    out.append("<h4>Slowest attempts</h4>" + _slowest(slowest(attempts, SLOWEST_SHOWN)))
+    return "".join(out)
+
+
+def _chart_charts(name: str, logs: StepLogs, chart: RunChart, run: RunEntry | None,
+                  profile: StepProfile | None, *, samples: bool) -> str:
+    """:func:`_run_charts` of a run drawn from its :class:`RunChart`."""
+    axis = chart.axis(f"step-{name}")
+    out = ["<h4>Task stream</h4>", render_chart_body(chart, read_utilisation(logs) if samples
+                                                     else None)]
+    out.append("<h4>Throughput</h4>" + throughput_of(chart.finished, axis))
+    if samples:
+        out.append(_resources(logs, axis))
+    tally = profile.tally if profile is not None else ProfileTally.from_json(
+        run.tally if run is not None else {})
+    out.append("<h4>Durations of the attempts</h4>" + histogram(tally.histogram))
+    out.append("<h4>Slowest attempts</h4>" + _slowest(chart.slowest))
     return "".join(out)
 
 
@@ -378,10 +447,10 @@ def _resources(logs: StepLogs, axis: Axis) -> str:
             + lines(memory, axis, " MB", colours))
 
 
-def _slowest(attempts: AttemptTable) -> str:
+def _slowest(attempts: Sequence[Attempt]) -> str:
     rows = ["<table><tr><th>mini-batch</th><th>attempt</th><th>process</th><th>status</th>"
             "<th>items</th><th>seconds</th><th>run()</th><th>files or partition key</th></tr>"]
-    for a in slowest(attempts, SLOWEST_SHOWN):
+    for a in attempts:
         rows.append(f"<tr><td>{html.escape(a.mini_batch_id)}</td><td>{a.picked_count}</td>"
                     f"<td>{html.escape(a.process)}</td><td>{html.escape(a.status)}</td>"
                     f"<td>{a.succeeded}/{a.total}</td><td>{a.elapsed:.3f}</td>"
@@ -391,10 +460,13 @@ def _slowest(attempts: AttemptTable) -> str:
     return "".join(rows)
 
 
-def _errors_of(attempts: AttemptTable) -> list[dict[str, Any]]:
-    """Error groups from the attempts alone (logs written before runs.json)."""
+def _errors_of(attempts: AttemptTable | RunChart) -> list[dict[str, Any]]:
+    """Error groups from the attempts alone (logs written before runs.json, which have no
+    chart)."""
     from mlpipe.runtime.error_keys import message_line, signature  # noqa: PLC0415
 
+    if isinstance(attempts, RunChart):
+        return []
     groups: dict[Any, dict[str, Any]] = {}
     batches: dict[Any, set[str]] = {}
     for a in attempts.take(~attempts.ok):
@@ -463,4 +535,4 @@ def _profile(logs: StepLogs) -> str:
             "spent in it, its callees below.</p>" + chart)
 
 
-__all__ = ["REPORT_NAME", "job_outcome", "outcome", "render_job_report", "write_job_report"]
+__all__ = ["job_outcome", "outcome", "render_job_report", "write_job_report"]

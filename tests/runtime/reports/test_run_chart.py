@@ -1,0 +1,116 @@
+"""report.html of a large step is drawn from what the step's reports kept while it ran (its
+run's chart: live while it runs in this process, runs.json's at its end), never from
+processed_mini-batches.csv read back, and it says what the rows say."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from pathlib import Path
+
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.report import render_job_report
+from mlpipe.runtime.reports.observer import StepReports
+from mlpipe.runtime.reports.run_chart import RunChart, live_run
+from mlpipe.runtime.reports.timeline import Timeline
+from mlpipe.runtime.step_logs import StepLogs, read_runs, write_runs
+from tests.runtime.reports.support import T0, W0, W1, attempt, make_step, summary
+
+ATTEMPTS = 1_200  # more than charts.SPARSE_ATTEMPTS: drawn per bucket
+
+
+def feed(reports: StepReports, first: int, count: int) -> None:
+    """Attempts ``first`` .. ``first + count - 1``: two workers, every 50th failed, the
+    elapsed seconds varying so that the slowest ten are known (mb 7, 17, ..., 97 + 1000)."""
+    records = []
+    for n in range(first, first + count):
+        failed = n % 50 == 3
+        slow = 5.0 + n / 1000 if n % 10 == 7 and n % 1000 < 100 else 0.2 + (n % 7) / 100
+        records.append(attempt(n, worker=W1 if n % 2 else W0, elapsed=slow,
+                               status="Failed" if failed else "Succeeded",
+                               category="UserError" if failed else None,
+                               message="ValueError: bad" if failed else None))
+    for start in range(0, len(records), 64):  # as the driver hands them over: in batches
+        reports.attempts_finished(records[start:start + 64])
+
+
+def job(logs: Path, status: str) -> JobRecord:
+    return JobRecord.parse({"name": "big", "status": status, "run_dir": str(logs.parent.parent),
+            "started_at": T0.isoformat(),
+            **({} if status == "running" else {"ended_at": (T0 + timedelta(hours=1)).isoformat()}),
+            "steps": {"score": {
+                "kind": "parallel", "status": status, "logs_dir": str(logs),
+                "started_at": T0.isoformat()}}})
+
+
+def table(page: str, heading: str) -> list[str]:
+    """The rows of the first table after ``heading``."""
+    part = page.split(f">{heading}<", 1)[1]
+    part = part[part.index("<table>"):part.index("</table>")]
+    return re.findall(r"<tr>(.*?)</tr>", part)
+
+
+def test_a_running_step_is_drawn_from_its_reports_and_a_finished_one_from_runs_json(
+        tmp_path: Path) -> None:
+    step = make_step(tmp_path)
+    reports = StepReports(step)
+    reports.step_started(step, [W0, W1], T0)
+    reports.mini_batches_scheduled(ATTEMPTS, True)
+    feed(reports, 0, 700)
+    logs = StepLogs.of(step.logs_dir)
+    live = live_run(logs)
+    assert live is not None and live.status == "Running"
+    assert RunChart.from_json(live.chart).attempts == 700  # type: ignore[union-attr]
+    running = render_job_report(job(logs.root, "running"))
+    assert "700 attempts over" in running and "per worker process and time bucket" in running
+    feed(reports, 700, ATTEMPTS - 700)
+    assert f"{ATTEMPTS} attempts over" in render_job_report(job(logs.root, "running"))
+    reports.step_finished(summary(started_at=T0, ended_at=T0 + timedelta(seconds=ATTEMPTS + 2),
+                                  mini_batches_total=ATTEMPTS, mini_batches_succeeded=ATTEMPTS))
+    assert live_run(logs) is None  # a finished step is no longer offered
+
+    charted = render_job_report(job(logs.root, "completed"))
+    # the same tables as the rows give (the page drawn from the CSV: runs.json without chart)
+    runs = read_runs(logs)
+    assert RunChart.from_json(runs[-1].chart) is not None
+    write_runs(logs, [json_copy(run, chart={}) for run in runs])
+    from_rows = render_job_report(job(logs.root, "completed"))
+    for heading in ("Slowest attempts", "Task stream"):
+        assert table(charted, heading) == table(from_rows, heading), heading
+    slowest = table(charted, "Slowest attempts")[1:]
+    assert [re.search(r"<td>mb-(\d+)</td>", row).group(1) for row in slowest] == [  # type: ignore[union-attr]
+        str(n) for n in (1097, 1087, 1077, 1067, 1057, 1047, 1037, 1027, 1017, 1007)]
+    assert "/data/1097.png" in slowest[0]  # with its files
+    # the throughput counts every attempt once
+    finished = re.findall(r"(\d+) finished", charted.split(">Throughput<", 1)[1].split(
+        "</svg>", 1)[0])
+    assert sum(map(int, finished)) == ATTEMPTS
+
+    # drawn from runs.json's chart, the rows are not read: the page holds without them
+    write_runs(logs, runs)
+    logs.processed.write_text(logs.processed.read_text().splitlines()[0] + "\n")
+    assert render_job_report(job(logs.root, "completed")) == charted
+
+
+def json_copy(run: object, **changes: object) -> object:
+    from mlpipe.runtime.step_logs import RunEntry
+
+    data = {**json.loads(json.dumps(vars(run), default=str)), **changes}
+    return RunEntry(**data)
+
+
+def test_the_timeline_on_another_axis_keeps_every_attempt_and_busy_second() -> None:
+    timeline = Timeline()
+    start = T0.timestamp()
+    for n in range(5_000):
+        timeline.add("0/process000" if n % 2 else "0/process001", start + n * 0.01, 0.015,
+                     "Failed" if n % 100 == 0 else "Succeeded")
+    axis = (start - 3.0, timeline.last - start + 5.0)  # the run began before its first attempt
+    assert sum(timeline.finished(60, axis)) == 5_000
+    for name in timeline.totals:
+        assert abs(sum(timeline.busy(name, 240, axis)) - timeline.totals[name].busy) < 1e-3
+        started, failed = timeline.started(name, 240, axis)
+        assert sum(started) == timeline.totals[name].attempts
+        assert sum(failed) == timeline.totals[name].failed
+        assert started[:12] == [0] * 12  # the 3 s before the first attempt are empty
