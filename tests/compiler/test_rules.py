@@ -569,3 +569,22 @@ def test_the_plan_carries_the_settings_files_to_csv_options(tmp_path: Path) -> N
     step = compile_result(pipeline(root, PARALLEL_STEP), tmp_path).plan.step("score")
     assert step.append_row_csv == {"sep": ";", "columns": ("a", "b")}
     hash(step)  # read-only, as every plan value
+
+
+def test_a_binding_output_mapping_is_the_binding_alone(project: Path, tmp_path: Path) -> None:
+    """azure-ai-ml's OutputBindingStr: ``{path: ${{parent.outputs.x}}, ...}`` without mode,
+    name or version is read as the binding, every other key dropped from the submitted job:
+    here too, with a warning per dropped key at its line."""
+    jobs = ("  prep:\n    type: command\n    command: echo ${{outputs.o}}\n"
+            "    environment: azureml:env:1\n    outputs:\n      o:\n"
+            "        path: ${{parent.outputs.po}}\n        type: uri_file\n"
+            "        uri: azureml://datastores/workspaceblobstore/paths/x\n")
+    path = pipeline(project, jobs, head="outputs:\n  po: {type: uri_folder}\n")
+    result = compile_result(path, tmp_path)
+    assert result.errors == []
+    dropped = {d.key_path: d for d in result.warnings if d.code == "dropped-key"}
+    assert set(dropped) == {"jobs.prep.outputs.o.type", "jobs.prep.outputs.o.uri"}
+    assert dropped["jobs.prep.outputs.o.uri"].location.line == line_of(path, "uri: azureml")
+    assert result.plan is not None
+    output = result.plan.step("prep").outputs["o"]
+    assert output.type == "uri_folder" and output.path == result.plan.outputs["po"].path
