@@ -381,12 +381,12 @@ class Journal:
         """:mod:`~mlpipe.runtime.journal_bulk` (numpy) from :data:`BULK_FROM` records, else
         :mod:`~mlpipe.runtime.journal_plain`: the same work."""
         if len(self._index) >= BULK_FROM:
-            from mlpipe.runtime import journal_bulk  # noqa: PLC0415 - numpy: the seal
+            import mlpipe.runtime.journal_bulk as bulk  # noqa: PLC0415 - numpy: the seal
 
-            return journal_bulk
-        from mlpipe.runtime import journal_plain  # noqa: PLC0415
+            return bulk
+        import mlpipe.runtime.journal_plain as plain  # noqa: PLC0415
 
-        return journal_plain
+        return plain
 
     def _damaged(self, mini_batch_id: str, slot: int) -> None:
         segment, offset, length = self._segment[slot], self._offset[slot], self._length[slot]
