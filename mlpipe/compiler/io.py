@@ -388,12 +388,14 @@ class IOResolver:
         """``"prefix-${{parent.inputs.x}}"`` with pipeline literals substituted."""
 
         def render(ref: Reference) -> str:
+            if ref.expression.strip() == "parent.name":
+                return self.place.job_name
             found = self.pipeline_inputs.get(ref.name) if ref.scope == "parent_input" else None
             if found is not None and found.value is not None:
                 return str(found.as_argument())
             self.reporter.error(self.doc, path,
                                 f"{ref.text} inside a longer string must name a literal pipeline "
-                                f"input", code="binding")
+                                f"input or the job's name (${{{{parent.name}}}})", code="binding")
             return ref.text
 
         return substitute(text, render) if step else text
@@ -503,6 +505,12 @@ class IOResolver:
                              cloud=found.cloud)
         if ref.scope == "step_output":
             return self._upstream(name, ref, type_, mode, optional, path, step)
+        if ref.expression.strip() == "parent.name" and not self.standalone:
+            # the pipeline job's name, as the service substitutes it
+            literal = self._literal(name, self.place.job_name, decl, path,
+                                    str(type_ or "string"), ref.text)
+            return PlanInput(name, literal.type, value=literal.value, optional=optional,
+                             location=loc)
         if ref.scope in ("input", "output"):
             self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
         elif ref.scope == "parent_output":
