@@ -85,7 +85,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder) / "big"
         csv_path = make_job(root, args.attempts)
-        from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
+        from mlpipe.jobs.report import write_job_report  # noqa: PLC0415
 
         began = time.perf_counter()
         page = write_job_report(root)

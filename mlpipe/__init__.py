@@ -8,7 +8,7 @@ Importing mlpipe installs its import hook (:mod:`mlpipe.import_mirrors`): where 
 packages are not installed, ``azureml.core`` / ``azureml.*`` and ``azure.ai.ml`` resolve to
 mlpipe's mirrors in this process and in the ones it starts (``MLPIPE_IMPORT_MIRRORS=0``
 turns it off). Where the working folder has an ``mlpipe.toml``, its URL stand-ins serve
-this process's downloads too (:func:`mlpipe.scripts.install_url_stand_ins`), as under
+this process's downloads too (:func:`mlpipe.url_stand_ins.install_url_stand_ins`), as under
 ``mlpipe run-script``.
 """
 
@@ -22,7 +22,7 @@ from mlpipe.version import __version__
 
 install_from_environment()
 if os.path.isfile("mlpipe.toml"):  # compiler.assets.ASSETS_FILE, not imported: it is slow
-    from mlpipe.scripts import install_url_stand_ins
+    from mlpipe.url_stand_ins import install_url_stand_ins
 
     install_url_stand_ins()
 

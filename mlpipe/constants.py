@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Any, get_args
 
-from mlpipe.schema.inputs_outputs import DataType, InputMode, LiteralType, OutputMode
+from mlpipe.io_types import DataType, InputMode, LiteralType, OutputMode
 from mlpipe.schema.parallel import ParallelTask
 from mlpipe.schema.pipeline import NODE_TYPES
 

@@ -27,13 +27,9 @@ from typing import Any, Literal
 
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.frozen import FrozenDict, freeze
+from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type, is_literal_type
 from mlpipe.sizes import MiniBatchSize
 
-DATA_TYPES = frozenset(
-    {"uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model", "triton_model",
-     "path"}  # 'path': azure-ai-ml's legacy port type, read like uri_folder / uri_file
-)
-LITERAL_TYPES = frozenset({"string", "integer", "number", "boolean"})
 Literal_ = str | int | float | bool
 
 
@@ -100,7 +96,7 @@ class PlanInput:
 
     @property
     def is_data(self) -> bool:
-        return self.type in DATA_TYPES
+        return is_data_type(self.type)
 
     @property
     def is_set(self) -> bool:
@@ -111,7 +107,7 @@ class PlanInput:
         """A literal input bound to an upstream step's primitive output (an mldesigner
         function's return value): its value is that output's text, known only once the
         upstream step has run (:func:`primitive_output_file`)."""
-        return self.type in LITERAL_TYPES and self.source is not None and self.path is not None
+        return is_literal_type(self.type) and self.source is not None and self.path is not None
 
     def as_argument(self) -> str | None:
         """The text ``${{inputs.<name>}}`` stands for: the local path or the literal's text."""
@@ -151,7 +147,7 @@ class PlanOutput:
     """
 
     name: str
-    type: str = "uri_folder"
+    type: str = DEFAULT_DATA_TYPE
     mode: str | None = None
     path: str = ""
     declared_path: str | None = None
@@ -396,7 +392,7 @@ class PipelineOutput:
 
     name: str
     path: str
-    type: str = "uri_folder"
+    type: str = DEFAULT_DATA_TYPE
     source: StepOutputRef | None = None
 
 
@@ -483,11 +479,9 @@ __all__ = [
     "SweepLimits",
     "SweepObjective",
     "SweepStep",
-    "DATA_TYPES",
     "EnvironmentInfo",
     "ExecutionPlan",
     "JobSettings",
-    "LITERAL_TYPES",
     "ParallelStep",
     "PipelineOutput",
     "PlanInput",

@@ -1,9 +1,11 @@
 """Job names and the runs folder: the one owner of these rules.
 
-A job runs in ``<runs-dir>/<job name>/``. The runs folder is ``--runs-dir`` (or the
-SDK's ``runs_dir=``), else ``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs``; a job name
-follows Azure ML's rule (:data:`JOB_NAME`) and, when not given, is generated from the
-YAML's ``display_name``, ``experiment_name`` or file name (:func:`generate_job_name`).
+A job runs in ``<runs-dir>/<job name>/`` (:func:`job_dir`), its own files there named
+``JOB_RECORD_FILE`` (job.json), ``JOB_LOCK_FILE``, ``CANCEL_FILE``, ``JOB_REPORT_FILE``.
+The runs folder is ``--runs-dir`` (or the SDK's ``runs_dir=``), else
+``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs``; a job name follows Azure ML's rule
+(:data:`JOB_NAME`) and, when not given, is generated from the YAML's ``display_name``,
+``experiment_name`` or file name (:func:`generate_job_name`).
 The compiler, the job store, the front door (:mod:`mlpipe.jobs.front_door`) and the CLI
 all read these rules from here.
 """
@@ -27,6 +29,11 @@ GENERIC_STEMS = frozenset({"pipeline", "job", "main"})
 DATASTORES_DIR = "datastores"  # <runs-dir>/datastores/<ds>/...: outputs at azureml://datastores/
 ASSETS_DIR = "assets"  # <runs-dir>/assets/registry.json: assets registered from Python
 RESERVED_NAMES = frozenset({DATASTORES_DIR, ASSETS_DIR})
+# The files of a job's folder <runs-dir>/<name>/ that are the job's own (not a step's).
+JOB_RECORD_FILE = "job.json"  # its record (mlpipe.jobs.record)
+JOB_LOCK_FILE = "job.lock"  # held by the process that owns it (mlpipe.jobs.ownership)
+CANCEL_FILE = "cancel-requested"  # present once `mlpipe job cancel` asked it to stop
+JOB_REPORT_FILE = "report.html"  # its report (mlpipe.jobs.report)
 # a hidden file that marks a folder as a runs folder: input listings never enter one
 RUNS_MARKER = ".mlpipe-runs"
 NAME_BASE_LIMIT = 200
@@ -36,12 +43,21 @@ JOB_NAME_ENV = "MLPIPE_JOB_NAME"
 STEP_NAME_ENV = "MLPIPE_STEP_NAME"
 STEP_DIR_ENV = "MLPIPE_STEP_DIR"
 EXPERIMENT_ENV = "MLPIPE_EXPERIMENT_NAME"
+# Where the job's mlpipe.toml is (its folder), for the URL stand-ins of the step's processes
+# (mlpipe.url_stand_ins; set per step by mlpipe.compiler.steps).
+STAND_INS_ENV = "MLPIPE_STAND_INS"
 
 
 def resolve_runs_dir(runs_dir: str | os.PathLike[str] | None = None) -> Path:
     """``runs_dir`` if given, else ``$MLPIPE_RUNS_DIR``, else ``./mlpipe-runs`` (absolute)."""
     chosen = runs_dir or os.environ.get(RUNS_DIR_ENV) or DEFAULT_RUNS_DIR
     return Path(chosen).expanduser().resolve()
+
+
+def job_dir(runs_dir: str | os.PathLike[str], name: str) -> Path:
+    """``<runs-dir>/<name>``: the folder of job ``name`` (the one place that says so; the job
+    store refuses a name :func:`check_job_name` refuses before it touches the folder)."""
+    return Path(runs_dir) / name
 
 
 def runs_dir_problem(runs_dir: Path, *, create: bool = False) -> str | None:

@@ -3,33 +3,28 @@
 :func:`install_mirrors` forces the import hook of :mod:`mlpipe.import_mirrors` (Azure's
 module names give mlpipe's mirrors even where the real packages are installed) in this
 process and, through ``MLPIPE_IMPORT_MIRRORS=1``, in the step workers and command steps it
-starts; URLs that ``mlpipe.toml`` maps read their local stand-ins.
+starts; URLs that ``mlpipe.toml`` maps read their local stand-ins
+(:mod:`mlpipe.url_stand_ins`).
 
 :func:`run_path` runs a ``.py`` file or the code cells of an ``.ipynb`` in order.
 """
 
 from __future__ import annotations
 
-import email.message
-import importlib
-import io
 import json
 import os
 import re
 import runpy
 import sys
-import urllib.error
-import urllib.request
-import urllib.response
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mlpipe.compiler.assets import ASSETS_FILE, STAND_INS_ENV
 from mlpipe.errors import MlpipeError
-from mlpipe.import_mirrors import ENV_FLAG, install, mode
+from mlpipe.import_mirrors import ENV_FLAG, install
 from mlpipe.limits import MAX_NOTEBOOK_BYTES, InputLimitError, check_file_size, check_json_depth
 from mlpipe.runs import RUNS_DIR_ENV, resolve_runs_dir
+from mlpipe.url_stand_ins import install_url_stand_ins
 
 
 def install_mirrors() -> None:
@@ -41,158 +36,6 @@ def install_mirrors() -> None:
     # Step workers resolve the same runs folder (registered models) whatever their folder.
     os.environ.setdefault(RUNS_DIR_ENV, str(resolve_runs_dir()))
     install_url_stand_ins()
-
-
-def install_url_stand_ins() -> None:
-    """``urllib`` and ``requests`` downloads of URLs that ``mlpipe.toml`` maps read the
-    local stand-ins; one that cannot reach its host says which URL and how to map it."""
-    opener = StandInOpener()
-    built: Any = urllib.request.build_opener(StandInHandler())
-    for handler in built.handlers:
-        opener.add_handler(handler)
-    urllib.request.install_opener(opener)
-    _install_requests_stand_ins()
-    _install_urllib3_stand_ins()
-
-
-def offline_hint(url: str) -> str:
-    """What to do when ``url`` cannot be reached (this machine may be offline)."""
-    where = os.environ.get(STAND_INS_ENV) or "the working folder"
-    return (f"{url} cannot be reached from here; to run offline, map it (or a prefix of it) "
-            f"to a local file in {ASSETS_FILE} [assets] in {where}: \"{url}\" = \"./local/path\"")
-
-
-class StandInOpener(urllib.request.OpenerDirector):
-    """The installed opener: a URL whose host cannot be reached raises ``URLError`` naming
-    the URL and the ``mlpipe.toml`` stand-in that would serve it."""
-
-    def open(self, fullurl: Any, data: Any = None, timeout: Any = None) -> Any:
-        url = fullurl if isinstance(fullurl, str) else fullurl.full_url
-        try:
-            if timeout is None:
-                return super().open(fullurl, data)
-            return super().open(fullurl, data, timeout)
-        except urllib.error.HTTPError:
-            raise
-        except urllib.error.URLError as error:
-            if isinstance(error.reason, OSError):  # no route, no name: not an HTTP answer
-                raise urllib.error.URLError(f"{error.reason} ({offline_hint(url)})") from error
-            raise
-
-
-class StandInHandler(urllib.request.BaseHandler):
-    """``urllib`` downloads of URLs that ``mlpipe.toml`` ``[assets]`` maps (the URL itself or
-    a prefix of it, e.g. a blob container) read the local stand-in instead."""
-
-    handler_order = 100  # before the real HTTP handlers
-
-    def _open(self, request: urllib.request.Request) -> Any:
-        from mlpipe.compiler.assets import stand_in
-
-        local = stand_in(request.full_url)
-        if local is None:
-            return None  # not mapped: the real handlers fetch it
-        if not local.is_file():
-            raise urllib.error.URLError(f"{request.full_url} is mapped to {local} in "
-                                        "mlpipe.toml, which is not a file")
-        headers = email.message.Message()
-        headers["Content-Length"] = str(local.stat().st_size)
-        response = urllib.response.addinfourl(local.open("rb"), headers, request.full_url, 200)
-        response.msg = "OK"  # type: ignore[attr-defined]
-        return response
-
-    http_open = _open
-    https_open = _open
-
-
-def _mapped(url: str) -> tuple[int, str, bytes] | None:
-    """``(status, reason, body)`` of the stand-in of ``url`` (404 when the mapped file is
-    missing), or ``None`` when ``mlpipe.toml`` does not map it."""
-    from mlpipe.compiler.assets import stand_in
-
-    local = stand_in(url)
-    if local is None:
-        return None
-    return (200, "OK", local.read_bytes()) if local.is_file() else (404, "Not Found", b"")
-
-
-def _patch_once(module: str, owner: str, name: str,
-                make: Callable[[Any, Any], Callable[..., Any]]) -> None:
-    """Replace ``module.owner.name`` by ``make(original, module)`` once (nothing when the
-    package is not installed)."""
-    try:
-        found: Any = importlib.import_module(module)
-    except ImportError:
-        return
-    cls = getattr(found, owner)
-    original = getattr(cls, name)
-    if getattr(original, "mlpipe_stand_ins", False):
-        return
-    replacement: Any = make(original, found)
-    replacement.mlpipe_stand_ins = True
-    setattr(cls, name, replacement)
-
-
-def _install_requests_stand_ins() -> None:
-    """``requests`` (when installed) reads mapped URLs from their stand-ins, like urllib."""
-
-    def make(original: Any, adapters: Any) -> Callable[..., Any]:
-        models: Any = importlib.import_module("requests.models")
-        exceptions: Any = importlib.import_module("requests.exceptions")
-
-        def send(self: Any, request: Any, **kwargs: Any) -> Any:
-            mapped = _mapped(request.url)
-            if mapped is None:
-                try:
-                    return original(self, request, **kwargs)
-                except exceptions.ConnectionError as error:
-                    raise type(error)(f"{error} ({offline_hint(request.url)})",
-                                      request=request) from error
-            response = models.Response()
-            response.status_code, response.reason, response._content = mapped
-            response.headers["Content-Length"] = str(len(response._content))
-            response.url, response.request = request.url, request
-            return response
-
-        return send
-
-    _patch_once("requests.adapters", "HTTPAdapter", "send", make)
-
-
-def _install_urllib3_stand_ins() -> None:
-    """``urllib3.PoolManager().request(...)`` (when urllib3 is installed) reads mapped URLs
-    from their stand-ins too."""
-
-    def make(original: Any, poolmanager: Any) -> Callable[..., Any]:
-        responses: Any = importlib.import_module("urllib3.response")
-
-        def urlopen(self: Any, method: str, url: str, redirect: bool = True,
-                    **kwargs: Any) -> Any:
-            mapped = _mapped(url)
-            if mapped is None:
-                return original(self, method, url, redirect, **kwargs)
-            status, reason, body = mapped
-            return responses.HTTPResponse(
-                body=io.BytesIO(body), status=status, reason=reason,
-                headers={"Content-Length": str(len(body))}, request_url=url,
-                preload_content=kwargs.get("preload_content", True),
-                decode_content=kwargs.get("decode_content", True))
-
-        return urlopen
-
-    _patch_once("urllib3.poolmanager", "PoolManager", "urlopen", make)
-
-
-def install_from_environment() -> None:
-    """In a process a job starts (a parallel worker, a command step's Python): the import
-    hook as :data:`ENV_FLAG` asks, and the URL stand-ins under ``mlpipe run-script``
-    (``force``) or when the job has an ``mlpipe.toml`` (:data:`STAND_INS_ENV`)."""
-    if mode() == "force":
-        install_mirrors()
-        return
-    install(mode())
-    if os.environ.get(STAND_INS_ENV):
-        install_url_stand_ins()
 
 
 # -- notebooks ------------------------------------------------------------------------------------
@@ -322,6 +165,5 @@ def run_path(path: str | os.PathLike[str], argv: Sequence[str] = ()) -> None:
         runpy.run_path(str(script), run_name="__main__")
 
 
-__all__ = ["STAND_INS_ENV", "NotebookError", "StandInHandler", "StandInOpener", "cell_code",
-           "install_from_environment", "install_mirrors", "install_url_stand_ins",
-           "notebook_cells", "offline_hint", "run_notebook", "run_path"]
+__all__ = ["NotebookError", "cell_code", "install_mirrors", "notebook_cells", "run_notebook",
+           "run_path"]

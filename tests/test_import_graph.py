@@ -20,13 +20,15 @@ LAYERS: list[tuple[str, ...]] = [
     # 0: shared vocabulary, no mlpipe imports but each other
     ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
      "mlpipe.sizes", "mlpipe.limits", "mlpipe.wording", "mlpipe.cores",
-     "mlpipe.import_mirrors", "mlpipe.exports"),
+     "mlpipe.import_mirrors", "mlpipe.exports", "mlpipe.io_types"),
     # 1: what a pipeline is: the YAML models, the plan, the data readers
     ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
     # 2: turning models into a plan, and running a plan's parallel steps
-    # (and running a published script or notebook: mlpipe.scripts; the start-up hook of the
+    # (and running a published script or notebook: mlpipe.scripts; URLs read from their
+    # mlpipe.toml stand-ins: mlpipe.url_stand_ins; the start-up hook of the
     # Pythons a command step starts, which installs the mirrors and URL stand-ins: startup)
-    ("mlpipe.compiler", "mlpipe.runtime", "mlpipe.scripts", "mlpipe.startup"),
+    ("mlpipe.compiler", "mlpipe.runtime", "mlpipe.scripts", "mlpipe.startup",
+     "mlpipe.url_stand_ins"),
     # 3: whole jobs: the front door, the runner, the job store
     ("mlpipe.jobs",),
     # 4: the two faces

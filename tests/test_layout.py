@@ -10,7 +10,8 @@ PACKAGE = TESTS.parent / "mlpipe"
 ACROSS_LAYERS = {"hostile"}  # hostile inputs and injected faults, end to end through every layer
 # Data folders: published notebooks; the differential programs with their fixtures and
 # make_fixtures.py (run with azure-ai-ml, or by test_differential.py in a child process).
-DATA = {"notebooks", "differential", "__pycache__"}
+DATA = {"notebooks", "differential", "__pycache__",
+        "record_shapes"}  # job.json files earlier versions wrote (tests/jobs/test_record_shapes.py)
 SCRIPTS = {"dump_signatures.py", "dump_component_schemas.py"}  # run in another interpreter, not imported
 
 

@@ -92,7 +92,7 @@ def test_an_unreachable_url_names_itself_and_the_stand_in(tmp_path: Path) -> Non
 
 URLLIB3_CLIENT = """\
 import shutil, urllib3
-from mlpipe.scripts import install_url_stand_ins
+from mlpipe.url_stand_ins import install_url_stand_ins
 install_url_stand_ins()
 pool = urllib3.PoolManager()
 with pool.request("GET", "https://data.example.invalid/mnist/images.txt",

@@ -16,13 +16,14 @@ import contextlib
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from mlpipe.cli.arguments import CommandParser
 from mlpipe.cli.error_handler import Handler, run_handler
 from mlpipe.version import __version__
 
 # Modules that add commands; each defines
-# ``register(groups: dict[str, argparse._SubParsersAction])``.
+# ``register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]])``.
 COMMAND_MODULES: tuple[str, ...] = (
     "mlpipe.cli.schema_cmd",
     "mlpipe.cli.validate",
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"mlpipe {__version__}")
     top = parser.add_subparsers(dest="group", metavar="{" + ",".join([*GROUPS, "run-script"]) + "}")
-    groups: dict[str, argparse._SubParsersAction] = {}
+    groups: dict[str, argparse._SubParsersAction[Any]] = {}  # of CommandParsers
     for name, help_text in GROUPS.items():
         group_parser = top.add_parser(name, help=help_text, description=help_text)
         groups[name] = group_parser.add_subparsers(dest="command", metavar="COMMAND")

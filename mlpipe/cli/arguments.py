@@ -11,7 +11,9 @@
 - :func:`add_workspace_options` accepts az's ``--resource-group/-g``, ``--workspace-name/-w``
   and ``--subscription`` (one local workspace: they select nothing); :func:`add_web`
   accepts ``--web`` and :func:`web_note` says what it would have opened.
-- :func:`runs_dir_option` adds ``--runs-dir``.
+- :func:`runs_dir_option` adds ``--runs-dir``; :func:`add_overrides` adds ``--set``;
+  :func:`add_backend` adds ``--backend`` and each backend's own options
+  (:func:`backend_choice` reads them).
 - :func:`positive_count` reads a whole number of 1 or more.
 """
 
@@ -23,6 +25,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlpipe.cli.output import FORMATS, compile_query, render, run_query
+from mlpipe.errors import UsageError
+from mlpipe.frozen import freeze
+from mlpipe.runtime.backends import BACKENDS, BackendChoice, backend_names
 
 OUTPUT_FORMATS: tuple[str, ...] = FORMATS
 
@@ -87,6 +92,65 @@ class _JobName(argparse.Action):
 def _require_name(parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
     if getattr(namespace, "name", None) is None:
         parser.error("the job's name is required: NAME or --name/-n NAME")
+
+
+def add_overrides(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--set KEY.PATH=VALUE`` (repeatable, az's spelling) into ``args.overrides``; a value
+    not written ``KEY=VALUE`` is a usage error here, the key path is read where it applies
+    (:func:`mlpipe.compiler.overrides.parse_override`, the advisor's settings)."""
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        type=_override, metavar="KEY.PATH=VALUE", help=help)
+
+
+def _override(text: str) -> str:
+    key, sep, _value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY.PATH=VALUE, got {text!r}")
+    return text
+
+
+BACKEND_OPTION_DEST = "backend_option:"  # + "<backend>:<option>": where argparse keeps a value
+
+
+def add_backend(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, its choices and their help, and each backend's own options
+    (``--scheduler`` ...), all read from the backends' table (``BackendSpec.options``): a
+    backend that declares an option gets its flag here, in a group of its own; read them
+    with :func:`backend_choice`."""
+    choices = ", ".join(f"{spec.name} ({spec.summary})" if spec.summary else spec.name
+                        for spec in BACKENDS.values())
+    parser.add_argument("--backend", choices=backend_names(), default="local",
+                        help=f"where parallel steps run: {choices}; default: local")
+    for spec in BACKENDS.values():
+        if not spec.options:
+            continue
+        group = parser.add_argument_group(f"options of the {spec.name} backend "
+                                          f"(with --backend {spec.name})")
+        for option in spec.options:
+            dest = f"{BACKEND_OPTION_DEST}{spec.name}:{option.name}"
+            if option.switch:
+                group.add_argument(option.flag, dest=dest, action="store_true",
+                                   default=argparse.SUPPRESS, help=option.help)
+            else:
+                group.add_argument(option.flag, dest=dest, metavar=option.metavar,
+                                   default=argparse.SUPPRESS, help=option.help)
+
+
+def backend_choice(args: argparse.Namespace) -> BackendChoice:
+    """The backend ``args`` chose and the values of its options given on the command line;
+    :class:`UsageError` for an option of another backend."""
+    chosen: str = getattr(args, "backend", "local")
+    options: dict[str, Any] = {}
+    for dest, value in vars(args).items():
+        if not dest.startswith(BACKEND_OPTION_DEST):
+            continue
+        backend, _, name = dest.removeprefix(BACKEND_OPTION_DEST).partition(":")
+        if backend != chosen:
+            flag = "--" + name.replace("_", "-")
+            raise UsageError(f"{flag} is an option of the {backend} backend: add --backend "
+                             f"{backend}")
+        options[name] = value
+    return BackendChoice(chosen, freeze(options))
 
 
 def positive_count(text: str) -> int:

@@ -28,7 +28,7 @@ class AssetRefused(MlpipeError):
 KINDS = {"component": "component", "data": "data asset", "model": "model"}  # kind -> noun
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     """Add ``create`` to the ``component``, ``data`` and ``model`` groups."""
     for kind in KINDS:
         parser = groups[kind].add_parser(

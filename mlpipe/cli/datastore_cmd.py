@@ -23,7 +23,7 @@ class DatastoreRefused(MlpipeError):
     """The file is not a usable datastore, or no datastore of that name is registered."""
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     """Add ``create``, ``show``, ``list`` and ``delete`` to the ``datastore`` group."""
     group = groups["datastore"]
     create = group.add_parser("create", help="register a datastore YAML file",

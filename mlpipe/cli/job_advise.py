@@ -11,12 +11,14 @@ from typing import Any
 from mlpipe.cli.arguments import (
     add_job_name,
     add_output_format,
+    add_overrides,
     emit,
     positive_count,
     runs_dir_option,
 )
 from mlpipe.cli.job_views import console
 from mlpipe.errors import MlpipeError, UsageError
+from mlpipe.jobs.record import JobRecord, StepRecord
 from mlpipe.jobs.store import JobStore
 from mlpipe.runs import check_job_name
 from mlpipe.wording import plural
@@ -30,7 +32,7 @@ HELP = ("predict a parallel step's wall time at other settings and its duration 
         "and recommend its settings")
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     parser = groups["job"].add_parser(
         "advise", help=HELP, description=HELP + " (from the job's recorded run; docs/advise.md)",
         epilog="exit codes: 0 advice given; 1 no such job or nothing measured; 2 usage error")
@@ -38,11 +40,9 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     runs_dir_option(parser)
     parser.add_argument("--step", metavar="STEP", help="the parallel step (default: every one)")
     add_output_format(parser)
-    parser.add_argument("--set", dest="overrides", action="append", default=[],
-                        metavar="KEY.PATH=VALUE",
-                        help="a setting to predict for, e.g. jobs.score.mini_batch_size=20 "
-                             "(repeatable: mini_batch_size, max_concurrency_per_instance, "
-                             "resources.instance_count, retry_settings.max_retries/timeout)")
+    add_overrides(parser, "a setting to predict for, e.g. jobs.score.mini_batch_size=20 "
+                          "(repeatable: mini_batch_size, max_concurrency_per_instance, "
+                          "resources.instance_count, retry_settings.max_retries/timeout)")
     parser.add_argument("--instance-type", metavar="VM_SIZE",
                         help="the Azure VM size of the cloud run (default: Standard_DS3_v2)")
     parser.add_argument("--instance-count", type=positive_count, metavar="N",
@@ -65,8 +65,8 @@ def advise_job(args: argparse.Namespace) -> int:
         raise UsageError(problem)
     store = JobStore(args.runs_dir)
     record = store.load(args.name)
-    steps = record.get("steps") or {}
-    parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
+    steps = record.steps
+    parallel = record.parallel_steps()
     if args.step is not None and args.step not in parallel:
         close = difflib.get_close_matches(args.step, parallel, n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -83,7 +83,7 @@ def advise_job(args: argparse.Namespace) -> int:
     advice: dict[str, Any] = {}
     for name in chosen:
         entry = steps[name]
-        logs = StepLogs.of(entry.get("logs_dir") or "")
+        logs = StepLogs.of(entry.logs_dir or "")
         attempts = read_attempts(logs)
         profile = read_profile(logs, attempts=attempts)
         if profile is None or not profile.tally.attempts:
@@ -111,7 +111,7 @@ def advise_job(args: argparse.Namespace) -> int:
 OTHER_RUNS = 3  # other runs of a step whose predictions the interval spans, at most
 
 
-def other_runs(store: JobStore, record: dict[str, Any], step: str, profile: Any,
+def other_runs(store: JobStore, record: JobRecord, step: str, profile: Any,
                attempts: Any) -> list[Any]:
     """Other complete runs of ``step`` (all of its mini-batches, the same number of items),
     as profiles, newest first: the step's earlier runs in this job, then the same step of
@@ -127,16 +127,16 @@ def other_runs(store: JobStore, record: dict[str, Any], step: str, profile: Any,
     found = [other for other in (read_profile(profile.logs, index, attempts=attempts)
                                  for index in range(profile.runs - 2, -1, -1))
              if complete(other)]
-    source = record.get("source")
+    source = record.source
     for other_record in store.list() if source else []:
         if len(found) >= OTHER_RUNS:
             break
-        entry = (other_record.get("steps") or {}).get(step) or {}
-        if other_record.get("name") == record.get("name") or other_record.get("source") != \
-                source or entry.get("kind") != "parallel" or not entry.get("logs_dir"):
+        entry = other_record.steps.get(step)
+        if (other_record.name == record.name or other_record.source != source
+                or entry is None or entry.kind != "parallel" or not entry.logs_dir):
             continue
         try:
-            other = read_profile(StepLogs.of(entry["logs_dir"]))
+            other = read_profile(StepLogs.of(entry.logs_dir))
         except (OSError, ValueError):
             continue
         if complete(other):
@@ -144,8 +144,8 @@ def other_runs(store: JobStore, record: dict[str, Any], step: str, profile: Any,
     return found[:OTHER_RUNS]
 
 
-def _append_row_mb(step: dict[str, Any]) -> float:
-    path = step.get("append_row_file")
+def _append_row_mb(step: StepRecord) -> float:
+    path = step.append_row_file
     try:
         return os.path.getsize(path) / 2**20 if path else 0.0
     except OSError:

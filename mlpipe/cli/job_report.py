@@ -17,7 +17,7 @@ class ReportNotWritten(MlpipeError):
     """The job's report.html could not be written (its folder refuses the write)."""
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     parser = groups["job"].add_parser("report", help=HELP, description=HELP)
     add_job_name(parser)
     runs_dir_option(parser)
@@ -25,7 +25,7 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
 
 
 def report_job(args: argparse.Namespace) -> int:
-    from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
+    from mlpipe.jobs.report import write_job_report  # noqa: PLC0415 - the page's code
 
     problem = check_job_name(args.name)
     if problem:

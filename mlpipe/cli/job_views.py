@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from mlpipe.jobs.fix_loop import next_lines
+from mlpipe.jobs.record import JobRecord, ProgressRecord, StepRecord
 from mlpipe.jobs.timestamps import parse_iso
-from mlpipe.runtime.fix_loop import next_lines
 from mlpipe.runtime.records import totals_text
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.wording import duration, error_summary, plural
 
 STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
@@ -39,100 +40,94 @@ def styled(status: str) -> str:
     return f"[{STATUS_STYLES.get(status, 'default')}]{status}[/]"
 
 
-def step_detail(step: dict[str, Any]) -> str:
+def step_detail(step: StepRecord) -> str:
     """A short description of what a step did (counts for parallel steps)."""
-    summary = step.get("summary") or {}
-    progress = step.get("progress") or {}
-    if step.get("kind") == "parallel" and (summary or progress):
-        if summary:
-            text = totals_text(summary)
-            if summary.get("mini_batches_total", 0) == 0 and step.get("status") == "completed":
-                text = "no mini-batches: the input is empty"
-        else:
-            text = (f"{progress_fraction(progress)} mini-batches, "
-                    f"{progress.get('items_succeeded', 0)} items ok, "
-                    f"{progress.get('items_failed', 0)} failed")
-        return text
-    if step.get("skipped_by_user"):
+    summary, progress = step.summary, step.progress
+    if step.kind == "parallel" and summary is not None:
+        if summary.mini_batches_total == 0 and step.status == "completed":
+            return "no mini-batches: the input is empty"
+        return totals_text(summary)
+    if step.kind == "parallel" and progress is not None:
+        return (f"{progress_fraction(progress)} mini-batches, "
+                f"{progress.items_succeeded} items ok, {progress.items_failed} failed")
+    if step.skipped_by_user:
         return "not run (--skip-step): outputs given"
-    if step.get("kind") == "sweep" and step.get("trials"):
-        trials = step["trials"]
-        stopped = sum(1 for t in trials.values() if t.get("status") == "early_terminated")
-        best = step.get("best_trial")
+    if step.kind == "sweep" and step.trials:
+        trials = step.trials
+        stopped = sum(1 for t in trials.values() if t.status == "early_terminated")
         text = f"{len(trials)} trials" + (f", {stopped} stopped early" if stopped else "")
-        return text + (f", best {best}" if best else "")
-    if step.get("exit_code") is not None:
-        return f"exit code {step['exit_code']}"
+        return text + (f", best {step.best_trial}" if step.best_trial else "")
+    if step.exit_code is not None:
+        return f"exit code {step.exit_code}"
     return ""
 
 
-def progress_fraction(progress: dict[str, Any]) -> str:
+def progress_fraction(progress: ProgressRecord) -> str:
     """``"742/3000 (25%)"`` of a running step's progress, ``"742/?"`` until its total is
     known, ``"+ 933 reused"`` on a resumed step; done (reused included) never exceeds
     the total."""
-    reused = int(progress.get("mini_batches_reused", 0))
-    done = int(progress.get("mini_batches_done", 0)) + reused
-    total = progress.get("mini_batches_total")
-    if total is None and progress.get("listing_done"):
-        total = progress.get("mini_batches_known", 0)
+    reused = progress.mini_batches_reused
+    done = progress.finished
+    total = progress.mini_batches_total
+    if total is None and progress.listing_done:
+        total = progress.mini_batches_known
     suffix = f" ({reused} reused)" if reused else ""
     if total is None:
         return f"{done}/?{suffix}"
-    total = max(int(total), int(progress.get("mini_batches_known", 0)))
+    total = max(total, progress.mini_batches_known)
     done = min(done, total)
     percent = 100 if total == 0 else 100 * done // total
     return f"{done}/{total} ({percent}%){suffix}"
 
 
-def steps_table(record: dict[str, Any]) -> Table:
+def steps_table(record: JobRecord) -> Table:
     table = Table()
     table.add_column("step", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("wall time", justify="right", no_wrap=True)
     table.add_column("detail")
-    for name, step in record.get("steps", {}).items():
-        table.add_row(name, step.get("kind", ""), styled(step.get("status", "")),
-                      seconds(_elapsed(step)), step_detail(step))
+    for name, step in record.steps.items():
+        table.add_row(name, step.kind or "", styled(step.status), seconds(_elapsed(step)),
+                      step_detail(step))
     return table
 
 
-def _elapsed(step: dict[str, Any]) -> float | None:
+def _elapsed(step: StepRecord) -> float | None:
     """A step's wall time; for a running step, the time since it started."""
-    if step.get("duration_seconds") is not None or step.get("status") != "running":
-        return step.get("duration_seconds")
-    started = parse_iso(step.get("started_at"))
+    if step.duration_seconds is not None or step.status != "running":
+        return step.duration_seconds
+    started = parse_iso(step.started_at)
     return (datetime.now(timezone.utc) - started).total_seconds() if started else None
 
 
-def print_job(record: dict[str, Any], out: Console | None = None) -> None:
+def print_job(record: JobRecord, out: Console | None = None) -> None:
     """The steps table, then where the outputs and logs are (one path per line)."""
     out = out or console()
-    out.print(f"job {record.get('name')}: {styled(record.get('status', ''))}")
+    out.print(f"job {record.name}: {styled(record.status)}")
     out.print(steps_table(record))
-    out.print(f"run folder: {record.get('run_dir')}", soft_wrap=True)
-    total = record.get("duration_seconds")
-    if total is not None:
-        out.print(f"wall time:  {seconds(total)}")
+    out.print(f"run folder: {record.run_dir}", soft_wrap=True)
+    if record.duration_seconds is not None:
+        out.print(f"wall time:  {seconds(record.duration_seconds)}")
     lines = []
-    for name, output in (record.get("outputs") or {}).items():
-        lines.append(f"  {name}: {output.get('path')}")
-    for step_name, step in record.get("steps", {}).items():
-        for name, output in (step.get("outputs") or {}).items():
-            lines.append(f"  {step_name}.{name}: {output.get('path')}")
-        outputs = {o.get("path") for o in (step.get("outputs") or {}).values()}
-        if step.get("append_row_file") and step["append_row_file"] not in outputs:
-            lines.append(f"  {step_name} append_row file: {step['append_row_file']}")
+    for name, output in record.outputs.items():
+        lines.append(f"  {name}: {output.path}")
+    for step_name, step in record.steps.items():
+        for name, step_output in step.outputs.items():
+            lines.append(f"  {step_name}.{name}: {step_output.path}")
+        outputs = {o.path for o in step.outputs.values()}
+        if step.append_row_file and step.append_row_file not in outputs:
+            lines.append(f"  {step_name} append_row file: {step.append_row_file}")
     if lines:
         out.print("outputs:")
         for line in lines:
             out.print(line, soft_wrap=True, markup=False)
-    for step_name, step in record.get("steps", {}).items():
+    for step_name, step in record.steps.items():
         for line in failure_lines(step_name, step):
             out.print(line, soft_wrap=True, markup=False)
-    if record.get("error"):
-        out.print(f"error: {record['error']}", soft_wrap=True, markup=False)
-    if record.get("status") in ("failed", "canceled", "completed"):
+    if record.error:
+        out.print(f"error: {record.error}", soft_wrap=True, markup=False)
+    if record.status in ("failed", "canceled", "completed"):
         for line in next_lines(record):  # the fail-fix loop, or how to resume
             out.print(line, soft_wrap=True, markup=False)
 
@@ -141,46 +136,47 @@ TOP_ERRORS_SHOWN = 3
 INIT_FAILED = "init() failed: "  # how the driver counts a worker that could not start
 
 
-def failure_lines(step_name: str, step: dict[str, Any]) -> list[str]:
+def failure_lines(step_name: str, step: StepRecord) -> list[str]:
     """Why a step failed, or that a parallel step completed although items failed (within
     its error thresholds): the reason, its most frequent errors with their counts, and
     where the details are."""
-    status = step.get("status")
-    if status == "failed" and step.get("error"):
-        lines = [f"step {step_name} failed: {brief_error(step['error'])}"]
-        lines += top_error_lines(step, skip=step["error"])
-        lines.append(f"  logs: {step.get('logs_dir')}")
+    if step.status == "failed" and step.error:
+        lines = [f"step {step_name} failed: {brief_error(step.error)}"]
+        lines += top_error_lines(step, skip=step.error)
+        lines.append(f"  logs: {step.logs_dir}")
         return lines
-    summary = step.get("summary") or {}
-    failed = summary.get("items_failed", 0) or summary.get("mini_batches_failed", 0)
-    if status not in ("completed", "canceled") or not failed:
+    summary = step.summary
+    if step.status not in ("completed", "canceled") or summary is None or not (
+            summary.items_failed or summary.mini_batches_failed):
         return []
-    items = plural(summary.get("items_failed", 0), "item")
-    batches = plural(summary.get("mini_batches_failed", 0), "mini-batch")
-    how = ("completed, but {} ({}) failed (within its error thresholds):" if status == "completed"
-           else "canceled; {} ({}) had failed:")
+    items = plural(summary.items_failed, "item")
+    batches = plural(summary.mini_batches_failed, "mini-batch")
+    how = ("completed, but {} ({}) failed (within its error thresholds):"
+           if step.status == "completed" else "canceled; {} ({}) had failed:")
     return [f"step {step_name}: {how.format(batches, items)}", *top_error_lines(step)]
 
 
-def top_error_lines(step: dict[str, Any], skip: str = "") -> list[str]:
+def top_error_lines(step: StepRecord, skip: str = "") -> list[str]:
     """A parallel step's most frequent kinds of error, each labelled by its signature with
     its failed attempts and mini-batches, and the path of its ``user/error.txt``; nothing
     when it recorded no errors or ``skip`` already says it all."""
     from mlpipe.runtime.error_groups import group_line  # noqa: PLC0415 - job show stays light
 
-    summary = step.get("summary") or {}
-    top = summary.get("error_groups")
-    if top is None:  # a record written before error groups: (message, attempts, error file)
+    summary = step.summary
+    if summary is None:
+        return []
+    top = [group.to_json() for group in summary.error_groups]
+    if not top:  # a record written before error groups: (message, attempts, error file)
         top = [{"label": message, "attempts": count} for message, count, _where
-               in summary.get("top_errors") or []]
+               in summary.top_errors]
     if all(str(group.get("message") or group.get("label")).removeprefix(INIT_FAILED) in skip
            for group in top):
         return []  # nothing to add (an init() failure's reason already has its traceback)
     lines = [f"  {group_line(group)}" for group in top[:TOP_ERRORS_SHOWN]]
-    more = max(int(summary.get("error_kinds") or 0), len(top)) - TOP_ERRORS_SHOWN
+    more = max(summary.error_kinds, len(top)) - TOP_ERRORS_SHOWN
     if more > 0:
         lines.append(f"  ... and {plural(more, 'other kind of error', 'other kinds of error')}")
-    lines.append(f"  details: {Path(step.get('logs_dir') or '.') / 'user' / 'error.txt'}")
+    lines.append(f"  details: {StepLogs.of(step.logs_dir or '.').error_summary}")
     return lines
 
 
@@ -205,44 +201,42 @@ def brief_error(error: str) -> str:
     return "\n".join(kept)
 
 
-def jobs_table(records: list[dict[str, Any]]) -> Table:
+def jobs_table(records: list[JobRecord]) -> Table:
     table = Table()
     for column in ("name", "status", "created", "wall time", "steps", "source"):
         table.add_column(column, no_wrap=column != "source")
     for record in records:
-        steps = record.get("steps", {}).values()
-        done = sum(1 for s in steps if s.get("status") == "completed")
-        created = parse_iso(record.get("created_at"))
-        status = record.get("status", "")
-        if record.get("stale"):
-            status += " (runner gone)"
-        table.add_row(record.get("name", ""), styled(status) if not record.get("stale") else status,
+        steps = record.steps.values()
+        done = sum(1 for s in steps if s.status == "completed")
+        created = parse_iso(record.created_at)
+        status = f"{record.status} (runner gone)" if record.stale else styled(record.status)
+        table.add_row(record.name or "", status,
                       created.astimezone().strftime("%Y-%m-%d %H:%M:%S") if created else "-",
-                      seconds(record.get("duration_seconds")), f"{done}/{len(steps)}",
-                      record.get("source") or "")
+                      seconds(record.duration_seconds), f"{done}/{len(steps)}",
+                      record.source or "")
     return table
 
 
-def progress_lines(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
+def progress_lines(before: JobRecord | None, after: JobRecord) -> list[str]:
     """What changed between two snapshots of a record, as lines for ``job stream``."""
     lines = []
-    old_steps = (before or {}).get("steps", {})
-    for name, step in after.get("steps", {}).items():
-        old = old_steps.get(name, {})
-        if step.get("status") != old.get("status"):
+    old_steps = before.steps if before is not None else {}
+    for name, step in after.steps.items():
+        old = old_steps.get(name)
+        if old is None or step.status != old.status:
             extra = ""
-            if step.get("status") in ("completed", "failed", "canceled"):
-                extra = f" in {seconds(step.get('duration_seconds'))}"
+            if step.status in ("completed", "failed", "canceled"):
+                extra = f" in {seconds(step.duration_seconds)}"
                 detail = step_detail(step)
                 extra += f" ({detail})" if detail else ""
-            elif step.get("status") == "running" and step.get("progress"):
+            elif step.status == "running" and step.progress is not None:
                 detail = step_detail(step)  # where a step already under way stands
                 extra = f" ({detail})" if detail else ""
-            if step.get("status") in ("failed", "skipped") and step.get("error"):
-                extra += f": {error_summary(step['error'])}"
-            lines.append(f"step {name}: {step.get('status')}{extra}")
-        elif step.get("status") == "running" and step.get("progress") != old.get("progress"):
+            if step.status in ("failed", "skipped") and step.error:
+                extra += f": {error_summary(step.error)}"
+            lines.append(f"step {name}: {step.status}{extra}")
+        elif step.status == "running" and step.progress != old.progress:
             lines.append(f"step {name}: {step_detail(step)}")
-    if (before or {}).get("status") != after.get("status"):
-        lines.append(f"job {after['name']}: {after['status']}")
+    if before is None or before.status != after.status:
+        lines.append(f"job {after.name}: {after.status}")
     return lines

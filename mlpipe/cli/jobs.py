@@ -13,10 +13,13 @@ from typing import Any
 from rich.table import Table
 
 from mlpipe.cli.arguments import (
+    add_backend,
     add_job_name,
     add_output_format,
+    add_overrides,
     add_web,
     add_workspace_options,
+    backend_choice,
     emit,
     machine_output,
     positive_count,
@@ -28,10 +31,11 @@ from mlpipe.cli.validate import file_problem
 from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.azure_view import azure_children, azure_record
 from mlpipe.jobs.ownership import own_job, request_cancel
-from mlpipe.jobs.store import TERMINAL, JobStore
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.request import JobRequest
+from mlpipe.jobs.store import JobStore, RecordError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, runs_dir_problem
-from mlpipe.runtime.backends import BACKENDS, backend_names
 from mlpipe.wording import plural
 
 STREAM_POLL_SECONDS = 0.5
@@ -49,7 +53,7 @@ def _warn(message: str) -> None:
     print(f"mlpipe: {message}", file=sys.stderr)
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     job = groups["job"]
 
     create = job.add_parser("create", help="run a pipeline job here",
@@ -63,9 +67,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     create.add_argument("--name", "-n", help="job name (default: <display_name, experiment_name or "
                         "file/folder name>_<time>_<hex>); naming an unfinished job resumes it")
     runs_dir_option(create)
-    create.add_argument("--set", dest="overrides", action="append", default=[], type=_override,
-                        metavar="KEY.PATH=VALUE", help="override a key of the YAML (repeatable)")
-    _backend_option(create)
+    add_overrides(create, "override a key of the YAML (repeatable)")
+    add_backend(create)
     create.add_argument("--no-progress", dest="progress", action="store_false",
                         help="no progress bars")
     create.add_argument("--allow-external-outputs", action="store_true",
@@ -134,10 +137,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
                             "out or returned fewer items (and what they feed)")
     rerun.add_argument("--step", dest="steps", action="append", default=[], metavar="STEP",
                        help="a step to run again (repeatable; default: every step)")
-    rerun.add_argument("--set", dest="overrides", action="append", default=[],
-                       type=_override, metavar="KEY.PATH=VALUE",
-                       help="override a key of the pipeline, as job create --set")
-    _backend_option(rerun)
+    add_overrides(rerun, "override a key of the pipeline, as job create --set")
+    add_backend(rerun)
     rerun.add_argument("--no-progress", dest="progress", action="store_false",
                        help="no progress bars")
     rerun.set_defaults(handler=rerun_job)
@@ -179,14 +180,6 @@ def _az_conventions(parser: argparse.ArgumentParser, *, web: bool = False) -> No
         add_web(parser)
 
 
-def _backend_option(parser: argparse.ArgumentParser) -> None:
-    """``--backend``, its choices and their help read from the backends' table."""
-    choices = ", ".join(f"{spec.name} ({spec.summary})" if spec.summary else spec.name
-                        for spec in BACKENDS.values())
-    parser.add_argument("--backend", choices=backend_names(), default="local",
-                        help=f"where parallel steps run: {choices}; default: local")
-
-
 def _seconds(text: str) -> float:
     try:
         value = float(text)
@@ -195,13 +188,6 @@ def _seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
     return value
-
-
-def _override(text: str) -> str:
-    key, sep, _value = text.partition("=")
-    if not sep or not key.strip():
-        raise argparse.ArgumentTypeError(f"expected KEY.PATH=VALUE, got {text!r}")
-    return text
 
 
 def create_job(args: argparse.Namespace) -> int:
@@ -220,7 +206,7 @@ def create_job(args: argparse.Namespace) -> int:
 
 
 def _create(args: argparse.Namespace) -> int:
-    from mlpipe.jobs.front_door import Submission, submit
+    from mlpipe.jobs.front_door import JobHooks, Submission, submit  # noqa: PLC0415
 
     out = console()
 
@@ -231,7 +217,7 @@ def _create(args: argparse.Namespace) -> int:
             print(f"rerunning job {decision.name} in place (attempt {decision.attempt}): "
                   f"{', '.join(args.rerun_steps)}")
         elif decision.resuming:
-            status = (decision.previous or {})["status"]
+            status = decision.previous.status if decision.previous is not None else "?"
             print(f"resuming the {status} job {decision.name}: completed steps are kept "
                   f"(attempt {decision.attempt})")
         print(f"run folder: {submission.plan.run_dir}", flush=True)
@@ -241,16 +227,11 @@ def _create(args: argparse.Namespace) -> int:
             print(warning.format(), file=sys.stderr)
 
     cancel = threading.Event()
+    hooks = JobHooks(cancel=cancel, echo=lambda line: print(line, flush=True),
+                     on_compiled=warn, on_start=on_start, owner=getattr(args, "owner", None))
     previous_sigterm = _install_sigterm(cancel)
     try:
-        submission = submit(args.file, runs_dir=args.runs_dir, name=args.name,
-                            overrides=tuple(args.overrides), backend=args.backend,
-                            progress=args.progress, cancel=cancel, on_start=on_start,
-                            echo=lambda line: print(line, flush=True), on_compiled=warn,
-                            rerun_of=getattr(args, "rerun_of", None),
-                            owner=getattr(args, "owner", None),
-                            allow_external_outputs=getattr(args, "allow_external_outputs", False),
-                            skip_steps=tuple(getattr(args, "skip_steps", ()) or ()))
+        submission = submit(job_request(args), hooks)
     finally:
         _restore_sigterm(previous_sigterm)
     assert submission.result is not None
@@ -260,6 +241,17 @@ def _create(args: argparse.Namespace) -> int:
         print(f"report:     {submission.result.report}", flush=True)
     web_note(args, submission.result.report)
     return 0 if submission.result.ok else 1
+
+
+def job_request(args: argparse.Namespace) -> JobRequest:
+    """The one request ``job create`` (and ``job rerun``, with the record it resumes from)
+    makes of its arguments."""
+    return JobRequest(
+        source=args.file, runs_dir=args.runs_dir, name=args.name,
+        overrides=tuple(args.overrides), backend=backend_choice(args),
+        allow_external_outputs=getattr(args, "allow_external_outputs", False),
+        skip_steps=tuple(getattr(args, "skip_steps", ()) or ()),
+        rerun_of=getattr(args, "rerun_of", None), progress=args.progress)
 
 
 def _install_sigterm(cancel: threading.Event) -> Any:
@@ -286,7 +278,7 @@ def _store_for(args: argparse.Namespace) -> JobStore:
     return store
 
 
-def _job_for(args: argparse.Namespace) -> tuple[JobStore, dict[str, Any]]:
+def _job_for(args: argparse.Namespace) -> tuple[JobStore, JobRecord]:
     """The store and the record of job ``args.name``."""
     store = _store_for(args)
     return store, store.load(args.name)
@@ -304,7 +296,10 @@ def rerun_job(args: argparse.Namespace) -> int:
             print(f"job {args.name}: nothing to rerun (no mini-batch failed"
                   f"{' in ' + ', '.join(args.steps) if args.steps else ''})")
             return 0
-        args.file, args.rerun_of, args.rerun_steps = previous.get("source"), previous, steps
+        if not previous.source:
+            raise RecordError(f"job {args.name!r} cannot be rerun: its record names no "
+                              "pipeline file")
+        args.file, args.rerun_of, args.rerun_steps = previous.source, previous, steps
         args.owner = owner
         return create_job(args)
 
@@ -330,25 +325,26 @@ def show_job(args: argparse.Namespace) -> int:
     return 0
 
 
-def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
+def _show_mini_batches(args: argparse.Namespace, record: JobRecord) -> int:
     """``job show NAME --mini-batches [--step STEP] [--failed]``."""
     from mlpipe.runtime.mini_batch_outcomes import read_outcomes  # noqa: PLC0415
     from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
 
     if not args.mini_batches:
         raise UsageError("--step and --failed go with --mini-batches")
-    steps = record.get("steps") or {}
-    parallel = [name for name, step in steps.items() if step.get("kind") == "parallel"]
+    steps = record.steps
+    parallel = record.parallel_steps()
     name = args.step or (parallel[0] if len(parallel) == 1 else None)
     if name is None:
-        raise UsageError(f"job {record.get('name')!r} has "
+        raise UsageError(f"job {record.name!r} has "
                          f"{plural(len(parallel), 'parallel step')}"
                          f"{': ' + ', '.join(parallel) if parallel else ''}; name one with --step")
     if name not in parallel:
         raise UsageError(f"--step {name!r} is not a parallel step of job "
-                         f"{record.get('name')!r} (parallel steps: "
+                         f"{record.name!r} (parallel steps: "
                          f"{', '.join(parallel) or 'none'})")
-    outcomes = read_outcomes(steps[name].get("logs_dir") or "")
+    logs_dir = steps[name].logs_dir or ""
+    outcomes = read_outcomes(logs_dir)
     if args.failed:
         outcomes = [outcome for outcome in outcomes if not outcome.ok]
     if machine_output(args):
@@ -363,7 +359,7 @@ def _show_mini_batches(args: argparse.Namespace, record: dict[str, Any]) -> int:
     console().print(table)
     kind = "failed mini-batch" if args.failed else "mini-batch"
     print(f"{plural(len(outcomes), kind)} in step {name} "
-          f"({StepLogs.of(steps[name].get('logs_dir') or '').processed})")
+          f"({StepLogs.of(logs_dir).processed})")
     return 0
 
 
@@ -408,38 +404,38 @@ def download_job(args: argparse.Namespace) -> int:
 def stream_job(args: argparse.Namespace) -> int:
     """Print each change of the job's record until the job ends; exit 0 if it completed."""
     store, record = _job_for(args)
-    previous: dict[str, Any] | None = None
+    previous: JobRecord | None = None
     while True:
         for line in progress_lines(previous, record):
             print(f"{time.strftime('%H:%M:%S')} {line}", flush=True)
-        if record["status"] in TERMINAL:
+        if record.ended:
             break
-        if record.get("stale"):
-            raise RunnerGone(f"job {args.name!r} says {record['status']} but its runner "
-                             f"(pid {record.get('pid')}) is gone")
+        if record.stale:
+            raise RunnerGone(f"job {args.name!r} says {record.status} but its runner "
+                             f"(pid {record.pid}) is gone")
         previous = record
         time.sleep(STREAM_POLL_SECONDS)
         record = store.load(args.name)  # removed or damaged meanwhile: raised
     print_job(record)
-    return 0 if record["status"] == "completed" else 1
+    return 0 if record.status == "completed" else 1
 
 
 def cancel_job(args: argparse.Namespace) -> int:
     """Ask a job to stop; by default wait until it has stopped. 0 when it ends canceled."""
     store, _ = _job_for(args)
     record = request_cancel(store, args.name)
-    if record["status"] in TERMINAL:
-        print(f"job {args.name} is {record['status']}")
-        return 0 if record["status"] == "canceled" else 1
+    if record.ended:
+        print(f"job {args.name} is {record.status}")
+        return 0 if record.status == "canceled" else 1
     print(f"cancel requested for job {args.name}", flush=True)
     if not args.wait:
         return 0
     deadline = time.monotonic() + args.timeout
-    while record["status"] not in TERMINAL:
+    while not record.ended:
         if time.monotonic() > deadline:
-            raise CancelTimeout(f"job {args.name} is still {record['status']} after "
+            raise CancelTimeout(f"job {args.name} is still {record.status} after "
                                 f"{args.timeout:.0f}s")
         time.sleep(0.2)
         record = store.load(args.name)
-    print(f"job {args.name}: {record['status']}")
-    return 0 if record["status"] == "canceled" else 1
+    print(f"job {args.name}: {record.status}")
+    return 0 if record.status == "canceled" else 1

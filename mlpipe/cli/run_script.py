@@ -14,7 +14,7 @@ from mlpipe.errors import MlpipeError, UsageError
 HELP = "run an azure-ai-ml or azureml v1 script/notebook unchanged, locally"
 
 
-def register_top(top: argparse._SubParsersAction) -> None:
+def register_top(top: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = top.add_parser("run-script", help=HELP, description=HELP)
     parser.add_argument("file", metavar="FILE", help="a .py script or an .ipynb notebook")
     parser.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS",

@@ -13,7 +13,7 @@ class SchemasNotWritten(MlpipeError):
     """The JSON Schemas could not be written to ``--out``."""
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     parser = groups["schema"].add_parser(
         "export", help="write the JSON Schemas (pipeline job; parallel, command and pipeline "
                           "component)",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mlpipe.cli.arguments import OUTPUT_FORMATS, add_output_format, emit
+from mlpipe.cli.arguments import OUTPUT_FORMATS, add_output_format, add_overrides, emit
 from mlpipe.compiler.containment import unusable_path
 from mlpipe.diagnostics import Diagnostic, Location
 from mlpipe.errors import UsageError
@@ -53,7 +53,7 @@ class FileReport:
         return self.kind == "skipped" or self.errors == 0
 
 
-def register(groups: dict[str, argparse._SubParsersAction]) -> None:
+def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParser]]) -> None:
     """Add ``job validate`` and ``component validate``."""
     job = groups["job"].add_parser(
         "validate", help="validate pipeline job YAML files offline",
@@ -66,10 +66,8 @@ def register(groups: dict[str, argparse._SubParsersAction]) -> None:
     job.add_argument("--no-path-checks", action="store_true",
                      help="do not require local data paths to exist (code, entry scripts and "
                           "component files are still checked)")
-    job.add_argument("--set", dest="overrides", action="append", default=[],
-                     metavar="KEY.PATH=VALUE",
-                     help="override a value before validating, e.g. "
-                          "jobs.score.mini_batch_size=5 (repeatable)")
+    add_overrides(job, "override a value before validating, e.g. "
+                       "jobs.score.mini_batch_size=5 (repeatable)")
     job.add_argument("--runs-dir",
                      help="the runs folder outputs are checked against (default: "
                           "$MLPIPE_RUNS_DIR or ./mlpipe-runs)")

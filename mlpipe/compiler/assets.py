@@ -42,7 +42,7 @@ from mlpipe.data.cloud.uris import CloudUri, parse_cloud_uri
 from mlpipe.diagnostics import Diagnostic, Location, did_you_mean
 from mlpipe.limits import InputLimitError, check_file_size
 from mlpipe.plan import CloudLocation
-from mlpipe.runs import ASSETS_DIR
+from mlpipe.runs import ASSETS_DIR, STAND_INS_ENV
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,9 +50,6 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ASSETS_FILE = "mlpipe.toml"
-# Set in the processes a job starts (command steps, parallel workers): the folder of the job's
-# ``mlpipe.toml``, whose URL stand-ins their downloads read (``mlpipe/scripts.py``).
-STAND_INS_ENV = "MLPIPE_STAND_INS"
 # Assets registered from Python (``ml_client.data.create_or_update(...)``), under the runs folder.
 REGISTRY_FILE = Path(ASSETS_DIR) / "registry.json"
 # ``git+https://host/repo.git@branch`` is a code snapshot azure-ai-ml takes from a git repository.
@@ -104,14 +101,16 @@ class AssetMap:
         """``(absolute local path, None)`` or ``(None, remote reference)`` for a path as written.
 
         Local paths (``file:`` prefix allowed) are relative to ``base_dir``; a remote
-        reference mapped in ``[assets]`` becomes its local path.
+        reference mapped in ``[assets]`` becomes its local path, and so does one below a
+        mapped URL (``"https://<account>.blob.core.windows.net" = "./blob"``: its containers
+        are sub-folders), as scripts' downloads of it are (:func:`stand_in`).
         """
         raw = reference.strip()
         if is_remote(raw):
             target = self.mapping.get(raw)
             if target is not None and is_remote(target):  # a data asset of cloud data
                 return None, target.strip()
-            local = self.local(raw)
+            local = _under(self, raw)  # mapped itself, or below a mapped URL prefix
             return (local, None) if local is not None else (None, raw)
         path = Path(strip_file_prefix(raw)).expanduser()
         path = path if path.is_absolute() else base_dir / path
@@ -266,6 +265,11 @@ def web_url_hint(reference: str) -> str | None:
     server, such as GitHub's raw files): ``None`` for anything else."""
     if not re.match(r"^https?://", reference.strip(), re.I) or parse_cloud_uri(reference):
         return None
+    if re.match(r"^https?://[^/?#]+\.(blob|dfs)\.[^/?#]+/[^?#]*[?#]", reference.strip(), re.I):
+        return ("a storage URL with a query (a SAS token is a datastore's credential, never "
+                "part of the path): give the URL without it and register a datastore of its "
+                "container with the token (mlpipe datastore create, credentials: sas_token), "
+                "or map the URL to a local copy in mlpipe.toml [assets]")
     return ("a web server's file, not a storage account's: mlpipe reads Azure Blob and ADLS "
             "URIs only; download the file and map the URL to the copy with --set or in "
             "mlpipe.toml [assets]")

@@ -12,20 +12,16 @@ from mlpipe.compiler.flatten import SubScope
 from mlpipe.compiler.pipeline import sort_diagnostics
 from mlpipe.compiler.scope import Node
 from mlpipe.compiler.steps import BuildContext, build_step
-from mlpipe.compiler.values import (
-    RANGE_RULE,
-    coerce_literal,
-    default_out_of_range,
-    is_data_type,
-)
+from mlpipe.compiler.values import RANGE_RULE, coerce_literal, default_out_of_range
 from mlpipe.diagnostics import Diagnostic
+from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type
 from mlpipe.plan import PlanInput, PlanOutput
 from mlpipe.schema import Loaded, load_component
 from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import component_rules
 
 
-def validate_component(source: str | Path | Loaded) -> list[Diagnostic]:
+def validate_component(source: str | Path | Loaded[Any]) -> list[Diagnostic]:
     """Every problem and warning of a parallel or command component file.
 
     Checks what the schema layer checks, what Azure ML rejects when the component is
@@ -117,8 +113,8 @@ def _placeholder_inputs(doc: Doc, reporter: Reporter,
 
 def _placeholder_outputs(doc: Doc) -> dict[str, PlanOutput]:
     decls = doc.get("outputs")
-    return {str(name): PlanOutput(str(name), str((decl or {}).get("type") or "uri_folder")
-                                  if isinstance(decl, dict) or decl is None else "uri_folder",
+    return {str(name): PlanOutput(str(name), str((decl or {}).get("type") or DEFAULT_DATA_TYPE)
+                                  if isinstance(decl, dict) or decl is None else DEFAULT_DATA_TYPE,
                                   path=f"<{name}>")
             for name, decl in (decls.items() if isinstance(decls, dict) else [])}
 

@@ -26,14 +26,14 @@ from mlpipe.compiler.values import (
     RANGE_RULE,
     coerce_literal,
     default_out_of_range,
-    is_data_type,
-    is_literal_type,
     literal_type,
     mode_of,
     remote_kind,
     resolve_data_path,
 )
+from mlpipe.data.cloud.uris import is_account_uri
 from mlpipe.diagnostics import Location, did_you_mean
+from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type, is_literal_type
 from mlpipe.plan import CloudLocation, PlanInput, PlanOutput, RemoteAsset
 from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import EVAL_MODES, REJECTS
@@ -142,7 +142,7 @@ class IOResolver:
         pipeline_out = self.doc.get("outputs", bound) if bound else None
         pipeline_out = pipeline_out if isinstance(pipeline_out, dict) else {}
         decl = decl if isinstance(decl, dict) else {}
-        type_ = type_ or decl.get("type") or pipeline_out.get("type") or "uri_folder"
+        type_ = type_ or decl.get("type") or pipeline_out.get("type") or DEFAULT_DATA_TYPE
         mode = mode_of(mode or pipeline_out.get("mode") or decl.get("mode"), OUTPUT_MODE_ALIASES)
         template_at = path + ("path",) if isinstance(value, dict) and "path" in value else path
         if template is None and isinstance(pipeline_out.get("path"), str):
@@ -179,8 +179,15 @@ class IOResolver:
         cloud = None
         if template and node.name not in self.place.given_steps:
             # a registered datastore's output is written here, then uploaded
-            cloud, _ = cloud_location(filled_template(self.place, node.name, name, template),
-                                      self.assets, anonymous=False)
+            filled = filled_template(self.place, node.name, name, template)
+            cloud, _ = cloud_location(filled, self.assets, anonymous=False)
+            if cloud is None and is_account_uri(filled):
+                self.reporter.warn(self.doc, template_at, f"output '{name}' names {filled}, "
+                                   f"which no datastore holds: it is written to {written} "
+                                   "only (nothing is uploaded without a credential)",
+                                   code="cloud-output", hint="register a datastore of its "
+                                   "account and container with a credential (mlpipe "
+                                   "datastore create --file datastore.yml) to upload it")
             if cloud is not None and type_ == "uri_file" and cloud.uri.endswith("/"):
                 cloud = dataclasses.replace(cloud, path=f"{cloud.path}/{Path(written).name}"
                                             .lstrip("/"))
@@ -312,14 +319,14 @@ class IOResolver:
             if isinstance(raw, str) and step and references_in(raw):
                 raw = self._data_path(raw, path + ("path",))
             if isinstance(raw, str):
-                return self._data(name, str(type_ or "uri_folder"), mode, raw, self.doc,
+                return self._data(name, str(type_ or DEFAULT_DATA_TYPE), mode, raw, self.doc,
                                   path + ("path",), step, optional)
             for key in ("value", "default"):
                 if key in value and value[key] is not None:
                     return self._literal(name, value[key], decl
                                          or ({"type": type_} if type_ else None), path + (key,),
                                          str(type_ or literal_type(value[key])))
-            return PlanInput(name, str(type_ or "uri_folder"),
+            return PlanInput(name, str(type_ or DEFAULT_DATA_TYPE),
                              mode=mode_of(mode, INPUT_MODE_ALIASES), optional=optional,
                              location=loc)
         ref = whole_reference(value)
@@ -332,6 +339,11 @@ class IOResolver:
             return self._bound(name, ref, decl_type, mode, decl, path, step)
         if value is None:
             return PlanInput(name, str(decl_type or "string"), optional=optional, location=loc)
+        if isinstance(value, str) and references_in(value) and step and is_data_type(decl_type):
+            # azure-ai-ml submits it as a literal the service reads as the data input's path:
+            # the same path as written under `path:`
+            return self._data(name, str(decl_type), decl.get("mode") if decl else None,
+                              self._data_path(value, path), self.doc, path, step, optional)
         if isinstance(value, str) and references_in(value):
             value = self._interpolate(value, path, step)
         return self._literal(name, value, decl, path, str(decl_type or literal_type(value)))
@@ -376,12 +388,14 @@ class IOResolver:
         """``"prefix-${{parent.inputs.x}}"`` with pipeline literals substituted."""
 
         def render(ref: Reference) -> str:
+            if ref.expression.strip() == "parent.name":
+                return self.place.job_name
             found = self.pipeline_inputs.get(ref.name) if ref.scope == "parent_input" else None
             if found is not None and found.value is not None:
                 return str(found.as_argument())
             self.reporter.error(self.doc, path,
                                 f"{ref.text} inside a longer string must name a literal pipeline "
-                                f"input", code="binding")
+                                f"input or the job's name (${{{{parent.name}}}})", code="binding")
             return ref.text
 
         return substitute(text, render) if step else text
@@ -491,6 +505,12 @@ class IOResolver:
                              cloud=found.cloud)
         if ref.scope == "step_output":
             return self._upstream(name, ref, type_, mode, optional, path, step)
+        if ref.expression.strip() == "parent.name" and not self.standalone:
+            # the pipeline job's name, as the service substitutes it
+            literal = self._literal(name, self.place.job_name, decl, path,
+                                    str(type_ or "string"), ref.text)
+            return PlanInput(name, literal.type, value=literal.value, optional=optional,
+                             location=loc)
         if ref.scope in ("input", "output"):
             self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
         elif ref.scope == "parent_output":
@@ -518,9 +538,9 @@ class IOResolver:
             return _unresolved(name, type_, optional, loc)
         out = producer.outputs.get(ref.name)
         if out is None and producer.is_opaque:
-            out = PlanOutput(ref.name, "uri_folder",
-                             path=output_path(self.place, producer.name, ref.name, "uri_folder",
-                                              None, False))
+            out = PlanOutput(ref.name, DEFAULT_DATA_TYPE,
+                             path=output_path(self.place, producer.name, ref.name,
+                                              DEFAULT_DATA_TYPE, None, False))
             producer.outputs[ref.name] = out
         if out is None:
             hint = (f"declare it under jobs.{producer.local}.outputs (an AutoML step's outputs "
@@ -535,7 +555,7 @@ class IOResolver:
 
 def _unresolved(name: str, type_: Any, optional: bool, loc: Location | None) -> PlanInput:
     """An input whose binding names nothing usable (the error is already reported)."""
-    return PlanInput(name, str(type_ or "uri_folder"), optional=optional, location=loc)
+    return PlanInput(name, str(type_ or DEFAULT_DATA_TYPE), optional=optional, location=loc)
 
 
 __all__ = ["IOResolver", "legacy_message"]

@@ -32,7 +32,7 @@ from pathlib import Path
 from mlpipe.compiler.assets import is_remote
 from mlpipe.compiler.bindings import Reference, references_in, substitute
 from mlpipe.plan import PlanOutput, Step
-from mlpipe.runs import DATASTORES_DIR
+from mlpipe.runs import DATASTORES_DIR, job_dir
 
 APPEND_ROW_FILE = "parallel_run_step.txt"
 _DATASTORE = re.compile(r"^azureml://datastores/([^/]+)/paths/(.*)$")
@@ -192,7 +192,7 @@ def _in_runs_problem(place: OutputPlace, name: str, path: Path, runs: Path) -> P
             else "allow it for this job with --allow-external-outputs (or [outputs] "
                  "allow_external = true in mlpipe.toml beside the pipeline), or leave out "
                  "'path' to write under the run's folder", external=True)
-    run_dir = runs / place.job_name
+    run_dir = job_dir(runs, place.job_name)
     if _within(path, run_dir):
         # the top level holds the job's record, lock and report and the steps' folders; a
         # step folder its logs and state

@@ -29,13 +29,14 @@ from mlpipe.diagnostics import (
     warnings_of,
 )
 from mlpipe.frozen import freeze
+from mlpipe.io_types import DEFAULT_DATA_TYPE
 from mlpipe.plan import (
     ExecutionPlan,
     JobSettings,
     PipelineOutput,
     RemoteAsset,
 )
-from mlpipe.runs import check_job_name, resolve_runs_dir
+from mlpipe.runs import check_job_name, job_dir, resolve_runs_dir
 from mlpipe.schema import (
     Loaded,
     load_job_data,
@@ -62,7 +63,8 @@ class CompileResult(HasDiagnostics):
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+def compile_pipeline(source: str | Path | Loaded[Any], *,
+                     runs_dir: str | os.PathLike[str] | None = None,
                      job_name: str | None = None, overrides: Sequence[str] = (),
                      check_paths: bool = True,
                      allow_external_outputs: bool = False,
@@ -85,7 +87,7 @@ def compile_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike
     return result.plan
 
 
-def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] = (),
+def validate_pipeline(source: str | Path | Loaded[Any], *, overrides: Sequence[str] = (),
                       check_paths: bool = True,
                       allow_external_outputs: bool = False) -> list[Diagnostic]:
     """Every problem and warning of a pipeline job YAML (empty when it is clean), with
@@ -95,7 +97,8 @@ def validate_pipeline(source: str | Path | Loaded, *, overrides: Sequence[str] =
                           allow_external_outputs=allow_external_outputs).diagnostics
 
 
-def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[str] | None = None,
+def check_pipeline(source: str | Path | Loaded[Any], *,
+                   runs_dir: str | os.PathLike[str] | None = None,
                    job_name: str | None = None, overrides: Sequence[str] = (),
                    check_paths: bool = True, submission: bool = False,
                    allow_external_outputs: bool = False,
@@ -134,8 +137,8 @@ def check_pipeline(source: str | Path | Loaded, *, runs_dir: str | os.PathLike[s
     return CompileResult(_with_warnings(plan, warnings_of(diagnostics)), diagnostics)
 
 
-def _overridden(loaded: Loaded, overrides: Sequence[str], reporter: Reporter,
-                standalone: bool) -> Loaded:
+def _overridden(loaded: Loaded[Any], overrides: Sequence[str], reporter: Reporter,
+                standalone: bool) -> Loaded[Any]:
     """``loaded`` validated again after ``--set`` overrides; problems found while reading
     the file (not while validating its data) are kept."""
     load_data = load_job_data if standalone else load_pipeline_data
@@ -197,7 +200,7 @@ class _Compiler:
         name = _text(doc.part("name"))
         self.job_name = job_name or (name if name and name.strip() else doc.file.stem)
         self.runs_dir = resolve_runs_dir(runs_dir)
-        self.run_dir = self.runs_dir / self.job_name
+        self.run_dir = job_dir(self.runs_dir, self.job_name)
         # pipeline-level values, read from the validated PipelineJob (or its valid parts)
         self.settings = JobSettings(
             default_compute=_text(doc.part("settings", "default_compute")),
@@ -417,7 +420,7 @@ class _Compiler:
                 result[name] = PipelineOutput(name, out.path, out.type,
                                               nodes[bound[0]].source_of(bound[1]))
                 continue
-            type_ = _text(part(value, "type")) or "uri_folder"
+            type_ = _text(part(value, "type")) or DEFAULT_DATA_TYPE
             self.reporter.warn(self.doc, ("outputs", name),
                                f"pipeline output '{name}' is not bound to any step output",
                                code="unbound-output")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from mlpipe.compiler.context import Doc, Reporter
 from mlpipe.compiler.pipeline import _Compiler, sort_diagnostics
@@ -19,7 +20,7 @@ from mlpipe.schema.submission import job_rules
 COMPILED_TYPES = ("command", "spark", "sweep")
 
 
-def validate_job(source: str | Path | Loaded, *, check_paths: bool = True,
+def validate_job(source: str | Path | Loaded[Any], *, check_paths: bool = True,
                  runs_dir: str | os.PathLike[str] | None = None) -> list[Diagnostic]:
     """Every problem and warning of a standalone job file, with what Azure ML rejects when
     the job is submitted as errors (as ``mlpipe job validate`` reports them)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from mlpipe.compiler.bindings import Reference, substitute
 from mlpipe.compiler.values import literal_type
+from mlpipe.io_types import DEFAULT_DATA_TYPE
 
 SEARCH_SPACE = "search_space."
 NUMBER_KINDS = ("uniform", "loguniform", "quniform", "qloguniform", "normal", "lognormal",
@@ -43,8 +44,8 @@ def trial_component(job: Mapping[str, Any]) -> dict[str, Any]:
     outputs = job.get("outputs")
     component["inputs"] = inputs
     component["outputs"] = {
-        str(name): {"type": value.get("type") or "uri_folder"} if isinstance(value, Mapping)
-        else {"type": "uri_folder"}
+        str(name): {"type": value.get("type") or DEFAULT_DATA_TYPE} if isinstance(value, Mapping)
+        else {"type": DEFAULT_DATA_TYPE}
         for name, value in (outputs if isinstance(outputs, Mapping) else {}).items()}
     return component
 
@@ -98,7 +99,7 @@ def _value_type(value: Any) -> str:
     if isinstance(value, Mapping):
         if value.get("type") is None and "value" in value and "path" not in value:
             return literal_type(value["value"])  # {value: 42}: a literal written as a mapping
-        return str(value.get("type") or "uri_folder")
+        return str(value.get("type") or DEFAULT_DATA_TYPE)
     return literal_type(value)
 
 

@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mlpipe.compiler.assets import AssetMap
-from mlpipe.plan import DATA_TYPES, LITERAL_TYPES
-from mlpipe.schema.ranges import SettingError, to_int
+from mlpipe.io_types import MODEL_TYPES, is_data_type
+from mlpipe.schema.ranges import SettingError, to_int, to_number
 from mlpipe.schema.yamlio import describe_value
 
-MODEL_TYPES = frozenset({"mlflow_model", "custom_model", "triton_model"})
 INPUT_MODE_ALIASES = {"mount": "ro_mount"}
 OUTPUT_MODE_ALIASES = {"mount": "rw_mount"}
 DEFAULT_DATASTORE = "workspaceblobstore"
@@ -27,14 +26,6 @@ def literal_type(value: Any) -> str:
     return "string"
 
 
-def is_literal_type(type_: object) -> bool:
-    return isinstance(type_, str) and type_ in LITERAL_TYPES
-
-
-def is_data_type(type_: object) -> bool:
-    return isinstance(type_, str) and type_ in DATA_TYPES
-
-
 def coerce_literal(value: Any, decl: dict[str, Any] | None,
                    bounds: bool = True) -> tuple[Any, str | None]:
     """``value`` converted to the declared type, or an error message.
@@ -49,7 +40,7 @@ def coerce_literal(value: Any, decl: dict[str, Any] | None,
         if type_ == "integer":
             value = to_int(value)
         elif type_ == "number":
-            value = _to_number(value)
+            value = to_number(value)
         elif type_ == "boolean":
             value = _to_bool(value)
         elif type_ == "string":
@@ -62,19 +53,6 @@ def coerce_literal(value: Any, decl: dict[str, Any] | None,
     except SettingError as exc:
         return value, exc.message
     return value, out_of_range(value, decl) if bounds else None
-
-
-def _to_number(value: Any) -> float | int:
-    if isinstance(value, bool):
-        raise SettingError(f"must be a number, got {describe_value(value)}", code="type")
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            pass
-    raise SettingError(f"must be a number, got {describe_value(value)}", code="type")
 
 
 def _to_bool(value: Any) -> bool:
@@ -146,8 +124,6 @@ __all__ = [
     "RANGE_RULE",
     "coerce_literal",
     "default_out_of_range",
-    "is_data_type",
-    "is_literal_type",
     "literal_type",
     "mode_of",
     "out_of_range",

@@ -41,6 +41,7 @@ from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, step_tag
 from mlpipe.runtime.read_only import launch_command, make_copies, step_view
 from mlpipe.runtime.snapshot import snapshot_code
 from mlpipe.runtime.source_paths import to_user_paths
+from mlpipe.runtime.step_logs import StepLogs
 
 KILL_GRACE_SECONDS = 5.0
 POLL_SECONDS = 0.1
@@ -122,9 +123,9 @@ def shell() -> list[str]:
 def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None) -> CommandOutcome:
     """Run ``step.command`` to its end (or until ``cancel`` is set)."""
     cancel = cancel or threading.Event()
-    user_logs = Path(step.logs_dir) / "user"
-    user_logs.mkdir(parents=True, exist_ok=True)
-    paths = {name: user_logs / f"{name}.txt" for name in ("std_log", "stdout", "stderr")}
+    logs = StepLogs.of(step.logs_dir)
+    logs.user.mkdir(parents=True, exist_ok=True)
+    paths = {"std_log": logs.std_log, "stdout": logs.stdout, "stderr": logs.stderr}
     make_output_folders(step)
     workdir = snapshot_code(step.code_dir, step.snapshot_dir, step.additional_includes)
     view = step_view(step)  # its ro_mount inputs read-only, a download input a copy

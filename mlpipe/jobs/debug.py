@@ -19,12 +19,13 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from mlpipe.compiler import compile_pipeline
 from mlpipe.data.minibatch import MiniBatch
+from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.import_mirrors import mode as import_mirrors_mode
+from mlpipe.jobs.record import JobRecord
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
@@ -41,7 +42,7 @@ class DebugUsageError(UsageError, DebugError):
     """``--step`` is needed: the job has several parallel steps (or none); exit 2."""
 
 
-def debug_mini_batch(record: dict[str, Any], step_name: str | None, mini_batch_id: str, *,
+def debug_mini_batch(record: JobRecord, step_name: str | None, mini_batch_id: str, *,
                      post_mortem: bool = False, echo: Echo = print) -> int:
     """Run ``mini_batch_id`` (or the one mini-batch whose id starts with it) of
     ``step_name`` (``None``: the job's one parallel step) of the job ``record`` (its
@@ -49,7 +50,7 @@ def debug_mini_batch(record: dict[str, Any], step_name: str | None, mini_batch_i
     raised."""
     step = _step(record, step_name)
     mini_batch = _mini_batch(record, step, mini_batch_id)
-    scratch = Path(tempfile.mkdtemp(prefix=f"mlpipe-debug-{record.get('name')}-{step.name}-"))
+    scratch = Path(tempfile.mkdtemp(prefix=f"mlpipe-debug-{record.name}-{step.name}-"))
     try:
         return _debug(step, mini_batch, scratch, post_mortem, echo)
     finally:
@@ -94,7 +95,7 @@ def _debug(step: ParallelStep, mini_batch: MiniBatch, scratch: Path, post_mortem
         sys.stdout.flush()
 
 
-def _mini_batch(record: dict[str, Any], step: ParallelStep, wanted: str) -> MiniBatch:
+def _mini_batch(record: JobRecord, step: ParallelStep, wanted: str) -> MiniBatch:
     """The mini-batch whose id is ``wanted``, else the one whose id starts with it."""
     from mlpipe.data import iter_mini_batches  # noqa: PLC0415 - pandas/pyarrow on demand
 
@@ -106,8 +107,8 @@ def _mini_batch(record: dict[str, Any], step: ParallelStep, wanted: str) -> Mini
             found.append(mini_batch)
     if len(found) == 1:
         return found[0]
-    listing = (f"mlpipe job show {record.get('name')} --mini-batches"
-               + (f" --step {step.name}" if len(_parallel_steps(record)) > 1 else ""))
+    listing = (f"mlpipe job show {record.name} --mini-batches"
+               + (f" --step {step.name}" if len(record.parallel_steps()) > 1 else ""))
     if found:
         shown = ", ".join(mb.id for mb in found[:5]) + (", ..." if len(found) > 5 else "")
         raise DebugError(f"{plural(len(found), 'mini-batch')} of step {step.name!r} start with "
@@ -115,30 +116,31 @@ def _mini_batch(record: dict[str, Any], step: ParallelStep, wanted: str) -> Mini
     raise DebugError(f"step {step.name!r} has no mini-batch {wanted!r} (list them: {listing})")
 
 
-def _parallel_steps(record: dict[str, Any]) -> list[str]:
-    return [name for name, step in (record.get("steps") or {}).items()
-            if step.get("kind") == "parallel"]
-
-
-def _step(record: dict[str, Any], step_name: str | None) -> ParallelStep:
+def _step(record: JobRecord, step_name: str | None) -> ParallelStep:
     if step_name is None:
-        parallel = _parallel_steps(record)
+        parallel = record.parallel_steps()
         if len(parallel) != 1:
             raise DebugUsageError(
-                f"job {record.get('name')!r} has {plural(len(parallel), 'parallel step')}"
+                f"job {record.name!r} has {plural(len(parallel), 'parallel step')}"
                 f"{': ' + ', '.join(parallel) if parallel else ''}; name one with --step")
         step_name = parallel[0]
-    source = record.get("source")
+    source = record.source
     if not source or not Path(source).is_file():
-        raise DebugError(f"job {record.get('name')!r}: its pipeline file {source!r} is gone")
-    plan = compile_pipeline(source, runs_dir=str(Path(record["run_dir"]).parent),
-                            job_name=str(record["name"]),
-                            allow_external_outputs=bool(record.get("allow_external_outputs")))
+        raise DebugError(f"job {record.name!r}: its pipeline file {source!r} is gone")
+    if record.run_dir is None:
+        raise DebugError(f"job {record.name!r}: its record names no run folder")
+    try:
+        plan = compile_pipeline(source, runs_dir=str(Path(record.run_dir).parent),
+                                job_name=str(record.name),
+                                allow_external_outputs=record.allow_external_outputs)
+    except ValidationError as error:  # its diagnostics, then this line
+        raise error.about(f"job {record.name!r}: its pipeline {source}",
+                          "it no longer compiles") from None
     steps = {step.name: step for step in plan.steps}
     step = steps.get(step_name)
     if not isinstance(step, ParallelStep):
         parallel = [name for name, s in steps.items() if isinstance(s, ParallelStep)]
-        raise DebugError(f"job {record.get('name')!r} has no parallel step {step_name!r} "
+        raise DebugError(f"job {record.name!r} has no parallel step {step_name!r} "
                          f"(parallel steps: {', '.join(parallel) or 'none'})")
     if not Path(step.snapshot_dir).is_dir():
         raise DebugError(f"step {step_name!r} has no code snapshot at {step.snapshot_dir} "

@@ -31,8 +31,9 @@ from typing import Any
 from mlpipe.compiler.outputs import child_job_name
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.azure_view import azure_status
-from mlpipe.jobs.ownership import LOCK_FILE
-from mlpipe.jobs.store import TERMINAL, JobNotFound, JobStore
+from mlpipe.jobs.record import TERMINAL, StepRecord
+from mlpipe.jobs.store import JobNotFound, JobStore, RecordError
+from mlpipe.runs import JOB_LOCK_FILE
 from mlpipe.runtime.faults import describe_fault
 
 ARTIFACTS = "artifacts"
@@ -101,14 +102,12 @@ def _resolve(store: JobStore, name: str) -> _Job:
         if found is None:
             raise
         return found
-    outputs: dict[str, str] = {out: str(fields.get("path"))
-                               for out, fields in (record.get("outputs") or {}).items()}
-    steps = {f"{step}.{out}": str(fields.get("path"))
-             for step, step_fields in (record.get("steps") or {}).items()
-             for out, fields in (step_fields.get("outputs") or {}).items()}
+    outputs: dict[str, str] = {out: str(output.path) for out, output in record.outputs.items()}
+    steps = {f"{step}.{out}": str(output.path) for step, entry in record.steps.items()
+             for out, output in entry.outputs.items()}
     names = (f"pipeline outputs: {', '.join(outputs) or 'none'}; step outputs: "
              f"{', '.join(steps) or 'none'}")
-    return _Job(name, record.get("status"), {**steps, **outputs}, record.get("run_dir"), names)
+    return _Job(name, record.status, {**steps, **outputs}, record.run_dir, names)
 
 
 def _child(store: JobStore, name: str) -> _Job | None:
@@ -118,11 +117,11 @@ def _child(store: JobStore, name: str) -> _Job | None:
     for job in store.names():
         try:
             record = store.load(job)
-        except (OSError, ValueError, MlpipeError):
+        except (JobNotFound, RecordError):
             continue
-        for step, fields in (record.get("steps") or {}).items():
+        for step, entry in record.steps.items():
             if name in (child_job_name(job, step), step):
-                matches.append((job, step, fields, name == child_job_name(job, step)))
+                matches.append((job, step, entry, name == child_job_name(job, step)))
     exact = [match for match in matches if match[3]]
     if len(exact) == 1:
         matches = exact
@@ -132,9 +131,13 @@ def _child(store: JobStore, name: str) -> _Job | None:
         names = ", ".join(sorted(child_job_name(job, step) for job, step, _f, _e in matches))
         raise DownloadError(f"{name!r} is a step of {len(matches)} jobs; name the child job: "
                             f"{names}")
-    job, step, fields, _exact = matches[0]
-    outputs = {out: str(value.get("path")) for out, value in (fields.get("outputs") or {}).items()}
-    return _Job(child_job_name(job, step), fields.get("status"), outputs, fields.get("step_dir"),
+    job, step, entry, _exact = matches[0]
+    return _step_job(job, step, entry)
+
+
+def _step_job(job: str, step: str, entry: StepRecord) -> _Job:
+    outputs = {out: str(output.path) for out, output in entry.outputs.items()}
+    return _Job(child_job_name(job, step), entry.status, outputs, entry.step_dir,
                 f"outputs of step {step} of job {job}: {', '.join(outputs) or 'none'}")
 
 
@@ -173,7 +176,7 @@ def _plan(source: Path, target: Path, *, artifacts: bool) -> Iterator[_Item]:
         if artifacts:
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             files = [f for f in files if not f.startswith(".")
-                     and not (base == source and f == LOCK_FILE)]
+                     and not (base == source and f == JOB_LOCK_FILE)]
         for name in sorted(dirs):
             kind = "link" if (base / name).is_symlink() else "dir"
             yield base / name, dest / name, kind

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from mlpipe.compiler.assets import stand_in
-from mlpipe.scripts import offline_hint
+from mlpipe.url_stand_ins import offline_hint
 
 _URL = re.compile(r"^(https?|ftp)://", re.I)
 # Options that take a value (the next argument), besides those read below.

@@ -8,18 +8,18 @@
 Each step runs once. The job is owned (:mod:`mlpipe.jobs.ownership`: an OS lock on its
 folder) before anything is decided and until its record is final, so two processes never
 run one job: the second gets :class:`~mlpipe.jobs.ownership.JobBusyError` and changes
-nothing. The caller only turns arguments into a call and the
-:class:`Submission` (or the exception) into output. How an existing job of the same
-name is treated is a :class:`Mode`, decided into a :class:`Decision` before anything
-runs, so new ways to start a job (e.g. a rerun) add a mode, not a flag.
+nothing. The caller builds one :class:`~mlpipe.jobs.request.JobRequest` (the CLI from its
+arguments, the SDK from its call) and turns the :class:`Submission` (or the exception)
+into output. How an existing job of the same name is treated is a
+:class:`~mlpipe.jobs.request.Mode`, decided into a :class:`Decision` before anything runs,
+so new ways to start a job (e.g. a rerun) add a mode, not a flag.
 """
 
 from __future__ import annotations
 
-import enum
 import os
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,11 +30,12 @@ from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.cloud_data import check_cloud_data
 from mlpipe.jobs.ownership import JobLock, own_job
 from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.request import JobRequest, Mode
 from mlpipe.jobs.runner import Echo, JobResult, execute_plan
 from mlpipe.jobs.store import JobConflictError, JobStore, RecordError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, generate_job_name, runs_dir_problem
-from mlpipe.runtime.backends import BackendSpec
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.schema import Loaded, load_runnable, load_yaml_file
 from mlpipe.schema.kinds import not_runnable
@@ -57,19 +58,13 @@ class JobStopped(MlpipeError):
     """The job started but its runner could not go on (its folder cannot be written)."""
 
 
-class Mode(enum.Enum):
-    """What to do when the job name is already in the runs folder."""
-
-    AUTO = "auto"  # a new job; an unfinished job of that name is resumed
-
-
 @dataclass(frozen=True)
 class Decision:
     """How the job starts: its ``name``, the ``action`` taken and the earlier record."""
 
     name: str
     action: str  # "new", "resume" or "rerun"
-    previous: Mapping[str, Any] | None = None  # the record of the job resumed or rerun
+    previous: JobRecord | None = None  # the record of the job resumed or rerun
 
     @property
     def resuming(self) -> bool:
@@ -78,7 +73,7 @@ class Decision:
     @property
     def attempt(self) -> int:
         """The attempt this run is (1 for a new job)."""
-        return int((self.previous or {}).get("attempt", 0)) + 1
+        return (self.previous.attempt if self.previous is not None else 0) + 1
 
 
 @dataclass
@@ -94,113 +89,87 @@ class Submission:
         return self.decision.name
 
 
-def submit(
-    source: str | os.PathLike[str] | Loaded[Any],
-    *,
-    runs_dir: str | os.PathLike[str] | None = None,
-    name: str | None = None,
-    overrides: Sequence[str] = (),
-    mode: Mode = Mode.AUTO,
-    backend: str | BackendSpec = "local",
-    progress: bool = False,
-    cancel: threading.Event | None = None,
-    echo: Echo | None = None,
-    max_workers: int | None = None,
-    on_compiled: Callable[[ExecutionPlan], None] | None = None,
-    on_start: Callable[[Submission], None] | None = None,
-    rerun_of: Mapping[str, Any] | None = None,
-    owner: JobLock | None = None,
-    allow_external_outputs: bool = False,
-    skip_steps: Sequence[str] = (),
-) -> Submission:
-    """Name, decide, compile, check and run one pipeline job (or a standalone command or
-    sweep job, as a job of one step); the result is on the returned :class:`Submission`.
+@dataclass(frozen=True)
+class JobHooks:
+    """What the caller of :func:`~mlpipe.jobs.front_door.submit` watches while the job runs:
+    ``cancel`` (set it to stop the job), ``echo`` (one line per event; ``None``: quiet),
+    ``on_compiled(plan)`` (as soon as it compiled, to show its warnings),
+    ``on_start(submission)`` (once everything is checked, before the first step) and
+    ``owner`` (the caller's hold on the job, taken before it decided what to run: a rerun's;
+    ``None``: ``submit`` owns the job until it ends)."""
 
-    ``source`` is a job YAML path or job data already loaded (the SDK's).
-    ``on_compiled(plan)`` is called as soon as the pipeline compiled (to show its
-    warnings), ``on_start(submission)`` once everything is checked, just before the
-    first step starts. ``rerun_of`` is the record a rerun resumes from
-    (:func:`mlpipe.jobs.rerun.plan_rerun`, read under ``owner``, the caller's hold on the
-    job): the job ``name`` runs again in place. Without ``owner`` the job is owned here
-    until it ends. ``allow_external_outputs`` lets declared output paths lie outside the runs
-    folder (``--allow-external-outputs``); a job that allowed it keeps it when resumed or
-    rerun. ``skip_steps`` are not run (``--skip-step``): their outputs must be given as local
-    paths (``--set jobs.NAME.outputs.x.path=./local``). Raises before anything runs:
-    :class:`SubmitUsageError` (runs
-    folder, job name), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
+    cancel: threading.Event | None = None
+    echo: Echo | None = None
+    on_compiled: Callable[[ExecutionPlan], None] | None = None
+    on_start: Callable[[Submission], None] | None = None
+    owner: JobLock | None = None
+
+
+
+def submit(request: JobRequest, hooks: JobHooks | None = None) -> Submission:
+    """Name, decide, compile, check and run the job ``request`` asks for (a pipeline job, or
+    a standalone command or sweep job, as a job of one step); the result is on the returned
+    :class:`Submission`. ``hooks`` are what the caller watches meanwhile (:class:`JobHooks`).
+
+    A rerun (``request.rerun_of``, read under ``hooks.owner``, the caller's hold on the job)
+    runs job ``request.name`` again in place; without an owner the job is owned here until it
+    ends. A job that allowed external outputs keeps that when resumed or rerun. Raises
+    before anything runs: :class:`SubmitUsageError` (runs folder, job name, a ``--skip-step``
+    that is no step), :class:`NotAPipelineError`, :class:`ValidationError` (invalid
     pipeline), :class:`~mlpipe.compiler.OverrideSyntaxError`,
     :class:`~mlpipe.jobs.preflight.RemoteAssetsError`,
     :class:`~mlpipe.jobs.preflight.StepsNotRunnableError` (a step that cannot run here, not
-    skipped), :class:`JobConflictError`
-    (name taken by a completed or running job, or its record unreadable),
-    :class:`~mlpipe.jobs.ownership.JobBusyError` (another process owns the job) and
-    :class:`~mlpipe.jobs.preflight.BackendUnavailableError`.
+    skipped), :class:`JobConflictError` (name taken by a completed or running job, or its
+    record unreadable), :class:`~mlpipe.jobs.ownership.JobBusyError` (another process owns
+    the job) and :class:`~mlpipe.jobs.preflight.BackendUnavailableError` (unknown, not
+    installed, or an option it does not take); once it runs, :class:`JobStopped` when its
+    folder cannot be written.
     """
-    store = JobStore(runs_dir)
+    store = JobStore(request.runs_dir)
     problem = runs_dir_problem(store.runs_dir, create=True)
     if problem:
         raise SubmitUsageError(problem)
     try:
-        return _submit(store, source, name=name, overrides=overrides, mode=mode,
-                       backend=backend, progress=progress, cancel=cancel, echo=echo,
-                       max_workers=max_workers, on_compiled=on_compiled, on_start=on_start,
-                       rerun_of=rerun_of, owner=owner,
-                       allow_external_outputs=allow_external_outputs, skip_steps=skip_steps)
+        return _submit(store, request, hooks or JobHooks())
     except ValidationError as error:
-        raise error.about(_shown(source), "nothing was run") from None
+        raise error.about(request.shown, "nothing was run") from None
 
 
-def _submit(
-    store: JobStore,
-    source: str | os.PathLike[str] | Loaded[Any],
-    *,
-    name: str | None,
-    overrides: Sequence[str],
-    mode: Mode,
-    backend: str | BackendSpec,
-    progress: bool,
-    cancel: threading.Event | None,
-    echo: Echo | None,
-    max_workers: int | None,
-    on_compiled: Callable[[ExecutionPlan], None] | None,
-    on_start: Callable[[Submission], None] | None,
-    rerun_of: Mapping[str, Any] | None,
-    owner: JobLock | None,
-    allow_external_outputs: bool,
-    skip_steps: Sequence[str],
-) -> Submission:
-    loaded = _load(source)
-    if owner is not None and name not in (None, owner.name):
-        raise SubmitUsageError(f"job name {name!r} is not the job held ({owner.name!r})")
-    held = owner if owner is not None else _own(store, name, loaded, overrides)
+def _submit(store: JobStore, request: JobRequest, hooks: JobHooks) -> Submission:
+    loaded = _load(request.source)
+    owner = hooks.owner
+    if owner is not None and request.name not in (None, owner.name):
+        raise SubmitUsageError(f"job name {request.name!r} is not the job held ({owner.name!r})")
+    held = owner if owner is not None else _own(store, request.name, loaded, request.overrides)
     try:
         name = held.name
-        decision = Decision(name, "rerun", rerun_of) if rerun_of is not None else \
-            decide(store, name, mode)
-        allow = allow_external_outputs or bool(
-            (decision.previous or {}).get("allow_external_outputs"))
+        decision = Decision(name, "rerun", request.rerun_of) if request.rerun_of is not None \
+            else decide(store, name, request.mode)
+        allow = request.allow_external_outputs or (
+            decision.previous is not None and decision.previous.allow_external_outputs)
         plan = compile_pipeline(loaded, runs_dir=str(store.runs_dir), job_name=name,
-                                overrides=tuple(overrides), allow_external_outputs=allow,
-                                skip_steps=skip_steps)
-        if on_compiled is not None:
-            on_compiled(plan)
+                                overrides=request.overrides, allow_external_outputs=allow,
+                                skip_steps=request.skip_steps)
+        if hooks.on_compiled is not None:
+            hooks.on_compiled(plan)
         try:
-            check_runnable(plan, skip_steps)
+            check_runnable(plan, request.skip_steps)
         except ValueError as exc:
             if isinstance(exc, ValidationError):
                 raise
             raise SubmitUsageError(str(exc)) from None
-        check_remote_assets(plan, skip_steps)
-        spec = check_backend(backend)
-        check_cloud_data(plan, skip_steps)
+        check_remote_assets(plan, request.skip_steps)
+        spec = check_backend(request.backend)
+        check_cloud_data(plan, request.skip_steps)
         submission = Submission(decision, plan)
-        if on_start is not None:
-            on_start(submission)
+        if hooks.on_start is not None:
+            hooks.on_start(submission)
         try:
             submission.result = execute_plan(
-                plan, dict(decision.previous) if decision.previous is not None else None,
-                cancel=cancel, progress=progress, backend=spec, echo=echo,
-                max_workers=max_workers, skip_steps=frozenset(skip_steps))
+                plan, decision.previous.clone() if decision.previous is not None else None,
+                store=store, name=name, cancel=hooks.cancel, progress=request.progress,
+                backend=spec, echo=hooks.echo, max_workers=request.max_workers,
+                skip_steps=frozenset(request.skip_steps))
         except OSError as error:  # the runner could not write the job's files
             raise JobStopped(f"job {name} stopped: cannot write "
                              f"{error.filename or plan.run_dir}: "
@@ -223,11 +192,6 @@ def decide(store: JobStore, name: str, mode: Mode = Mode.AUTO) -> Decision:
     if previous is None:
         return Decision(name, "new")
     return Decision(name, "resume", previous)
-
-
-def _shown(source: str | os.PathLike[str] | Loaded[Any]) -> str:
-    """The job's file as the caller named it (for messages)."""
-    return str(source.source) if isinstance(source, Loaded) else os.fspath(source)
 
 
 def _load(source: str | os.PathLike[str] | Loaded[Any]) -> Loaded[Any]:
@@ -269,5 +233,5 @@ def _generate_name(loaded: Loaded[Any], overrides: Sequence[str], store: JobStor
     return generate_job_name(loaded.source, taken=store.exists, **fields)
 
 
-__all__ = ["Decision", "JobStopped", "Mode", "NotAPipelineError", "Submission",
-           "SubmitUsageError", "decide", "submit"]
+__all__ = ["Decision", "JobHooks", "JobRequest", "JobStopped", "Mode", "NotAPipelineError",
+           "Submission", "SubmitUsageError", "decide", "submit"]

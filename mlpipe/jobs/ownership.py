@@ -24,18 +24,18 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from mlpipe.errors import MlpipeError
 from mlpipe.jobs.atomic_json import write_json_atomic
 from mlpipe.jobs.liveness import process_alive
-from mlpipe.jobs.store import RECORD_FILE, TERMINAL, JobConflictError, JobStore
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.jobs.timestamps import iso, now
+from mlpipe.runs import JOB_LOCK_FILE, JOB_RECORD_FILE
 from mlpipe.runtime.file_lock import FileLock, Holder, LockBusy
 from mlpipe.runtime.process_tree import end_tagged_under, tagged_under
 from mlpipe.wording import plural
 
-LOCK_FILE = "job.lock"
 _DOING = {"run": "being run", "debug": "being debugged", "cancel": "being canceled"}
 _ADVICE = {"run": "wait for it, or mlpipe job cancel {name}",
            "debug": "wait for the debug session to end",
@@ -69,7 +69,7 @@ class JobLock:
         """Let the job go (idempotent); a folder that got no record is removed again."""
         if not self._lock.held:
             return
-        unused = not (self.job_dir / RECORD_FILE).exists()
+        unused = not (self.job_dir / JOB_RECORD_FILE).exists()
         self._lock.release(remove=unused)
         if unused:
             with contextlib.suppress(OSError):
@@ -93,7 +93,7 @@ def own_job(store: JobStore, name: str, *, doing: str = "run", fresh: bool = Fal
     job_dir = store.job_dir(name)
     for _ in range(100):  # a releasing owner may remove an unused folder meanwhile
         _make_folder(job_dir, fresh=fresh)
-        lock = FileLock(job_dir / LOCK_FILE, doing)
+        lock = FileLock(job_dir / JOB_LOCK_FILE, doing)
         try:
             lock.acquire()
         except FileNotFoundError:
@@ -101,13 +101,13 @@ def own_job(store: JobStore, name: str, *, doing: str = "run", fresh: bool = Fal
         except LockBusy as busy:
             raise JobBusyError(name, busy.holder) from None
         except OSError as error:
-            raise JobConflictError(f"job {name}: cannot lock {job_dir / LOCK_FILE}: "
+            raise JobConflictError(f"job {name}: cannot lock {job_dir / JOB_LOCK_FILE}: "
                                    f"{_lock_problem(error)}") from error
         return JobLock(name, job_dir, lock)
     raise JobConflictError(f"job {name}: its folder {job_dir} keeps disappearing")
 
 
-def request_cancel(store: JobStore, name: str) -> dict[str, Any]:
+def request_cancel(store: JobStore, name: str) -> JobRecord:
     """Ask job ``name`` to stop; returns its record as it is now (never waits).
 
     A running job sees the request within a fraction of a second. A job recorded as
@@ -115,7 +115,7 @@ def request_cancel(store: JobStore, name: str) -> dict[str, Any]:
     its steps started are ended (:class:`CancelIncompleteError` while one still runs).
     """
     record = store.load(name)
-    if record["status"] in TERMINAL:
+    if record.ended:
         return record
     try:
         owner = own_job(store, name, doing="cancel")
@@ -125,17 +125,16 @@ def request_cancel(store: JobStore, name: str) -> dict[str, Any]:
     with owner:
         record = store.load(name)
         store.write_cancel_request(name)
-        if record["status"] in TERMINAL or process_alive(record.get("pid"),
-                                                         record.get("pid_create_time")):
+        if record.ended or process_alive(record.pid, record.pid_create_time):
             return record
         _end_processes(name, store, record)
-        record["status"] = "canceled"
-        record["ended_at"] = record.get("ended_at") or iso(now())
-        for step in record.get("steps", {}).values():
-            if step.get("status") in ("queued", "running"):
-                step["status"] = "canceled"
-        record.pop("stale", None)
-        write_json_atomic(store.record_path(name), record)
+        record.status = "canceled"
+        record.ended_at = record.ended_at or iso(now())
+        for step in record.steps.values():
+            if step.status in ("queued", "running"):
+                step.status = "canceled"
+        record.stale = False
+        write_json_atomic(store.record_path(name), record.to_json())
     return record
 
 
@@ -212,13 +211,13 @@ class CancelIncompleteError(MlpipeError, ValueError):
     """A job whose runner is gone still has processes that could not be ended."""
 
 
-def _end_processes(name: str, store: JobStore, record: dict[str, Any]) -> None:
+def _end_processes(name: str, store: JobStore, record: JobRecord) -> None:
     """End the processes the dead runner's steps started (tagged below the job's folder),
     noting them in the record; :class:`CancelIncompleteError` while any still runs."""
-    folder = str(record.get("run_dir") or store.job_dir(name))
+    folder = str(record.run_dir or store.job_dir(name))
     ended = end_tagged_under(folder)
     if ended:
-        record["processes_ended"] = [process.describe() for process in ended]
+        record.processes_ended = [process.describe() for process in ended]
     left = tagged_under(folder)
     if left:
         raise CancelIncompleteError(
@@ -250,5 +249,5 @@ def _make_folder(job_dir: Path, *, fresh: bool) -> None:
                                "place); remove it or choose another name")
 
 
-__all__ = ["LOCK_FILE", "CancelIncompleteError", "JobBusyError", "OutputBusyError", "OutputLocks",
+__all__ = ["CancelIncompleteError", "JobBusyError", "OutputBusyError", "OutputLocks",
            "output_lock_dir", "own_outputs", "JobLock", "own_job", "request_cancel"]

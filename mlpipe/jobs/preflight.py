@@ -10,7 +10,6 @@ import re
 import sys
 from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -18,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
 from mlpipe.errors import MlpipeError
+from mlpipe.jobs.record import JobRecord
 from mlpipe.plan import (
     EnvironmentInfo,
     ExecutionPlan,
@@ -28,7 +28,7 @@ from mlpipe.plan import (
     Step,
 )
 from mlpipe.runtime.appendrow import append_row_target
-from mlpipe.runtime.backends import BackendSpec, backend_spec
+from mlpipe.runtime.backends import BackendChoice, BackendError, BackendSpec, backend_spec
 
 REMOTE_MESSAGE = "remote asset not available offline"
 
@@ -203,13 +203,21 @@ class BackendUnavailableError(MlpipeError, ValueError):
     """The backend asked for is unknown or not installed; nothing was started."""
 
 
-def check_backend(backend: str | BackendSpec) -> BackendSpec:
-    """The table's spec of ``backend``, once it is known and its packages are installed;
-    else :class:`BackendUnavailableError` (a "did you mean" for a typo, the missing
-    packages and how to install them)."""
+def check_backend(backend: str | BackendSpec | BackendChoice) -> BackendSpec:
+    """The table's spec of ``backend`` with the options a :class:`BackendChoice` gives bound
+    to it, once it is known, its packages are installed and it takes those options; else
+    :class:`BackendUnavailableError` (a "did you mean" for a typo, the missing packages and
+    how to install them, the options it takes)."""
     try:
-        spec = backend if isinstance(backend, BackendSpec) else backend_spec(backend)
+        if isinstance(backend, BackendSpec):
+            spec = backend
+        elif isinstance(backend, BackendChoice):
+            spec = backend_spec(backend.name).configured(backend.options)
+        else:
+            spec = backend_spec(backend)
     except ValueError as error:
+        raise BackendUnavailableError(str(error)) from None
+    except BackendError as error:
         raise BackendUnavailableError(str(error)) from None
     problem = spec.unavailable()
     if problem:
@@ -247,13 +255,13 @@ def missing_packages(environment: EnvironmentInfo) -> list[str]:
     return missing
 
 
-def outputs_found(plan: ExecutionPlan, previous: dict[str, Any] | None) -> list[str]:
+def outputs_found(plan: ExecutionPlan, previous: JobRecord | None) -> list[str]:
     """Declared output paths outside the job's own folder (datastore or external paths) that
     exist before the job first ran: files it did not create. Found at the job's first
     attempt and kept in its record (``outputs_found``): a later attempt finds the job's own
     outputs there."""
-    if previous is not None and isinstance(previous.get("outputs_found"), list):
-        return [str(path) for path in previous["outputs_found"]]
+    if previous is not None and "outputs_found" in previous.model_fields_set:
+        return list(previous.outputs_found)
     run_dir = Path(plan.run_dir)
     found = []
     for step in plan.steps:
@@ -298,7 +306,7 @@ class OutputsInTheWayError(MlpipeError):
     planted in the job's folder; nothing was started."""
 
 
-def check_overwrites(plan: ExecutionPlan, previous: dict[str, Any] | None) -> None:
+def check_overwrites(plan: ExecutionPlan, previous: JobRecord | None) -> None:
     """Refuse, before anything runs, a job whose own writes would replace what is not its
     own: an append_row file (``parallel_run_step.txt``, or a ``uri_file`` output) in a
     declared output place that exists before the job's first attempt (a later attempt

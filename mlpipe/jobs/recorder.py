@@ -4,7 +4,6 @@ parallel step's progress in it while the step runs."""
 from __future__ import annotations
 
 import errno
-import json
 import threading
 import time
 from collections.abc import Sequence
@@ -12,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from mlpipe.jobs.atomic_json import write_json_atomic
+from mlpipe.jobs.record import JobRecord, ProgressRecord, StepRecord, WorkerRecord
 from mlpipe.jobs.store import JobStore
 from mlpipe.jobs.timestamps import iso
 from mlpipe.plan import ParallelStep
@@ -30,7 +30,7 @@ class JobRecorder:
     ``running``. :meth:`release` removes it when the job ends.
     """
 
-    def __init__(self, store: JobStore, name: str, record: dict[str, Any]):
+    def __init__(self, store: JobStore, name: str, record: JobRecord):
         self.store = store
         self.name = name
         self.path = store.record_path(name)
@@ -40,12 +40,13 @@ class JobRecorder:
 
     def save(self) -> None:
         with self._lock:
+            data = self.record.to_json()
             try:
-                write_json_atomic(self.path, self.record)
+                write_json_atomic(self.path, data)
             except OSError as error:
                 if error.errno != errno.ENOSPC or not self.release():
                     raise
-                write_json_atomic(self.path, self.record)
+                write_json_atomic(self.path, data)
 
     def reserve(self) -> None:
         """Set :data:`RESERVE_BYTES` of disk aside for the record (best effort)."""
@@ -64,18 +65,29 @@ class JobRecorder:
         return True
 
     def update(self, **fields: Any) -> None:
+        """Set the job's ``fields`` (each validated as the record's type) and save."""
         with self._lock:
-            self.record.update(fields)
+            for key, value in fields.items():
+                setattr(self.record, key, value)
             self.save()
 
     def update_step(self, step: str, **fields: Any) -> None:
+        """Set step ``step``'s ``fields`` (each validated as the record's type) and save."""
         with self._lock:
-            self.record["steps"][step].update(fields)
+            entry = self.record.steps[step]
+            for key, value in fields.items():
+                setattr(entry, key, value)
             self.save()
 
-    def step(self, step: str) -> dict[str, Any]:
+    def step(self, step: str) -> StepRecord:
+        """A copy of step ``step``'s record as it is now."""
         with self._lock:
-            return json.loads(json.dumps(self.record["steps"][step], default=str))
+            return self.record.steps[step].model_copy(deep=True)
+
+    def snapshot(self) -> JobRecord:
+        """A copy of the whole record as it is now."""
+        with self._lock:
+            return self.record.clone()
 
 
 SAVE_INTERVAL_SECONDS = 0.5
@@ -95,11 +107,10 @@ class RecordObserver(StepObserver):
     def __init__(self, recorder: JobRecorder, step: str):
         self.recorder = recorder
         self.step = step
-        self.progress: dict[str, Any] = {
-            "mini_batches_known": 0, "listing_done": False, "mini_batches_done": 0,
-            "mini_batches_failed": 0, "items_succeeded": 0, "items_failed": 0,
-        }
-        self.workers: list[dict[str, Any]] = []
+        self.progress = ProgressRecord(
+            mini_batches_known=0, listing_done=False, mini_batches_done=0,
+            mini_batches_failed=0, items_succeeded=0, items_failed=0)
+        self.workers: list[WorkerRecord] = []
         self._last_save = 0.0
         self._trailing: threading.Timer | None = None  # the save at the interval's end
         self._ended = False
@@ -113,24 +124,24 @@ class RecordObserver(StepObserver):
 
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
         with self._lock:
-            self.progress["mini_batches_known"] = max(count, self._finished())
-            self.progress["listing_done"] = done
+            progress = self.progress
+            progress.mini_batches_known = max(count, progress.finished)
+            progress.listing_done = done
             if done:
-                self.progress["mini_batches_total"] = self.progress["mini_batches_known"]
+                progress.mini_batches_total = progress.mini_batches_known
         self._save(force=done)
 
     def mini_batches_counted(self, total: int) -> None:
         with self._lock:
-            if not self.progress["listing_done"]:
-                known = self.progress["mini_batches_known"]
-                self.progress["mini_batches_total"] = max(total, known)
+            if not self.progress.listing_done:
+                self.progress.mini_batches_total = max(total, self.progress.mini_batches_known)
         self._save(force=True)
 
     def mini_batches_reused(self, count: int) -> None:
         with self._lock:
-            self.progress["mini_batches_reused"] = count
-            self.progress["mini_batches_known"] = max(self.progress["mini_batches_known"],
-                                                      self._finished())
+            progress = self.progress
+            progress.mini_batches_reused = count
+            progress.mini_batches_known = max(progress.mini_batches_known, progress.finished)
 
     def attempt_finished(self, record: AttemptRecord) -> None:
         self.attempts_finished((record,))
@@ -142,22 +153,17 @@ class RecordObserver(StepObserver):
             return
         with self._lock:
             progress = self.progress
-            progress["mini_batches_done"] += len(final)
-            progress["mini_batches_failed"] += sum(
-                record.status != "Succeeded" or record.failed > 0 for record in final)
-            progress["items_succeeded"] += sum(record.succeeded for record in final)
-            progress["items_failed"] += sum(record.failed for record in final)
+            progress.mini_batches_done += len(final)
+            progress.mini_batches_failed += sum(
+                attempt.status != "Succeeded" or attempt.failed > 0 for attempt in final)
+            progress.items_succeeded += sum(attempt.succeeded for attempt in final)
+            progress.items_failed += sum(attempt.failed for attempt in final)
             # what finished was scheduled, whatever the throttled listing count says
-            progress["mini_batches_known"] = max(progress["mini_batches_known"], self._finished())
-            if "mini_batches_total" in progress:
-                progress["mini_batches_total"] = max(progress["mini_batches_total"],
-                                                     progress["mini_batches_known"])
+            progress.mini_batches_known = max(progress.mini_batches_known, progress.finished)
+            if progress.mini_batches_total is not None:
+                progress.mini_batches_total = max(progress.mini_batches_total,
+                                                  progress.mini_batches_known)
         self._save()
-
-    def _finished(self) -> int:
-        """Mini-batches over: done in this run plus reused from an earlier one."""
-        return int(self.progress["mini_batches_done"]) + int(
-            self.progress.get("mini_batches_reused", 0))
 
     def worker_event(self, worker: WorkerInfo, event: str, message: str) -> None:
         self._add_worker(worker)
@@ -171,14 +177,16 @@ class RecordObserver(StepObserver):
             trailing, self._trailing = self._trailing, None
             reused = summary.mini_batches_reused
             ended = summary.mini_batches_succeeded + summary.mini_batches_failed
-            self.progress.update(
-                mini_batches_total=summary.mini_batches_total,
-                mini_batches_known=max(int(self.progress["mini_batches_known"]), ended),
-                mini_batches_done=ended - reused, mini_batches_failed=summary.mini_batches_failed,
-                items_succeeded=summary.items_succeeded, items_failed=summary.items_failed)
+            progress = self.progress
+            progress.mini_batches_total = summary.mini_batches_total
+            progress.mini_batches_known = max(progress.mini_batches_known, ended)
+            progress.mini_batches_done = ended - reused
+            progress.mini_batches_failed = summary.mini_batches_failed
+            progress.items_succeeded = summary.items_succeeded
+            progress.items_failed = summary.items_failed
             if reused:
-                self.progress["mini_batches_reused"] = reused
-            self.progress["ended_at"] = iso(summary.ended_at)
+                progress.mini_batches_reused = reused
+            progress.ended_at = iso(summary.ended_at)
         if trailing is not None:
             trailing.cancel()
         self._save(force=True)
@@ -195,19 +203,20 @@ class RecordObserver(StepObserver):
 
     def _add_worker(self, worker: WorkerInfo) -> None:
         """Keep one entry per worker process (a replaced worker adds its new pid)."""
-        same = [w for w in self.workers
-                if (w["node"], w["process"]) == (worker.node, worker.process)]
+        same = [w for w in self.workers if (w.node, w.process) == (worker.node, worker.process)]
         if worker.pid is None:
             if not same:
-                self.workers.append({"node": worker.node, "process": worker.process, "pid": None})
+                self.workers.append(WorkerRecord(node=worker.node, process=worker.process,
+                                                 pid=None))
             return
-        if any(w["pid"] == worker.pid for w in same):
+        if any(w.pid == worker.pid for w in same):
             return
-        placeholder = next((w for w in same if w["pid"] is None), None)
+        placeholder = next((w for w in same if w.pid is None), None)
         if placeholder is not None:
-            placeholder["pid"] = worker.pid
+            placeholder.pid = worker.pid
         else:
-            self.workers.append({"node": worker.node, "process": worker.process, "pid": worker.pid})
+            self.workers.append(WorkerRecord(node=worker.node, process=worker.process,
+                                             pid=worker.pid))
 
     def _save(self, force: bool = False, trailing: bool = False) -> None:
         moment = time.monotonic()
@@ -224,5 +233,6 @@ class RecordObserver(StepObserver):
             with self._lock:
                 if trailing and self._ended:
                     return
-                progress, workers = dict(self.progress), list(self.workers)
+                progress = self.progress.model_copy()
+                workers = [worker.model_copy() for worker in self.workers]
             self.recorder.update_step(self.step, progress=progress, workers=workers)

@@ -10,12 +10,11 @@ of a step that runs again run again from scratch.
 
 from __future__ import annotations
 
-import copy
 import difflib
 from collections.abc import Sequence
-from typing import Any
 
 from mlpipe.errors import UsageError
+from mlpipe.jobs.record import JobRecord, StepRecord
 from mlpipe.jobs.store import JobConflictError, JobStore
 from mlpipe.runtime.mini_batch_outcomes import read_outcomes
 
@@ -25,15 +24,15 @@ class RerunUsageError(UsageError):
 
 
 def plan_rerun(store: JobStore, name: str, *, failed_only: bool = False,
-               steps: Sequence[str] = ()) -> tuple[dict[str, Any], list[str]]:
+               steps: Sequence[str] = ()) -> tuple[JobRecord, list[str]]:
     """The record to resume job ``name`` from, and the steps that run again (``[]``:
     nothing to do). Raises :class:`~mlpipe.jobs.store.JobNotFound`,
     :class:`JobConflictError` (the job still runs) or :class:`RerunUsageError`."""
     record = store.load(name)
-    if record.get("status") in ("queued", "running") and not record.get("stale"):
-        raise JobConflictError(f"job {name!r} is still running (pid {record.get('pid')}); "
+    if record.running:
+        raise JobConflictError(f"job {name!r} is still running (pid {record.pid}); "
                                f"wait for it, or stop it with: mlpipe job cancel {name}")
-    recorded: dict[str, dict[str, Any]] = record.get("steps") or {}
+    recorded = record.steps
     for step in steps:
         if step not in recorded:
             close = difflib.get_close_matches(step, list(recorded), n=1)
@@ -44,32 +43,32 @@ def plan_rerun(store: JobStore, name: str, *, failed_only: bool = False,
         step: "scratch" for step in (steps or recorded)}
     for step in _downstream(recorded, set(again)):
         again.setdefault(step, "scratch")
-    previous = copy.deepcopy(record)
+    previous = record.clone()
     for step, how in again.items():
-        entry = previous["steps"][step]
-        entry["status"] = "queued"
+        entry = previous.steps[step]
+        entry.status = "queued"
         if how == "scratch":
-            entry["started_at"] = None
+            entry.started_at = None
     return previous, [step for step in recorded if step in again]
 
 
-def _failed_only(recorded: dict[str, dict[str, Any]], named: Sequence[str]) -> dict[str, str]:
+def _failed_only(recorded: dict[str, StepRecord], named: Sequence[str]) -> dict[str, str]:
     """Parallel steps with a mini-batch to run again keep their journal ("failed");
     unfinished steps resume; a completed command step runs again only when named."""
     again: dict[str, str] = {}
     for step, entry in recorded.items():
         if named and step not in named:
             continue
-        if entry.get("kind") == "parallel":
-            outcomes = read_outcomes(entry.get("logs_dir") or "")
-            if entry.get("status") != "completed" or any(not o.ok for o in outcomes):
-                again[step] = "failed" if entry.get("started_at") else "scratch"
-        elif entry.get("status") != "completed" or step in named:
+        if entry.kind == "parallel":
+            outcomes = read_outcomes(entry.logs_dir or "")
+            if entry.status != "completed" or any(not o.ok for o in outcomes):
+                again[step] = "failed" if entry.started_at else "scratch"
+        elif entry.status != "completed" or step in named:
             again[step] = "scratch"
     return again
 
 
-def _downstream(recorded: dict[str, dict[str, Any]], roots: set[str]) -> list[str]:
+def _downstream(recorded: dict[str, StepRecord], roots: set[str]) -> list[str]:
     """Every step that depends, directly or not, on one of ``roots``."""
     found: set[str] = set()
     grew = True
@@ -78,7 +77,7 @@ def _downstream(recorded: dict[str, dict[str, Any]], roots: set[str]) -> list[st
         for step, entry in recorded.items():
             if step in found or step in roots:
                 continue
-            if set(entry.get("depends_on") or ()) & (roots | found):
+            if set(entry.depends_on) & (roots | found):
                 found.add(step)
                 grew = True
     return sorted(found)

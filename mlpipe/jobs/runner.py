@@ -16,6 +16,7 @@ import signal
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
@@ -45,6 +46,13 @@ from mlpipe.jobs.preflight import (
     overwrite_warnings,
     read_only_warnings,
 )
+from mlpipe.jobs.record import (
+    JobOutputRecord,
+    JobRecord,
+    JobSettingsRecord,
+    OutputRecord,
+    StepRecord,
+)
 from mlpipe.jobs.recorder import JobRecorder, RecordObserver
 from mlpipe.jobs.spark import run_spark_step
 from mlpipe.jobs.store import TERMINAL, JobConflictError, JobStore
@@ -60,7 +68,7 @@ from mlpipe.runs import (
     mark_runs_dir,
 )
 from mlpipe.runtime import worker_names
-from mlpipe.runtime.backends import BackendSpec, backend_spec
+from mlpipe.runtime.backends import BackendChoice, BackendSpec, backend_spec
 from mlpipe.runtime.error_groups import SUMMARY_GROUPS
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.process_tree import Watchdog
@@ -127,7 +135,7 @@ def run_plan(
     *,
     cancel: threading.Event | None = None,
     progress: bool = False,
-    backend: str | BackendSpec = "local",
+    backend: str | BackendSpec | BackendChoice = "local",
     echo: Echo | None = None,
     max_workers: int | None = None,
     skip_steps: frozenset[str] = frozenset(),
@@ -152,22 +160,26 @@ def run_plan(
     :class:`~mlpipe.jobs.preflight.BackendUnavailableError` (a :class:`ValueError`) for a
     backend that is unknown or not installed.
     """
+    if plan.name is None:
+        raise ValueError("the plan names no job (compile_pipeline names it: job_name=)")
     check_runnable(plan, skip_steps)
     check_remote_assets(plan, skip_steps)
     spec = check_backend(backend)
     check_cloud_data(plan, skip_steps)
-    run_dir = Path(plan.run_dir)
-    store = JobStore(run_dir.parent)
-    with own_job(store, run_dir.name):
-        previous = store.resumable(run_dir.name)
-        return execute_plan(plan, previous, cancel=cancel, progress=progress, backend=spec,
-                            echo=echo, max_workers=max_workers, skip_steps=skip_steps)
+    store = JobStore(Path(plan.run_dir).parent)
+    with own_job(store, plan.name):
+        previous = store.resumable(plan.name)
+        return execute_plan(plan, previous, store=store, name=plan.name, cancel=cancel,
+                            progress=progress, backend=spec, echo=echo,
+                            max_workers=max_workers, skip_steps=skip_steps)
 
 
 def execute_plan(
     plan: ExecutionPlan,
-    previous: dict[str, Any] | None,
+    previous: JobRecord | None,
     *,
+    store: JobStore,
+    name: str,
     cancel: threading.Event | None = None,
     progress: bool = False,
     backend: BackendSpec | None = None,
@@ -178,8 +190,9 @@ def execute_plan(
     """Run ``plan`` once its pre-run checks passed and the resume decision is made.
 
     ``previous`` is the record of the unfinished job being resumed (``None``: a new
-    job). :func:`run_plan` and :func:`mlpipe.jobs.front_door.submit` call this after
-    checking, once, what :func:`run_plan` documents, while they own the job
+    job); the job is ``name`` in ``store`` (its folder ``plan.run_dir``). :func:`run_plan`
+    and :func:`mlpipe.jobs.front_door.submit` call this after checking, once, what
+    :func:`run_plan` documents, while they own the job
     (:func:`mlpipe.jobs.ownership.own_job`); the options are the same, except
     that ``backend`` is the spec those checks resolved (``None``: local). The runner
     holds the backend's job scope (the Dask cluster) while the job runs and hands it
@@ -190,9 +203,10 @@ def execute_plan(
     spec = backend or backend_spec("local")
     check_job_folder(plan)
     check_overwrites(plan, previous)
-    with own_outputs(Path(plan.run_dir).name, _outside_places(plan, skip_steps)):
-        return _execute_owned(plan, previous, cancel=cancel, progress=progress, backend=spec,
-                              echo=echo, max_workers=max_workers, skip_steps=skip_steps)
+    with own_outputs(name, _outside_places(plan, skip_steps)):
+        return _execute_owned(plan, previous, store=store, name=name, cancel=cancel,
+                              progress=progress, backend=spec, echo=echo,
+                              max_workers=max_workers, skip_steps=skip_steps)
 
 
 def _outside_places(plan: ExecutionPlan, skip_steps: frozenset[str]) -> list[tuple[str, str]]:
@@ -203,8 +217,9 @@ def _outside_places(plan: ExecutionPlan, skip_steps: frozenset[str]) -> list[tup
             if output.declared_path is not None and run_dir not in Path(output.path).parents]
 
 
-def _execute_owned(plan: ExecutionPlan, previous: dict[str, Any] | None, *,
-                   cancel: threading.Event | None, progress: bool, backend: BackendSpec,
+def _execute_owned(plan: ExecutionPlan, previous: JobRecord | None, *, store: JobStore,
+                   name: str, cancel: threading.Event | None, progress: bool,
+                   backend: BackendSpec,
                    echo: Echo | None, max_workers: int | None,
                    skip_steps: frozenset[str]) -> JobResult:
     """:func:`execute_plan` once the job holds its output places."""
@@ -220,10 +235,8 @@ def _execute_owned(plan: ExecutionPlan, previous: dict[str, Any] | None, *,
         say(f"warning: {warning}")
 
     run_dir = Path(plan.run_dir)
-    store = JobStore(run_dir.parent)
-    name = run_dir.name
-    record = _new_record(plan, spec.name, previous)
-    record["outputs_found"] = found
+    record = _new_record(plan, name, spec.name, previous)
+    record.outputs_found = found
     recorder = JobRecorder(store, name, record)
     store.clear_cancel(name)
     mark_runs_dir(run_dir.parent)  # no input listing reads it (runs.is_runs_dir)
@@ -235,14 +248,14 @@ def _execute_owned(plan: ExecutionPlan, previous: dict[str, Any] | None, *,
     watcher = threading.Thread(target=_watch_cancel, args=(store, name, cancel, stop_watch),
                                name=f"mlpipe-cancel-{name}", daemon=True)
     watcher.start()
-    report = ReportRefresher(run_dir, say)
+    report = ReportRefresher(run_dir, say, recorder.snapshot)
     watchdog = Watchdog(plan.run_dir)  # ends the steps' processes if this one is killed
     started = now()
     recorder.update(status="running", started_at=iso(started), ended_at=None, error=None)
     previous_sigint = _cancel_on_sigint(cancel)
     try:
         budget = max_workers or core_count()
-        scheduler = _Scheduler(plan, recorder, cancel, progress, spec, say, budget,
+        scheduler = _Scheduler(plan, name, recorder, cancel, progress, spec, say, budget,
                                skip_steps)
         report.start()
         with spec.scope(plan, say, budget) as scope:
@@ -262,10 +275,10 @@ def _execute_owned(plan: ExecutionPlan, previous: dict[str, Any] | None, *,
         report.stop()
         watchdog.stop()
     ended = now()
-    steps = recorder.record["steps"]
+    steps = recorder.record.steps
     if scheduler.fault is not None:
         status = "failed"
-    elif all(s["status"] == "completed" for s in steps.values()):
+    elif all(step.status == "completed" for step in steps.values()):
         status = "completed"
     elif cancel.is_set():
         status = "canceled"
@@ -283,16 +296,18 @@ def _execute_owned(plan: ExecutionPlan, previous: dict[str, Any] | None, *,
 
 
 class ReportRefresher:
-    """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end.
+    """Writes the job's ``report.html`` while it runs (the page reloads itself) and at its end,
+    from the record as ``record()`` gives it then.
 
     The page is rewritten every ``REPORT_SECONDS``, or ``REPORT_COST_FACTOR`` times as long
     as the last writing took, whichever is longer, on a daemon thread: the page takes at
     most 2 % of one core from the workers (a million attempts take seconds to read). A page
     that cannot be written is a warning, never the job's failure."""
 
-    def __init__(self, run_dir: Path, say: Echo):
+    def __init__(self, run_dir: Path, say: Echo, record: Callable[[], JobRecord]):
         self.run_dir = run_dir
         self.say = say
+        self.record = record
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._warned = False
@@ -317,10 +332,10 @@ class ReportRefresher:
             wait = max(REPORT_SECONDS, REPORT_COST_FACTOR * (time.monotonic() - began))
 
     def _write(self) -> str | None:
-        from mlpipe.runtime.reports.html import write_job_report  # noqa: PLC0415
+        from mlpipe.jobs.report import write_job_report  # noqa: PLC0415 - the page's code
 
         try:
-            return str(write_job_report(self.run_dir))
+            return str(write_job_report(self.run_dir, self.record()))
         except (OSError, ValueError) as error:
             if not self._warned:
                 self._warned = True
@@ -335,62 +350,59 @@ def _cancel_on_sigint(cancel: threading.Event) -> Any:
     return signal.signal(signal.SIGINT, lambda _sig, _frame: cancel.set())
 
 
-def _new_record(plan: ExecutionPlan, backend: str,
-                previous: dict[str, Any] | None) -> dict[str, Any]:
+def _new_record(plan: ExecutionPlan, name: str, backend: str,
+                previous: JobRecord | None) -> JobRecord:
+    """The record of this run of the job: a step that completed in an earlier run (of
+    ``previous``) is kept as it was (``reused``), every other one starts ``queued``."""
     try:
         source_yaml = Path(plan.source).read_text(encoding="utf-8")
     except OSError:
         source_yaml = None
-    old_steps = (previous or {}).get("steps", {})
-    steps: dict[str, Any] = {}
+    old_steps = previous.steps if previous is not None else {}
+    steps: dict[str, StepRecord] = {}
     for step in plan.steps:
-        old = old_steps.get(step.name, {})
-        done = old.get("status") == "completed"
-        steps[step.name] = old if done else {
-            "kind": step.kind,
-            "display_name": step.display_name,
-            "status": "queued",
-            "depends_on": sorted(dependencies(step)),
-            "step_dir": step.step_dir,
-            "logs_dir": step.logs_dir,
-            "outputs": {o.name: {"type": o.type, "path": o.path} for o in step.outputs.values()},
-            "started_at": None, "ended_at": None, "duration_seconds": None,
-            "exit_code": None, "error": None,
-            "resumed": bool(old.get("started_at")),
-        }
-        if done:
-            steps[step.name]["reused"] = True
-    record = {
-        "name": Path(plan.run_dir).name,
-        "kind": plan.kind,
-        "display_name": plan.display_name,
-        "description": plan.description,
-        "experiment_name": plan.experiment_name,
-        "tags": dict(plan.tags),
-        "status": "queued",
-        "created_at": (previous or {}).get("created_at") or iso(now()),
-        "started_at": None,
-        "ended_at": None,
-        "duration_seconds": None,
-        "source": plan.source,
-        "source_yaml": source_yaml,
-        "run_dir": plan.run_dir,
-        "backend": backend,
-        "mlpipe_version": __version__,
-        "attempt": int((previous or {}).get("attempt", 0)) + 1,
-        "settings": {"continue_on_step_failure": plan.settings.continue_on_step_failure},
-        "allow_external_outputs": plan.external_outputs,
-        "outputs": {
-            o.name: {"type": o.type, "path": o.path,
-                     "step": o.source.step if o.source else None,
-                     "output": o.source.output if o.source else None}
-            for o in plan.outputs.values()
-        },
-        "steps": steps,
-        "error": None,
+        old = old_steps.get(step.name)
+        if old is not None and old.status == "completed":
+            old.reused = True
+            steps[step.name] = old
+            continue
+        steps[step.name] = StepRecord(
+            kind=step.kind, display_name=step.display_name, status="queued",
+            depends_on=sorted(dependencies(step)), step_dir=step.step_dir,
+            logs_dir=step.logs_dir,
+            outputs={o.name: OutputRecord(type=o.type, path=o.path)
+                     for o in step.outputs.values()},
+            started_at=None, ended_at=None, duration_seconds=None, exit_code=None, error=None,
+            resumed=bool(old is not None and old.started_at))
+    return JobRecord(
+        name=name,
+        kind=plan.kind,
+        display_name=plan.display_name,
+        description=plan.description,
+        experiment_name=plan.experiment_name,
+        tags=dict(plan.tags),
+        status="queued",
+        created_at=(previous.created_at if previous is not None else None) or iso(now()),
+        started_at=None,
+        ended_at=None,
+        duration_seconds=None,
+        source=plan.source,
+        source_yaml=source_yaml,
+        run_dir=plan.run_dir,
+        backend=backend,
+        mlpipe_version=__version__,
+        attempt=(previous.attempt if previous is not None else 0) + 1,
+        settings=JobSettingsRecord(
+            continue_on_step_failure=plan.settings.continue_on_step_failure),
+        allow_external_outputs=plan.external_outputs,
+        outputs={o.name: JobOutputRecord(type=o.type, path=o.path,
+                                         step=o.source.step if o.source else None,
+                                         output=o.source.output if o.source else None)
+                 for o in plan.outputs.values()},
+        steps=steps,
+        error=None,
         **runner_identity(),
-    }
-    return record
+    )
 
 
 def dependencies(step: Step) -> set[str]:
@@ -411,10 +423,11 @@ def _watch_cancel(store: JobStore, name: str, cancel: threading.Event,
 class _Scheduler:
     """Starts steps as their dependencies complete, within a worker budget."""
 
-    def __init__(self, plan: ExecutionPlan, recorder: JobRecorder, cancel: threading.Event,
-                 progress: bool, backend: BackendSpec, say: Echo, budget: int,
-                 skip_steps: frozenset[str] = frozenset()):
+    def __init__(self, plan: ExecutionPlan, name: str, recorder: JobRecorder,
+                 cancel: threading.Event, progress: bool, backend: BackendSpec, say: Echo,
+                 budget: int, skip_steps: frozenset[str] = frozenset()):
         self.plan = plan
+        self.name = name  # the job's
         self.skip_steps = skip_steps
         self.recorder = recorder
         self.cancel = cancel
@@ -423,7 +436,8 @@ class _Scheduler:
         self.scope: Any = None  # the backend's job scope, handed to each parallel step
         self.say = say
         self.budget = max(1, budget)
-        self.status = {s.name: recorder.record["steps"][s.name]["status"] for s in plan.steps}
+        self.status: dict[str, str] = {s.name: recorder.record.steps[s.name].status
+                                       for s in plan.steps}
         self.running: dict[str, int] = {}  # step -> worker cost
         self.done: queue.Queue[str] = queue.Queue()
         self.failure_seen = False
@@ -518,7 +532,7 @@ class _Scheduler:
                 _save_traceback(Path(step.state_dir), traceback.format_exc())
             if "duration_seconds" not in fields:
                 ended = now()
-                started = parse_iso(self.recorder.step(step.name).get("started_at")) or ended
+                started = parse_iso(self.recorder.step(step.name).started_at) or ended
                 fields.update(ended_at=iso(ended),
                               duration_seconds=round((ended - started).total_seconds(), 3))
             self._set(step, fields.pop("status"), **fields)
@@ -575,7 +589,7 @@ class _Scheduler:
     def _with_run_identity(self, step: Step) -> Step:
         """``step`` whose processes know their job, step and experiment (``mlpipe.runs``'
         ``*_ENV`` names; the step's own ``environment_variables`` win)."""
-        identity = {JOB_NAME_ENV: Path(self.plan.run_dir).name, STEP_NAME_ENV: step.name,
+        identity = {JOB_NAME_ENV: self.name, STEP_NAME_ENV: step.name,
                     STEP_DIR_ENV: step.step_dir,
                     EXPERIMENT_ENV: self.plan.experiment_name or ""}
         return dataclasses.replace(step, environment_variables=freeze(
@@ -592,7 +606,7 @@ class _Scheduler:
     def _run_parallel(self, step: ParallelStep) -> dict[str, Any]:
         from mlpipe.runtime import run_parallel_step
 
-        resume = bool(self.recorder.step(step.name).get("resumed"))
+        resume = self.recorder.step(step.name).resumed
         observer = RecordObserver(self.recorder, step.name)
         with self._display_lock:
             display = self.progress and self._display_owner is None
@@ -667,15 +681,15 @@ def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, Ste
             status: str, started: datetime, ended: datetime) -> JobResult:
     steps: dict[str, StepResult] = {}
     for step in plan.steps:
-        rec = recorder.step(step.name)
-        summary = summaries.get(step.name)
+        entry = recorder.step(step.name)
+        logs_dir = entry.logs_dir or step.logs_dir
         steps[step.name] = StepResult(
-            name=step.name, kind=step.kind, status=rec["status"],
-            started_at=parse_iso(rec.get("started_at")), ended_at=parse_iso(rec.get("ended_at")),
-            outputs={n: o["path"] for n, o in rec.get("outputs", {}).items()},
-            logs_dir=rec.get("logs_dir", step.logs_dir), exit_code=rec.get("exit_code"),
-            summary=summary, error=rec.get("error"),
-            reports=report_files(rec.get("logs_dir", step.logs_dir)),
+            name=step.name, kind=step.kind, status=entry.status,
+            started_at=parse_iso(entry.started_at), ended_at=parse_iso(entry.ended_at),
+            outputs={n: o.path for n, o in entry.outputs.items() if o.path is not None},
+            logs_dir=logs_dir, exit_code=entry.exit_code,
+            summary=summaries.get(step.name), error=entry.error,
+            reports=report_files(logs_dir),
         )
     return JobResult(
         name=recorder.name, run_dir=plan.run_dir, status=status, started_at=started,

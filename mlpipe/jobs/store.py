@@ -9,8 +9,10 @@ Layout::
         cancel-requested      present once ``mlpipe job cancel`` asked the job to stop
         <step>/...            the steps' folders (see ``mlpipe.plan``)
 
-The record is plain JSON so any tool can read it; :class:`JobStore` reads and writes
-it; the runner writes one job's record through :class:`~mlpipe.jobs.recorder.JobRecorder`.
+The record is plain JSON so any tool can read it; :class:`JobStore` reads it as a typed
+:class:`~mlpipe.jobs.record.JobRecord` (every reader uses that); the runner writes one
+job's record through :class:`~mlpipe.jobs.recorder.JobRecorder`. The file names are
+:mod:`mlpipe.runs`' (``JOB_RECORD_FILE``, ``JOB_LOCK_FILE``, ``CANCEL_FILE``).
 """
 
 from __future__ import annotations
@@ -22,17 +24,12 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.liveness import process_alive
-from mlpipe.jobs.record import check_record
+from mlpipe.jobs.record import TERMINAL, UNFINISHED, JobRecord
 from mlpipe.jobs.timestamps import iso, now
-from mlpipe.runs import check_job_name, resolve_runs_dir
-
-TERMINAL: frozenset[str] = frozenset({"completed", "failed", "canceled"})
-RECORD_FILE = "job.json"
-CANCEL_FILE = "cancel-requested"
+from mlpipe.runs import CANCEL_FILE, JOB_RECORD_FILE, check_job_name, job_dir, resolve_runs_dir
 
 
 class JobNotFound(MlpipeError, LookupError):
@@ -81,23 +78,23 @@ class JobStore:
         problem = check_job_name(name) if isinstance(name, str) else "a job name is text"
         if problem:
             raise JobNameError(problem)
-        return self.runs_dir / name
+        return job_dir(self.runs_dir, name)
 
     def record_path(self, name: str) -> Path:
-        return self.job_dir(name) / RECORD_FILE
+        return self.job_dir(name) / JOB_RECORD_FILE
 
     def exists(self, name: str) -> bool:
         """Whether job ``name`` has a record, readable or not (a damaged one counts)."""
         return os.path.lexists(self.record_path(name))
 
-    def load(self, name: str) -> dict[str, Any]:
+    def load(self, name: str) -> JobRecord:
         """The record of job ``name``; a job whose runner died is reported as failed.
 
         Raises :class:`JobNotFound`, or :class:`RecordError` naming the file and what is
         wrong with it (not a regular file, not UTF-8 JSON, not a job record)."""
         path = self.record_path(name)
         try:
-            record = json.loads(_read_record(path))
+            record = JobRecord.parse(json.loads(_read_record(path)))
         except FileNotFoundError:
             raise JobNotFound(name, self.runs_dir, self.close_matches(name),
                               any_jobs=bool(self.names())) from None
@@ -107,22 +104,19 @@ class JobStore:
             raise _unreadable(name, path, f"not UTF-8 JSON: {exc.reason}") from None
         except RecursionError:
             raise _unreadable(name, path, "not a job record: JSON nested too deeply") from None
-        except ValueError as exc:
+        except ValueError as exc:  # not JSON, or not a job record (JobRecord.parse says)
             raise _unreadable(name, path, str(exc)) from None
-        problem = check_record(record)
-        if problem:
-            raise _unreadable(name, path, f"not a job record: {problem}")
-        record.setdefault("name", name)
-        record.setdefault("steps", {})
+        if record.name is None:
+            record.name = name
         return _with_liveness(record)
 
     def names(self) -> list[str]:
         if not self.runs_dir.is_dir():
             return []
-        return [p.parent.name for p in self.runs_dir.glob(f"*/{RECORD_FILE}")
+        return [p.parent.name for p in self.runs_dir.glob(f"*/{JOB_RECORD_FILE}")
                 if check_job_name(p.parent.name) is None]
 
-    def list(self) -> list[dict[str, Any]]:
+    def list(self) -> list[JobRecord]:
         """Every job's record, newest first (those that cannot be read are named in
         :attr:`unreadable`)."""
         records = []
@@ -132,10 +126,10 @@ class JobStore:
                 records.append(self.load(name))
             except (JobNotFound, RecordError):
                 self.unreadable.append(name)
-        records.sort(key=lambda r: r.get("created_at") or "", reverse=True)
+        records.sort(key=lambda record: record.created_at or "", reverse=True)
         return records
 
-    def resumable(self, name: str) -> dict[str, Any] | None:
+    def resumable(self, name: str) -> JobRecord | None:
         """The record of an unfinished job ``name`` to resume, ``None`` when the name is free.
 
         Raises :class:`JobConflictError` when ``name`` completed or is still running.
@@ -143,11 +137,11 @@ class JobStore:
         if not self.exists(name):
             return None
         record = self.load(name)
-        if record["status"] == "completed":
+        if record.status == "completed":
             raise JobConflictError(f"job {name!r} already exists and completed "
                                    f"({self.record_path(name)}); choose another name")
-        if record["status"] in ("queued", "running") and not record.get("stale"):
-            raise JobConflictError(f"job {name!r} is running (pid {record.get('pid')}); "
+        if record.running:
+            raise JobConflictError(f"job {name!r} is running (pid {record.pid}); "
                                    f"cancel it first with: mlpipe job cancel {name}")
         return record
 
@@ -197,10 +191,12 @@ def _unreadable(name: str, path: Path, problem: str) -> RecordError:
     return RecordError(f"cannot read the record of job {name!r} ({path}): {problem}", problem)
 
 
-def _with_liveness(record: dict[str, Any]) -> dict[str, Any]:
+def _with_liveness(record: JobRecord) -> JobRecord:
     """Mark a record whose runner process is gone while it says queued/running."""
-    if record.get("status") in ("queued", "running") and not process_alive(
-        record.get("pid"), record.get("pid_create_time")
-    ):
-        record["stale"] = True
+    if record.status in UNFINISHED and not process_alive(record.pid, record.pid_create_time):
+        record.stale = True
     return record
+
+
+__all__ = ["TERMINAL", "JobConflictError", "JobNameError", "JobNotFound", "JobStore",
+           "RecordError"]

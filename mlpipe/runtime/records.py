@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 from mlpipe.frozen import FrozenDict
 from mlpipe.plan import ParallelStep
@@ -126,21 +126,41 @@ class StepSummary:
         return len(self.errors)
 
 
-def totals_text(counts: Mapping[str, Any]) -> str:
+class Totals(Protocol):
+    """A step's counts: a :class:`StepSummary`, or the ``summary`` of ``job.json``."""
+
+    @property
+    def mini_batches_total(self) -> int: ...
+    @property
+    def mini_batches_succeeded(self) -> int: ...
+    @property
+    def mini_batches_failed(self) -> int: ...
+    @property
+    def mini_batches_reused(self) -> int: ...
+    @property
+    def items_total(self) -> int: ...
+    @property
+    def items_succeeded(self) -> int: ...
+    @property
+    def items_failed(self) -> int: ...
+    @property
+    def items_known(self) -> bool: ...
+
+
+def totals_text(counts: Totals) -> str:
     """``17 of 100 mini-batches succeeded, 6 failed, 77 not processed; 34 of 200 items
-    succeeded, 12 failed``: a step's totals (a :class:`StepSummary`'s fields, or the
-    ``summary`` of ``job.json``), as every report states them."""
-    total, succeeded, failed = (int(counts.get(key) or 0) for key in (
-        "mini_batches_total", "mini_batches_succeeded", "mini_batches_failed"))
+    succeeded, 12 failed``: a step's totals, as every report states them."""
+    total, succeeded = counts.mini_batches_total, counts.mini_batches_succeeded
+    failed = counts.mini_batches_failed
     text = f"{succeeded} of {plural(total, 'mini-batch')} succeeded, {failed} failed"
     rest = max(total - succeeded - failed, 0)
     if rest:
         text += f", {rest} not processed"
-    if counts.get("mini_batches_reused"):
-        text += f" ({counts['mini_batches_reused']} reused from an earlier run)"
-    ok, bad = int(counts.get("items_succeeded") or 0), int(counts.get("items_failed") or 0)
-    items = (f"{ok} of {plural(int(counts.get('items_total') or 0), 'item')}"
-             if counts.get("items_known", True) else f"{ok} items")
+    if counts.mini_batches_reused:
+        text += f" ({counts.mini_batches_reused} reused from an earlier run)"
+    ok, bad = counts.items_succeeded, counts.items_failed
+    items = (f"{ok} of {plural(counts.items_total, 'item')}" if counts.items_known
+             else f"{ok} items")
     return text + f"; {items} succeeded, {bad} failed"
 
 

@@ -103,8 +103,39 @@ class StepLogs:
         return self.sys / "task_stream.html"
 
     @property
+    def user(self) -> Path:
+        """``user/``: what the user's code wrote and the errors it raised."""
+        return self.root / "user"
+
+    @property
     def error_summary(self) -> Path:
-        return self.root / "user" / "error.txt"
+        return self.user / "error.txt"
+
+    @property
+    def std_log(self) -> Path:
+        """``user/std_log.txt``: a command step's stdout and stderr, as they came."""
+        return self.user / "std_log.txt"
+
+    @property
+    def stdout(self) -> Path:
+        """``user/stdout.txt``: a command step's stdout."""
+        return self.user / "stdout.txt"
+
+    @property
+    def stderr(self) -> Path:
+        """``user/stderr.txt``: a command step's stderr."""
+        return self.user / "stderr.txt"
+
+    def worker_log(self, kind: str, worker: WorkerInfo) -> Path:
+        """``user/<kind>/<node>/<process>.<kind>.txt``: what a worker's entry script printed
+        (``stdout``, ``stderr``) or logged (``entry_script_log``: ``.log.txt``), as Azure
+        lays them out."""
+        suffix = "log" if kind == "entry_script_log" else kind
+        return self.user / kind / worker.node_name / f"{worker.process}.{suffix}.txt"
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the ``logs/`` folder, with ``/`` (as the readme names it)."""
+        return path.relative_to(self.root).as_posix()
 
     def profile_files(self) -> list[Path]:
         """The ``.prof`` files of ``--profiling_module`` (``[]`` when it was off)."""
@@ -118,6 +149,9 @@ class StepLogs:
     def profile_file(self, worker: WorkerInfo) -> Path:
         """``sys/profile/<node>/<process>.prof``: a worker's run() profile (pstats format)."""
         return self.profile / worker.node_name / f"{worker.process}.prof"
+
+
+LAYOUT = StepLogs(Path())  # the layout itself: LAYOUT.relative(LAYOUT.readme) == "readme.txt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -751,8 +785,10 @@ def write_runs(logs: StepLogs, runs: list[RunEntry]) -> None:
     """Write ``runs.json`` atomically."""
     logs.job_report.mkdir(parents=True, exist_ok=True)
     temporary = logs.runs.with_name(logs.runs.name + ".tmp")
-    temporary.write_text(json.dumps({"runs": [vars(run) for run in runs]}, indent=1,
-                                    default=str), encoding="utf-8")
+    # one line: json's C encoder (an indented file takes the pure-Python one, four times as
+    # long for a run's chart of 500 attempts)
+    temporary.write_text(json.dumps({"runs": [vars(run) for run in runs]}, default=str),
+                         encoding="utf-8")
     temporary.replace(logs.runs)
 
 
@@ -771,6 +807,6 @@ def split_by_run(attempts: AttemptTable, runs: list[RunEntry]) -> list[AttemptTa
     return [attempts.take(which == index) for index in range(len(runs))]
 
 
-__all__ = ["PROCESSED_COLUMNS", "Attempt", "AttemptTable", "RunEntry", "StepLogs",
+__all__ = ["LAYOUT", "PROCESSED_COLUMNS", "Attempt", "AttemptTable", "RunEntry", "StepLogs",
            "attempt_header", "describe_detail", "first_line", "init_failure_header",
            "iter_attempts", "read_attempts", "read_runs", "split_by_run", "write_runs"]

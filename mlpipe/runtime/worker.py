@@ -28,6 +28,9 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.errors import MlpipeError
 from mlpipe.frozen import FrozenDict, freeze
 from mlpipe.import_mirrors import Mode, set_mode
+from mlpipe.import_mirrors import install_from_environment as install_import_mirrors
+from mlpipe.import_mirrors import mode as import_mirrors_mode
+from mlpipe.runs import STAND_INS_ENV
 from mlpipe.runtime.phases import RESULT, RUN, PhaseWriter
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.results import (
@@ -81,6 +84,9 @@ class WorkerConfig:
     # what the worker process sees read-only (ro_mount inputs) or as its own copy (download):
     # a runtime.read_only.ReadOnly, applied by the worker process before init() runs
     read_only: Any = None
+    # where a streamed cloud input's blobs are read (a Dask worker on another machine: its
+    # scratch folder; None: the input's own folder in the run folder)
+    blobs_dir: str | None = None
 
     @property
     def entry_script_path(self) -> str:
@@ -89,8 +95,7 @@ class WorkerConfig:
 
 def worker_log_file(logs_dir: str, kind: str, worker: WorkerInfo) -> Path:
     """``logs/user/<kind>/<node>/<process>.<suffix>``, the layout Azure uses."""
-    suffix = {"stdout": "stdout.txt", "stderr": "stderr.txt", "entry_script_log": "log.txt"}[kind]
-    return Path(logs_dir) / "user" / kind / worker.node_name / f"{worker.process}.{suffix}"
+    return StepLogs.of(logs_dir).worker_log(kind, worker)
 
 
 class MiniBatchContext:
@@ -284,15 +289,20 @@ class WorkerRuntime:
         for path in (SHIM_DIR, config.code_dir, script_dir):  # script_dir ends up first
             if path not in sys.path:
                 sys.path.insert(0, path)
-        # here, not at the top: the driver imports this module too, and mlpipe.scripts (the
-        # URL stand-ins, urllib.request) is 0.1-0.3 s of a job's start it has no use for
-        from mlpipe.scripts import STAND_INS_ENV  # noqa: PLC0415
-        from mlpipe.scripts import install_from_environment as install_import_mirrors  # noqa: PLC0415
-
         set_mode(config.import_mirrors)
+        install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
         if config.stand_ins:  # the entry script's downloads read the job's URL stand-ins
             os.environ[STAND_INS_ENV] = config.stand_ins
-        install_import_mirrors()  # azureml.core is mlpipe's mirror unless installed (or forced)
+        if config.stand_ins or import_mirrors_mode() == "force":  # run-script: every URL
+            # here, not at the top: the driver imports this module too, and the URL stand-ins
+            # (urllib.request, the compiler's mlpipe.toml reader) cost a job's start 0.1-0.3 s
+            from mlpipe.url_stand_ins import install_url_stand_ins  # noqa: PLC0415
+
+            install_url_stand_ins()
+        if config.blobs_dir is not None:
+            from mlpipe.data.cloud.reader import read_into  # noqa: PLC0415
+
+            read_into(config.blobs_dir)
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
 

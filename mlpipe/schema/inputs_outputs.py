@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
+from mlpipe.io_types import (
+    DATA_TYPES,
+    LITERAL_TYPES,
+    DataType,
+    InputMode,
+    LiteralType,
+    OutputMode,
+)
 from mlpipe.schema.fields import (
     CaseInsensitive,
     Number,
@@ -18,18 +26,10 @@ from mlpipe.schema.fields import (
 )
 from mlpipe.schema.yamlio import describe_value
 
-DataType = Literal["uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model",
-                   "triton_model"]
-LiteralType = Literal["string", "integer", "number", "boolean"]
-OutputType = Literal["uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model",
-                     "triton_model"]
-InputMode = Literal["ro_mount", "download", "direct", "eval_mount", "eval_download"]
-OutputMode = Literal["rw_mount", "upload", "mount", "direct"]
+OutputType = DataType  # an output is data
 InputType = Literal[DataType, LiteralType]
 PortType = Literal[OutputType, "path"]  # 'path': azure-ai-ml's legacy port type (any data)
 ComponentInputType = Literal[InputType, "path"]
-DATA_TYPES: tuple[str, ...] = get_args(DataType)
-LITERAL_TYPES: tuple[str, ...] = get_args(LiteralType)
 
 
 class DataInput(StrictModel):

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
+from mlpipe.io_types import DEFAULT_DATA_TYPE, LITERAL_TYPES, PORT_TYPES
 from mlpipe.schema.pipeline import step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
@@ -33,9 +34,6 @@ OUTPUT_ASSET_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")  # azure-ai-ml's outpu
 # a versioned code asset (azure-ai-ml finds ``azureml:<name>`` as a local folder of that name)
 CODE_REFERENCE = re.compile(r"^azureml:(//|/subscriptions/|[^/:@]+(:[^/:@]+|@\w+)$)", re.I)
 NODE_NAME = re.compile(r"^[a-z_][a-z\d_]*$")  # azure-ai-ml is_valid_node_name
-PORT_TYPES = ("uri_file", "uri_folder", "mltable", "mlflow_model", "custom_model",
-              "triton_model", "path")
-PARAM_TYPES = ("string", "integer", "number", "boolean")
 MODES = ("ro_mount", "rw_mount", "download", "upload", "direct", "eval_mount", "eval_download",
          "mount", "link")
 EVAL_MODES = ("eval_mount", "eval_download")
@@ -196,7 +194,7 @@ class _Rules:
         or data: azure-ai-ml rejects a literal written as a typed mapping
         (``{type: integer, ...}``)."""
         kind = value.get("type")
-        if not (isinstance(kind, str) and kind.lower() in PARAM_TYPES) or "path" in value:
+        if not (isinstance(kind, str) and kind.lower() in LITERAL_TYPES) or "path" in value:
             return
         if "default" in value:
             self.reject(("inputs", name, "default"), "azure-input-default",
@@ -293,7 +291,7 @@ class _Rules:
                         f"a {kind} input cannot have a default (only string, integer, number "
                         "and boolean inputs can)", "remove it, and give the data where the "
                         "component is used (a step's or a pipeline job's inputs)")
-        allowed = PORT_TYPES + (PARAM_TYPES if is_input else ())
+        allowed = PORT_TYPES + (LITERAL_TYPES if is_input else ())
         if isinstance(kind, str) and kind not in allowed and kind.lower() in allowed:
             self.reject(path + ("type",), "azure-type-case",
                         f"type '{kind}': component input and output types are case-sensitive",
@@ -402,9 +400,9 @@ def _reads(node: Any) -> set[str]:
 def _value_fix(name: Any, value: dict[str, Any]) -> str:
     default = value.get("default")
     kind = value.get("type")
-    if isinstance(kind, str) and kind.lower() in PARAM_TYPES:
+    if isinstance(kind, str) and kind.lower() in LITERAL_TYPES:
         return f"write '{name}: {default}' or '{{type: {kind}, value: {default}}}'"
-    return f"write '{name}: {{type: {kind or 'uri_folder'}, path: {default}}}'"
+    return f"write '{name}: {{type: {kind or DEFAULT_DATA_TYPE}, path: {default}}}'"
 
 
 def pipeline_rules(data: Any, positions: PositionMap) -> list[Diagnostic]:

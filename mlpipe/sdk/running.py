@@ -7,6 +7,8 @@ job -> YAML-equivalent dict + positions -> ``mlpipe.schema.load_pipeline_data``
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -114,23 +116,33 @@ class RunResult(Job):
 
 
 def run(job: PipelineJob | StandaloneJob | str | os.PathLike[str], *,
-        runs_dir: str | Path | None = None,
-        job_name: str | None = None, overrides: Any = (), echo: Any = None,
-        **runner_options: Any) -> RunResult:
+        runs_dir: str | Path | None = None, job_name: str | None = None,
+        overrides: Any = (), echo: Any = None, backend: Any = "local",
+        backend_options: Mapping[str, Any] | None = None, max_workers: int | None = None,
+        progress: bool = False, cancel: threading.Event | None = None,
+        allow_external_outputs: bool = False, skip_steps: Sequence[str] = ()) -> RunResult:
     """Run a job (a pipeline job, a command or sweep node as a job of its own, or a job YAML
     path) locally with the same runtime as ``mlpipe job create``.
 
-    This is :func:`mlpipe.jobs.front_door.submit`, the front door ``mlpipe job create`` uses too;
-    ``runner_options`` go to it (``backend``, ``max_workers``, ``progress``, ``cancel``,
-    ``allow_external_outputs``).
-    Raises :class:`mlpipe.ValidationError` before anything
-    runs when the job is invalid.
+    This is :func:`mlpipe.jobs.front_door.submit`, the front door ``mlpipe job create`` uses
+    too, with the one :class:`~mlpipe.jobs.request.JobRequest` made of these arguments:
+    ``backend`` (a name of the backends' table) with ``backend_options`` (its own options, as
+    ``--backend NAME --OPTION`` gives them), ``max_workers``, ``progress``,
+    ``allow_external_outputs``, ``skip_steps``; ``cancel`` stops it when set, ``echo`` gets
+    its console lines. Raises :class:`mlpipe.ValidationError` before anything runs when the
+    job is invalid.
     """
-    from mlpipe.jobs.front_door import submit
+    from mlpipe.jobs.front_door import JobHooks, submit
+    from mlpipe.jobs.request import JobRequest
+    from mlpipe.runtime.backends import BackendChoice
 
     _check_job(job, "run")
-    submission = submit(_source(job), runs_dir=runs_dir, name=job_name,
-                        overrides=tuple(overrides), echo=echo, **runner_options)
+    request = JobRequest(
+        source=_source(job), runs_dir=runs_dir, name=job_name, overrides=tuple(overrides),
+        backend=BackendChoice.of(backend, backend_options), max_workers=max_workers,
+        progress=progress, allow_external_outputs=allow_external_outputs,
+        skip_steps=tuple(skip_steps))
+    submission = submit(request, JobHooks(cancel=cancel, echo=echo))
     result = submission.result
     assert result is not None
     steps = result.steps

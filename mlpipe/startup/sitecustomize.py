@@ -1,6 +1,6 @@
 """Run by Python at start-up when this folder is on ``PYTHONPATH`` (a command step's
 processes): installs mlpipe's import hook (:mod:`mlpipe.import_mirrors`) and, when the job
-has an ``mlpipe.toml``, its URL stand-ins (:mod:`mlpipe.scripts`), then runs the
+has an ``mlpipe.toml``, its URL stand-ins (:mod:`mlpipe.url_stand_ins`), then runs the
 ``sitecustomize`` this file hides, if there is one. A Python without mlpipe is unaffected."""
 
 from __future__ import annotations
@@ -25,16 +25,18 @@ def _run_hidden_sitecustomize() -> None:
 
 
 def _install_hook() -> None:
-    # mlpipe.scripts only where URL stand-ins are wanted: it costs every Python's start-up
-    wanted = os.environ.get("MLPIPE_STAND_INS") or os.environ.get("MLPIPE_IMPORT_MIRRORS") == "1"
     try:
-        if wanted:
-            from mlpipe.scripts import install_from_environment
-        else:
-            from mlpipe.import_mirrors import install_from_environment  # type: ignore[assignment]
+        from mlpipe.import_mirrors import ENV_FLAG, install_from_environment
+        from mlpipe.runs import STAND_INS_ENV
     except ImportError:  # another Python, without mlpipe
         return
     install_from_environment()
+    # the URL stand-ins (and the compiler they read mlpipe.toml with) only where wanted:
+    # they cost every Python's start-up
+    if os.environ.get(STAND_INS_ENV) or os.environ.get(ENV_FLAG) == "1":
+        from mlpipe.url_stand_ins import install_url_stand_ins
+
+        install_url_stand_ins()
 
 
 if __name__ == "sitecustomize":

@@ -22,7 +22,7 @@ except SystemExit:
 print(json.dumps(sorted(m for m in sys.modules if m.startswith("mlpipe"))), file=sys.stderr)
 """
 
-HEAVY = ("mlpipe.runtime.driver", "mlpipe.runtime.parallel_step", "mlpipe.runtime.reports.html",
+HEAVY = ("mlpipe.runtime.driver", "mlpipe.runtime.parallel_step", "mlpipe.jobs.report",
          "mlpipe.jobs.runner")
 LATER = ("mlpipe.schema.automl", "mlpipe.schema.automl_settings", "mlpipe.schema.sweep",
          "mlpipe.schema.spark", "mlpipe.schema.data_transfer", "mlpipe.schema.import_job")

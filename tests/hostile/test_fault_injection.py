@@ -389,7 +389,7 @@ def test_a_command_whose_log_cannot_be_written_fails_instead_of_blocking(
     stdout.symlink_to("/dev/full")
     (tmp_path / "p.yml").write_text("type: pipeline\n")
     plan = ExecutionPlan(source=str(tmp_path / "p.yml"), run_dir=str(runs / "cmd"),
-                         steps=(step,))
+                         name="cmd", steps=(step,))
     result = run_plan(plan)
     assert result.status == "failed"
     error = result.steps["talk"].error or ""

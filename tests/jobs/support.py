@@ -49,7 +49,7 @@ def create(yaml: Path, runs_dir: Path, name: str, *extra: str, cwd: Path | None 
     from mlpipe.jobs import JobNotFound, JobStore
 
     try:
-        record: dict[str, Any] | None = JobStore(runs_dir).load(name)
+        record: dict[str, Any] | None = JobStore(runs_dir).load(name).to_json()
     except JobNotFound:
         record = None
     return Ran(proc, record)
@@ -63,7 +63,7 @@ def run_here(yaml: Path, runs_dir: Path, name: str) -> Ran:
     plan = compile_pipeline(str(yaml), runs_dir=runs_dir, job_name=name)
     result = run_plan(plan)
     proc = subprocess.CompletedProcess(["run_plan", str(yaml)], 0 if result.ok else 1, "", "")
-    return Ran(proc, JobStore(runs_dir).load(name))
+    return Ran(proc, JobStore(runs_dir).load(name).to_json())
 
 
 def files_under(folder: Path, pattern: str = "*") -> list[Path]:
@@ -166,7 +166,8 @@ for step_name, cmd in commands:
     previous = (step_name,)
 source = runs.parent / "pipeline.yml"
 source.write_text("type: pipeline\\n")
-plan = ExecutionPlan(source=str(source), run_dir=str(runs / name), steps=tuple(steps))
+plan = ExecutionPlan(source=str(source), run_dir=str(runs / name), name=name,
+                     steps=tuple(steps))
 result = run_plan(plan, echo=print)
 raise SystemExit(0 if result.ok else 1)
 """

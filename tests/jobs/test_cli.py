@@ -105,7 +105,8 @@ after = CommandStep(name="after", step_dir=str(run_dir / "after"), command="echo
                     depends_on=("score",))
 source = runs.parent / "pipeline.yml"
 source.write_text("type: pipeline\\n")
-plan = ExecutionPlan(source=str(source), run_dir=str(run_dir), steps=(score, after))
+plan = ExecutionPlan(source=str(source), run_dir=str(run_dir), name=name,
+                     steps=(score, after))
 raise SystemExit(0 if run_plan(plan).ok else 1)
 """
 

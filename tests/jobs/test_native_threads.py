@@ -26,9 +26,8 @@ def native_threads():
 # the one I/O thread of any Arrow read, started before counting
 pacsv.read_csv(pa.py_buffer(b"a\\n1\\n"), read_options=pacsv.ReadOptions(use_threads=False))
 before = native_threads()
-from mlpipe.jobs import submit
-submission = submit(sys.argv[1], runs_dir=sys.argv[2], name="threads", overrides=(),
-                    backend="local", echo=None)
+from mlpipe.jobs import JobRequest, submit
+submission = submit(JobRequest(sys.argv[1], runs_dir=sys.argv[2], name="threads"))
 print(json.dumps({"status": submission.result.status, "before": before,
                   "after": native_threads()}))
 """

@@ -32,7 +32,7 @@ from tests.conftest import run_cli
 def _failed_job(runs: Path, name: str) -> ExecutionPlan:
     source = runs.parent / "pipeline.yml"
     source.write_text("type: pipeline\n")
-    plan = ExecutionPlan(source=str(source), run_dir=str(runs / name), steps=(
+    plan = ExecutionPlan(source=str(source), run_dir=str(runs / name), name=name, steps=(
         CommandStep(name="ok", step_dir=str(runs / name / "ok"), command="true"),
         CommandStep(name="bad", step_dir=str(runs / name / "bad"), command="exit 3",
                     depends_on=("ok",)),
@@ -71,7 +71,7 @@ def _readers(runs: Path, name: str, plan: ExecutionPlan) -> list[str]:
     except Exception as error:  # noqa: BLE001 - JobConflictError: completed or running
         assert type(error).__name__ == "JobConflictError", error
     else:
-        _new_record(plan, "local", previous)  # the resume reads the old steps and attempt
+        _new_record(plan, name, "local", previous)  # the resume reads the old steps and attempt
     code, err = _cli("job", "cancel", name, "--no-wait", "--runs-dir", str(runs))  # may write
     assert code in (0, 1) and "Traceback" not in err, err
     errors.append(err)

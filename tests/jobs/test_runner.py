@@ -41,7 +41,7 @@ def plan_of(tmp_path: Path, *steps: CommandStep, continue_on_failure: bool = Fal
     source = tmp_path / "pipeline.yml"
     source.write_text("type: pipeline\n")
     return ExecutionPlan(source=str(source), run_dir=str(tmp_path / "runs" / "job1"),
-                         steps=steps, settings=JobSettings(
+                         name="job1", steps=steps, settings=JobSettings(
                              continue_on_step_failure=continue_on_failure), **kw)
 
 

@@ -149,7 +149,7 @@ INPUT_HERE = st.sampled_from([False, False, False, True])  # an input 'path: .',
 
 def _check(tmp_path: Path, steps: list[tuple[str, str | None]], allow: bool,
            runs_inside: bool, input_here: bool) -> None:
-    from mlpipe.jobs import submit
+    from mlpipe.jobs import JobRequest, submit
 
     root = Path(os.path.realpath(tmp_path)) / f"ex{len(list(tmp_path.iterdir()))}"
     project, outside, runs = _sandbox(root, runs_inside)
@@ -159,8 +159,8 @@ def _check(tmp_path: Path, steps: list[tuple[str, str | None]], allow: bool,
     (project / "pipeline.yml").write_text(text)
     before = tree_hashes(root)
     with contextlib.suppress(MlpipeError):  # refused: nothing of the user's is touched either
-        submit(project / "pipeline.yml", runs_dir=runs, name="prop",
-               allow_external_outputs=allow)
+        submit(JobRequest(project / "pipeline.yml", runs_dir=runs, name="prop",
+                          allow_external_outputs=allow))
     after = tree_hashes(root)
     lost = {path: digest for path, digest in before.items() if after.get(path) != digest}
     assert not lost, f"lost or changed: {sorted(lost)}\n{text}"

@@ -20,11 +20,11 @@ def read_metric(trial_dir: Path, key: str) -> list[float]:
     if path.is_file():
         for index, line in enumerate(path.read_text(encoding="utf-8").splitlines()):
             try:
-                record = json.loads(line)
+                logged = json.loads(line)  # one mlflow.log_metric call
             except ValueError:
                 continue  # a line still being written
-            if record.get("key") == key and isinstance(record.get("value"), (int, float)):
-                values.append((index, float(record["value"])))
+            if logged.get("key") == key and isinstance(logged.get("value"), (int, float)):
+                values.append((index, float(logged["value"])))
     store = trial_dir / "mlruns"
     for metric in sorted(store.glob(f"*/*/metrics/{key}")) if store.is_dir() else []:
         for line in metric.read_text(encoding="utf-8").splitlines():

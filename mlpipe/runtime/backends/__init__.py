@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.runtime.backends.errors import BackendError
-from mlpipe.runtime.backends.spec import BackendSpec, JobScope
+from mlpipe.runtime.backends.spec import BackendChoice, BackendOption, BackendSpec, JobScope
 
 if TYPE_CHECKING:
     from mlpipe.runtime.backends.base import Backend
@@ -79,5 +79,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["BACKENDS", "Backend", "BackendError", "BackendSpec", "JobScope", "backend_names",
-           "backend_spec", "get_backend", "register_backend", "unregister_backend"]
+__all__ = ["BACKENDS", "Backend", "BackendChoice", "BackendError", "BackendOption", "BackendSpec",
+           "JobScope", "backend_names", "backend_spec", "get_backend", "register_backend",
+           "unregister_backend"]

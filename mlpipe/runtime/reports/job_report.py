@@ -18,7 +18,7 @@ from typing import IO, Any
 from mlpipe.runtime.counters import AttemptTally
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, WorkerInfo
-from mlpipe.runtime.step_logs import PROCESSED_COLUMNS
+from mlpipe.runtime.step_logs import PROCESSED_COLUMNS, StepLogs
 from mlpipe.runtime.textio import open_text
 
 _TOTALS_COLUMNS = (
@@ -261,11 +261,11 @@ class WorkerStats:
                 totals = self.by_process[key] = WorkerTotals(*key, worker.pid)
             totals.add_all(list(run))
 
-    def write_summaries(self, folder: Path, wall_seconds: float) -> None:
+    def write_summaries(self, logs: StepLogs, wall_seconds: float) -> None:
         """Write process_summary.csv and node_summary.csv; utilisation is busy / wall time."""
-        folder.mkdir(parents=True, exist_ok=True)
+        logs.job_report.mkdir(parents=True, exist_ok=True)
         processes = sorted(self.by_process.values(), key=lambda t: (t.node, t.process))
-        _write_csv(folder / "process_summary.csv", PROCESS_SUMMARY_COLUMNS, [
+        _write_csv(logs.process_summary, PROCESS_SUMMARY_COLUMNS, [
             (t.node, t.process, "" if t.pid is None else t.pid, *_totals_row(t),
              _percent(t.busy_seconds, wall_seconds))
             for t in processes
@@ -275,7 +275,7 @@ class WorkerStats:
             node_totals, count = nodes.get(t.node, (WorkerTotals(t.node, ""), 0))
             node_totals.merge(t)
             nodes[t.node] = (node_totals, count + 1)
-        _write_csv(folder / "node_summary.csv", NODE_SUMMARY_COLUMNS, [
+        _write_csv(logs.node_summary, NODE_SUMMARY_COLUMNS, [
             (node, count, *_totals_row(t), _percent(t.busy_seconds, wall_seconds * count))
             for node, (t, count) in sorted(nodes.items())
         ])

@@ -54,10 +54,16 @@ from mlpipe.runtime.reports.job_result import (
 from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
-from mlpipe.runtime.reports.run_chart import RunChart, Slowest, hide_live, show_live
+from mlpipe.runtime.reports.run_chart import (
+    FirstAttempts,
+    RunChart,
+    Slowest,
+    hide_live,
+    show_live,
+)
 from mlpipe.runtime.reports.task_stream import write_task_stream
 from mlpipe.runtime.reports.timeline import Timeline
-from mlpipe.runtime.step_logs import RunEntry, StepLogs, read_runs, write_runs
+from mlpipe.runtime.step_logs import LAYOUT, RunEntry, StepLogs, read_runs, write_runs
 from mlpipe.runtime.textio import write_text
 from mlpipe.runtime.timeouts import progress_text
 from mlpipe.runtime.tuning.brief import advice_lines, job_name, run_settings
@@ -97,6 +103,7 @@ class StepReports(StepObserver):
         self._csv: ProcessedMiniBatchesCsv | None = None
         self.timeline = Timeline()  # this run's attempts, for task_stream.html and report.html
         self.slowest = Slowest()
+        self.first_attempts = FirstAttempts()
         # held while attempts are counted, and while report.html's thread reads this run
         self._lock = threading.Lock()
         self._overview: ProgressOverview | None = None
@@ -115,6 +122,7 @@ class StepReports(StepObserver):
         self.counters = StepCounters()
         self.timeline = Timeline()
         self.slowest = Slowest()
+        self.first_attempts = FirstAttempts()
         self._start_run(step, workers, at)
         show_live(self.paths, self.live_run)
         for worker in workers:
@@ -182,6 +190,7 @@ class StepReports(StepObserver):
             tally.add_all(records, epochs)
             timeline.add_records(records, processes, epochs)
             self.slowest.add_all(records, processes, epochs)
+            self.first_attempts.add_all(records, processes, epochs)
         if self._csv is not None:
             self._csv.write_all(records, processes, epochs)
         if self._overview is not None:
@@ -225,13 +234,13 @@ class StepReports(StepObserver):
                 self.paths.job_result,
                 render_job_result(self.step, summary, self.counters, self._tuning_lines()))),
             (job_report, self._close_streams),
-            (job_report, lambda: self.workers.write_summaries(job_report, wall)),
+            (job_report, lambda: self.workers.write_summaries(self.paths, wall)),
             (self.paths.error_summary, lambda: self._write_error_summary(summary)),
             (self.logs_dir, lambda: self._overview and self._overview.write(
                 self.counters, OVERVIEW_STATUS.get(summary.status, summary.status), summary)),
             (self.paths.sys, self.close),
             (self.paths.task_stream, self._write_task_stream),
-            (self.logs_dir / "readme.txt", lambda: write_readme(self.logs_dir, self.step.name)),
+            (self.paths.readme, lambda: write_readme(self.paths, self.step.name)),
             (parent_logs_dir(self.step), lambda: (self.step.prs.copy_logs_to_parent
                                                   and copy_logs_to_parent(self.step))),
         ]
@@ -283,7 +292,8 @@ class StepReports(StepObserver):
 
     def _chart(self, start: float, end: float) -> dict[str, object]:
         return RunChart.of(self.timeline, self.slowest.attempts(), start,
-                           max(end, self.timeline.last if self.timeline.count else end)).as_json()
+                           max(end, self.timeline.last if self.timeline.count else end),
+                           self.first_attempts.attempts()).as_json()
 
     def _end_run(self, summary: StepSummary, ended: datetime) -> None:
         hide_live(self.paths)
@@ -333,7 +343,8 @@ class StepReports(StepObserver):
         """From this run's timeline, or from the CSV when it holds an earlier run's rows."""
         if self.counters.attempts > 0:
             earlier = self._csv is None or self._csv.appended
-            write_task_stream(self.logs_dir, timeline=None if earlier else self.timeline)
+            write_task_stream(self.logs_dir, timeline=None if earlier else self.timeline,
+                              rows=() if earlier else self.first_attempts.attempts())
 
     def _write_error_summary(self, summary: StepSummary) -> None:
         """user/error.txt: the errors of this run, the step's final state (a resume or a
@@ -373,7 +384,8 @@ def _settings_text(step: ParallelStep, nodes: int, workers: int) -> str:
             f"{step.prs.resource_monitor_interval}; logging_level {step.logging_level}.")
 
 
-PARENT_COPIES = ("job_result.txt", "job_progress_overview.*.txt", "readme.txt", "user/error.txt")
+PARENT_COPIES = (LAYOUT.relative(LAYOUT.job_result), "job_progress_overview.*.txt",
+                 LAYOUT.relative(LAYOUT.readme), LAYOUT.relative(LAYOUT.error_summary))
 
 
 def parent_logs_dir(step: ParallelStep) -> Path:
@@ -385,8 +397,8 @@ def copy_logs_to_parent(step: ParallelStep) -> list[Path]:
     """Copy job_result.txt, the progress overviews, readme.txt (the logs tree's summary) and
     user/error.txt of ``step`` into :func:`parent_logs_dir`; return the copies."""
     source, target = Path(step.logs_dir), parent_logs_dir(step)
-    if not (source / "user" / "error.txt").exists():  # an earlier run's, no longer true
-        (target / "user" / "error.txt").unlink(missing_ok=True)
+    if not StepLogs.of(source).error_summary.exists():  # an earlier run's, no longer true
+        StepLogs.of(target).error_summary.unlink(missing_ok=True)
     copies = []
     for pattern in PARENT_COPIES:
         for path in sorted(source.glob(pattern)):

@@ -162,7 +162,7 @@ class ProgressDisplay(StepObserver):
         seconds = summary.seconds if summary.seconds is not None else self.counters.elapsed()
         text = (f"{self.step.name} {summary.status}"
                 + (f" ({summary.reason.strip().splitlines()[0]})" if summary.reason else "")
-                + f" in {duration(seconds)}: {totals_text(vars(summary))}")
+                + f" in {duration(seconds)}: {totals_text(summary)}")
         if self._progress is not None and self._task is not None:
             self._push()
             self._progress.stop()

@@ -3,7 +3,7 @@ sampled by the driver ten times a second, whatever ``--resource_monitor_interval
 still governs the ``sys/perf/<node>/*.csv`` files of :mod:`mlpipe.runtime.reports.perf`; 0 turns
 both off).
 
-The job report (:mod:`mlpipe.runtime.reports.html`) draws them on the step's time axis
+The job report (:mod:`mlpipe.jobs.report`) draws them on the step's time axis
 (``Seconds`` counts from the start of the step's run), so a step of two seconds has a curve
 too. A long step keeps the file bounded: every ``THIN_AFTER`` samples the interval doubles.
 """

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from mlpipe.compiler.assets import stand_in
 from mlpipe.data.cloud.uris import is_cloud_uri
+from mlpipe.io_types import DATA_ASSET_TYPES
 from mlpipe.jobs.download import copy_into
 from mlpipe.sdk.assets import AssetStore, Data, Model, Resource, local_path, reference
 from mlpipe.sdk.entities import Environment, environment_value
@@ -95,7 +96,7 @@ class DataOperations(_AssetOperations):
     _group = "data"
     _kind = "data"
     _entity = Data
-    _types = ("uri_file", "uri_folder", "mltable")
+    _types = DATA_ASSET_TYPES
 
     def create_or_update(self, data: Any) -> Any:
         """Register ``data`` locally; returns it with its ``version`` (and ``id``) set."""

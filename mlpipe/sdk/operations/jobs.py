@@ -10,6 +10,7 @@ from typing import Any
 from mlpipe.compiler.outputs import child_job_name
 from mlpipe.jobs.azure_view import azure_status
 from mlpipe.jobs.download import download_job
+from mlpipe.jobs.record import JobRecord, StepRecord
 from mlpipe.sdk.assets import Resource
 from mlpipe.sdk.exceptions import ResourceNotFoundError
 from mlpipe.sdk.job import PipelineJob
@@ -32,20 +33,36 @@ class LocalJob(Resource, Job):
     _fields = ("name", "display_name", "experiment_name", "description", "status", "type",
                "tags", "properties", "outputs", "run_dir", "studio_url")
 
-    def __init__(self, record: dict[str, Any], parent: str | None = None) -> None:
-        outputs = {name: out.get("path") for name, out in (record.get("outputs") or {}).items()}
-        self._set(dict(name=record.get("name"), display_name=record.get("display_name"),
-                       experiment_name=record.get("experiment_name"),
-                       description=record.get("description"),
-                       status=azure_status(record.get("status")),
-                       type=record.get("kind") or "pipeline", tags=record.get("tags"),
-                       properties=None, outputs=outputs,
-                       run_dir=record.get("run_dir") or record.get("step_dir"),
-                       studio_url=None), {})
+    def __init__(self, fields: dict[str, Any], error: str | None = None,
+                 parent: str | None = None, properties: dict[str, str] | None = None) -> None:
+        self._set(fields, {})
         self.studio_url = Path(self.run_dir).as_uri() if self.run_dir else None
-        self.error = record.get("error")
+        self.error = error
         self.parent_job_name = parent
-        self.properties = sweep_properties(record)
+        self.properties = properties or {}
+
+    @classmethod
+    def of_job(cls, record: JobRecord) -> LocalJob:
+        """Job ``record`` as azure-ai-ml's ``Job``."""
+        return cls(dict(name=record.name, display_name=record.display_name,
+                        experiment_name=record.experiment_name,
+                        description=record.description, status=azure_status(record.status),
+                        type=record.kind or "pipeline", tags=record.tags, properties=None,
+                        outputs={name: out.path for name, out in record.outputs.items()},
+                        run_dir=record.run_dir, studio_url=None),
+                   error=record.error, properties=sweep_properties(record))
+
+    @classmethod
+    def of_step(cls, name: str, step: StepRecord, parent: str) -> LocalJob:
+        """Step ``name`` of job ``parent`` as azure-ai-ml's child ``Job`` (named
+        ``<job>_<step>``, as ``${{name}}`` in the step's outputs and ``job download``)."""
+        return cls(dict(name=child_job_name(parent, name), display_name=step.display_name or name,
+                        experiment_name=None,
+                        description=None, status=azure_status(step.status),
+                        type=step.kind or "pipeline", tags=None, properties=None,
+                        outputs={output: out.path for output, out in step.outputs.items()},
+                        run_dir=step.step_dir, studio_url=None),
+                   error=step.error, parent=parent)
 
 
 def _summary(error: str) -> str:
@@ -56,15 +73,14 @@ def _summary(error: str) -> str:
     return first if len(lines) == 1 or last in first else f"{first.rstrip(':')}: {last}"
 
 
-def sweep_properties(record: dict[str, Any]) -> dict[str, str]:
+def sweep_properties(record: JobRecord) -> dict[str, str]:
     """A standalone sweep job's ``properties``: ``best_child_run_id`` names its best trial as
     Azure ML names a sweep's child jobs (``<job>_<trial number>``); ``{}`` for other jobs."""
-    steps = record.get("steps") or {}
-    step = steps.get("sweep") if record.get("kind") == "sweep" else None
-    best = step.get("best_trial") if isinstance(step, dict) else None
-    if not isinstance(best, str):
+    step = record.steps.get("sweep") if record.kind == "sweep" else None
+    best = step.best_trial if step is not None else None
+    if best is None:
         return {}
-    return {"best_child_run_id": f"{record.get('name')}_{best.removeprefix('trial_')}"}
+    return {"best_child_run_id": f"{record.name}_{best.removeprefix('trial_')}"}
 
 
 class Poller:
@@ -133,7 +149,7 @@ class JobOperations(Operations):
         from mlpipe.jobs import JobNotFound
 
         try:
-            return LocalJob(store.load(name))
+            return LocalJob.of_job(store.load(name))
         except JobNotFound as missing:  # azure-core's error, in the store's one wording
             raise JobNotFoundError(str(missing)) from None
 
@@ -141,12 +157,10 @@ class JobOperations(Operations):
         """Every job in the runs folder, newest first; with ``parent_job_name``, its steps."""
         store = self._store()
         if parent_job_name is None:
-            return [LocalJob(record) for record in store.list()]
+            return [LocalJob.of_job(record) for record in store.list()]
         record = store.load(parent_job_name)
-        return [LocalJob({**fields, "name": child_job_name(parent_job_name, step),
-                          "display_name": fields.get("display_name") or step},
-                         parent=parent_job_name)
-                for step, fields in record.get("steps", {}).items()]
+        return [LocalJob.of_step(step, entry, parent_job_name)
+                for step, entry in record.steps.items()]
 
     def stream(self, name: str, **kwargs: Any) -> None:
         """Print how job ``name`` ended (it ended when ``create_or_update`` returned); raise

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from mlpipe.runtime.step_logs import StepLogs
 from mlpipe.sdk.v1.datasets import FileDataset
 from mlpipe.sdk.v1.exceptions import ActivityFailedException
 from mlpipe.sdk.v1.models import Model
@@ -189,9 +190,11 @@ class StepRun(_RunFiles):
     def get_job_log(self) -> str:
         """The step's log (its std_log or the parallel step's job_result.txt)."""
         logs = self.parent.logs.get(self.key)
-        for name in ("user/std_log.txt", "job_result.txt"):
-            path = Path(str(logs or "")) / name
-            if logs and path.is_file():
+        if not logs:
+            return ""
+        layout = StepLogs.of(str(logs))
+        for path in (layout.std_log, layout.job_result):
+            if path.is_file():
                 return path.read_text(encoding="utf-8", errors="replace")
         return ""
 

@@ -3,26 +3,39 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
 import os
 import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import mlpipe
 from mlpipe.cli import main
+from mlpipe.frozen import freeze
 from mlpipe.jobs.preflight import BackendUnavailableError, check_backend
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.backends import (
+    BackendChoice,
+    BackendOption,
     BackendSpec,
     backend_names,
     get_backend,
     register_backend,
     unregister_backend,
 )
-from tests.runtime.backends.support import INLINE, SCOPES, InlineBackend, pipeline_yaml
+from tests.runtime.backends.support import (
+    INLINE,
+    SCOPES,
+    InlineBackend,
+    inline_scope,
+    pipeline_yaml,
+)
 from tests.runtime.support import LOADER, file_mini_batches, make_step
 
 SCRIPT = """\
@@ -120,3 +133,70 @@ def test_a_missing_package_is_named_with_how_to_install_it(
     assert ("the 'needy' backend needs 1 package (mlpipe_no_such_package) that is not "
             "installed; install it with: pip install mlpipe-no-such-package") in captured.err
     assert "Traceback" not in captured.err and not list((tmp_path / "runs").glob("*/job.json"))
+
+
+@dataclasses.dataclass(frozen=True)
+class TunedOptions:
+    """The options of a test backend that takes some: what its job scope says."""
+
+    greeting: str = "hello"
+    loud: bool = False
+
+
+@contextlib.contextmanager
+def tuned_scope(plan: Any, say: Any, cores: int, options: TunedOptions) -> Iterator[Any]:
+    """The inline scope, saying the options it was handed."""
+    say(f"tuned scope: {options.greeting.upper() if options.loud else options.greeting}")
+    with inline_scope(plan, say, cores) as scope:
+        yield scope
+
+
+@pytest.fixture
+def tuned() -> Iterator[BackendSpec]:
+    """A backend with options of its own: one row, its options declared on it."""
+    spec = dataclasses.replace(
+        INLINE, name="tuned", job_scope=tuned_scope, read_options=TunedOptions,
+        options=(BackendOption("greeting", "what the scope says", metavar="WORDS"),
+                 BackendOption("loud", "say it loud", switch=True)))
+    register_backend(spec)
+    try:
+        yield spec
+    finally:
+        unregister_backend(spec.name)
+
+
+def test_a_backends_own_options_come_from_its_row(
+        tmp_path: Path, tuned: BackendSpec, capsys: pytest.CaptureFixture[str]) -> None:
+    yaml = _project(tmp_path, ("only",))
+    runs = str(tmp_path / "runs")
+    with pytest.raises(SystemExit):
+        main(["job", "create", "--help"])
+    helped = capsys.readouterr().out
+    assert "options of the tuned backend (with --backend tuned)" in helped
+    assert "--greeting WORDS" in helped and "--loud" in helped
+    assert main(["job", "create", "-f", str(yaml), "-n", "cli", "--runs-dir", runs,
+                 "--backend", "tuned", "--greeting", "hi there", "--loud", "--no-progress"]) == 0
+    assert "tuned scope: HI THERE" in capsys.readouterr().out
+    assert main(["job", "create", "-f", str(yaml), "-n", "plain", "--runs-dir", runs,
+                 "--backend", "tuned", "--no-progress"]) == 0
+    assert "tuned scope: hello" in capsys.readouterr().out  # the backend's own default
+    lines: list[str] = []
+    result = mlpipe.run(yaml, runs_dir=runs, job_name="sdk", backend="tuned",
+                        backend_options={"greeting": "from python"}, echo=lines.append)
+    assert result.status == "completed" and "tuned scope: from python" in lines
+
+
+def test_an_option_of_another_backend_or_none_is_refused(
+        tmp_path: Path, tuned: BackendSpec, capsys: pytest.CaptureFixture[str]) -> None:
+    yaml = _project(tmp_path, ("only",))
+    assert main(["job", "create", "-f", str(yaml), "--runs-dir", str(tmp_path / "runs"),
+                 "--greeting", "hi", "--no-progress"]) == 2
+    assert capsys.readouterr().err == ("mlpipe: error: --greeting is an option of the tuned "
+                                       "backend: add --backend tuned\n")
+    with pytest.raises(BackendUnavailableError, match="no option 'greting'.*did you mean "
+                                                      "'greeting'"):
+        check_backend(BackendChoice("tuned", freeze({"greting": "x"})))
+    with pytest.raises(BackendUnavailableError, match="the 'local' backend has no option "
+                                                      "'scheduler' \\(it takes none\\)"):
+        check_backend(BackendChoice.of("local", {"scheduler": "tcp://x:1"}))
+    assert not (tmp_path / "runs").exists() or not list((tmp_path / "runs").glob("*/job.json"))

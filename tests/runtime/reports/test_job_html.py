@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mlpipe.runtime.reports.html import write_job_report
+from mlpipe.jobs.report import write_job_report
 from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
 from mlpipe.runtime.reports.task_stream import write_task_stream
 from tests.conftest import run_cli

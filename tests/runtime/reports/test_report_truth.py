@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from mlpipe.jobs.front_door import submit
-from mlpipe.runtime.reports.html import render_job_report
+from mlpipe.jobs.record import JobRecord
+from mlpipe.jobs.report import render_job_report
+from mlpipe.jobs.request import JobRequest
 from mlpipe.runtime.step_logs import RunEntry, StepLogs, write_runs
 from tests.conftest import run_cli
 from tests.jobs.support import create, flaky_pipeline
@@ -166,7 +168,8 @@ def test_every_job_gets_its_report_from_the_front_door(tmp_path: Path) -> None:
         "        type: uri_folder\n        path: ./data\n    input_data: ${{inputs.files}}\n"
         "    mini_batch_size: \"1\"\n    max_concurrency_per_instance: 1\n"
         "    task:\n      type: run_function\n      code: ./src\n      entry_script: score.py\n")
-    submission = submit(folder / "pipeline.yml", runs_dir=tmp_path / "runs", name="quiet")
+    submission = submit(JobRequest(folder / "pipeline.yml", runs_dir=tmp_path / "runs",
+                                   name="quiet"))
     assert submission.result is not None and submission.result.ok
     report = tmp_path / "runs" / "quiet" / "report.html"
     assert submission.result.report == str(report) and report.is_file()
@@ -200,7 +203,7 @@ def test_a_running_job_reloads_and_long_error_lists_fold(tmp_path: Path) -> None
               "steps": {"score": {"kind": "parallel", "status": "running",
                                   "logs_dir": str(logs.root),
                                   "progress": {"mini_batches_done": 3}}}}
-    page = render_job_report(record, tmp_path)
+    page = render_job_report(JobRecord.parse(record), tmp_path)
     assert "<meta http-equiv='refresh' content='5'>" in page
     assert "<h1 class='run'>Job live: running</h1>" in page
     assert page.count("<tr><td>") >= 12  # every group listed

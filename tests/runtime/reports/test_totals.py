@@ -203,7 +203,11 @@ def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> Non
 
 
 def test_job_views_fraction_counts_reused_and_never_exceeds_the_total() -> None:
-    from mlpipe.cli.job_views import progress_fraction
+    from mlpipe.cli.job_views import progress_fraction as shown
+    from mlpipe.jobs.record import ProgressRecord
+
+    def progress_fraction(progress: dict[str, object]) -> str:
+        return shown(ProgressRecord.model_validate(progress))
 
     assert progress_fraction({"mini_batches_done": 607, "mini_batches_known": 700}) == "607/?"
     assert progress_fraction({"mini_batches_done": 864, "mini_batches_known": 773,

@@ -8,10 +8,9 @@ The console of ``mlpipe job create`` and report.html both name them, from the jo
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from mlpipe.jobs.record import JobRecord, SummaryRecord
 from mlpipe.runs import resolve_runs_dir
 
 
@@ -32,25 +31,20 @@ def runs_dir_option(runs_dir: str | Path) -> str:
     return f" --runs-dir {shown(runs_dir)}"
 
 
-def _job(record: Mapping[str, Any]) -> tuple[str, str]:
+def _job(record: JobRecord) -> tuple[str, str]:
     """The job's name and the ``--runs-dir`` option its commands need."""
-    name = str(record.get("name") or "")
-    run_dir = record.get("run_dir")
-    option = runs_dir_option(Path(str(run_dir)).parent) if run_dir else ""
-    return shlex.quote(name), option
+    option = runs_dir_option(Path(record.run_dir).parent) if record.run_dir else ""
+    return shlex.quote(record.name or ""), option
 
 
-def failed_steps(record: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def failed_steps(record: JobRecord) -> list[tuple[str, SummaryRecord]]:
     """The parallel steps of the job with failed mini-batches: ``(name, summary)``."""
-    found = []
-    for name, step in (record.get("steps") or {}).items():
-        summary = step.get("summary") or {}
-        if step.get("kind") == "parallel" and int(summary.get("mini_batches_failed") or 0):
-            found.append((name, summary))
-    return found
+    return [(name, step.summary) for name, step in record.steps.items()
+            if step.kind == "parallel" and step.summary is not None
+            and step.summary.mini_batches_failed]
 
 
-def fix_commands(record: Mapping[str, Any]) -> list[str]:
+def fix_commands(record: JobRecord) -> list[str]:
     """``mlpipe job show NAME --mini-batches --failed``, ``mlpipe job debug NAME
     --mini-batch ID`` (a failed one) and ``mlpipe job rerun NAME --failed-only``; ``--step``
     where the job has several parallel steps; nothing when no mini-batch failed."""
@@ -58,31 +52,31 @@ def fix_commands(record: Mapping[str, Any]) -> list[str]:
     if not failed:
         return []
     name, option = _job(record)
-    parallel = [n for n, s in (record.get("steps") or {}).items() if s.get("kind") == "parallel"]
+    parallel = record.parallel_steps()
     lines = []
     for step, summary in failed:
         which = f" --step {shlex.quote(step)}" if len(parallel) > 1 else ""
         lines.append(f"mlpipe job show {name} --mini-batches --failed{which}{option}")
-        example = summary.get("failed_example")
+        example = summary.failed_example
         if example:
             lines.append(f"mlpipe job debug {name} --mini-batch {example}{which}{option}")
     lines.append(f"mlpipe job rerun {name} --failed-only{option}")
     return lines
 
 
-def resume_command(record: Mapping[str, Any]) -> str:
+def resume_command(record: JobRecord) -> str:
     """``mlpipe job create --file F --name N``: what resumes the job (finished mini-batches
     and completed steps are kept)."""
     name, option = _job(record)
-    source = shown(str(record.get("source") or "pipeline.yml"))
+    source = shown(record.source or "pipeline.yml")
     return f"mlpipe job create --file {source} --name {name}{option}"
 
 
-def next_lines(record: Mapping[str, Any]) -> list[str]:
+def next_lines(record: JobRecord) -> list[str]:
     """What to do after the job ``record`` ended: resume it when it was canceled (a resume
     runs its failed mini-batches again too); else list, debug and rerun its failed
     mini-batches when some failed."""
-    if record.get("status") == "canceled":
+    if record.status == "canceled":
         return [f"canceled; resume with: {resume_command(record)}"]
     fix = fix_commands(record)
     if not fix:

@@ -1,5 +1,7 @@
 """``<run>/report.html``: one self-contained page per job (inline SVG and CSS, a few lines
-of inline script to zoom, no network).
+of inline script to zoom, no network), from its typed record
+(:class:`~mlpipe.jobs.record.JobRecord`) and its steps' logs (read through
+:mod:`mlpipe.runtime.step_logs`; the charts are :mod:`mlpipe.runtime.reports`').
 
 The headline says how the job ended in words and colour (a job that completed with failed
 mini-batches is not green). The steps are drawn on the job's time axis. Each parallel step
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import html
-import json
 import os
 import time
 import urllib.parse
@@ -24,7 +25,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from mlpipe.runtime.fix_loop import next_lines
+from mlpipe.jobs.fix_loop import next_lines
+from mlpipe.jobs.record import JobRecord, StepRecord
+from mlpipe.jobs.store import JobStore
+from mlpipe.runs import JOB_REPORT_FILE
 from mlpipe.runtime.mini_batch_outcomes import failed_attempts_last
 from mlpipe.runtime.records import totals_text
 from mlpipe.runtime.reports.charts import (
@@ -71,7 +75,6 @@ from mlpipe.runtime.tuning.profile import (
 )
 from mlpipe.wording import duration, plural
 
-REPORT_NAME = "report.html"
 ERRORS_SHOWN = 10
 FAILED_SHOWN = 50
 REFRESH_SECONDS = 5
@@ -86,37 +89,37 @@ STYLE = ("body{font-family:sans-serif;margin:16px}"
          " #e0a800}")
 
 
-def write_job_report(run_dir: str | os.PathLike[str],
-                     record: dict[str, Any] | None = None) -> Path:
-    """Write ``<run_dir>/report.html`` from the job's record (``record``, else its
-    ``job.json``) and step logs; a write that fails leaves no temporary file."""
+def write_job_report(run_dir: str | os.PathLike[str], record: JobRecord | None = None) -> Path:
+    """Write ``<run_dir>/report.html`` from the job's record (``record``, else the one the
+    job store reads from its ``job.json``) and step logs; a write that fails leaves no
+    temporary file."""
     run = Path(run_dir)
     if record is None:
-        record = json.loads((run / "job.json").read_text(encoding="utf-8"))
-    target = run / REPORT_NAME
+        record = JobStore(run.parent).load(run.name)
+    target = run / JOB_REPORT_FILE
     replace_text(target, render_job_report(record, run))
     return target
 
 
-def render_job_report(record: dict[str, Any], run_dir: Path | None = None) -> str:
-    """The page for a job record (``job.json``); links are relative to ``run_dir``."""
-    run = run_dir or Path(str(record.get("run_dir") or "."))
-    name = html.escape(str(record.get("name", "")))
-    steps: dict[str, dict[str, Any]] = record.get("steps") or {}
-    status = str(record.get("status", ""))
+def render_job_report(record: JobRecord, run_dir: Path | None = None) -> str:
+    """The page for a job record; links are relative to ``run_dir``."""
+    run = run_dir or Path(record.run_dir or ".")
+    name = html.escape(str(record.name or ""))
+    steps = record.steps
+    status = record.status
     words, css = job_outcome(status, steps)
     refresh = (f"<meta http-equiv='refresh' content='{REFRESH_SECONDS}'>"
                if status in RUNNING else "")
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'>{refresh}<title>Job {name}: "
              f"{html.escape(words)}</title><style>{STYLE}</style></head><body>"
              f"<h1 class='{css}'>Job {name}: {html.escape(words)}</h1>",
-             f"<p>Run folder: {html.escape(str(record.get('run_dir', '')))}; wall time "
-             f"{_seconds(record.get('duration_seconds'))}; attempt {record.get('attempt', 1)}"
+             f"<p>Run folder: {html.escape(str(record.run_dir or ''))}; wall time "
+             f"{_seconds(record.duration_seconds)}; attempt {record.attempt or 1}"
              f"{'; this page reloads every ' + str(REFRESH_SECONDS) + ' s' if refresh else ''}"
              "</p>", _next_steps(record), _steps_table(steps), _job_gantt(record, steps)]
     for step_name, step in steps.items():
-        if step.get("kind") == "parallel" and step.get("logs_dir"):
-            parts.append(_parallel_section(step_name, step, run, record))
+        if step.kind == "parallel" and step.logs_dir:
+            parts.append(_parallel_section(step_name, step, run))
     parts.append(f"{ZOOM_SCRIPT}</body></html>\n")
     return "".join(parts)
 
@@ -139,48 +142,49 @@ def outcome(status: str, failed: int, total: int) -> tuple[str, str]:
     return status or "unknown", "bad" if status in ("failed", "skipped") else "muted"
 
 
-def job_outcome(status: str, steps: dict[str, dict[str, Any]]) -> tuple[str, str]:
+def job_outcome(status: str, steps: dict[str, StepRecord]) -> tuple[str, str]:
     failed = total = 0
     for step in steps.values():
-        summary = step.get("summary") or {}
-        failed += int(summary.get("mini_batches_failed") or 0)
-        total += int(summary.get("mini_batches_total") or 0)
+        if step.summary is not None:
+            failed += step.summary.mini_batches_failed
+            total += step.summary.mini_batches_total
     words, css = outcome(status, failed, total)
     if status == "failed":
-        broken = [n for n, s in steps.items() if s.get("status") == "failed"]
+        broken = [n for n, s in steps.items() if s.status == "failed"]
         if broken:
             words += f" (step {', '.join(broken)})"
     return words, css
 
 
-def _step_outcome(step: dict[str, Any]) -> tuple[str, str]:
-    summary = step.get("summary") or {}
-    return outcome(str(step.get("status", "")), int(summary.get("mini_batches_failed") or 0),
-                   int(summary.get("mini_batches_total") or 0))
+def _step_outcome(step: StepRecord) -> tuple[str, str]:
+    summary = step.summary
+    if summary is None:
+        return outcome(step.status, 0, 0)
+    return outcome(step.status, summary.mini_batches_failed, summary.mini_batches_total)
 
 
 def _seconds(value: Any) -> str:
     return duration(float(value)) if isinstance(value, (int, float)) else "-"
 
 
-def _status(step: dict[str, Any]) -> str:
+def _status(step: StepRecord) -> str:
     words, css = _step_outcome(step)
     return f"<span class='status {css}'>{html.escape(words)}</span>"
 
 
 # -- the job --------------------------------------------------------------------------------
-def _steps_table(steps: dict[str, dict[str, Any]]) -> str:
+def _steps_table(steps: dict[str, StepRecord]) -> str:
     rows = ["<h2>Steps</h2><table><tr><th>step</th><th>kind</th><th>status</th>"
             "<th>wall time</th><th>mini-batches</th><th>items</th><th>after</th></tr>"]
     for name, step in steps.items():
-        summary = step.get("summary") or {}
+        summary = step.summary
         batches = items = ""
-        if summary:
+        if summary is not None:
             batches, _, items = totals_text(summary).partition("; ")
-        sources = [str(before) for before in step.get("depends_on") or ()]
+        sources = [str(before) for before in step.depends_on]
         rows.append(f"<tr><td><a href='#{html.escape(name)}'>{html.escape(name)}</a></td>"
-                    f"<td>{html.escape(str(step.get('kind', '')))}</td><td>{_status(step)}</td>"
-                    f"<td>{_seconds(step.get('duration_seconds'))}</td><td>{batches}</td>"
+                    f"<td>{html.escape(step.kind or '')}</td><td>{_status(step)}</td>"
+                    f"<td>{_seconds(step.duration_seconds)}</td><td>{batches}</td>"
                     f"<td>{items}</td><td>{html.escape(', '.join(sources))}</td></tr>")
     rows.append("</table>")
     return "".join(rows)
@@ -193,18 +197,18 @@ def _epoch(text: Any) -> float | None:
         return None
 
 
-def _job_gantt(record: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
+def _job_gantt(record: JobRecord, steps: dict[str, StepRecord]) -> str:
     """The steps of this run of the job on its time axis (a step reused from an earlier
     run says so instead of a bar)."""
-    start = _epoch(record.get("started_at"))
+    start = _epoch(record.started_at)
     if start is None:
         return ""
-    end = _epoch(record.get("ended_at")) or time.time()
+    end = _epoch(record.ended_at) or time.time()
     rows: list[tuple[str, float | None, float | None, str]] = []
     for name, step in steps.items():
-        began, ended = _epoch(step.get("started_at")), _epoch(step.get("ended_at"))
-        status = str(step.get("status", ""))
-        if step.get("reused") or (began is not None and began < start - 1):
+        began, ended = _epoch(step.started_at), _epoch(step.ended_at)
+        status = step.status
+        if step.reused or (began is not None and began < start - 1):
             rows.append((name, None, None, "reused from an earlier run"))
         elif began is None:
             rows.append((name, None, None, status))
@@ -216,9 +220,8 @@ def _job_gantt(record: dict[str, Any], steps: dict[str, dict[str, Any]]) -> str:
 
 
 # -- a parallel step ---------------------------------------------------------------------------
-def _parallel_section(name: str, step: dict[str, Any], run_dir: Path,
-                      record: dict[str, Any]) -> str:
-    logs = StepLogs.of(step["logs_dir"])
+def _parallel_section(name: str, step: StepRecord, run_dir: Path) -> str:
+    logs = StepLogs.of(step.logs_dir or "")
     anchor = html.escape(name)
     head = (f"<h2 id='{anchor}'>Step {anchor}: {_status(step)}</h2>"
             f"<p>{_links(logs, run_dir)}</p>")
@@ -277,9 +280,11 @@ def _runs_so_far(logs: StepLogs) -> list[RunEntry]:
 
 
 def _charted(charts: list[RunChart | None]) -> bool:
-    """Every run has its chart and the step has more attempts than are drawn one by one
-    (a small step's page reads its few rows back for one bar per attempt)."""
-    return all(charts) and sum(chart.attempts for chart in charts if chart) > SPARSE_ATTEMPTS
+    """Every run has its chart, with its attempts when it is drawn one bar per attempt (at
+    most ``SPARSE_ATTEMPTS``; a chart written before charts kept them is not)."""
+    return all(chart is not None and (chart.attempts > SPARSE_ATTEMPTS or
+                                      len(chart.rows) == chart.attempts)
+               for chart in charts)
 
 
 def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
@@ -293,10 +298,10 @@ def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
 
 
 def _links(logs: StepLogs, run_dir: Path) -> str:
-    links = [("job_result.txt", logs.job_result), ("readme.txt", logs.readme),
-             ("user/error.txt", logs.error_summary), ("master_role.txt", logs.master_role),
-             ("processed_mini-batches.csv", logs.processed), ("task_stream.html",
-                                                              logs.task_stream)]
+    links = [(logs.job_result.name, logs.job_result), (logs.readme.name, logs.readme),
+             (logs.relative(logs.error_summary), logs.error_summary),
+             (logs.master_role.name, logs.master_role), (logs.processed.name, logs.processed),
+             (logs.task_stream.name, logs.task_stream)]
     found = [f"<a href='{_href(path, run_dir)}'>{label}</a>" for label, path in links
              if path.is_file()]
     return "Logs: " + " · ".join([f"<a href='{_href(logs.root, run_dir)}'>folder</a>", *found])
@@ -313,34 +318,28 @@ def _href(path: Path, run_dir: Path, fragment: str = "") -> str:
     return html.escape(target)
 
 
-def _totals(step: dict[str, Any], runs: list[RunEntry]) -> str:
+def _totals(step: StepRecord, runs: list[RunEntry]) -> str:
     """The final state's counts, as job_result.txt and ``job show`` give them (a running
-    step's progress so far)."""
-    summary = step.get("summary")
-    if not summary:
-        progress = step.get("progress") or {}
-        if not progress:
-            return ""
-        done = int(progress.get("mini_batches_done", 0))
-        failed = int(progress.get("mini_batches_failed", 0))
-        summary = {"mini_batches_total": progress.get("mini_batches_total",
-                                                      progress.get("mini_batches_known", 0)),
-                   "mini_batches_succeeded": done - failed, "mini_batches_failed": failed,
-                   "mini_batches_reused": progress.get("mini_batches_reused", 0),
-                   "items_succeeded": progress.get("items_succeeded", 0),
-                   "items_failed": progress.get("items_failed", 0), "items_known": False}
-        summary["mini_batches_succeeded"] += summary["mini_batches_reused"]
-    total = int(summary.get("mini_batches_total") or 0)
-    succeeded = int(summary.get("mini_batches_succeeded") or 0)
-    failed = int(summary.get("mini_batches_failed") or 0)
+    step's progress so far: its items' total is not known yet)."""
+    summary, progress = step.summary, step.progress
+    items: int | None = None
+    if summary is not None:
+        total, succeeded = summary.mini_batches_total, summary.mini_batches_succeeded
+        failed, reused = summary.mini_batches_failed, summary.mini_batches_reused
+        if summary.items_known:
+            items = summary.items_total
+        items_ok, items_bad = summary.items_succeeded, summary.items_failed
+    elif progress is not None:
+        total = (progress.mini_batches_total if progress.mini_batches_total is not None
+                 else progress.mini_batches_known)
+        failed, reused = progress.mini_batches_failed, progress.mini_batches_reused
+        succeeded = progress.mini_batches_done - failed + reused
+        items_ok, items_bad = progress.items_succeeded, progress.items_failed
+    else:
+        return ""
     rest = max(total - succeeded - failed, 0)
-    known = summary.get("items_known", True)
-    items_ok, items_bad = int(summary.get("items_succeeded") or 0), int(
-        summary.get("items_failed") or 0)
-    items = int(summary.get("items_total") or 0) if known else None
     items_rest = "" if items is None else max(items - items_ok - items_bad, 0)
     attempts = runs[-1].counts.get("attempts") if runs and runs[-1].counts else None
-    reused = summary.get("mini_batches_reused", 0)
     return ("<table><tr><th>mini-batches</th><th>succeeded</th><th>failed</th>"
             "<th>not processed</th><th>items</th><th>items succeeded</th><th>items failed</th>"
             "<th>items not processed</th><th>attempts (final run)</th><th>reused</th></tr>"
@@ -350,7 +349,7 @@ def _totals(step: dict[str, Any], runs: list[RunEntry]) -> str:
             f"<td>{reused}</td></tr></table>")
 
 
-def _where_time_goes(profile: StepProfile | None, step: dict[str, Any], run_dir: Path) -> str:
+def _where_time_goes(profile: StepProfile | None, step: StepRecord, run_dir: Path) -> str:
     if profile is None or not profile.tally.attempts:
         return ""
     p = profile
@@ -415,7 +414,7 @@ def _chart_charts(name: str, logs: StepLogs, chart: RunChart, run: RunEntry | No
     """:func:`_run_charts` of a run drawn from its :class:`RunChart`."""
     axis = chart.axis(f"step-{name}")
     out = ["<h4>Task stream</h4>", render_chart_body(chart, read_utilisation(logs) if samples
-                                                     else None)]
+                                                     else None, axis)]
     out.append("<h4>Throughput</h4>" + throughput_of(chart.finished, axis))
     if samples:
         out.append(_resources(logs, axis))
@@ -470,14 +469,14 @@ def _slowest(attempts: Sequence[Attempt]) -> str:
 
 
 def _failed_mini_batches(attempts: AttemptTable | None, logs: StepLogs,
-                         step: dict[str, Any]) -> str:
+                         step: StepRecord) -> str:
     """The mini-batches whose last attempt failed (``job show --mini-batches --failed``):
     the first ``FAILED_SHOWN`` with their files or partition key and error. ``attempts``:
     the step's, when the page read them; else they are read only when the step has failed
     mini-batches (a large step's page is otherwise drawn without reading them back)."""
     if attempts is None:
-        counts = step.get("summary") or step.get("progress") or {}
-        if not counts.get("mini_batches_failed"):
+        counts = step.summary or step.progress
+        if counts is None or not counts.mini_batches_failed:
             return ""
         try:
             attempts = read_attempts(logs)
@@ -499,10 +498,10 @@ def _failed_mini_batches(attempts: AttemptTable | None, logs: StepLogs,
     return "".join(rows)
 
 
-def _next_steps(record: dict[str, Any]) -> str:
+def _next_steps(record: JobRecord) -> str:
     """What to do now the job ended: the fail-fix loop's commands, or how to resume it (the
     console's last lines)."""
-    lines = next_lines(record) if record.get("status") not in RUNNING else []
+    lines = next_lines(record) if record.status not in RUNNING else []
     return f"<pre class='advice'>{html.escape(chr(10).join(lines))}</pre>" if lines else ""
 
 
@@ -583,4 +582,4 @@ def _profile(logs: StepLogs) -> str:
             "spent in it, its callees below.</p>" + chart)
 
 
-__all__ = ["REPORT_NAME", "job_outcome", "outcome", "render_job_report", "write_job_report"]
+__all__ = ["job_outcome", "outcome", "render_job_report", "write_job_report"]
