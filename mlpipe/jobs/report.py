@@ -276,9 +276,11 @@ def _runs_so_far(logs: StepLogs) -> list[RunEntry]:
 
 
 def _charted(charts: list[RunChart | None]) -> bool:
-    """Every run has its chart and the step has more attempts than are drawn one by one
-    (a small step's page reads its few rows back for one bar per attempt)."""
-    return all(charts) and sum(chart.attempts for chart in charts if chart) > SPARSE_ATTEMPTS
+    """Every run has its chart, with its attempts when it is drawn one bar per attempt (at
+    most ``SPARSE_ATTEMPTS``; a chart written before charts kept them is not)."""
+    return all(chart is not None and (chart.attempts > SPARSE_ATTEMPTS or
+                                      len(chart.rows) == chart.attempts)
+               for chart in charts)
 
 
 def _runs_of(attempts: AttemptTable) -> list[RunEntry]:
@@ -406,7 +408,7 @@ def _chart_charts(name: str, logs: StepLogs, chart: RunChart, run: RunEntry | No
     """:func:`_run_charts` of a run drawn from its :class:`RunChart`."""
     axis = chart.axis(f"step-{name}")
     out = ["<h4>Task stream</h4>", render_chart_body(chart, read_utilisation(logs) if samples
-                                                     else None)]
+                                                     else None, axis)]
     out.append("<h4>Throughput</h4>" + throughput_of(chart.finished, axis))
     if samples:
         out.append(_resources(logs, axis))

@@ -3,6 +3,7 @@ even where pydantic stopped early; and the "ignored when running locally" warnin
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -163,6 +164,7 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
         inline = component is None
         kind = step_kind(node)
         check = _STEP_CHECKS.get(kind or "")
+        out.extend(bound_output_mappings(node, path, positions))
         if isinstance(component, dict) and kind != "pipeline":
             out.extend(dropped_component_extras(component, positions, path + ("component",),
                                                 _kind(component) or kind))
@@ -172,6 +174,39 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
                 out.extend(check(component, path + ("component",), positions, True, True))
         elif kind == "pipeline" and isinstance(component, dict):
             out.extend(check_pipeline(component, positions, path + ("component",)))
+    return out
+
+
+# azure-ai-ml's OutputBindingStr (ComponentJobConstants.OUTPUT_PATTERN)
+_PARENT_OUTPUT = re.compile(r"^\$\{\{parent\.outputs\.(.*?)\}\}$")
+
+
+def bound_output_mappings(node: dict[str, Any], path: KeyPath,
+                          positions: PositionMap) -> list[Diagnostic]:
+    """A step output written as a mapping whose ``path`` is ``${{parent.outputs.x}}`` and
+    that has no ``mode``, ``name`` or ``version``: azure-ai-ml reads it as the binding alone
+    (its ``OutputBindingStr``) and drops every other key (``type``, ``uri``, ...) from the job
+    it submits, so it is the binding here too, with a warning per dropped key."""
+    outputs = node.get("outputs")
+    if not isinstance(outputs, dict):
+        return []
+    out: list[Diagnostic] = []
+    for name, value in outputs.items():
+        if not (isinstance(value, dict) and isinstance(value.get("path"), str)
+                and _PARENT_OUTPUT.match(value["path"].strip())
+                and not {"mode", "name", "version"} & set(value)):
+            continue
+        for key in [k for k in value if k != "path"]:
+            where = path + ("outputs", name, key)
+            out.append(Diagnostic(
+                f"'{key}' beside a binding path without mode, name or version: azure-ai-ml "
+                f"reads this output as the binding {value['path'].strip()} alone and leaves "
+                f"'{key}' out of the job it submits, so it has no effect",
+                key_path=format_key_path(where), location=positions.locate(where),
+                severity="warning", code="dropped-key",
+                hint="write the output as the binding string, or add its mode to keep "
+                     "the mapping"))
+        outputs[name] = value["path"]
     return out
 
 

@@ -235,10 +235,42 @@ VALID = {
     "code references with a version": ({"comp.yml": "type: command\nname: c\n"
                                         "code: azureml:my_code@latest\ncommand: echo\n"
                                         + COMMAND_ENV}, "command component"),
+    # OutputBindingStr: a mapping of a binding path without mode/name/version is the binding
+    # alone, its other keys dropped (pipeline_jobs/mixed_output_path_setting.yaml's `uri:`)
+    "step output mapping of a binding path with other keys": ({"pipe.yml": """\
+        type: pipeline
+        settings: {default_compute: azureml:cpu}
+        outputs:
+          po: {type: uri_folder}
+        jobs:
+          a:
+            type: command
+            command: echo ${{outputs.o}}
+            environment: azureml:env:1
+            outputs:
+              o:
+                path: ${{parent.outputs.po}}
+                uri: azureml://datastores/workspaceblobstore/paths/outputs/1
+                type: uri_folder
+        """}, "pipeline job"),
 }
 
 # name -> (file, the key path of the error, its code)
 INVALID = {
+    # with a mode it is an output mapping (OutputSchema): an unknown key is 'Unknown field.'
+    "step output mapping with a mode and an unknown key": ("""\
+        type: pipeline
+        settings: {default_compute: azureml:cpu}
+        outputs:
+          po: {type: uri_folder}
+        jobs:
+          a:
+            type: command
+            command: echo ${{outputs.o}}
+            environment: azureml:env:1
+            outputs:
+              o: {path: "${{parent.outputs.po}}", mode: upload, uri: "azureml://x"}
+        """, "jobs.a.outputs.o.uri", "unknown-key"),
     # UserErrorException: Output name is required when output version is specified.
     "output version without name": ("""\
         type: pipeline

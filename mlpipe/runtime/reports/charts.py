@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -129,6 +129,14 @@ def task_stream(attempts: AttemptTable, axis: Axis, processes: Sequence[str],
             lanes = [lane[attempts.processes[code]] for code in attempts.process.tolist()]
         return bucketed_task_stream(_buckets(attempts, axis, len(processes), lanes), axis,
                                     processes, markers)
+    return attempt_bars(attempts, axis, processes, markers)
+
+
+def attempt_bars(attempts: Iterable[Attempt], axis: Axis, processes: Sequence[str],
+                 markers: Sequence[float] = ()) -> str:
+    """The task stream of a sparse step: one bar per attempt (with its tooltip), in the lane
+    of its process."""
+    lane = {name: i for i, name in enumerate(processes)}
     parts = _lanes(processes, axis)
     for a in attempts:
         x = axis.x(a.start)
@@ -401,6 +409,6 @@ def slowest(attempts: AttemptTable, count: int) -> list[Attempt]:
     return sorted((attempts.row(int(i)) for i in picked), key=lambda a: -a.elapsed)
 
 
-__all__ = ["COLOURS", "PALETTE", "ZOOM_SCRIPT", "Axis", "attempt_label", "breakdown",
-           "format_seconds_short", "gantt", "histogram", "lines", "slowest", "task_stream",
-           "throughput", "throughput_of"]
+__all__ = ["COLOURS", "PALETTE", "ZOOM_SCRIPT", "Axis", "attempt_bars", "attempt_label",
+           "breakdown", "format_seconds_short", "gantt", "histogram", "lines", "slowest",
+           "task_stream", "throughput", "throughput_of"]

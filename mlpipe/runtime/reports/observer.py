@@ -46,7 +46,13 @@ from mlpipe.runtime.reports.job_result import ErrorLog, render_error_summary, re
 from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
-from mlpipe.runtime.reports.run_chart import RunChart, Slowest, hide_live, show_live
+from mlpipe.runtime.reports.run_chart import (
+    FirstAttempts,
+    RunChart,
+    Slowest,
+    hide_live,
+    show_live,
+)
 from mlpipe.runtime.reports.task_stream import write_task_stream
 from mlpipe.runtime.reports.timeline import Timeline
 from mlpipe.runtime.step_logs import LAYOUT, RunEntry, StepLogs, read_runs, write_runs
@@ -88,6 +94,7 @@ class StepReports(StepObserver):
         self._csv: ProcessedMiniBatchesCsv | None = None
         self.timeline = Timeline()  # this run's attempts, for task_stream.html and report.html
         self.slowest = Slowest()
+        self.first_attempts = FirstAttempts()
         # held while attempts are counted, and while report.html's thread reads this run
         self._lock = threading.Lock()
         self._overview: ProgressOverview | None = None
@@ -103,6 +110,7 @@ class StepReports(StepObserver):
         self.counters = StepCounters()
         self.timeline = Timeline()
         self.slowest = Slowest()
+        self.first_attempts = FirstAttempts()
         self._start_run(step, workers, at)
         show_live(self.paths, self.live_run)
         for worker in workers:
@@ -170,6 +178,7 @@ class StepReports(StepObserver):
             tally.add_all(records, epochs)
             timeline.add_records(records, processes, epochs)
             self.slowest.add_all(records, processes, epochs)
+            self.first_attempts.add_all(records, processes, epochs)
         if self._csv is not None:
             self._csv.write_all(records, processes, epochs)
         if self._overview is not None:
@@ -278,7 +287,8 @@ class StepReports(StepObserver):
 
     def _chart(self, start: float, end: float) -> dict[str, object]:
         return RunChart.of(self.timeline, self.slowest.attempts(), start,
-                           max(end, self.timeline.last if self.timeline.count else end)).as_json()
+                           max(end, self.timeline.last if self.timeline.count else end),
+                           self.first_attempts.attempts()).as_json()
 
     def _end_run(self, summary: StepSummary, ended: datetime) -> None:
         hide_live(self.paths)
@@ -327,7 +337,8 @@ class StepReports(StepObserver):
         """From this run's timeline, or from the CSV when it holds an earlier run's rows."""
         if self.counters.attempts > 0:
             earlier = self._csv is None or self._csv.appended
-            write_task_stream(self.logs_dir, timeline=None if earlier else self.timeline)
+            write_task_stream(self.logs_dir, timeline=None if earlier else self.timeline,
+                              rows=() if earlier else self.first_attempts.attempts())
 
     def _write_error_summary(self) -> None:
         if self.errors.groups:

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from mlpipe.runtime.records import AttemptRecord
-from mlpipe.runtime.reports.charts import BUCKETS, THROUGHPUT_BUCKETS, Axis
+from mlpipe.runtime.reports.charts import BUCKETS, SPARSE_ATTEMPTS, THROUGHPUT_BUCKETS, Axis
 from mlpipe.runtime.reports.job_report import detail_text
 from mlpipe.runtime.step_logs import Attempt, RunEntry, StepLogs
 
@@ -38,7 +38,9 @@ class RunChart:
     """One run's charts on its axis (``start``, ``span``: epoch seconds): per worker process
     (``processes``, sorted) its totals (attempts, failed, busy seconds) and, in each of
     ``BUCKETS`` parts of the axis, its busy seconds and failed attempts; the attempts
-    finished in each of ``THROUGHPUT_BUCKETS`` parts; the slowest attempts, longest first."""
+    finished in each of ``THROUGHPUT_BUCKETS`` parts; the slowest attempts, longest first;
+    and, for a run of at most ``SPARSE_ATTEMPTS`` attempts, every attempt (``rows``: drawn
+    one bar each)."""
 
     start: float
     span: float
@@ -49,10 +51,11 @@ class RunChart:
     failed: tuple[tuple[int, ...], ...]
     finished: tuple[int, ...]
     slowest: tuple[Attempt, ...]
+    rows: tuple[Attempt, ...] = ()
 
     @classmethod
     def of(cls, timeline: Timeline, slowest: Sequence[Attempt], start: float,
-           end: float) -> RunChart:
+           end: float, rows: Sequence[Attempt] = ()) -> RunChart:
         """The chart of ``timeline``'s attempts on the axis ``start`` .. ``end``."""
         axis = (start, max(end - start, 1e-3))
         processes = tuple(sorted(timeline.totals))
@@ -64,7 +67,7 @@ class RunChart:
         finished = tuple(timeline.finished(THROUGHPUT_BUCKETS, axis)) if timeline.count \
             else (0,) * THROUGHPUT_BUCKETS
         return cls(axis[0], axis[1], timeline.count, processes, totals, busy, failed,
-                   finished, tuple(slowest))
+                   finished, tuple(slowest), tuple(rows))
 
     def __len__(self) -> int:
         return self.attempts
@@ -75,6 +78,7 @@ class RunChart:
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["slowest"] = [asdict(attempt) for attempt in self.slowest]
+        data["rows"] = [asdict(attempt) for attempt in self.rows]
         return data
 
     @classmethod
@@ -90,7 +94,8 @@ class RunChart:
                        tuple(tuple(map(float, row)) for row in data["busy"]),
                        tuple(tuple(map(int, row)) for row in data["failed"]),
                        tuple(map(int, data["finished"])),
-                       tuple(Attempt(**attempt) for attempt in data["slowest"]))
+                       tuple(Attempt(**attempt) for attempt in data["slowest"]),
+                       tuple(Attempt(**attempt) for attempt in data.get("rows") or ()))
         except (KeyError, TypeError, ValueError):
             return None
 
@@ -121,11 +126,37 @@ class Slowest:
 
     def attempts(self) -> list[Attempt]:
         """The kept attempts, longest first, as their rows of processed_mini-batches.csv."""
-        return [Attempt(r.mini_batch_id, r.picked_count, process, epoch, r.total, r.succeeded,
-                        r.failed, round(r.elapsed_seconds, 6), round(r.process_seconds, 6),
-                        round(r.run_method_seconds, 6), r.status, r.error_category or "",
-                        r.error_message or "", detail_text(r.detail) if r.detail else "{}")
+        return [attempt_row(r, process, epoch)
                 for _, _, r, process, epoch in sorted(self._heap, reverse=True)]
+
+
+class FirstAttempts:
+    """Every attempt of a run while there are at most ``SPARSE_ATTEMPTS`` (drawn one bar
+    each); none past that."""
+
+    def __init__(self) -> None:
+        self._kept: list[tuple[AttemptRecord, str, float]] | None = []
+
+    def add_all(self, records: Sequence[AttemptRecord], processes: Sequence[str],
+                epochs: Sequence[float]) -> None:
+        if self._kept is None:
+            return
+        self._kept.extend(zip(records, processes, epochs, strict=True))
+        if len(self._kept) > SPARSE_ATTEMPTS:
+            self._kept = None
+
+    def attempts(self) -> list[Attempt]:
+        return [attempt_row(*kept) for kept in self._kept or ()]
+
+
+def attempt_row(record: AttemptRecord, process: str, epoch: float) -> Attempt:
+    """``record`` as its row of processed_mini-batches.csv reads back."""
+    r = record
+    return Attempt(r.mini_batch_id, r.picked_count, process, round(epoch, 6), r.total,
+                   r.succeeded, r.failed, round(r.elapsed_seconds, 6),
+                   round(r.process_seconds, 6), round(r.run_method_seconds, 6), r.status,
+                   r.error_category or "", r.error_message or "",
+                   detail_text(r.detail) if r.detail else "{}")
 
 
 # -- the running steps of this process ---------------------------------------------------------
@@ -156,4 +187,5 @@ def live_run(logs: StepLogs) -> RunEntry | None:
     return run() if run is not None else None
 
 
-__all__ = ["SLOWEST_SHOWN", "RunChart", "Slowest", "hide_live", "live_run", "show_live"]
+__all__ = ["SLOWEST_SHOWN", "FirstAttempts", "RunChart", "Slowest", "attempt_row", "hide_live",
+           "live_run", "show_live"]

@@ -23,13 +23,21 @@ from mlpipe.runtime.reports.charts import (
     SPARSE_ATTEMPTS,
     ZOOM_SCRIPT,
     Axis,
+    attempt_bars,
     bucketed_task_stream,
     format_seconds_short,
     task_stream,
 )
 from mlpipe.runtime.reports.run_chart import RunChart
 from mlpipe.runtime.reports.timeline import Timeline
-from mlpipe.runtime.step_logs import AttemptTable, RunEntry, StepLogs, read_attempts, read_runs
+from mlpipe.runtime.step_logs import (
+    Attempt,
+    AttemptTable,
+    RunEntry,
+    StepLogs,
+    read_attempts,
+    read_runs,
+)
 from mlpipe.runtime.textio import write_text
 
 
@@ -133,13 +141,15 @@ def render_timeline_body(timeline: Timeline, utilisation: dict[str, str] | None 
                  bucketed_task_stream(rows, axis, processes, runs))
 
 
-def render_chart_body(chart: RunChart, utilisation: dict[str, str] | None = None) -> str:
-    """:func:`render_body` of a dense run from the :class:`RunChart` its reports kept (on
-    the run's axis): the same page without reading every row of the CSV back."""
-    axis = chart.axis("task-stream")
-    return _body(chart.attempts, axis, chart.processes, chart.totals, utilisation,
-                 bucketed_task_stream(list(zip(chart.busy, chart.failed, strict=True)), axis,
-                                      chart.processes))
+def render_chart_body(chart: RunChart, utilisation: dict[str, str] | None = None,
+                      axis: Axis | None = None) -> str:
+    """:func:`render_body` of a run from the :class:`RunChart` its reports kept (on
+    ``axis``, default the chart's own): the same page without reading the CSV back."""
+    axis = axis or chart.axis("task-stream")
+    picture = attempt_bars(chart.rows, axis, chart.processes) if chart.rows else \
+        bucketed_task_stream(list(zip(chart.busy, chart.failed, strict=True)), axis,
+                             chart.processes)
+    return _body(chart.attempts, axis, chart.processes, chart.totals, utilisation, picture)
 
 
 def _body(attempts: int, axis: Axis, processes: Sequence[str],
@@ -166,14 +176,14 @@ def _body(attempts: int, axis: Axis, processes: Sequence[str],
 
 
 def write_task_stream(logs_dir: str | Path, out: str | Path | None = None, *,
-                      timeline: Timeline | None = None) -> Path:
+                      timeline: Timeline | None = None, rows: Sequence[Attempt] = ()) -> Path:
     """Write the task stream of the step whose ``logs/`` folder is ``logs_dir``.
 
     The page goes to ``out`` (default ``logs/sys/task_stream.html``). It is drawn from the
     job report CSV, or from ``timeline`` (the attempts the step's reports kept while it ran,
-    all of them) when that holds more than ``SPARSE_ATTEMPTS``: a large step's rows are not
-    read back into memory. Raises :class:`FileNotFoundError` naming the CSV when the step
-    wrote no job report.
+    all of them) when that holds more than ``SPARSE_ATTEMPTS`` or ``rows`` are each of its
+    attempts: the rows are not read back (nor pyarrow imported for them). Raises
+    :class:`FileNotFoundError` naming the CSV when the step wrote no job report.
     """
     logs = StepLogs.of(logs_dir)
     if not logs.processed.is_file():
@@ -188,6 +198,10 @@ def write_task_stream(logs_dir: str | Path, out: str | Path | None = None, *,
             timeline.run_starts(RUN_GAP_SECONDS, RUN_GAP_SHARE)
         write_text(target, _page(title, render_timeline_body(
             timeline, read_utilisation(logs), markers)))
+        return target
+    if timeline is not None and timeline.count and len(rows) == timeline.count:
+        chart = RunChart.of(timeline, (), timeline.first, timeline.last, rows)
+        write_text(target, _page(title, render_chart_body(chart, read_utilisation(logs))))
         return target
     attempts = read_attempts(logs)
     write_text(target, render_html(attempts, title, read_utilisation(logs),

@@ -9,6 +9,8 @@ import re
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from mlpipe.jobs.record import JobRecord
 from mlpipe.jobs.report import render_job_report
 from mlpipe.runtime.reports.observer import StepReports
@@ -17,7 +19,7 @@ from mlpipe.runtime.reports.timeline import Timeline
 from mlpipe.runtime.step_logs import StepLogs, read_runs, write_runs
 from tests.runtime.reports.support import T0, W0, W1, attempt, make_step, summary
 
-ATTEMPTS = 1_200  # more than charts.SPARSE_ATTEMPTS: drawn per bucket
+DENSE, SPARSE = 1_200, 300  # above charts.SPARSE_ATTEMPTS (drawn per bucket), and not
 
 
 def feed(reports: StepReports, first: int, count: int) -> None:
@@ -44,6 +46,11 @@ def job(logs: Path, status: str) -> JobRecord:
                 "started_at": T0.isoformat()}}})
 
 
+def section(page: str, heading: str) -> str:
+    """The part of the page from ``heading`` to the next heading."""
+    return page.split(f">{heading}<", 1)[1].split("<h4>", 1)[0]
+
+
 def table(page: str, heading: str) -> list[str]:
     """The rows of the first table after ``heading``."""
     part = page.split(f">{heading}<", 1)[1]
@@ -51,23 +58,26 @@ def table(page: str, heading: str) -> list[str]:
     return re.findall(r"<tr>(.*?)</tr>", part)
 
 
+@pytest.mark.parametrize("attempts", [DENSE, SPARSE])
 def test_a_running_step_is_drawn_from_its_reports_and_a_finished_one_from_runs_json(
-        tmp_path: Path) -> None:
+        tmp_path: Path, attempts: int) -> None:
     step = make_step(tmp_path)
     reports = StepReports(step)
     reports.step_started(step, [W0, W1], T0)
-    reports.mini_batches_scheduled(ATTEMPTS, True)
-    feed(reports, 0, 700)
+    reports.mini_batches_scheduled(attempts, True)
+    so_far = attempts // 2
+    feed(reports, 0, so_far)
     logs = StepLogs.of(step.logs_dir)
     live = live_run(logs)
     assert live is not None and live.status == "Running"
-    assert RunChart.from_json(live.chart).attempts == 700  # type: ignore[union-attr]
+    assert RunChart.from_json(live.chart).attempts == so_far  # type: ignore[union-attr]
     running = render_job_report(job(logs.root, "running"))
-    assert "700 attempts over" in running and "per worker process and time bucket" in running
-    feed(reports, 700, ATTEMPTS - 700)
-    assert f"{ATTEMPTS} attempts over" in render_job_report(job(logs.root, "running"))
-    reports.step_finished(summary(started_at=T0, ended_at=T0 + timedelta(seconds=ATTEMPTS + 2),
-                                  mini_batches_total=ATTEMPTS, mini_batches_succeeded=ATTEMPTS))
+    assert f"{so_far} attempts over" in running
+    assert ("per worker process and time bucket" in running) == (so_far > 500)
+    feed(reports, so_far, attempts - so_far)
+    assert f"{attempts} attempts over" in render_job_report(job(logs.root, "running"))
+    reports.step_finished(summary(started_at=T0, ended_at=T0 + timedelta(seconds=attempts + 2),
+                                  mini_batches_total=attempts, mini_batches_succeeded=attempts))
     assert live_run(logs) is None  # a finished step is no longer offered
 
     charted = render_job_report(job(logs.root, "completed"))
@@ -78,14 +88,19 @@ def test_a_running_step_is_drawn_from_its_reports_and_a_finished_one_from_runs_j
     from_rows = render_job_report(job(logs.root, "completed"))
     for heading in ("Slowest attempts", "Task stream"):
         assert table(charted, heading) == table(from_rows, heading), heading
+    if attempts <= 500:  # one bar per attempt, each with its tooltip, as the rows draw them
+        assert section(charted, "Task stream") == section(from_rows, "Task stream")
+        assert section(charted, "Task stream").count("<rect") == attempts
     slowest = table(charted, "Slowest attempts")[1:]
+    longest = sorted((n for n in range(attempts) if n % 10 == 7 and n % 1000 < 100),
+                     key=lambda n: -(5.0 + n / 1000))[:10]
     assert [re.search(r"<td>mb-(\d+)</td>", row).group(1) for row in slowest] == [  # type: ignore[union-attr]
-        str(n) for n in (1097, 1087, 1077, 1067, 1057, 1047, 1037, 1027, 1017, 1007)]
-    assert "/data/1097.png" in slowest[0]  # with its files
+        str(n) for n in longest]
+    assert f"/data/{longest[0]}.png" in slowest[0]  # with its files
     # the throughput counts every attempt once
     finished = re.findall(r"(\d+) finished", charted.split(">Throughput<", 1)[1].split(
         "</svg>", 1)[0])
-    assert sum(map(int, finished)) == ATTEMPTS
+    assert sum(map(int, finished)) == attempts
 
     # drawn from runs.json's chart, the rows are not read: the page holds without them
     write_runs(logs, runs)
