@@ -277,7 +277,8 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
                   r"CredentialUnavailableError"),
     ("datastore", r"register_azure_blob_container|account_key|account_name|"
                   r"azureml://datastores/(?!workspaceblobstore)|[Dd]atastore '[^']+' .*not"),
-    ("cloud data", r"cannot be reached from here|URLError|ConnectionError|"
+    ("cloud data", r"cannot be reached from here|cannot reach the storage account|URLError|"
+                   r"ConnectionError|"
                    r"reading cloud storage needs|RemoteAssetsError|not available offline|"
                    r"Name or service not known|wasbs?://|abfss?://"),
 )

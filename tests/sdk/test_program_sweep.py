@@ -117,6 +117,8 @@ def test_switch_imports_follows_the_mirrors() -> None:
     ("urllib.error.URLError: https://x.blob.core.windows.net/a.csv cannot be reached from here",
      "cloud data"),
     ("DataError: <input>: reading cloud storage needs azure-storage-blob", "cloud data"),
+    ("x.py:27:21: jobs.command.inputs.iris_csv: https://a.blob.core.windows.net/d/iris.csv: "
+     "cannot reach the storage account at https://a.blob.core.windows.net", "cloud data"),
     ("RemoteAssetsError: https://h/iris.csv: remote asset not available offline", "cloud data"),
     ("AssetNotFoundError: no environment asset named 'e' is registered in r/registry.json",
      "workspace asset"),
