@@ -263,6 +263,11 @@ def web_url_hint(reference: str) -> str | None:
     server, such as GitHub's raw files): ``None`` for anything else."""
     if not re.match(r"^https?://", reference.strip(), re.I) or parse_cloud_uri(reference):
         return None
+    if re.match(r"^https?://[^/?#]+\.(blob|dfs)\.[^/?#]+/[^?#]*[?#]", reference.strip(), re.I):
+        return ("a storage URL with a query (a SAS token is a datastore's credential, never "
+                "part of the path): give the URL without it and register a datastore of its "
+                "container with the token (mlpipe datastore create, credentials: sas_token), "
+                "or map the URL to a local copy in mlpipe.toml [assets]")
     return ("a web server's file, not a storage account's: mlpipe reads Azure Blob and ADLS "
             "URIs only; download the file and map the URL to the copy with --set or in "
             "mlpipe.toml [assets]")

@@ -84,6 +84,9 @@ class WorkerConfig:
     # what the worker process sees read-only (ro_mount inputs) or as its own copy (download):
     # a runtime.read_only.ReadOnly, applied by the worker process before init() runs
     read_only: Any = None
+    # where a streamed cloud input's blobs are read (a Dask worker on another machine: its
+    # scratch folder; None: the input's own folder in the run folder)
+    blobs_dir: str | None = None
 
     @property
     def entry_script_path(self) -> str:
@@ -296,6 +299,10 @@ class WorkerRuntime:
             from mlpipe.url_stand_ins import install_url_stand_ins  # noqa: PLC0415
 
             install_url_stand_ins()
+        if config.blobs_dir is not None:
+            from mlpipe.data.cloud.reader import read_into  # noqa: PLC0415
+
+            read_into(config.blobs_dir)
         os.chdir(config.code_dir)
         sys.argv = [config.entry_script_path, *config.program_arguments]
 

@@ -220,6 +220,57 @@ def test_a_resume_after_kill_9_reads_and_writes_no_finished_blob_again(
     assert rows == names  # every row once, in input order
 
 
+
+@pytest.mark.slow
+def test_a_download_input_resumed_after_kill_9_reads_no_blob_again(
+        tmp_path: Path, azurite: Azurite) -> None:
+    """download mode: every blob is copied before the first mini-batch, through the etag
+    cache; killed (-9) half-way through the mini-batches, the resume reads no blob again
+    and runs only the mini-batches not finished; the output is written once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from mlpipe.runtime.journal import finished_count
+    from tests.conftest import REPO
+
+    container = azurite.container("killdl")
+    names = [f"doc_{i:02d}.txt" for i in range(12)]
+    upload(container, {name: f"{name}\n" for name in names})
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri="azureml://datastores/killdl/paths/in/",
+                         output_uri="azureml://datastores/killdl/paths/out/", size=1,
+                         script=SLOW_SCORE, mode="download")
+    point_at(tmp_path, azurite, "killdl")
+    register(tmp_path, runs, "killdl", container.container_name)
+    command = [sys.executable, "-m", "mlpipe", "job", "create", "--file", str(pipeline),
+               "--name", "killed", "--no-progress",
+               "--set", "jobs.score.max_concurrency_per_instance=1"]
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
+    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)
+    state = runs / "killed" / "score" / ".mlpipe"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and first.poll() is None:
+        if state.is_dir() and finished_count(state) >= 4:
+            break
+        time.sleep(0.05)
+    os.killpg(first.pid, signal.SIGKILL)  # the runner and its workers, at once
+    first.wait()
+    done = finished_count(state)
+    assert 4 <= done < len(names)
+    fragment = f"/{container.container_name}/in/"
+    assert sorted(r.rsplit("/", 1)[1] for r in azurite.requests("GET", fragment)) == names
+    proc = run_cli(*command[3:], env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "every blob was in the cache" in proc.stdout
+    assert sorted(r.rsplit("/", 1)[1] for r in azurite.requests("GET", fragment)) == names
+    assert len(azurite.requests("PUT", f"/{container.container_name}/out/")) == 1
+    rows = container.download_blob("out/parallel_run_step.txt").readall().decode().split()
+    assert rows == names  # every row once, in input order
+
 def _sas(container_name: str, **permissions: bool) -> str:
     from datetime import datetime, timedelta, timezone
 

@@ -104,8 +104,14 @@ def test_a_container_that_is_not_public_is_refused_up_front_with_what_to_registe
     assert len(azurite.requests("[A-Z]+", f"/azuremlexamples/{name}")) == before + 1
 
 
-def test_a_web_url_that_is_no_storage_account_is_a_remote_asset_to_map(tmp_path: Path) -> None:
-    url = "https://raw.githubusercontent.com/Azure/azureml-examples/main/iris.csv"
+@pytest.mark.parametrize(("url", "says"), [
+    ("https://raw.githubusercontent.com/Azure/azureml-examples/main/iris.csv",
+     "a web server's file, not a storage account's"),
+    ("https://acct.blob.core.windows.net/data/iris.csv?sv=2022-11-02&sig=abc",
+     "a storage URL with a query (a SAS token is a datastore's credential"),
+])
+def test_a_url_mlpipe_does_not_read_is_refused_saying_why(tmp_path: Path, url: str,
+                                                          says: str) -> None:
     pipeline = write_job(tmp_path, input_uri=url, output_uri="./out")
     pipeline.write_text(pipeline.read_text().replace("type: uri_folder\n    path: https",
                                                      "type: uri_file\n    path: https"))
@@ -113,6 +119,6 @@ def test_a_web_url_that_is_no_storage_account_is_a_remote_asset_to_map(tmp_path:
     text = proc.stdout + proc.stderr
     assert proc.returncode == 1, text
     (line,) = [x for x in text.splitlines() if url in x and "pipeline.yml:" in x]
-    assert "datastore" not in line  # no datastore can hold a web server's file
+    assert says in line
     assert f'"{url}" = "./local/path"' in text  # the [assets] line to write
     assert "Traceback" not in text

@@ -91,7 +91,6 @@ from mlpipe.runtime.backends.dask_worker import (
     parse_marker,
     probe_workers,
     read_bundle_results,
-    read_only_note,
     read_task_marker,
     run_tasks,
     slot_files,
@@ -294,8 +293,6 @@ class DaskBackend(QueueingBackend[_Slot]):
             return
         self._client = session.client
         self._pool = pool
-        if config.read_only:
-            self._note(read_only_note(config.read_only))
         usable = self._usable(available)
         claimed = [(address, meta) for address, meta in usable
                    if session.holds(address) or session.claim(address)][:len(self._slots)]

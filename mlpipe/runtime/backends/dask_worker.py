@@ -50,6 +50,7 @@ from typing import Any, NamedTuple
 from mlpipe.data.cloud.reader import read_into
 from mlpipe.frozen import freeze
 from mlpipe.runtime.backends.dask_code import cached_code, unpack_code
+from mlpipe.runtime.backends.dask_isolated import IsolatedRuntime
 from mlpipe.runtime.backends.dask_transfer import Outbox, Shipment
 from mlpipe.runtime.phases import RECORD, PhaseWriter
 from mlpipe.runtime.process_state import ProcessState
@@ -176,6 +177,9 @@ def relocated(config: WorkerConfig, scratch: str, code_dir: str) -> WorkerConfig
                    output_dir=moved(config.output_dir),
                    output_folders=tuple(mapping[folder] for folder in config.output_folders),
                    working_root=str(Path(scratch, "state", "working")),
+                   # a streamed cloud input's blobs: on this machine's disk, not at the run
+                   # folder's path (in the step's own process too, :mod:`.dask_isolated`)
+                   blobs_dir=str(Path(scratch, "inputs")),
                    program_arguments=tuple(moved(a) for a in config.program_arguments),
                    environment_variables=freeze({k: moved(v) for k, v
                                                  in config.environment_variables.items()}))
@@ -194,26 +198,12 @@ def transfer_roots(config: WorkerConfig) -> dict[str, str]:
             **{f"out{index}": folder for index, folder in enumerate(transfer_folders(config))}}
 
 
-def read_only_note(view: Any) -> str:
-    """What the console says of a step's read-only view (a
-    :class:`~mlpipe.runtime.read_only.ReadOnly`) on Dask: not applied. The step's code runs
-    in the Dask worker's own process, which is multithreaded and outlives the step: it
-    cannot enter a mount namespace of its own (``unshare`` refuses, EINVAL) and is given
-    back as it was found, so its ``ro_mount`` inputs stay writable and a ``download`` input
-    is read in place, not from a copy."""
-    inputs = ", ".join(dict.fromkeys((*view.paths, *(original for _, original in view.copies))))
-    return (f"its inputs are NOT read-only on Dask workers ({inputs}): the step's code runs "
-            "inside the Dask worker's process, which cannot enter a read-only view of its own; "
-            "it can change, move or delete their files, ro_mount and download alike "
-            "(--backend local protects them)")
-
-
 # -- the hosted mlpipe worker -----------------------------------------------------------------
 @dataclass
 class _Hosted:
     """An mlpipe worker kept in a Dask worker process between tasks."""
 
-    runtime: WorkerRuntime
+    runtime: WorkerRuntime | IsolatedRuntime
     lock: threading.Lock
     state: ProcessState
     files: SlotFiles
@@ -275,8 +265,7 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
             root.mkdir(parents=True, exist_ok=True)
             scratch = tempfile.mkdtemp(prefix=f"{_safe(key)}-", dir=root)
             config = relocated(config, scratch, code_dir)
-            # a streamed cloud input's blobs: on this machine's disk, not the run folder's path
-            blobs_before = read_into(str(Path(scratch, "inputs")))
+            blobs_before = read_into(config.blobs_dir)  # given back with the process
         except Exception as error:  # noqa: BLE001 - a full disk, a damaged archive
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
@@ -287,7 +276,9 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
     assert files is not None
     state = ProcessState.save()
     streams = _keep_dask_logs_on(state.fds[1])
-    runtime = WorkerRuntime(config, worker)
+    runtime: WorkerRuntime | IsolatedRuntime = (  # read-only inputs: a process of its own
+        IsolatedRuntime(config, worker, files.phase, scratch) if config.read_only
+        else WorkerRuntime(config, worker))
     code_dirs = (config.code_dir, str(Path(config.entry_script_path).parent))
     tag = f"{step_tag(config.working_root)}#{worker.node_name}/{worker.process}"
     outbox = Outbox(transfer_roots(config)) if scratch is not None else None
@@ -297,7 +288,8 @@ def start_worker(key: str, config: WorkerConfig, worker: WorkerInfo, files: Slot
         os.environ[TAG_ENV] = tag  # what run() starts carries it: ended at stop_worker
         become_subreaper()  # what it orphans (a double fork) stays below this process
         runtime.start()
-        runtime.phases = PhaseWriter(Path(files.phase), memory_map=False)
+        if isinstance(runtime, WorkerRuntime):
+            runtime.phases = PhaseWriter(Path(files.phase), memory_map=False)
         Path(files.marker).parent.mkdir(parents=True, exist_ok=True)
         marker = os.open(files.marker, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     except BaseException as error:  # noqa: BLE001 - the process is given back whatever happened
@@ -523,6 +515,6 @@ def _keep_dask_logs_on(fd: int) -> list[tuple[logging.StreamHandler[Any], Any]]:
 
 __all__ = ["Marker", "SlotFiles", "bundle_results", "code_cache_directory", "drain_worker",
            "halt_worker", "hosted_workers", "parse_marker", "probe_workers",
-           "read_bundle_results", "read_only_note", "read_task_marker", "relocated",
+           "read_bundle_results", "read_task_marker", "relocated",
            "run_tasks", "slot_files", "start_worker", "stop_worker", "transfer_folders",
            "transfer_roots"]

@@ -2,8 +2,11 @@
 
 :class:`~mlpipe.runtime.backends.local.WorkerProcess` starts a fresh interpreter
 that imports this module (and, through it, :mod:`mlpipe.runtime.worker`) and calls
-:func:`main` on its end of a socket to the driver. The worker runs init(), then
-tasks in small batches, and answers with one message each:
+:func:`main` on its end of a socket to the driver (or to a Dask worker that runs a
+step's code in a process of its own, :mod:`.dask_isolated`). The first message is
+``(WorkerConfig, WorkerInfo)``, with the phase file's path as a third item when it is
+not the local backend's. The worker runs init(), then tasks in small batches, and
+answers with one message each:
 
 - ``("ready", pid)`` or ``("init_failed", message, traceback, stage)`` after init();
 - a :class:`~mlpipe.runtime.tasks.TaskResult` as a plain tuple per task, sent the
@@ -23,6 +26,7 @@ import select
 import signal
 from collections import deque
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from mlpipe.runtime.phases import PhaseWriter, phase_file
@@ -41,7 +45,7 @@ def main(fd: int, parent: int | None = None) -> None:
     die_with_parent(parent)
     become_subreaper()  # orphans of run()'s processes stay in this worker's tree
     conn = Connection(fd)
-    config, worker = conn.recv()
+    config, worker, *phases = conn.recv()  # a Dask worker's step process names its phase file
     if config.read_only:  # while single-threaded: a mount namespace of its own
         try:
             apply_read_only(config.read_only)
@@ -49,18 +53,22 @@ def main(fd: int, parent: int | None = None) -> None:
             _send_quietly(conn, ("init_failed", "the step's ro_mount inputs could not be made "
                                  f"read-only: {error}", ""))
             return
-    serve(conn, config, worker)
+    serve(conn, config, worker, *phases)
 
 
-def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo) -> None:
+def serve(conn: Connection, config: WorkerConfig, worker: WorkerInfo,
+          phases: str | None = None) -> None:
     """Body of a worker process: init, then run tasks from ``conn`` until told to stop.
+    ``phases``: the phase file, when not the local backend's (a Dask worker's, written
+    without a memory map: another host may read it).
 
     When the driver is gone (its end of the socket closed), the worker calls
     shutdown() and exits quietly.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's to handle
     runtime = WorkerRuntime(config, worker)
-    runtime.phases = PhaseWriter(phase_file(config.working_root, worker.node_name, worker.process))
+    runtime.phases = PhaseWriter(Path(phases), memory_map=False) if phases else PhaseWriter(
+        phase_file(config.working_root, worker.node_name, worker.process))
     try:
         runtime.start()
     except InitError as error:

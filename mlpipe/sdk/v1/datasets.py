@@ -23,7 +23,15 @@ from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.sdk.assets import AssetStore
 from mlpipe.sdk.callsite import call_site, caller_dir
 from mlpipe.sdk.io import Input
-from mlpipe.sdk.v1.datastores import DataPath, Datastore, datastore_argument, local_text
+from mlpipe.sdk.v1.datastores import (
+    DataPath,
+    Datastore,
+    cloud_text,
+    datastore_argument,
+    datastore_path,
+    local_copy,
+    local_text,
+)
 from mlpipe.sdk.v1.mltables import (
     delimited_mltable,
     files_mltable,
@@ -273,9 +281,18 @@ class DataReference:
         return os.fspath(DataPath(self.datastore, self.path_on_datastore))
 
     def to_input(self, mode: str | None = None) -> Input:
-        path = self.local_path()
-        return Input(type="uri_file" if Path(path).is_file() else "uri_folder", path=path,
-                     mode="download" if self.mode == "download" else None)
+        """The step input: on a storage account's datastore, its ``azureml://datastores/``
+        URI, read when the step runs (as azureml-core moves no data when a pipeline is
+        defined); else the local folder."""
+        how = "download" if self.mode == "download" else None
+        path = DataPath(self.datastore, self.path_on_datastore)
+        uri = path.cloud_uri()
+        if uri is not None:
+            return Input(type=self.datastore.input_type(self.path_on_datastore), path=uri,
+                         mode=how)
+        local = os.fspath(path)
+        return Input(type="uri_file" if Path(local).is_file() else "uri_folder", path=local,
+                     mode=how)
 
     def _with_mode(self, mode: str) -> DataReference:
         return DataReference(self.datastore, self.data_reference_name, self.path_on_datastore,
@@ -346,7 +363,9 @@ class FileDataset:
         its ``mlpipe.toml`` stand-in when one is mapped (else the URL itself)."""
         if "://" in self.path:
             found = stand_in(self.path, self._base)
-            return str(found) if found is not None else self.path
+            if found is not None:
+                return str(found)
+            return local_copy(self.path, self._base) or self.path  # a datastore's: fetched now
         path = Path(self.path)
         return self.path if path.is_absolute() else str((self._base / path).resolve())
 
@@ -363,6 +382,9 @@ class FileDataset:
         return self
 
     def to_input(self, mode: str | None = None) -> Input:
+        lazy = self._cloud_input(mode)
+        if lazy is not None:
+            return lazy
         path = self.local_path()
         if self.type == "uri_folder" and (self.partition_format or is_glob(self.path)):
             return Input(type="mltable", path=str(files_mltable(path, self.partition_format)),
@@ -371,6 +393,17 @@ class FileDataset:
         if kind == "uri_folder" and Path(path).is_file():
             kind = "uri_file"
         return Input(type=kind, path=path, mode=mode)
+
+    def _cloud_input(self, mode: str | None) -> Input | None:
+        """A dataset of a datastore's folder or file (``from_files(datastore.path(...))``) as
+        its URI, read when the step runs; ``None`` when it needs local files first (a
+        table, a glob, a partition format) or is not on a storage account."""
+        found = datastore_path(self.path, self._base)
+        if found is None or self.type != "uri_folder" or self.partition_format \
+                or is_glob(self.path) or stand_in(self.path, self._base) is not None:
+            return None
+        return Input(type=found.datastore.input_type(found.path_on_datastore), path=self.path,
+                     mode=mode)
 
 
 def _files_of(dataset: FileDataset) -> list[Path]:
@@ -470,7 +503,7 @@ class FileDatasetFactory:
         file's path become its partition keys, for ``ParallelRunConfig(partition_keys=...)``."""
         if isinstance(path, os.PathLike) or (isinstance(path, tuple) and len(path) == 2
                                              and isinstance(path[0], Datastore)):
-            path = local_text(path)
+            path = cloud_text(path) or local_text(path)  # a datastore's: read when used
         if not isinstance(path, str):
             paths = list(path)
             if len(paths) != 1:

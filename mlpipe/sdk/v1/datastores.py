@@ -13,6 +13,12 @@ writes datastore outputs). For a registered datastore with no such mapping that 
 filled from the storage account: ``os.fspath(datastore.path("mnist/"))`` downloads the
 blobs below ``mnist/`` through the runs folder's etag cache first (a blob already there is
 not downloaded again), so v1 datasets built on it read the account's data.
+
+A step input of such a datastore (``DataReference``, ``DataPath``, ``(DataPath,
+DataPathComputeBinding)``, ``Dataset.File.from_files(datastore.path(...))``) moves no data
+when the pipeline is defined, as in azureml-core: it is the URI
+``azureml://datastores/<name>/paths/<path>`` (:meth:`Datastore.cloud_uri`), read when the
+step runs, as a v2 input of that mode is.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from typing import Any
 from mlpipe.compiler.assets import ASSETS_FILE, cloud_location, load_asset_map, stand_in
 from mlpipe.compiler.values import DEFAULT_DATASTORE
 from mlpipe.data.cloud.store import DatastoreInfo, DatastoreStore
+from mlpipe.data.cloud.uris import parse_cloud_uri
 from mlpipe.diagnostics import Diagnostic, ValidationError
 from mlpipe.plan import CloudLocation
 from mlpipe.runs import DATASTORES_DIR, resolve_runs_dir
@@ -45,6 +52,12 @@ class DataPath(os.PathLike[str]):
         local = self.datastore.local_root / self.path_on_datastore.lstrip("/")
         self.datastore._fill(self.path_on_datastore, local)
         return str(local)
+
+    def cloud_uri(self) -> str | None:
+        """The path's ``azureml://datastores/...`` URI when its datastore is in a storage
+        account (``None``: a local folder); nothing is read."""
+        cloud_uri = getattr(self.datastore, "cloud_uri", None)
+        return cloud_uri(self.path_on_datastore) if cloud_uri is not None else None
 
     def __repr__(self) -> str:
         return f"DataPath({self.datastore.name!r}, {self.path_on_datastore!r})"
@@ -121,24 +134,40 @@ class Datastore:
                                      f"{path.lstrip('/')}", asset_map)
         return location
 
+    def cloud_uri(self, path: str | None) -> str | None:
+        """``azureml://datastores/<name>/paths/<path>`` when the datastore is in a storage
+        account (registered, not mapped to a local folder), else ``None``."""
+        if self._location(path or "") is None:
+            return None
+        return f"azureml://datastores/{self.name}/paths/{(path or '').lstrip('/')}"
+
+    def input_type(self, path: str | None) -> str:
+        """``uri_file`` when ``path`` is one blob of the account (one HEAD request), else
+        ``uri_folder`` (written as a folder, the whole container, or no such blob)."""
+        location = self._location(path or "")
+        if location is None or not location.path or (path or "").endswith("/"):
+            return "uri_folder"
+        from mlpipe.data.cloud.access import access_for  # noqa: PLC0415
+        from mlpipe.data.cloud.blobs import blob_properties  # noqa: PLC0415
+
+        try:
+            blob_properties(access_for(location), location.container, location.path)
+        except Exception:  # noqa: BLE001 - no blob of that name: a folder (or nothing,
+            return "uri_folder"  # which the job's check before it starts names)
+        return "uri_file"
+
     def _fill(self, path: str, local: Path) -> None:
         """Download the blob (or the blobs below the folder) ``path`` into ``local``."""
         location = self._location(path)
         if location is None:
             return
         from mlpipe.data.cloud.access import access_for  # noqa: PLC0415
-        from mlpipe.data.cloud.blobs import blob_properties  # noqa: PLC0415
         from mlpipe.data.cloud.cache import materialize  # noqa: PLC0415
 
-        access = access_for(location)
-        single = bool(location.path) and not path.endswith("/")
-        if single:
-            try:
-                blob_properties(access, location.container, location.path)
-            except Exception:  # noqa: BLE001 - not one blob: a folder
-                single = False
+        single = self.input_type(path) == "uri_file"
         cache = resolve_runs_dir() / "assets" / "blob_cache"
-        materialize(location, access, local, cache, single_file=single, prune=False)
+        materialize(location, access_for(location), local, cache, single_file=single,
+                    prune=False)
 
     def _send(self, local: Path, path: str) -> None:
         """Upload the file or folder ``local`` to ``path`` in the storage account."""
@@ -262,6 +291,31 @@ def _register(workspace: Any, kind: str, name: str, container: str, account: str
     return datastore
 
 
+def cloud_text(item: Any) -> str | None:
+    """The ``azureml://datastores/...`` URI of a v1 path argument (a ``DataPath``, a
+    ``(datastore, path)`` pair) on a storage account's datastore, else ``None``."""
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Datastore):
+        item = DataPath(item[0], str(item[1]))
+    return item.cloud_uri() if isinstance(item, DataPath) else None
+
+
+def datastore_path(uri: str, base: Path) -> DataPath | None:
+    """The ``DataPath`` an ``azureml://datastores/<name>/paths/<path>`` URI names, or
+    ``None`` for any other text."""
+    parts = parse_cloud_uri(uri)
+    if parts is None or parts.datastore is None:
+        return None
+    path = parts.path + ("/" if parts.path and uri.endswith("/") else "")
+    return DataPath(Datastore(None, parts.datastore, base=base), path)
+
+
+def local_copy(uri: str, base: Path) -> str | None:
+    """The local copy of an ``azureml://datastores/...`` URI (downloaded now, through the
+    etag cache), or ``None`` for any other text."""
+    found = datastore_path(uri, base)
+    return os.fspath(found) if found is not None else None
+
+
 def local_text(item: Any) -> str:
     """A v1 path argument as text: a ``DataPath``, a ``(datastore, path)`` pair, a path."""
     if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], Datastore):
@@ -269,4 +323,5 @@ def local_text(item: Any) -> str:
     return os.fspath(item) if isinstance(item, os.PathLike) else str(item)
 
 
-__all__ = ["DEFAULT_DATASTORE", "DataPath", "DataPathComputeBinding", "Datastore", "local_text"]
+__all__ = ["DEFAULT_DATASTORE", "DataPath", "DataPathComputeBinding", "Datastore", "cloud_text",
+           "datastore_path", "local_copy", "local_text"]

@@ -137,7 +137,7 @@ class Wiring:
         if _is_binding(item):
             param = item[0]
             name = param.name if isinstance(param, PipelineParameter) else default_name
-            return self._remember(item, self._local(name, resolve(param), None, "file"))
+            return self._remember(item, self._local(name, resolve(param), item[1].mode, "file"))
         written = written_data(item)
         if written is not None:
             return self._remember(item, self._upstream(item, written))
@@ -173,7 +173,8 @@ class Wiring:
 
     def _local(self, name: str, dataset: Any, mode: str | None, kind: str) -> str:
         if isinstance(dataset, DataPath):
-            dataset = DataReference(dataset.datastore, name, dataset.path_on_datastore)
+            dataset = DataReference(dataset.datastore, name, dataset.path_on_datastore,
+                                    "download" if mode == "download" else "mount")
         if isinstance(dataset, Input):
             value = dataset
         elif hasattr(dataset, "to_input"):

@@ -30,13 +30,24 @@ pytestmark = [
 ]
 
 
+@pytest.mark.parametrize("local_input", [False, True],
+                         ids=["in-the-dask-worker", "in-the-steps-own-process"])
 def test_hidden_workers_read_a_streamed_datastore_input_into_their_own_folder(
-        tmp_path: Path, azurite: Azurite) -> None:
+        tmp_path: Path, azurite: Azurite, local_input: bool) -> None:
     container = azurite.container("dask")
     upload(container, DOCS)
     runs, project = tmp_path / "runs", tmp_path / "user"
     pipeline = write_job(project, input_uri="azureml://datastores/blobs/paths/in/",
                          output_uri="azureml://datastores/blobs/paths/out/")
+    if local_input:  # a read-only local input too: the step's code runs in a process of its own
+        (tmp_path / "model").mkdir()
+        (tmp_path / "model" / "weights.txt").write_text("w\n", encoding="utf-8")
+        text = pipeline.read_text(encoding="utf-8")
+        pipeline.write_text(text.replace(
+            "      data: ${{parent.inputs.docs}}\n",
+            "      data: ${{parent.inputs.docs}}\n"
+            f"      model: {{type: uri_folder, path: {tmp_path / 'model'}}}\n"), encoding="utf-8")
+        assert str(tmp_path / "model") in pipeline.read_text(encoding="utf-8")
     point_at(project, azurite, "blobs")
     register(project, runs, "blobs", container.container_name)
     with dask_processes(tmp_path / "cluster") as cluster:

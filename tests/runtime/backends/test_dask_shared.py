@@ -111,7 +111,8 @@ def test_a_worker_killed_mid_step_leaves_the_other_running(
     try:
         wait_for(lambda: any(tmp_path.glob("blocked-*")), "mini-batch f05 running", job)
         blocked = next(tmp_path.glob("blocked-*"))
-        victim = int(blocked.name.split("-")[1])
+        # run() is in the step's own process (its input is read-only): its parent is the worker
+        victim = psutil.Process(int(blocked.name.split("-")[1])).ppid()
         assert victim in workers  # a worker process the test started
         os.kill(victim, signal.SIGKILL)
         block.unlink()  # the retry, on the other worker, goes straight through
