@@ -129,6 +129,16 @@ def test_classify(reason: str, cause: str) -> None:
     assert sweep.classify(reason) == cause
 
 
+def test_a_threshold_failure_is_classified_by_its_error_groups() -> None:
+    """A step stopped by its error threshold says why in its error groups (the console's
+    ``24 x ModuleNotFoundError: ...`` lines): a library the entry script needs is a framework
+    cause, not mlpipe's."""
+    reason = "step train: 6 mini-batches failed, more than mini_batch_error_threshold = 5"
+    output = f"{reason}\n  24 x ModuleNotFoundError: No module named 'skops'\n  details: e.txt\n"
+    assert sweep.classify(reason, output) == "framework (skops)"
+    assert sweep.classify(reason, reason) == "mlpipe"
+
+
 def test_a_failed_job_is_explained_by_its_first_failed_step(tmp_path: Path) -> None:
     record = {"steps": {
         "late": {"status": "failed", "ended_at": "2026-01-01T00:00:09", "error": "upstream"},
