@@ -331,6 +331,11 @@ class IOResolver:
             return self._bound(name, ref, decl_type, mode, decl, path, step)
         if value is None:
             return PlanInput(name, str(decl_type or "string"), optional=optional, location=loc)
+        if isinstance(value, str) and references_in(value) and step and is_data_type(decl_type):
+            # azure-ai-ml submits it as a literal the service reads as the data input's path:
+            # the same path as written under `path:`
+            return self._data(name, str(decl_type), decl.get("mode") if decl else None,
+                              self._data_path(value, path), self.doc, path, step, optional)
         if isinstance(value, str) and references_in(value):
             value = self._interpolate(value, path, step)
         return self._literal(name, value, decl, path, str(decl_type or literal_type(value)))
@@ -375,12 +380,14 @@ class IOResolver:
         """``"prefix-${{parent.inputs.x}}"`` with pipeline literals substituted."""
 
         def render(ref: Reference) -> str:
+            if ref.expression.strip() == "parent.name":
+                return self.place.job_name
             found = self.pipeline_inputs.get(ref.name) if ref.scope == "parent_input" else None
             if found is not None and found.value is not None:
                 return str(found.as_argument())
             self.reporter.error(self.doc, path,
                                 f"{ref.text} inside a longer string must name a literal pipeline "
-                                f"input", code="binding")
+                                f"input or the job's name (${{{{parent.name}}}})", code="binding")
             return ref.text
 
         return substitute(text, render) if step else text
@@ -490,6 +497,12 @@ class IOResolver:
                              cloud=found.cloud)
         if ref.scope == "step_output":
             return self._upstream(name, ref, type_, mode, optional, path, step)
+        if ref.expression.strip() == "parent.name" and not self.standalone:
+            # the pipeline job's name, as the service substitutes it
+            literal = self._literal(name, self.place.job_name, decl, path,
+                                    str(type_ or "string"), ref.text)
+            return PlanInput(name, literal.type, value=literal.value, optional=optional,
+                             location=loc)
         if ref.scope in ("input", "output"):
             self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
         elif ref.scope == "parent_output":
