@@ -331,6 +331,11 @@ class IOResolver:
             return self._bound(name, ref, decl_type, mode, decl, path, step)
         if value is None:
             return PlanInput(name, str(decl_type or "string"), optional=optional, location=loc)
+        if isinstance(value, str) and references_in(value) and step and is_data_type(decl_type):
+            # azure-ai-ml submits it as a literal the service reads as the data input's path:
+            # the same path as written under `path:`
+            return self._data(name, str(decl_type), decl.get("mode") if decl else None,
+                              self._data_path(value, path), self.doc, path, step, optional)
         if isinstance(value, str) and references_in(value):
             value = self._interpolate(value, path, step)
         return self._literal(name, value, decl, path, str(decl_type or literal_type(value)))

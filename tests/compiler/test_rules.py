@@ -588,3 +588,28 @@ def test_a_binding_output_mapping_is_the_binding_alone(project: Path, tmp_path: 
     assert result.plan is not None
     output = result.plan.step("prep").outputs["o"]
     assert output.type == "uri_folder" and output.path == result.plan.outputs["po"].path
+
+
+@pytest.mark.parametrize("written", [
+    '"${{parent.inputs.folder}}/a.txt"',                       # as dsl_pipeline/data_binding_expression
+    '{type: uri_file, path: "${{parent.inputs.folder}}/a.txt"}',  # the path: form
+])
+def test_a_data_input_built_from_a_binding(project: Path, tmp_path: Path, written: str) -> None:
+    """``component_in_file: ${{parent.inputs.folder}}/a.txt`` for a declared uri_file input:
+    azure-ai-ml submits the text and the service reads it as the input's path, as it reads
+    the ``path:`` form; both are the pipeline input's folder joined with the rest, checked
+    like any local path."""
+    comp = ("type: command\nname: c\ninputs:\n  f: {type: uri_file}\n"
+            "command: cat ${{inputs.f}}\nenvironment: azureml:env:1\n")
+    write(project, "comp.yml", comp)
+    head = "inputs:\n  folder: {type: uri_folder, path: ./data}\n"
+    jobs = f"  cat:\n    component: ./comp.yml\n    inputs:\n      f: {written}\n"
+    result = compile_result(pipeline(project, jobs, head=head), tmp_path)
+    assert result.errors == [], [d.format() for d in result.errors]
+    assert result.plan is not None
+    given = result.plan.step("cat").inputs["f"]
+    assert given.type == "uri_file" and given.value is None
+    assert given.path == str((project / "data" / "a.txt").resolve())
+    missing = pipeline(project, jobs.replace("a.txt", "none.txt"), head=head, name="missing.yml")
+    err = only_error(compile_result(missing, tmp_path), "not found")
+    assert err.key_path.startswith("jobs.cat.inputs.f")

@@ -6,12 +6,19 @@ one line per URI, with no secret anywhere."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.azurite_support import KEY, Azurite
-from tests.conftest import run_cli
+from tests.conftest import REPO, run_cli
 from tests.jobs.cloud_support import (
     DOCS,
     point_at,
@@ -173,52 +180,59 @@ def run(mini_batch):
 """
 
 
+NAMES = [f"doc_{i:02d}.txt" for i in range(12)]
+
+
+def _killable(tmp_path: Path, azurite: Azurite, name: str, mode: str
+              ) -> tuple[Any, Path, list[str]]:
+    """A datastore of 12 blobs, a job reading them one a mini-batch (0.4 s each, one worker)
+    and uploading its rows: ``(container, runs folder, its job create command)``."""
+    container = azurite.container(name)
+    upload(container, {blob: f"{blob}\n" for blob in NAMES})
+    runs = tmp_path / "runs"
+    pipeline = write_job(tmp_path, input_uri=f"azureml://datastores/{name}/paths/in/",
+                         output_uri=f"azureml://datastores/{name}/paths/out/", size=1,
+                         script=SLOW_SCORE, mode=mode)
+    point_at(tmp_path, azurite, name)
+    register(tmp_path, runs, name, container.container_name)
+    return container, runs, ["job", "create", "--file", str(pipeline), "--name", "killed",
+                             "--no-progress", "--set",
+                             "jobs.score.max_concurrency_per_instance=1"]
+
+
+def _kill_9_when(command: list[str], runs: Path, ready: Callable[[], bool]) -> None:
+    """Start ``mlpipe <command>`` and kill it (-9, the runner and its workers at once) as
+    soon as ``ready()`` holds (or it ended)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
+    first = subprocess.Popen([sys.executable, "-m", "mlpipe", *command], env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and first.poll() is None and not ready():
+        time.sleep(0.05)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait()
+
+
 @pytest.mark.slow
 def test_a_resume_after_kill_9_reads_and_writes_no_finished_blob_again(
         tmp_path: Path, azurite: Azurite) -> None:
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    from tests.conftest import REPO
-
-    container = azurite.container("kill")
-    names = [f"doc_{i:02d}.txt" for i in range(12)]
-    upload(container, {name: f"{name}\n" for name in names})
-    runs = tmp_path / "runs"
-    pipeline = write_job(tmp_path, input_uri="azureml://datastores/kill/paths/in/",
-                         output_uri="azureml://datastores/kill/paths/out/", size=1,
-                         script=SLOW_SCORE)
-    point_at(tmp_path, azurite, "kill")
-    register(tmp_path, runs, "kill", container.container_name)
-    command = [sys.executable, "-m", "mlpipe", "job", "create", "--file", str(pipeline),
-               "--name", "killed", "--no-progress",
-               "--set", "jobs.score.max_concurrency_per_instance=1"]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
+    container, runs, command = _killable(tmp_path, azurite, "kill", "ro_mount")
     fragment = f"/{container.container_name}/in/"
-    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 120
-    while len(azurite.requests("GET", fragment)) < 5 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    os.killpg(first.pid, signal.SIGKILL)  # the runner and its workers, at once
-    first.wait()
+    _kill_9_when(command, runs, lambda: len(azurite.requests("GET", fragment)) >= 5)
     before = len(azurite.requests("GET", fragment))
-    assert 5 <= before < len(names)
-    proc = run_cli(*command[3:], env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert 5 <= before < len(NAMES)
+    proc = run_cli(*command, env={"MLPIPE_RUNS_DIR": str(runs)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     reads = azurite.requests("GET", fragment)
-    per_blob = {name: sum(1 for r in reads if r.endswith(f"/in/{name}")) for name in names}
+    per_blob = {name: sum(1 for r in reads if r.endswith(f"/in/{name}")) for name in NAMES}
     assert all(1 <= n <= 2 for n in per_blob.values()), per_blob
     # at most the one mini-batch running when it was killed (concurrency 1) is read again
     assert sum(1 for n in per_blob.values() if n == 2) <= 1, per_blob
     writes = azurite.requests("PUT", f"/{container.container_name}/out/")
     assert len(writes) == 1  # the append_row file, once
     rows = container.download_blob("out/parallel_run_step.txt").readall().decode().split()
-    assert rows == names  # every row once, in input order
-
+    assert rows == NAMES  # every row once, in input order
 
 
 @pytest.mark.slow
@@ -227,49 +241,21 @@ def test_a_download_input_resumed_after_kill_9_reads_no_blob_again(
     """download mode: every blob is copied before the first mini-batch, through the etag
     cache; killed (-9) half-way through the mini-batches, the resume reads no blob again
     and runs only the mini-batches not finished; the output is written once."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
     from mlpipe.runtime.journal import finished_count
-    from tests.conftest import REPO
 
-    container = azurite.container("killdl")
-    names = [f"doc_{i:02d}.txt" for i in range(12)]
-    upload(container, {name: f"{name}\n" for name in names})
-    runs = tmp_path / "runs"
-    pipeline = write_job(tmp_path, input_uri="azureml://datastores/killdl/paths/in/",
-                         output_uri="azureml://datastores/killdl/paths/out/", size=1,
-                         script=SLOW_SCORE, mode="download")
-    point_at(tmp_path, azurite, "killdl")
-    register(tmp_path, runs, "killdl", container.container_name)
-    command = [sys.executable, "-m", "mlpipe", "job", "create", "--file", str(pipeline),
-               "--name", "killed", "--no-progress",
-               "--set", "jobs.score.max_concurrency_per_instance=1"]
-    env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_RUNS_DIR": str(runs)}
-    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)
+    container, runs, command = _killable(tmp_path, azurite, "killdl", "download")
     state = runs / "killed" / "score" / ".mlpipe"
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and first.poll() is None:
-        if state.is_dir() and finished_count(state) >= 4:
-            break
-        time.sleep(0.05)
-    os.killpg(first.pid, signal.SIGKILL)  # the runner and its workers, at once
-    first.wait()
-    done = finished_count(state)
-    assert 4 <= done < len(names)
+    _kill_9_when(command, runs, lambda: state.is_dir() and finished_count(state) >= 4)
+    assert 4 <= finished_count(state) < len(NAMES)
     fragment = f"/{container.container_name}/in/"
-    assert sorted(r.rsplit("/", 1)[1] for r in azurite.requests("GET", fragment)) == names
-    proc = run_cli(*command[3:], env={"MLPIPE_RUNS_DIR": str(runs)})
+    assert sorted(r.rsplit("/", 1)[1] for r in azurite.requests("GET", fragment)) == NAMES
+    proc = run_cli(*command, env={"MLPIPE_RUNS_DIR": str(runs)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "every blob was in the cache" in proc.stdout
-    assert sorted(r.rsplit("/", 1)[1] for r in azurite.requests("GET", fragment)) == names
+    assert sorted(r.rsplit("/", 1)[1] for r in azurite.requests("GET", fragment)) == NAMES
     assert len(azurite.requests("PUT", f"/{container.container_name}/out/")) == 1
     rows = container.download_blob("out/parallel_run_step.txt").readall().decode().split()
-    assert rows == names  # every row once, in input order
+    assert rows == NAMES  # every row once, in input order
 
 def _sas(container_name: str, **permissions: bool) -> str:
     from datetime import datetime, timedelta, timezone
