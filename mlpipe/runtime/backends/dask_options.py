@@ -29,6 +29,7 @@ from mlpipe.diagnostics import did_you_mean
 from mlpipe.runtime.backends.errors import BackendError
 
 SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
+TOML_FILE = "mlpipe.toml"  # compiler.assets.ASSETS_FILE (the runtime does not import the compiler)
 TLS_KEYS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 
 
@@ -93,9 +94,7 @@ class DaskOptions:
     def from_toml(cls, base_dir: str | Path) -> DaskOptions:
         """The ``[dask]`` table of ``<base_dir>/mlpipe.toml`` (the job's, beside its YAML);
         empty options when there is no such file or table."""
-        from mlpipe.compiler.assets import ASSETS_FILE  # noqa: PLC0415 - compiled already
-
-        path = Path(base_dir) / ASSETS_FILE
+        path = Path(base_dir) / TOML_FILE
         if not path.is_file():
             return cls()
         try:
@@ -159,4 +158,4 @@ def chosen_options(given: DaskOptions | None = None,
     return (given or DaskOptions()).over(from_toml.over(environment))
 
 
-__all__ = ["SCHEDULER_ENV", "DaskOptions", "DaskOptionsError", "chosen_options"]
+__all__ = ["SCHEDULER_ENV", "TOML_FILE", "DaskOptions", "DaskOptionsError", "chosen_options"]

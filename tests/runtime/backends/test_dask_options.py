@@ -13,6 +13,7 @@ import pytest
 import mlpipe
 from mlpipe.runtime.backends.dask_options import (
     SCHEDULER_ENV,
+    TOML_FILE,
     DaskOptions,
     DaskOptionsError,
     chosen_options,
@@ -84,6 +85,12 @@ def test_a_toml_that_cannot_be_used_is_refused_naming_the_file(
     with pytest.raises(DaskOptionsError, match=message) as raised:
         chosen_options(None, tmp_path)
     assert str(tmp_path / "mlpipe.toml") in str(raised.value)
+
+
+def test_the_dask_table_is_read_from_the_jobs_mlpipe_toml() -> None:
+    from mlpipe.compiler.assets import ASSETS_FILE
+
+    assert TOML_FILE == ASSETS_FILE  # the file the compiler reads [assets] and [datastores] from
 
 
 def test_the_environment_variable_is_read_in_one_place() -> None:
