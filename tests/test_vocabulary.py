@@ -99,3 +99,25 @@ def test_numbers_are_read_by_one_parser() -> None:
                if module != "schema/ranges.py" for node in ast.walk(tree)
                if isinstance(node, ast.FunctionDef) and node.name.strip("_") == "to_number"]
     assert parsers == [], "read a number with mlpipe.schema.ranges.to_number"
+
+
+def _names_a_record(node: ast.expr) -> bool:
+    """``record``, ``other_record``, ``self.record``, ``job_record``: a job record's name."""
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+    return name == "record" or name.endswith("_record")
+
+
+def test_the_job_record_is_read_through_its_model_only() -> None:
+    """No ``record["key"]`` or ``record.get("key")`` outside ``jobs/record.py``: a job's
+    record is a :class:`~mlpipe.jobs.record.JobRecord`, read by attribute."""
+    looked_up = [f"{module}:{node.lineno}: {ast.unparse(node)}" for module, tree in _modules()
+                 if module != "jobs/record.py" for node in ast.walk(tree)
+                 if (isinstance(node, ast.Subscript) and _names_a_record(node.value)
+                     and isinstance(node.slice, ast.Constant))
+                 or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                     and node.func.attr == "get" and _names_a_record(node.func.value))]
+    spelled = [f"{path.relative_to(PACKAGE)}: {word}" for path in sorted(PACKAGE.rglob("*.py"))
+               if path.relative_to(PACKAGE).as_posix() != "jobs/record.py"
+               for word in ('record["', "record['", "record.get(")
+               if word in path.read_text(encoding="utf-8")]
+    assert looked_up == [] and spelled == []

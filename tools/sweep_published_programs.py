@@ -277,7 +277,8 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
                   r"CredentialUnavailableError"),
     ("datastore", r"register_azure_blob_container|account_key|account_name|"
                   r"azureml://datastores/(?!workspaceblobstore)|[Dd]atastore '[^']+' .*not"),
-    ("cloud data", r"cannot be reached from here|URLError|ConnectionError|"
+    ("cloud data", r"cannot be reached from here|cannot reach the storage account|URLError|"
+                   r"ConnectionError|"
                    r"reading cloud storage needs|RemoteAssetsError|not available offline|"
                    r"Name or service not known|wasbs?://|abfss?://"),
 )
@@ -286,11 +287,14 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
 def classify(reason: str, output: str = "") -> str:
     """What stops a run: a missing framework, cloud-only, cloud data, datastore, timeout, or
     mlpipe (this project's to fix)."""
+    tail = "\n".join(output.splitlines()[-30:])
     missing = re.search(r"No module named '([\w.]+)'", reason)
+    if missing is None and re.search(r"mini-batches failed|no worker could start", reason, re.I):
+        # the step's error groups below the reason say what its mini-batches hit
+        missing = re.search(r"\d+ x ModuleNotFoundError: No module named '([\w.]+)'", tail)
     if missing:
         top = missing.group(1).split(".")[0]
         return "mlpipe" if top in _OWN else f"framework ({top})"
-    tail = "\n".join(output.splitlines()[-30:])
     for cause, pattern in CAUSES:
         if re.search(pattern, reason) or (cause != "timeout" and re.search(pattern, tail)):
             return cause

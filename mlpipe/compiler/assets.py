@@ -101,14 +101,16 @@ class AssetMap:
         """``(absolute local path, None)`` or ``(None, remote reference)`` for a path as written.
 
         Local paths (``file:`` prefix allowed) are relative to ``base_dir``; a remote
-        reference mapped in ``[assets]`` becomes its local path.
+        reference mapped in ``[assets]`` becomes its local path, and so does one below a
+        mapped URL (``"https://<account>.blob.core.windows.net" = "./blob"``: its containers
+        are sub-folders), as scripts' downloads of it are (:func:`stand_in`).
         """
         raw = reference.strip()
         if is_remote(raw):
             target = self.mapping.get(raw)
             if target is not None and is_remote(target):  # a data asset of cloud data
                 return None, target.strip()
-            local = self.local(raw)
+            local = _under(self, raw)  # mapped itself, or below a mapped URL prefix
             return (local, None) if local is not None else (None, raw)
         path = Path(strip_file_prefix(raw)).expanduser()
         path = path if path.is_absolute() else base_dir / path

@@ -31,6 +31,7 @@ from mlpipe.compiler.values import (
     remote_kind,
     resolve_data_path,
 )
+from mlpipe.data.cloud.uris import is_account_uri
 from mlpipe.diagnostics import Location, did_you_mean
 from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type, is_literal_type
 from mlpipe.plan import CloudLocation, PlanInput, PlanOutput, RemoteAsset
@@ -178,8 +179,15 @@ class IOResolver:
         cloud = None
         if template and node.name not in self.place.given_steps:
             # a registered datastore's output is written here, then uploaded
-            cloud, _ = cloud_location(filled_template(self.place, node.name, name, template),
-                                      self.assets, anonymous=False)
+            filled = filled_template(self.place, node.name, name, template)
+            cloud, _ = cloud_location(filled, self.assets, anonymous=False)
+            if cloud is None and is_account_uri(filled):
+                self.reporter.warn(self.doc, template_at, f"output '{name}' names {filled}, "
+                                   f"which no datastore holds: it is written to {written} "
+                                   "only (nothing is uploaded without a credential)",
+                                   code="cloud-output", hint="register a datastore of its "
+                                   "account and container with a credential (mlpipe "
+                                   "datastore create --file datastore.yml) to upload it")
             if cloud is not None and type_ == "uri_file" and cloud.uri.endswith("/"):
                 cloud = dataclasses.replace(cloud, path=f"{cloud.path}/{Path(written).name}"
                                             .lstrip("/"))
@@ -380,12 +388,14 @@ class IOResolver:
         """``"prefix-${{parent.inputs.x}}"`` with pipeline literals substituted."""
 
         def render(ref: Reference) -> str:
+            if ref.expression.strip() == "parent.name":
+                return self.place.job_name
             found = self.pipeline_inputs.get(ref.name) if ref.scope == "parent_input" else None
             if found is not None and found.value is not None:
                 return str(found.as_argument())
             self.reporter.error(self.doc, path,
                                 f"{ref.text} inside a longer string must name a literal pipeline "
-                                f"input", code="binding")
+                                f"input or the job's name (${{{{parent.name}}}})", code="binding")
             return ref.text
 
         return substitute(text, render) if step else text
@@ -495,6 +505,12 @@ class IOResolver:
                              cloud=found.cloud)
         if ref.scope == "step_output":
             return self._upstream(name, ref, type_, mode, optional, path, step)
+        if ref.expression.strip() == "parent.name" and not self.standalone:
+            # the pipeline job's name, as the service substitutes it
+            literal = self._literal(name, self.place.job_name, decl, path,
+                                    str(type_ or "string"), ref.text)
+            return PlanInput(name, literal.type, value=literal.value, optional=optional,
+                             location=loc)
         if ref.scope in ("input", "output"):
             self.reporter.error(self.doc, path, legacy_message(ref.text), code="legacy-binding")
         elif ref.scope == "parent_output":

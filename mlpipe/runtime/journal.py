@@ -93,6 +93,9 @@ LOCK_FILE = "journal.lock"  # in the state folder, beside the journal folder: ne
 LEGACY_DIR = "mini_batches"  # part files + finished.jsonl of earlier versions: never read
 SEGMENT_BYTES = 256 << 20  # a new segment file starts past this size
 _BULK = 1 << 12  # mini-batches sealed at once (bounded memory: a few hundred bytes each)
+# from this many records the seal works a column at a time with numpy (journal_bulk); below,
+# in plain loops (journal_plain): importing numpy would cost more than the loops
+BULK_FROM = 5_000
 _SEGMENT_NAME = re.compile(r"segment-(\d{4,5})")
 _STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 _make_rec = Rec._make  # a Rec from a tuple of all its fields, without the keyword handling
@@ -326,8 +329,7 @@ class Journal:
             fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".mlpipe-tmp",
                                         dir=target.parent)
         temporary = Path(name)
-        from mlpipe.runtime.journal_bulk import place, wanted  # noqa: PLC0415 - numpy: the seal
-
+        seal = self._seal_module()
         slots = self._input_order() if order is None else array(
             "i", (slot for slot in map(self._ids.find, order) if slot >= 0))
         placed = array("q", [-1]) * len(self._index)  # slot -> offset of its rows in target
@@ -337,12 +339,15 @@ class Journal:
             output = _Output(out, header.encode("utf-8", DATA_ERRORS) if header else b"")
             start = output.size
             blocks = _Blocks(self)
-            chosen = wanted(slots, self._length, self._status, self._fresh,
+            chosen = seal.wanted(slots, self._length, self._status, self._fresh,
                                  unique=order is None)
             columns = (self._segment, self._offset, self._length, self._crc)
+            bulk = getattr(seal, "place", None)
             for at in range(0, len(chosen), _BULK):
                 chunk = chosen[at:at + _BULK]
-                if not place(chunk, columns, self._reader, output.add, placed):
+                if bulk is None:
+                    self._place_each(chunk, output, blocks, placed)
+                elif not bulk(chunk, columns, self._reader, output.add, placed):
                     self._place_each(chunk.tolist(), output, blocks, placed)
             size, crc = output.close()
         self._seal_into(temporary, placed, size, crc)
@@ -370,9 +375,18 @@ class Journal:
 
     def _input_order(self) -> array[int]:
         """The slots this run recorded or reused, by mini-batch index (then slot)."""
-        from mlpipe.runtime.journal_bulk import input_order  # noqa: PLC0415
+        return self._seal_module().input_order(self._index, self._ids.slots(among=self._seen))
 
-        return input_order(self._index, self._ids.slots(among=self._seen))
+    def _seal_module(self) -> Any:
+        """:mod:`~mlpipe.runtime.journal_bulk` (numpy) from :data:`BULK_FROM` records, else
+        :mod:`~mlpipe.runtime.journal_plain`: the same work."""
+        if len(self._index) >= BULK_FROM:
+            import mlpipe.runtime.journal_bulk as bulk  # noqa: PLC0415 - numpy: the seal
+
+            return bulk
+        import mlpipe.runtime.journal_plain as plain  # noqa: PLC0415
+
+        return plain
 
     def _damaged(self, mini_batch_id: str, slot: int) -> None:
         segment, offset, length = self._segment[slot], self._offset[slot], self._length[slot]
@@ -384,13 +398,11 @@ class Journal:
     def _seal_into(self, temporary: Path, placed: array[int], size: int, crc: int) -> None:
         """Point every record at its rows in the new output, then rename both into place."""
         assert self.rows_file is not None
-        from mlpipe.runtime.journal_bulk import point_at_output  # noqa: PLC0415
-
         # the segments are removed below: every record points into the output from now on
         self._segment = array("H", [OUTPUT_SEGMENT]) * len(self._segment)
         # succeeded, but their rows are not in the output: they run again
-        forget = point_at_output(self._ids.live_mask(), placed, self._offset, self._length,
-                                 self._status)
+        forget = self._seal_module().point_at_output(self._ids.live_mask(), placed,
+                                                     self._offset, self._length, self._status)
         for slot in forget:
             self._ids.remove(self._ids.key(slot))
             self._headers.pop(slot, None)
@@ -861,7 +873,7 @@ class Journal:
                 assert self._seal is not None
                 handle.write(frame(encode(Rec("", 0, SEALED, 0, 0, 0, OUTPUT_SEGMENT,
                                               self._seal[0], self._seal[1]))))
-            if not self._headers:  # nearly always: a column at a time
+            if not self._headers and len(self._index) >= BULK_FROM:  # a column at a time
                 slots = array("q", self._ids.slots())
                 for at in range(0, len(slots), _BULK):
                     if not self._write_uniform(handle, slots[at:at + _BULK]):

@@ -613,3 +613,16 @@ def test_a_data_input_built_from_a_binding(project: Path, tmp_path: Path, writte
     missing = pipeline(project, jobs.replace("a.txt", "none.txt"), head=head, name="missing.yml")
     err = only_error(compile_result(missing, tmp_path), "not found")
     assert err.key_path.startswith("jobs.cat.inputs.f")
+
+
+def test_the_job_name_binds_a_literal_input(project: Path, tmp_path: Path) -> None:
+    """``component_in_string: ${{parent.name}}`` (dsl_pipeline/data_binding_expression/
+    input_literal_meta.yml): the pipeline job's name, alone or inside a longer string."""
+    jobs = ("  a:\n    type: command\n    command: echo ${{inputs.s}} ${{inputs.t}}\n"
+            "    environment: azureml:env:1\n    inputs:\n      s: ${{parent.name}}\n"
+            "      t: run-${{parent.name}}-x\n")
+    result = compile_result(pipeline(project, jobs), tmp_path, job_name="nightly_7")
+    assert result.errors == [], [d.format() for d in result.errors]
+    assert result.plan is not None
+    inputs = result.plan.step("a").inputs
+    assert inputs["s"].value == "nightly_7" and inputs["t"].value == "run-nightly_7-x"

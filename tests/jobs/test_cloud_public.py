@@ -122,3 +122,36 @@ def test_a_url_mlpipe_does_not_read_is_refused_saying_why(tmp_path: Path, url: s
     assert says in line
     assert f'"{url}" = "./local/path"' in text  # the [assets] line to write
     assert "Traceback" not in text
+
+
+def test_an_output_on_a_container_no_datastore_holds_is_local_only_with_a_warning(
+        tmp_path: Path) -> None:
+    """Nothing is written anonymously: the output stays in the run folder, and the compiler
+    says so (was: silently), naming what to register to upload it."""
+    url = "https://acct.blob.core.windows.net/data/out/"
+    write_job(tmp_path, input_uri="./in", output_uri=url)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "x.txt").write_text("x\n")
+    proc = run_cli("job", "validate", "--file", str(tmp_path / "pipeline.yml"),
+                   env={"MLPIPE_RUNS_DIR": str(tmp_path / "runs")})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = proc.stdout + proc.stderr
+    (line,) = [x for x in text.splitlines() if "outputs.scored.path" in x]
+    assert "warning:" in line and f"output 'scored' names {url}, which no datastore holds" in line
+    assert "register a datastore of its account and container with a credential" in line
+
+
+def test_an_account_url_mapped_in_assets_is_read_from_its_local_copy(tmp_path: Path) -> None:
+    """``[assets]`` still wins, a URL prefix too (the account's containers as sub-folders,
+    as scripts' downloads of it are mapped): no request to the account at all."""
+    from tests.jobs.cloud_support import write_local
+
+    write_local(tmp_path / "blob" / "sampledata" / "in", FILES)
+    pipeline = write_job(tmp_path, input_uri="https://pipelinedata.blob.core.windows.net/"
+                                             "sampledata/in/", output_uri="./out")
+    (tmp_path / "mlpipe.toml").write_text(
+        '[assets]\n"https://pipelinedata.blob.core.windows.net" = "./blob"\n')
+    proc = _create(pipeline, tmp_path / "runs", "mapped")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = (tmp_path / "out" / "parallel_run_step.txt").read_text().splitlines()
+    assert rows == ["a.txt: ay", "b.txt: bee", "c.txt: sea"]

@@ -1,5 +1,6 @@
 """The journal's seal a column at a time gives the bytes of the one-by-one path: the same
-append_row output and the same index, whatever the ids, rows, outcomes and damage."""
+append_row output and the same index, whatever the ids, rows, outcomes and damage; a small
+journal's seal in plain loops (no numpy) gives them too."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mlpipe.runtime import journal as journal_module
 from mlpipe.runtime import journal_format
 from mlpipe.runtime.journal import JOURNAL_DIR, Finished, Journal, _segment_name
 from mlpipe.runtime.journal_format import Rec
@@ -38,14 +40,56 @@ _outcome = st.tuples(st.sampled_from(("Succeeded", "Failed")), _line,
 
 @settings(max_examples=40, deadline=None)
 @given(first=st.lists(_outcome, min_size=1, max_size=30), again=st.data(),
-       long_ids=st.booleans())
+       long_ids=st.booleans(), bulk=st.booleans())
 def test_a_sealed_journal_holds_each_kept_mini_batchs_rows_once_in_input_order(
-        tmp_path_factory, first, again, long_ids: bool) -> None:  # type: ignore[no-untyped-def]
+        tmp_path_factory, first, again, long_ids: bool,  # type: ignore[no-untyped-def]
+        bulk: bool) -> None:
     """Two runs (the second resumes and reruns some mini-batches), rows damaged on disk
-    between them, then the seal: the output holds the rows of every mini-batch whose last
-    outcome is this run's or an earlier success, in input order, checksums failing rows
-    left out; a reader of the sealed journal finds each kept mini-batch's rows there."""
-    root = tmp_path_factory.mktemp("journal")
+    between them, then the seal (with numpy, or in plain loops): the output holds the rows
+    of every mini-batch whose last outcome is this run's or an earlier success, in input
+    order, checksums failing rows left out; a reader of the sealed journal finds each kept
+    mini-batch's rows there."""
+    saved = journal_module.BULK_FROM
+    journal_module.BULK_FROM = 0 if bulk else saved
+    try:
+        _two_runs_sealed(tmp_path_factory.mktemp("journal"), first, again, long_ids)
+    finally:
+        journal_module.BULK_FROM = saved
+
+
+def test_the_plain_seal_writes_the_bytes_of_the_bulk_one(tmp_path: Path) -> None:
+    """One journal (rows, failures, a mini-batch run twice, a rerun from a resume) sealed
+    with numpy and in plain loops: the same append_row output and index, byte for byte."""
+    sealed = {}
+    for bulk in (True, False):
+        root = tmp_path / str(bulk)
+        saved = journal_module.BULK_FROM
+        journal_module.BULK_FROM = 0 if bulk else 10**9
+        try:
+            journal = Journal(root, resume=False, rows_file=root / "out.txt")
+            for index in range(300):
+                status = "Failed" if index % 7 == 3 else "Succeeded"
+                journal.commit(Finished(f"mb{index:04d}", (index * 37) % 300, status, 2,
+                                        2 * (status == "Succeeded"), 2 * (status != "Succeeded")),
+                               f"row {index} a\nrow {index} b\n" if index % 5 else None)
+            journal.close()
+            journal = Journal(root, resume=True, rows_file=root / "out.txt")
+            for index in range(300):
+                journal.reuse(f"mb{index:04d}", (index * 37) % 300)
+            for index in range(0, 300, 7):
+                journal.commit(Finished(f"mb{index:04d}", (index * 37) % 300, "Succeeded", 2,
+                                        2, 0), f"again {index}\n")
+            journal.write()
+            journal.close()
+        finally:
+            journal_module.BULK_FROM = saved
+        sealed[bulk] = {path.relative_to(root): path.read_bytes()
+                        for path in sorted(root.rglob("*")) if path.is_file()}
+    assert sealed[True] == sealed[False]
+    assert sealed[True][Path("out.txt")].count(b"again") == 43
+
+
+def _two_runs_sealed(root: Path, first, again, long_ids: bool) -> None:  # type: ignore[no-untyped-def]
     rows_file = root / "out.txt"
 
     def mb_id(index: int) -> str:

@@ -85,11 +85,14 @@ def test_a_data_asset_of_cloud_data_runs_through_its_datastore(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("registered", [True, False])
 def test_the_lightgbm_sweep_notebook_reads_its_https_and_wasbs_inputs_from_the_account(
-        tmp_path: Path, azurite: Azurite) -> None:
+        tmp_path: Path, azurite: Azurite, registered: bool) -> None:
     """Its command and sweep jobs name iris.csv as https://azuremlexamples.blob.core.windows.net
     /datasets/iris.csv and wasbs://datasets@azuremlexamples...: both are read through the
-    registered datastore of that container (a public one: no credential), downloaded once."""
+    registered datastore of that container, or with none registered anonymously, as Azure
+    reads that public container (mlpipe.toml only says where the account is); downloaded
+    once."""
     import json
 
     from tests.sdk.notebook_support import iris_csv, make_lightgbm_sweep
@@ -106,13 +109,17 @@ def test_the_lightgbm_sweep_notebook_reads_its_https_and_wasbs_inputs_from_the_a
         "name: examples\ntype: azure_blob\naccount_name: azuremlexamples\n"
         "container_name: datasets\n")
     (folder / "mlpipe.toml").write_text(
-        f'[datastores.examples]\naccount_url = "{azurite.url("azuremlexamples")}"\n')
+        f'[datastores.examples]\naccount_url = "{azurite.url("azuremlexamples")}"\n'
+        + ('' if registered else 'account_name = "azuremlexamples"\n'))
     runs = tmp_path / "runs"
     env = {"MLPIPE_RUNS_DIR": str(runs)}
-    assert run_cli("datastore", "create", "--file", str(folder / "examples.yml"),
-                   env=env).returncode == 0
+    if registered:
+        assert run_cli("datastore", "create", "--file", str(folder / "examples.yml"),
+                       env=env).returncode == 0
+    before = len(azurite.requests("GET", "/azuremlexamples/datasets/iris.csv"))
     proc = run_cli("run-script", str(notebook), cwd=folder, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     records = [json.loads(p.read_text()) for p in runs.glob("*/job.json")]
     assert sorted(r["status"] for r in records) == ["completed"] * 3
-    assert len(azurite.requests("GET", "/azuremlexamples/datasets/iris.csv")) == 1
+    assert len(azurite.requests("GET", "/azuremlexamples/datasets/iris.csv")) == before + 1
+    assert registered or not (runs / "assets" / "datastores.json").exists()

@@ -143,9 +143,12 @@ def describe_error(error: BaseException, location: CloudLocation,
         fix_store = f"set {access.source} to the right {access.credential.replace('_', ' ')}"
     if status is None and kind in ("ServiceRequestError", "ServiceRequestTimeoutError",
                                    "ConnectionError", "ClientConnectorError"):
+        where = (f'an mlpipe.toml entry [datastores.<name>] account_name = '
+                 f'"{location.account_name}", account_url = "..."' if location.public else
+                 f"[datastores.{name}] account_url in mlpipe.toml, or the datastore's "
+                 "endpoint and protocol")
         return Problem(f"cannot reach the storage account at {location.account_url}",
-                       f"check the account's URL ([datastores.{name}] account_url in "
-                       "mlpipe.toml, or the datastore's endpoint and protocol) and the network")
+                       f"check the account's URL ({where}) and the network")
     if status is None and kind in ("ClientAuthenticationError", "CredentialUnavailableError"):
         return Problem(f"no credential for account '{location.account_name}': "
                        f"{access.source} found none",

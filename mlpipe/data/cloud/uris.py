@@ -63,6 +63,12 @@ def is_cloud_uri(text: object) -> bool:
     return isinstance(text, str) and parse_cloud_uri(text) is not None
 
 
+def is_account_uri(text: object) -> bool:
+    """A cloud URI naming an account and a container (not a datastore)."""
+    parts = parse_cloud_uri(text) if isinstance(text, str) else None
+    return parts is not None and parts.account is not None
+
+
 def _clean(path: str) -> str:
     """A blob name prefix: no leading or doubled slashes, percent-escapes decoded."""
     return "/".join(part for part in unquote(path).split("/") if part)
@@ -72,4 +78,5 @@ def join(prefix: str, name: str) -> str:
     return f"{prefix}/{name}" if prefix else name
 
 
-__all__ = ["DEFAULT_SUFFIX", "CloudUri", "is_cloud_uri", "join", "parse_cloud_uri"]
+__all__ = ["DEFAULT_SUFFIX", "CloudUri", "is_account_uri", "is_cloud_uri", "join",
+           "parse_cloud_uri"]

@@ -19,7 +19,7 @@ import heapq
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 from mlpipe.runtime.records import AttemptRecord
@@ -76,10 +76,14 @@ class RunChart:
         return Axis(self.start, self.span, name)
 
     def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["slowest"] = [asdict(attempt) for attempt in self.slowest]
-        data["rows"] = [asdict(attempt) for attempt in self.rows]
-        return data
+        """Plain lists and dicts (built directly: ``dataclasses.asdict`` deep-copies each of a
+        few thousand values, milliseconds of the driver at each report)."""
+        return {"start": self.start, "span": self.span, "attempts": self.attempts,
+                "processes": list(self.processes), "totals": [list(t) for t in self.totals],
+                "busy": [list(row) for row in self.busy],
+                "failed": [list(row) for row in self.failed], "finished": list(self.finished),
+                "slowest": [_attempt_json(a) for a in self.slowest],
+                "rows": [_attempt_json(a) for a in self.rows]}
 
     @classmethod
     def from_json(cls, data: Any) -> RunChart | None:
@@ -98,6 +102,13 @@ class RunChart:
                        tuple(Attempt(**attempt) for attempt in data.get("rows") or ()))
         except (KeyError, TypeError, ValueError):
             return None
+
+
+_ATTEMPT_FIELDS = tuple(f.name for f in fields(Attempt))
+
+
+def _attempt_json(attempt: Attempt) -> dict[str, Any]:
+    return {name: getattr(attempt, name) for name in _ATTEMPT_FIELDS}
 
 
 class Slowest:

@@ -137,18 +137,33 @@ class Timeline:
             return out
         origin, span = axis or (self.first, self.span)
         width, part = self._width, (span or 1.0) / buckets
-        for bucket, value in _nonzero(values):
-            # what a grid bucket holds lies between the first start and the last end
-            low = min(max(max(self._origin + bucket * width, self.first) - origin, 0.0), span)
-            high = max(min(min(self._origin + (bucket + 1) * width, self.last) - origin, span),
-                       0.0)
-            if high <= low:
-                out[min(max(int(low / part), 0), buckets - 1)] += value
+        first, last, grid, top = self.first, self.last, self._origin, buckets - 1
+        # one grid bucket at a time, in plain comparisons (no min/max calls: a million of
+        # them made a chart take a tenth of a second)
+        for bucket, value in enumerate(values):
+            if not value:
                 continue
-            for index in range(int(low / part), min(int(high / part), buckets - 1) + 1):
-                overlap = min(high, (index + 1) * part) - max(low, index * part)
+            # what a grid bucket holds lies between the first start and the last end
+            low = grid + bucket * width
+            high = low + width
+            low = (first if low < first else low) - origin
+            high = (last if high > last else high) - origin
+            low = 0.0 if low < 0.0 else span if low > span else low
+            high = 0.0 if high < 0.0 else span if high > span else high
+            index, end = int(low / part), int(high / part)
+            if index > top:
+                index = top
+            if end > top:
+                end = top
+            if high <= low or index == end:
+                out[index] += value
+                continue
+            share = value / (high - low)
+            for at in range(index, end + 1):
+                overlap = ((at + 1) * part if (at + 1) * part < high else high) - (
+                    at * part if at * part > low else low)
                 if overlap > 0:
-                    out[index] += value * overlap / (high - low)
+                    out[at] += share * overlap
         return out
 
     def started(self, process: str, buckets: int,

@@ -108,3 +108,13 @@ def test_a_container_read_anonymously_is_refused_by_the_services_answer(
     assert problem is not None and expected in problem.message
     if code != "BlobNotFound":
         assert "register a datastore of account 'acct', container 'data'" in problem.fix
+
+
+def test_an_unreachable_public_account_says_how_to_say_where_it_is() -> None:
+    location = CloudLocation(uri="https://acct.blob.core.windows.net/data/in/",
+                             account_name="acct", account_url="http://127.0.0.1:9/acct",
+                             container="data", path="in", public=True)
+    problem = blobs.probe(location, access_for(location), "folder")
+    assert problem is not None
+    assert problem.message == "cannot reach the storage account at http://127.0.0.1:9/acct"
+    assert '[datastores.<name>] account_name = "acct", account_url = "..."' in problem.fix

@@ -111,11 +111,15 @@ def test_v1_mnist_notebook_reads_its_registered_blob_container(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("era", ["current", "contrib"])
 def test_v1_iris_notebook_reads_its_registered_blob_containers(
-        tmp_path: Path, azurite: Azurite) -> None:
-    from tests.sdk.notebook_support import IRIS_ROWS, make_iris_v1
+        tmp_path: Path, azurite: Azurite, era: str) -> None:
+    """The published notebook, current and as of 2019 (azureml.contrib's ParallelRunStep with
+    the model as ``models=[model]``), reads both registered containers from the account."""
+    from tests.sdk.notebook_support import IRIS_ROWS, make_iris_contrib, make_iris_v1
 
-    notebook = make_iris_v1(tmp_path / "iris")
+    make = make_iris_v1 if era == "current" else make_iris_contrib
+    notebook = make(tmp_path / "iris")
     folder = notebook.parent
     _to_account(azurite, folder, ("sampledata", "iris-model"))
     shutil.rmtree(folder / "blob")
