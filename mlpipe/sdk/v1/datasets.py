@@ -247,7 +247,8 @@ class DatasetConsumptionConfig:
 
     def to_input(self) -> Input:
         mode = None if self.mode == "direct" else self.mode
-        return resolve(self.dataset).to_input(mode)
+        given: Input = resolve(self.dataset).to_input(mode)
+        return given
 
 
 class DataReference:
