@@ -15,20 +15,18 @@ import pdb
 import pprint
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError
 from mlpipe.import_mirrors import mode as import_mirrors_mode
+from mlpipe.jobs.console import Echo
 from mlpipe.jobs.record import JobRecord
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 from mlpipe.wording import plural
-
-Echo = Callable[[str], None]
 
 
 class DebugError(MlpipeError, ValueError):

@@ -6,13 +6,8 @@ from collections.abc import Sequence
 from typing import Any, TypeVar, get_args
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
-from mlpipe.schema.inputs_outputs import (
-    DATA_TYPES,
-    LITERAL_TYPES,
-    InputMode,
-    OutputMode,
-    OutputType,
-)
+from mlpipe.io_types import DATA_TYPES, LITERAL_TYPES, InputMode, OutputMode
+from mlpipe.schema.inputs_outputs import OutputType
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.tracking import Record, reading_file
 
