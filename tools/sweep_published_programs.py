@@ -22,8 +22,9 @@ project), with its own runs folder and a timeout. A failure's reason is the last
 line of its output, classified (:func:`classify`): ``framework`` (a library the program's
 own code needs is not installed here), ``cloud-only`` (refused: it needs a workspace),
 ``cloud data`` (a download or registry asset with no local stand-in), ``datastore``
-(waits on registered cloud datastores), ``timeout``, and ``mlpipe`` for the rest: those are
-this project's to fix.
+(waits on registered cloud datastores), ``timeout``, ``program returns no results`` (its
+``run()`` returns fewer results than items, so its mini-batches count as failed, as in the
+cloud), and ``mlpipe`` for the rest: those are this project's to fix.
 """
 
 from __future__ import annotations
@@ -270,6 +271,9 @@ def reason_of(output: str) -> str:
 _OWN = ("azure", "azureml", "mlpipe", "mltable", "mldesigner")
 CAUSES = (  # (cause, pattern on the reason and output): first match wins
     ("timeout", r"^timeout after"),
+    # PRS counts a mini-batch whose run() returns fewer results than items as failed (the
+    # program's own choice: it returns [] and writes its outputs itself)
+    ("program returns no results", r"x run\(\) returned 0 results for a mini-batch"),
     ("cloud-only", r"NotAvailableLocally|runs in Azure only|needs a workspace|"
                    r"azureml://registries/|AutoML|remote asset not available offline: flow "),
     ("workspace asset", r"AssetNotFoundError|is registered in .*registry\.json"),

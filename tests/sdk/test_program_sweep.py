@@ -137,6 +137,8 @@ def test_a_threshold_failure_is_classified_by_its_error_groups() -> None:
     output = f"{reason}\n  24 x ModuleNotFoundError: No module named 'skops'\n  details: e.txt\n"
     assert sweep.classify(reason, output) == "framework (skops)"
     assert sweep.classify(reason, reason) == "mlpipe"
+    empty = f"{reason}\n  9 x run() returned 0 results for a mini-batch of 121 items: 121 items\n"
+    assert sweep.classify(reason, empty) == "program returns no results"
 
 
 def test_a_failed_job_is_explained_by_its_first_failed_step(tmp_path: Path) -> None:
