@@ -1,7 +1,7 @@
 """``mlpipe.automl``: mirror of ``azure.ai.ml.automl``, whose names import but never train.
 
 AutoML trains its models in Azure ML only. Each name is
-:class:`~mlpipe.sdk.unavailable.Unavailable`: a published notebook imports as written and
+:class:`~mlpipe.unavailable.Unavailable`: a published notebook imports as written and
 stops at the first use (``classification(...)``, ``regression(...)``) with one
 ``NotAvailableLocally`` line saying what to do. A ``type: automl`` step in a pipeline YAML is
 validated, and skipped with ``--skip-step`` (docs/running.md).
@@ -10,7 +10,7 @@ Mirror module: docs/architecture.md lists every mirror.
 
 from __future__ import annotations
 
-from mlpipe.sdk.unavailable import unavailable_module
+from mlpipe.unavailable import unavailable_module
 
 HINT = ("AutoML trains its models in Azure ML only; run the job with azure-ai-ml against a "
         "workspace, or write the step in a pipeline YAML and run the rest here with "

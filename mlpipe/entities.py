@@ -56,7 +56,7 @@ from mlpipe.sdk.resources import (
     Workspace,
 )
 from mlpipe.sdk.running import Job
-from mlpipe.sdk.unavailable import Unavailable
+from mlpipe.unavailable import Unavailable
 
 Command = CommandNode
 Parallel = ParallelNode

@@ -41,7 +41,7 @@ catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps working::
     ├── DownloadError (LookupError)  mlpipe.jobs.download  the job runs, no such output, a clash
     ├── DebugError (ValueError)    mlpipe.jobs.debug    no such step or mini-batch to debug
     ├── NotebookError (ValueError)  mlpipe.scripts    a script or notebook run-script cannot read
-    └── NotAvailableLocally (RuntimeError)  mlpipe.sdk.unavailable  a workspace-only call
+    └── NotAvailableLocally (RuntimeError)  mlpipe.unavailable  a workspace-only call
 
 The azure-core mirrors (mlpipe.sdk.exceptions: AzureError, ResourceNotFoundError, ...) keep
 azure-core's own hierarchy instead, so scripts' ``except`` clauses match as in the cloud.

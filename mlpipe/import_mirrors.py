@@ -73,7 +73,7 @@ INERT = ("azureml._restclient", "azureml.telemetry", "azureml._base_sdk_common",
          "azureml._common")
 # azureml v1 packages whose work runs in Azure ML only (AutoML, many-models training): each
 # module below them imports as written and every name is
-# :class:`~mlpipe.sdk.unavailable.Unavailable`, so a published notebook stops at its first use
+# :class:`~mlpipe.unavailable.Unavailable`, so a published notebook stops at its first use
 # with one ``NotAvailableLocally`` line, not a ModuleNotFoundError.
 CLOUD_ONLY = {prefix: ("AutoML trains its models in Azure ML only; run this part against a "
                        "workspace with azureml, or train the models in a ParallelRunStep of your "
@@ -195,8 +195,10 @@ class MirrorFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return
         hint = _cloud_only(module.__name__)
         if hint is not None:
-            stand_in = importlib.import_module("mlpipe.sdk.unavailable").unavailable_module
-            module.__getattr__ = stand_in(module.__name__, hint)  # type: ignore[method-assign]
+            from mlpipe.unavailable import unavailable_module  # noqa: PLC0415 - at first use
+
+            module.__getattr__ = unavailable_module(  # type: ignore[method-assign]
+                module.__name__, hint)
             return
         target = mirror_of(module.__name__)
         if target is None:  # a parent package (``azureml``) that is not installed

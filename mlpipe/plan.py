@@ -447,7 +447,8 @@ class ExecutionPlan:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready view (``mlpipe job validate --show-plan``)."""
-        return _jsonable(self)
+        view: dict[str, Any] = _jsonable(self)
+        return view
 
 
 def _jsonable(value: Any) -> Any:

@@ -151,19 +151,36 @@ def run_notebook(path: Path, argv: Sequence[str] = ()) -> None:
             _display_last_expression(code, namespace, f"{path}#cell{index}")
 
 
-def run_path(path: str | os.PathLike[str], argv: Sequence[str] = ()) -> None:
+def run_path(path: str | os.PathLike[str], argv: Sequence[str] = ()) -> int:
     """Run a ``.py`` script (like ``python FILE``) or the cells of an ``.ipynb`` notebook (in
-    its folder, like Jupyter) with the mirrors installed."""
+    its folder, like Jupyter) with the mirrors installed; its exit code: 0, or what its
+    ``sys.exit(...)`` says, as the interpreter reads it (``None`` 0, a number itself, any
+    other value printed on stderr and 1)."""
     script = Path(path).resolve()
     install_mirrors()
     sys.path.insert(0, str(script.parent))
-    if script.suffix == ".ipynb":
-        os.chdir(script.parent)  # as Jupyter starts a kernel in the notebook's folder
-        run_notebook(script, argv)
-    else:
-        sys.argv = [str(script), *argv]
-        runpy.run_path(str(script), run_name="__main__")
+    try:
+        if script.suffix == ".ipynb":
+            os.chdir(script.parent)  # as Jupyter starts a kernel in the notebook's folder
+            run_notebook(script, argv)
+        else:
+            sys.argv = [str(script), *argv]
+            runpy.run_path(str(script), run_name="__main__")
+    except SystemExit as exit_:
+        return exit_code(exit_.code)
+    return 0
 
 
-__all__ = ["NotebookError", "cell_code", "install_mirrors", "notebook_cells", "run_notebook",
-           "run_path"]
+def exit_code(code: object) -> int:
+    """The exit code of ``sys.exit(code)``, as the interpreter makes it: ``None`` is 0, an
+    integer itself, anything else is printed on stderr and is 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return int(code)
+    print(code, file=sys.stderr, flush=True)
+    return 1
+
+
+__all__ = ["NotebookError", "cell_code", "exit_code", "install_mirrors", "notebook_cells",
+           "run_notebook", "run_path"]

@@ -34,7 +34,7 @@ from mlpipe.sdk.sweep import (
     TruncationSelectionPolicy,
     Uniform,
 )
-from mlpipe.sdk.unavailable import Unavailable, unavailable_module
+from mlpipe.unavailable import Unavailable, unavailable_module
 
 HINT = ("mlpipe builds sweeps the way published programs do: call the command with a "
         "distribution for each swept input and sweep it, "

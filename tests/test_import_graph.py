@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     # 0: shared vocabulary, no mlpipe imports but each other
     ("mlpipe.errors", "mlpipe.frozen", "mlpipe.diagnostics", "mlpipe.version", "mlpipe.runs",
      "mlpipe.sizes", "mlpipe.limits", "mlpipe.wording", "mlpipe.cores",
-     "mlpipe.import_mirrors", "mlpipe.exports", "mlpipe.io_types"),
+     "mlpipe.import_mirrors", "mlpipe.exports", "mlpipe.io_types", "mlpipe.unavailable"),
     # 1: what a pipeline is: the YAML models, the plan, the data readers
     ("mlpipe.schema", "mlpipe.plan", "mlpipe.data", "mlpipe.settings_file"),
     # 2: turning models into a plan, and running a plan's parallel steps

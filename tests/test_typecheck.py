@@ -38,3 +38,27 @@ def test_project_settings_check_untyped_functions(tmp_path: Path) -> None:
     result = _mypy(str(bad))
     assert result.returncode == 1
     assert 'Unsupported operand types for + ("int" and "str")' in result.stdout
+
+
+def test_the_package_is_held_to_strict_settings(tmp_path: Path) -> None:
+    # The project's settings check any package named mlpipe as `mypy --strict` does: an Any
+    # returned where a type is promised, a call of an unannotated function, a name imported
+    # from a module that does not export it, a comparison that can never be true.
+    package = tmp_path / "mlpipe"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "base.py").write_text("from typing import Any\n\nVALUE: Any = 1\n",
+                                     encoding="utf-8")
+    (package / "loose.py").write_text(
+        "import json\n\nfrom mlpipe.base import Any\n\n\n"
+        "def count(text: str) -> int:\n    return json.loads(text)\n\n\n"
+        "def untyped(x):  # type: ignore[no-untyped-def]\n    return x\n\n\n"
+        "def call() -> None:\n    untyped(1)\n\n\n"
+        "def never(x: int) -> bool:\n    return x == 'x'\n", encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+         "--cache-dir", str(tmp_path / "cache"), "mlpipe"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert result.returncode == 1, result.stdout + result.stderr
+    for code in ("no-any-return", "no-untyped-call", "attr-defined", "comparison-overlap"):
+        assert f"[{code}]" in result.stdout, result.stdout

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
-from mlpipe.io_types import DATA_TYPES, LITERAL_TYPES
+from mlpipe.io_types import DATA_TYPES, INPUT_MODES, LITERAL_TYPES, OUTPUT_MODES
 from mlpipe.runs import CANCEL_FILE, JOB_LOCK_FILE, JOB_RECORD_FILE, JOB_REPORT_FILE
 from mlpipe.runtime.step_logs import LAYOUT
 
@@ -86,6 +86,17 @@ def test_the_data_and_literal_types_are_listed_in_io_types_only() -> None:
     assert lists == []
 
 
+def test_the_modes_are_listed_in_io_types_only() -> None:
+    """A list of the input or output modes (``ro_mount``, ``download``, ...) is io_types'
+    (``INPUT_MODES``, ``OUTPUT_MODES``, ``PORT_MODES``, ``EVAL_MODES``); a rule about some
+    of them (which are read-only, which are streamed) stays with its owner."""
+    lists = [f"{module}:{line}: {sorted(members)}" for module, tree in _modules()
+             if module != "io_types.py" for line, members in _collections(tree)
+             if members >= set(INPUT_MODES) or members >= set(OUTPUT_MODES)
+             or members >= {"eval_mount", "eval_download"} and len(members) == 2]
+    assert lists == []
+
+
 def test_set_is_built_once() -> None:
     built = [f"{module}:{node.lineno}" for module, tree in _modules()
              if module != "cli/arguments.py" for node in ast.walk(tree)
@@ -99,3 +110,25 @@ def test_numbers_are_read_by_one_parser() -> None:
                if module != "schema/ranges.py" for node in ast.walk(tree)
                if isinstance(node, ast.FunctionDef) and node.name.strip("_") == "to_number"]
     assert parsers == [], "read a number with mlpipe.schema.ranges.to_number"
+
+
+def _names_a_record(node: ast.expr) -> bool:
+    """``record``, ``other_record``, ``self.record``, ``job_record``: a job record's name."""
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+    return name == "record" or name.endswith("_record")
+
+
+def test_the_job_record_is_read_through_its_model_only() -> None:
+    """No ``record["key"]`` or ``record.get("key")`` outside ``jobs/record.py``: a job's
+    record is a :class:`~mlpipe.jobs.record.JobRecord`, read by attribute."""
+    looked_up = [f"{module}:{node.lineno}: {ast.unparse(node)}" for module, tree in _modules()
+                 if module != "jobs/record.py" for node in ast.walk(tree)
+                 if (isinstance(node, ast.Subscript) and _names_a_record(node.value)
+                     and isinstance(node.slice, ast.Constant))
+                 or (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                     and node.func.attr == "get" and _names_a_record(node.func.value))]
+    spelled = [f"{path.relative_to(PACKAGE)}: {word}" for path in sorted(PACKAGE.rglob("*.py"))
+               if path.relative_to(PACKAGE).as_posix() != "jobs/record.py"
+               for word in ('record["', "record['", "record.get(")
+               if word in path.read_text(encoding="utf-8")]
+    assert looked_up == [] and spelled == []

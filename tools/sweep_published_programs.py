@@ -22,8 +22,9 @@ project), with its own runs folder and a timeout. A failure's reason is the last
 line of its output, classified (:func:`classify`): ``framework`` (a library the program's
 own code needs is not installed here), ``cloud-only`` (refused: it needs a workspace),
 ``cloud data`` (a download or registry asset with no local stand-in), ``datastore``
-(waits on registered cloud datastores), ``timeout``, and ``mlpipe`` for the rest: those are
-this project's to fix.
+(waits on registered cloud datastores), ``timeout``, ``program returns no results`` (its
+``run()`` returns fewer results than items, so its mini-batches count as failed, as in the
+cloud), and ``mlpipe`` for the rest: those are this project's to fix.
 """
 
 from __future__ import annotations
@@ -270,6 +271,9 @@ def reason_of(output: str) -> str:
 _OWN = ("azure", "azureml", "mlpipe", "mltable", "mldesigner")
 CAUSES = (  # (cause, pattern on the reason and output): first match wins
     ("timeout", r"^timeout after"),
+    # PRS counts a mini-batch whose run() returns fewer results than items as failed (the
+    # program's own choice: it returns [] and writes its outputs itself)
+    ("program returns no results", r"x run\(\) returned 0 results for a mini-batch"),
     ("cloud-only", r"NotAvailableLocally|runs in Azure only|needs a workspace|"
                    r"azureml://registries/|AutoML|remote asset not available offline: flow "),
     ("workspace asset", r"AssetNotFoundError|is registered in .*registry\.json"),
@@ -277,7 +281,8 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
                   r"CredentialUnavailableError"),
     ("datastore", r"register_azure_blob_container|account_key|account_name|"
                   r"azureml://datastores/(?!workspaceblobstore)|[Dd]atastore '[^']+' .*not"),
-    ("cloud data", r"cannot be reached from here|URLError|ConnectionError|"
+    ("cloud data", r"cannot be reached from here|cannot reach the storage account|URLError|"
+                   r"ConnectionError|"
                    r"reading cloud storage needs|RemoteAssetsError|not available offline|"
                    r"Name or service not known|wasbs?://|abfss?://"),
 )
@@ -286,11 +291,14 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
 def classify(reason: str, output: str = "") -> str:
     """What stops a run: a missing framework, cloud-only, cloud data, datastore, timeout, or
     mlpipe (this project's to fix)."""
+    tail = "\n".join(output.splitlines()[-30:])
     missing = re.search(r"No module named '([\w.]+)'", reason)
+    if missing is None and re.search(r"mini-batches failed|no worker could start", reason, re.I):
+        # the step's error groups below the reason say what its mini-batches hit
+        missing = re.search(r"\d+ x ModuleNotFoundError: No module named '([\w.]+)'", tail)
     if missing:
         top = missing.group(1).split(".")[0]
         return "mlpipe" if top in _OWN else f"framework ({top})"
-    tail = "\n".join(output.splitlines()[-30:])
     for cause, pattern in CAUSES:
         if re.search(pattern, reason) or (cause != "timeout" and re.search(pattern, tail)):
             return cause
@@ -346,7 +354,10 @@ def run(program: Program, how: str, timeout: float) -> Outcome:
             return Outcome(program, how, True, seconds)
         why, detail = step_failure(scratch / "runs") or (reason_of(output), output)
         why = why.replace(f"{scratch}{os.sep}", "")  # the scratch copy's paths: relative
-        return Outcome(program, how, False, seconds, why, classify(why, detail))
+        cause = classify(why, detail)
+        if cause == "mlpipe" and detail is not output:
+            cause = classify(why, output)  # the console's error groups say more
+        return Outcome(program, how, False, seconds, why, cause)
     except Exception as error:  # the sweep goes on: this row says what went wrong
         return Outcome(program, how, False, time.monotonic() - started,
                        f"sweep: {type(error).__name__}: {error}", "sweep")

@@ -119,8 +119,9 @@ def add_backend(parser: argparse.ArgumentParser) -> None:
     with :func:`backend_choice`."""
     choices = ", ".join(f"{spec.name} ({spec.summary})" if spec.summary else spec.name
                         for spec in BACKENDS.values())
-    parser.add_argument("--backend", choices=backend_names(), default="local",
-                        help=f"where parallel steps run: {choices}; default: local")
+    parser.add_argument("--backend", choices=backend_names(), default=None,
+                        help=f"where parallel steps run: {choices}; default: local, or the "
+                             "backend whose options are given (--scheduler: dask)")
     for spec in BACKENDS.values():
         if not spec.options:
             continue
@@ -137,14 +138,16 @@ def add_backend(parser: argparse.ArgumentParser) -> None:
 
 
 def backend_choice(args: argparse.Namespace) -> BackendChoice:
-    """The backend ``args`` chose and the values of its options given on the command line;
-    :class:`UsageError` for an option of another backend."""
-    chosen: str = getattr(args, "backend", "local")
+    """The backend ``args`` chose and the values of its options given on the command line
+    (options of one backend without ``--backend`` choose it: ``--scheduler`` is ``--backend
+    dask``); :class:`UsageError` for an option of another backend."""
+    given = [(dest.removeprefix(BACKEND_OPTION_DEST).partition(":"), value)
+             for dest, value in vars(args).items() if dest.startswith(BACKEND_OPTION_DEST)]
+    implied = {backend for (backend, _, _), _ in given}
+    chosen: str = getattr(args, "backend", None) or (
+        implied.pop() if len(implied) == 1 else "local")
     options: dict[str, Any] = {}
-    for dest, value in vars(args).items():
-        if not dest.startswith(BACKEND_OPTION_DEST):
-            continue
-        backend, _, name = dest.removeprefix(BACKEND_OPTION_DEST).partition(":")
+    for (backend, _, name), value in given:
         if backend != chosen:
             flag = "--" + name.replace("_", "-")
             raise UsageError(f"{flag} is an option of the {backend} backend: add --backend "

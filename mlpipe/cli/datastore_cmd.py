@@ -54,7 +54,7 @@ def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParse
 
 def _view(datastore: Any) -> dict[str, Any]:
     """A datastore as ``az ml datastore show`` prints it (no secret)."""
-    view = datastore._to_dict()
+    view: dict[str, Any] = datastore._to_dict()
     credentials = getattr(datastore, "credentials", None)
     view["credentials"] = {"type": _credential_word(credentials)}
     return view

@@ -64,8 +64,8 @@ def render(result: Any, output: str, *, query_active: bool = False) -> str:
         return json.dumps(result, ensure_ascii=False, indent=2, sort_keys=True,
                           separators=(",", ": "), default=str) + "\n"
     if output in ("yaml", "yamlc"):
-        return yaml.safe_dump(json.loads(json.dumps(result, default=str)),
-                              default_flow_style=False, allow_unicode=True)
+        return str(yaml.safe_dump(json.loads(json.dumps(result, default=str)),
+                                  default_flow_style=False, allow_unicode=True))
     rows = result if isinstance(result, list) else [result]
     if output == "tsv":
         return "".join(_tsv_row(row) + "\n" for row in rows)

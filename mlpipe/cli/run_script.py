@@ -56,10 +56,7 @@ def run_script(args: argparse.Namespace) -> int:
     if path.suffix not in (".py", ".ipynb"):
         raise UsageError(f"{path}: expected a .py script or an .ipynb notebook")
     try:
-        run_path(path, args.args)
-    except SystemExit as exit_:
-        code = exit_.code
-        return code if isinstance(code, int) else (0 if code is None else 1)
+        return run_path(path, args.args)  # the script's exit code (its sys.exit's)
     except NotebookError:
         raise  # it names the file
     except ValidationError as error:  # its diagnostics, then the count of problems
@@ -72,4 +69,3 @@ def run_script(args: argparse.Namespace) -> int:
         raise ScriptFailed(f"{path} failed", tuple(lines)) from error
     finally:
         sys.stdout.flush()
-    return 0

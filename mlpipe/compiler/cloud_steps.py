@@ -22,7 +22,6 @@ from mlpipe.plan import (
     SweepObjective,
     SweepStep,
 )
-from mlpipe.schema.parts import INVALID
 from mlpipe.schema.submission import REJECTS
 
 GRID_KINDS = ("choice",)
@@ -73,7 +72,7 @@ def _search_space(node: Node, reporter: Reporter) -> list[SearchParam]:
             reporter.error(node.doc, path, f"search space entry '{name}' names no input of the "
                            f"trial (declared inputs: {', '.join(names) or 'none'})",
                            code="unknown-input", hint=did_you_mean(str(name), names))
-        if isinstance(entry, dict) and entry is not INVALID:
+        if isinstance(entry, dict):
             params.append(search_param(str(name), entry))
     return params
 

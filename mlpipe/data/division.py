@@ -309,7 +309,7 @@ def iter_partitions(spec: MLTableSpec, keys: tuple[str, ...]) -> list[Partition]
 
 def _count_file_rows(read: ReadSpec, path: str, start: int, size: int) -> int:
     if read.format == "parquet":
-        return pq.ParquetFile(path).metadata.num_rows
+        return int(pq.ParquetFile(path).metadata.num_rows)
     return count_records(path, start, size, quoted=read.support_multi_line)
 
 

@@ -90,14 +90,14 @@ def find_mltable_file(path: str) -> str | None:
 
 def _line(node: Any, key: Any) -> int | None:
     try:
-        return node.lc.key(key)[0] + 1
+        return int(node.lc.key(key)[0]) + 1
     except (AttributeError, KeyError, TypeError):
         return None
 
 
 def _item_line(node: Any, index: int) -> int | None:
     try:
-        return node.lc.item(index)[0] + 1
+        return int(node.lc.item(index)[0]) + 1
     except (AttributeError, KeyError, TypeError, IndexError):
         return None
 

@@ -46,7 +46,8 @@ def _hash_uniform(seed: int, rows: np.ndarray) -> np.ndarray:
         x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
         x = x ^ (x >> np.uint64(31))
-    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    fractions: np.ndarray = (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    return fractions
 
 
 def apply_transforms(frame: pd.DataFrame, transforms: tuple[Transform, ...], *,

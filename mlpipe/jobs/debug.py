@@ -17,7 +17,6 @@ import pprint
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from mlpipe.compiler import compile_pipeline
@@ -25,13 +24,12 @@ from mlpipe.data.minibatch import MiniBatch
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.import_mirrors import mode as import_mirrors_mode
+from mlpipe.jobs.console import Echo
 from mlpipe.jobs.record import JobRecord
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.worker import InitError, WorkerConfig, WorkerRuntime
 from mlpipe.wording import plural
-
-Echo = Callable[[str], None]
 
 
 class DebugError(MlpipeError, ValueError):

@@ -28,11 +28,12 @@ from mlpipe.compiler import compile_pipeline
 from mlpipe.diagnostics import ValidationError
 from mlpipe.errors import MlpipeError, UsageError
 from mlpipe.jobs.cloud_data import check_cloud_data
+from mlpipe.jobs.console import Echo
 from mlpipe.jobs.ownership import JobLock, own_job
 from mlpipe.jobs.preflight import check_backend, check_remote_assets, check_runnable
 from mlpipe.jobs.record import JobRecord
 from mlpipe.jobs.request import JobRequest, Mode
-from mlpipe.jobs.runner import Echo, JobResult, execute_plan
+from mlpipe.jobs.runner import JobResult, execute_plan
 from mlpipe.jobs.store import JobConflictError, JobStore, RecordError
 from mlpipe.plan import ExecutionPlan
 from mlpipe.runs import check_job_name, generate_job_name, runs_dir_problem

@@ -16,7 +16,7 @@ def process_alive(pid: int | None, create_time: float | None = None) -> bool:
         proc = psutil.Process(pid)
         if create_time is not None and abs(proc.create_time() - create_time) > 1.0:
             return False
-        return proc.status() != psutil.STATUS_ZOMBIE
+        return bool(proc.status() != psutil.STATUS_ZOMBIE)
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return False
 

@@ -40,6 +40,23 @@ class JobRequest:
     ``skip_steps`` are not run (their outputs given as local paths); ``rerun_of`` is the
     record a rerun resumes from (:func:`mlpipe.jobs.rerun.plan_rerun`); ``progress`` draws
     the progress bars; ``max_workers`` caps the worker processes of steps running at once.
+
+    Its shape, for whoever adds to it::
+
+        JobRequest(source, runs_dir=None, name=None, overrides=(),
+                   backend=BackendChoice(name="local", options={}), mode=Mode.AUTO,
+                   allow_external_outputs=False, skip_steps=(), rerun_of=None,
+                   progress=False, max_workers=None)
+
+    A backend's own option (Dask's ``--scheduler ADDRESS`` and ``--scheduler-file PATH``)
+    is no field here: declare it as a ``BackendOption`` on the backend's ``BackendSpec``
+    row in :data:`mlpipe.runtime.backends.BACKENDS` (with ``read_options`` making the
+    backend's object of the values). ``mlpipe.cli.arguments.add_backend`` then adds the
+    ``--flag`` to ``job create`` and ``job rerun``, ``mlpipe.run(...,
+    backend_options={...})`` takes it in Python, both put it in ``backend.options``, and
+    ``submit``'s pre-run checks bind it (``jobs/preflight.py``: ``BackendSpec.configured``,
+    an unknown option refused with a "did you mean") and the runner hands the bound values
+    to the backend's job scope.
     """
 
     source: str | os.PathLike[str] | Loaded[Any]  # the Loaded of mlpipe.schema

@@ -383,7 +383,9 @@ class Journal:
 
     def _input_order(self) -> array[int]:
         """The slots this run recorded or reused, by mini-batch index (then slot)."""
-        return self._seal_module().input_order(self._index, self._ids.slots(among=self._seen))
+        order: array[int] = self._seal_module().input_order(
+            self._index, self._ids.slots(among=self._seen))
+        return order
 
     def _seal_module(self) -> Any:
         """:mod:`~mlpipe.runtime.journal_bulk` (numpy) from :data:`BULK_FROM` records, else

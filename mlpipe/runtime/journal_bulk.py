@@ -93,4 +93,5 @@ def point_at_output(live: bytes, placed: array[int], offset: array[int], length:
     none = np.flatnonzero(left & ~ok)
     np.frombuffer(offset, dtype=offset.typecode)[none] = 0
     rows[none] = 0
-    return np.flatnonzero(left & ok).tolist()
+    kept: list[int] = np.flatnonzero(left & ok).tolist()
+    return kept

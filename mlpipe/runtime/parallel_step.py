@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mlpipe.data.minibatch import MiniBatch
 from mlpipe.import_mirrors import mode as import_mirrors_mode
-from mlpipe.plan import ParallelStep
+from mlpipe.plan import ParallelStep, streams
 from mlpipe.runtime.appendrow import append_row_target
 from mlpipe.runtime.backends import Backend, get_backend
 from mlpipe.runtime.concurrency import worker_names
@@ -86,11 +86,13 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         source_dir=step.code_dir, import_mirrors=import_mirrors_mode(),
         stand_ins=step.stand_ins, read_only=view or None,
         output_folders=tuple(dict.fromkeys(output.folder for output in step.outputs.values())),
-        # the local inputs a worker must see (a datastore input's path is the local folder
-        # its blobs are read into: a worker reads the account, not that folder)
+        # the local inputs a worker must see: a streamed datastore input's path is the local
+        # folder its blobs are read into (a worker reads the account, not that folder); a
+        # downloaded one's is the copy the driver made in the run folder, which a worker on
+        # another machine does not see (its preflight leaves it out, naming the input)
         inputs=tuple((name, value.path) for name, value in step.inputs.items()
                      if value.is_data and value.path is not None
-                     and value.cloud is None),
+                     and not streams(value, major=name == step.input_data)),
     )
     target = None
     if step.append_row_to:

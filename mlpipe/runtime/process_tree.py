@@ -467,7 +467,8 @@ def _tag_of(proc: psutil.Process) -> str | None:
     import psutil  # noqa: PLC0415
 
     try:
-        return proc.environ().get(TAG_ENV)
+        tag: str | None = proc.environ().get(TAG_ENV)
+        return tag
     except psutil.Error:
         return None
 
@@ -486,7 +487,8 @@ def _children() -> list[psutil.Process]:
     import psutil  # noqa: PLC0415
 
     try:
-        return psutil.Process().children()
+        children: list[psutil.Process] = psutil.Process().children()
+        return children
     except psutil.Error:
         return []
 
@@ -495,7 +497,7 @@ def _is_zombie(proc: psutil.Process) -> bool:
     import psutil  # noqa: PLC0415
 
     try:
-        return proc.status() == psutil.STATUS_ZOMBIE
+        return bool(proc.status() == psutil.STATUS_ZOMBIE)
     except psutil.Error:
         return False
 

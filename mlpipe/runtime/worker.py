@@ -451,7 +451,8 @@ PREPARE_FAILED = "the worker could not be prepared"
 
 def _resolve(reference: str) -> Callable[[Any], Any]:
     module_name, _, attribute = reference.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    found: Callable[[Any], Any] = getattr(importlib.import_module(module_name), attribute)
+    return found
 
 
 def _import_script(path: str) -> ModuleType:

@@ -7,8 +7,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from pydantic import BaseModel
+
 from mlpipe.diagnostics import Diagnostic, did_you_mean
 from mlpipe.schema.bindings import binding_problems, is_binding
+from mlpipe.schema.command import CommandNode
 from mlpipe.schema.compute import (
     MpiDistribution,
     PyTorchDistribution,
@@ -16,8 +19,8 @@ from mlpipe.schema.compute import (
     Resources,
     TensorFlowDistribution,
 )
-from mlpipe.schema.parallel import ParallelTask, RetrySettings
-from mlpipe.schema.pipeline import PipelineSettings, step_kind
+from mlpipe.schema.parallel import ParallelNode, ParallelTask, RetrySettings
+from mlpipe.schema.pipeline import PipelineNode, PipelineSettings, step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
 # key -> parent key it must sit under (None: directly on a job, step or component).
@@ -165,6 +168,7 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
         kind = step_kind(node)
         check = _STEP_CHECKS.get(kind or "")
         out.extend(bound_output_mappings(node, path, positions))
+        out.extend(passed_through_keys(node, path, positions, kind))
         if isinstance(component, dict) and kind != "pipeline":
             out.extend(dropped_component_extras(component, positions, path + ("component",),
                                                 _kind(component) or kind))
@@ -174,6 +178,36 @@ def check_pipeline(data: dict[str, Any], positions: PositionMap,
                 out.extend(check(component, path + ("component",), positions, True, True))
         elif kind == "pipeline" and isinstance(component, dict):
             out.extend(check_pipeline(component, positions, path + ("component",)))
+    return out
+
+
+# The steps that use a component, by type: azure-ai-ml's node schemas (BaseNodeSchema) keep
+# keys they do not know and send them to the service with the step.
+_COMPONENT_NODES: dict[str, type[BaseModel]] = {
+    "command": CommandNode, "parallel": ParallelNode, "pipeline": PipelineNode}
+
+
+def passed_through_keys(node: dict[str, Any], path: KeyPath, positions: PositionMap,
+                        kind: str | None) -> list[Diagnostic]:
+    """Keys a step that uses a ``component:`` does not have (``additional_override: {...}``):
+    azure-ai-ml loads them and submits them with the step unchecked, so they are taken out
+    with a warning each (no effect on a local run). A step written inline (``command:``
+    without ``component:``) refuses them, as azure-ai-ml's job schemas do."""
+    model = _COMPONENT_NODES.get(kind or "")
+    if model is None or "component" not in node:
+        return []
+    known = {field.alias or name for name, field in model.model_fields.items()}
+    extras = [k for k in node if isinstance(k, str) and k not in known]
+    out = []
+    for key in extras:
+        where = path + (key,)
+        out.append(Diagnostic(
+            f"unknown key '{key}': azure-ai-ml sends it to the service with the step "
+            "unchecked (a step that uses a component keeps keys it does not know); it has no "
+            "effect on a local run", key_path=format_key_path(where),
+            location=positions.locate(where), severity="warning", code="passed-key",
+            hint=did_you_mean(key, sorted(known))))
+        del node[key]
     return out
 
 

@@ -222,7 +222,7 @@ def _load_file(path: str | Path | YamlDocument, load_data: Any) -> Loaded[Any]:
     doc = path if isinstance(path, YamlDocument) else load_yaml_file(path)
     if doc.data is None:
         return Loaded(None, doc.diagnostics, doc.positions, doc.source, {})
-    loaded = load_data(doc.data, doc.source, doc.positions)
+    loaded: Loaded[Any] = load_data(doc.data, doc.source, doc.positions)
     loaded.diagnostics = _sorted(doc.diagnostics + loaded.diagnostics)
     if loaded.errors:
         loaded.model = None

@@ -331,7 +331,7 @@ class _NodeReader:
             self._problem(f"the key {node.value!r} is read as {describe_value(value)} (YAML 1.1 "
                           f"reads yes, no, on, off, true and false as booleans)", path, where,
                           "type", "quote the key")
-            return node.value
+            return str(node.value)
         if value is None:
             return node.value or "null"
         return value if isinstance(value, str) else str(value)

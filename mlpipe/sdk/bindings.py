@@ -111,7 +111,7 @@ class NodeInput:
 
     @property
     def mode(self) -> str | None:
-        own = self._ports._modes.get(self._key)
+        own: str | None = self._ports._modes.get(self._key)
         if own is not None:
             return own
         data = self._data

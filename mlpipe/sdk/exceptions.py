@@ -10,7 +10,7 @@ derives from azure-core's class of the same name, so either import catches it;
 from __future__ import annotations
 
 import importlib
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 E = TypeVar("E", bound=type)
 
@@ -23,10 +23,10 @@ def _with_real(cls: E) -> E:
         return cls
     if not isinstance(real, type) or issubclass(cls, real):
         return cls
-    combined: Any = type(cls.__name__, (cls, real), {"__module__": __name__,
-                                                     "__qualname__": cls.__qualname__,
-                                                     "__doc__": cls.__doc__})
-    return combined
+    combined = type(cls.__name__, (cls, real), {"__module__": __name__,
+                                                "__qualname__": cls.__qualname__,
+                                                "__doc__": cls.__doc__})
+    return cast(E, combined)  # a subclass of cls
 
 
 @_with_real

@@ -20,8 +20,8 @@ from typing import Any
 
 from mlpipe.data.mltable_spec import MLTABLE_FILE, REMOTE_PREFIXES
 from mlpipe.schema.yamlio import load_yaml_file
-from mlpipe.sdk.unavailable import NotAvailableLocally
 from mlpipe.sdk.yamlio import dump_text
+from mlpipe.unavailable import NotAvailableLocally
 
 _REMOTE_HINT = ("Map the data to a local folder (an input of the step, or an `mlpipe.toml` "
                 "[assets] stand-in) and load that path.")

@@ -57,7 +57,8 @@ class Tracked:
         object.__setattr__(self, name, value)
 
     def _site(self, attr: str) -> Location | None:
-        return self.__dict__.get("_sites", {}).get(attr)
+        sites: dict[str, Location | None] = self.__dict__.get("_sites", {})
+        return sites.get(attr)
 
 
 class Record(Tracked):

@@ -5,7 +5,9 @@ unexpected exception is one line naming the log file that holds its traceback, e
 from __future__ import annotations
 
 import argparse
+import ast
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -121,26 +123,44 @@ def test_each_error_carries_its_exit_code_and_message(
     assert capsys.readouterr().err == said
 
 
+def _handlers(tree: ast.Module) -> set[int]:
+    """The ids of the ``except`` clauses inside a command handler (``(args: Namespace) -> int``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.FunctionDef) and ast.unparse(node.returns or ast.Pass()) == "int"
+                and any(ast.unparse(arg.annotation or ast.Pass()).endswith("Namespace")
+                        for arg in node.args.args)):
+            found |= {id(inner) for inner in ast.walk(node) if isinstance(inner, ast.ExceptHandler)}
+    return found
+
+
+def _offences(clause: ast.ExceptHandler, in_handler: bool) -> Iterator[int]:
+    for inner in ast.walk(clause):
+        called = ast.unparse(inner.func) if isinstance(inner, ast.Call) else ""
+        prints = called == "print" or called.endswith(("stderr.write", "stdout.write"))
+        exits = called in ("sys.exit", "exit", "os._exit") or (
+            isinstance(inner, ast.Raise) and inner.exc is not None
+            and ast.unparse(inner.exc).startswith("SystemExit"))
+        returns_code = isinstance(inner, ast.Return) and (
+            in_handler or (isinstance(inner.value, ast.Constant)
+                           and type(inner.value.value) is int))
+        if prints or exits or returns_code:
+            yield inner.lineno
+
+
 def test_handlers_never_print_errors_or_pick_exit_codes() -> None:
-    """No ``except`` in a command module prints or returns a code: they raise, and
+    """No ``except`` in a command module prints, exits or returns a code (any return from
+    an ``except`` of a command handler picks its exit code): they raise, and
     mlpipe/cli/error_handler.py alone says errors (``job list``'s skipped records are a
     warning, said by the command that lists the others)."""
-    import ast
-
     cli = Path(mlpipe.cli.jobs.__file__).parent
     offenders = []
     for module in sorted(cli.glob("*.py")):
         if module.name == "error_handler.py":
             continue
-        for node in ast.walk(ast.parse(module.read_text())):
-            if not isinstance(node, ast.ExceptHandler):
-                continue
-            for inner in ast.walk(node):
-                prints = (isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name)
-                          and inner.func.id == "print")
-                returns_code = (isinstance(inner, ast.Return)
-                                and isinstance(inner.value, ast.Constant)
-                                and isinstance(inner.value.value, int))
-                if prints or returns_code:
-                    offenders.append(f"{module.name}:{inner.lineno}")
+        tree = ast.parse(module.read_text())
+        handlers = _handlers(tree)
+        offenders += [f"{module.name}:{line}" for node in ast.walk(tree)
+                      if isinstance(node, ast.ExceptHandler)
+                      for line in _offences(node, id(node) in handlers)]
     assert offenders == []

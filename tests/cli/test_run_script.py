@@ -50,3 +50,19 @@ def test_a_well_formed_notebook_still_runs(tmp_path: Path) -> None:
         {"cell_type": "code", "source": ["x = [[[1]]]\n", "print(x[0][0][0] + 1)"]}]}))
     proc = run_cli("run-script", str(notebook))
     assert proc.returncode == 0 and proc.stdout == "2\n", proc
+
+
+@pytest.mark.parametrize(("call", "code", "said"), [
+    ("sys.exit()", 0, ""),
+    ("sys.exit(0)", 0, ""),
+    ("sys.exit(4)", 4, ""),
+    ("sys.exit('no workspace configured')", 1, "no workspace configured\n"),
+])
+def test_the_scripts_own_exit_is_the_exit_code_as_python_makes_it(
+        tmp_path: Path, call: str, code: int, said: str) -> None:
+    """``sys.exit(...)`` in the script ends ``mlpipe run-script`` as it ends ``python FILE``:
+    a message is printed on stderr (exit 1), and mlpipe adds nothing of its own."""
+    script = tmp_path / "script.py"
+    script.write_text(f"import sys\nprint('ran')\n{call}\nprint('not reached')\n")
+    proc = run_cli("run-script", str(script))
+    assert (proc.returncode, proc.stdout, proc.stderr) == (code, "ran\n", said), proc

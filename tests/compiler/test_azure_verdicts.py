@@ -253,10 +253,35 @@ VALID = {
                 uri: azureml://datastores/workspaceblobstore/paths/outputs/1
                 type: uri_folder
         """}, "pipeline job"),
+    # BaseNodeSchema's unknown=INCLUDE: a step that uses a component keeps keys it does not
+    # know and submits them (pipeline_jobs/helloworld_pipeline_job_no_paths.yml's
+    # additional_override)
+    "step using a component with a key it does not know": ({"pipe.yml": """\
+        type: pipeline
+        settings: {default_compute: azureml:cpu}
+        jobs:
+          a:
+            type: command
+            component: ./comp.yml
+            additional_override:
+              nested_override: 5
+        """, "comp.yml": "type: command\nname: c\ncommand: echo hi\n" + COMMAND_ENV},
+        "pipeline job"),
 }
 
 # name -> (file, the key path of the error, its code)
 INVALID = {
+    # an inline command step (no component:) is read by the command job schema: refused
+    "inline command step with a key it does not know": ("""\
+        type: pipeline
+        settings: {default_compute: azureml:cpu}
+        jobs:
+          a:
+            type: command
+            command: echo hi
+            environment: azureml:env:1
+            additional_override: {nested_override: 5}
+        """, "jobs.a.additional_override", "unknown-key"),
     # with a mode it is an output mapping (OutputSchema): an unknown key is 'Unknown field.'
     "step output mapping with a mode and an unknown key": ("""\
         type: pipeline

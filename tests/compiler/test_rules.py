@@ -626,3 +626,16 @@ def test_the_job_name_binds_a_literal_input(project: Path, tmp_path: Path) -> No
     assert result.plan is not None
     inputs = result.plan.step("a").inputs
     assert inputs["s"].value == "nightly_7" and inputs["t"].value == "run-nightly_7-x"
+
+
+def test_a_key_a_component_step_does_not_have_is_passed_on(project: Path, tmp_path: Path) -> None:
+    """azure-ai-ml's node schemas keep keys they do not know on a step that uses a component
+    and submit them: a warning at the key (with a did-you-mean), and the plan is built."""
+    write(project, "comp.yml", COMPONENT)
+    path = pipeline(project, NODE + "    mini_batch_sise: 3\n")
+    result = compile_result(path, tmp_path)
+    assert result.errors == [], [d.format() for d in result.errors]
+    [passed] = [d for d in result.warnings if d.code == "passed-key"]
+    assert passed.key_path == "jobs.score.mini_batch_sise"
+    assert passed.hint == "did you mean 'mini_batch_size'?"
+    assert passed.location.line == line_of(path, "mini_batch_sise")

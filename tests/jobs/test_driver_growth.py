@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 SMALL, LARGE = 20_000, 100_000
-BYTES_PER_MINI_BATCH = 180  # was ~750, then 240-330; measured 134-143; the journal: ~100
+BYTES_PER_MINI_BATCH = 180  # was ~750, then 240-330; measured 120-143; the journal: ~100
 
 PIPELINE = """\
 type: pipeline

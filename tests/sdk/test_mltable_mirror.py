@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import mlpipe  # noqa: F401  (installs the import hook)
-from mlpipe.sdk.unavailable import NotAvailableLocally
+from mlpipe.unavailable import NotAvailableLocally
 from tests.conftest import run_cli
 
 TABLE = "region,units\nnorth,3\nsouth,5\nnorth,7\n"

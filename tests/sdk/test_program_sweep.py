@@ -117,6 +117,8 @@ def test_switch_imports_follows_the_mirrors() -> None:
     ("urllib.error.URLError: https://x.blob.core.windows.net/a.csv cannot be reached from here",
      "cloud data"),
     ("DataError: <input>: reading cloud storage needs azure-storage-blob", "cloud data"),
+    ("x.py:27:21: jobs.command.inputs.iris_csv: https://a.blob.core.windows.net/d/iris.csv: "
+     "cannot reach the storage account at https://a.blob.core.windows.net", "cloud data"),
     ("RemoteAssetsError: https://h/iris.csv: remote asset not available offline", "cloud data"),
     ("AssetNotFoundError: no environment asset named 'e' is registered in r/registry.json",
      "workspace asset"),
@@ -125,6 +127,18 @@ def test_switch_imports_follows_the_mirrors() -> None:
 ])
 def test_classify(reason: str, cause: str) -> None:
     assert sweep.classify(reason) == cause
+
+
+def test_a_threshold_failure_is_classified_by_its_error_groups() -> None:
+    """A step stopped by its error threshold says why in its error groups (the console's
+    ``24 x ModuleNotFoundError: ...`` lines): a library the entry script needs is a framework
+    cause, not mlpipe's."""
+    reason = "step train: 6 mini-batches failed, more than mini_batch_error_threshold = 5"
+    output = f"{reason}\n  24 x ModuleNotFoundError: No module named 'skops'\n  details: e.txt\n"
+    assert sweep.classify(reason, output) == "framework (skops)"
+    assert sweep.classify(reason, reason) == "mlpipe"
+    empty = f"{reason}\n  9 x run() returned 0 results for a mini-batch of 121 items: 121 items\n"
+    assert sweep.classify(reason, empty) == "program returns no results"
 
 
 def test_a_failed_job_is_explained_by_its_first_failed_step(tmp_path: Path) -> None:

@@ -74,12 +74,15 @@ class StorageAccess:
         """A (synchronous) storage SDK client of the account: listing and probing."""
         blob = _storage_sdk()
         text = self.connection_string()
+        client: BlobServiceClient
         if text is not None:
-            return blob.BlobServiceClient.from_connection_string(text, **options)
+            client = blob.BlobServiceClient.from_connection_string(text, **options)
+            return client
         from azure.identity import DefaultAzureCredential  # noqa: PLC0415
 
-        return blob.BlobServiceClient(self.account_url, credential=DefaultAzureCredential(),
-                                      **options)
+        client = blob.BlobServiceClient(self.account_url, credential=DefaultAzureCredential(),
+                                        **options)
+        return client
 
     def filesystem(self) -> Any:
         """The fsspec file system (adlfs) of the account: reads and writes of blobs."""

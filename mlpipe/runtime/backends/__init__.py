@@ -19,6 +19,19 @@ if TYPE_CHECKING:
 
 DASK_INSTALL_HINT = "pip install 'mlpipe-azure[dask]'"
 
+# the dask backend's options, named as Dask names them (``dask worker --scheduler-file``,
+# distributed.security.Security): read by DaskOptions.given (runtime/backends/dask_options.py)
+DASK_OPTIONS = (
+    BackendOption("scheduler", "the Dask scheduler's address (tcp://host:8786, tls://...)",
+                  "ADDRESS"),
+    BackendOption("scheduler_file", "the JSON file `dask scheduler --scheduler-file` wrote",
+                  "PATH"),
+    BackendOption("tls_ca_file", "TLS: the certificate authority's file", "PATH"),
+    BackendOption("tls_client_cert", "TLS: this client's certificate file", "PATH"),
+    BackendOption("tls_client_key", "TLS: this client's private key file", "PATH"),
+    BackendOption("require_encryption", "TLS: refuse an unencrypted connection", switch=True),
+)
+
 BACKENDS: dict[str, BackendSpec] = {
     spec.name: spec for spec in (
         BackendSpec("local", "mlpipe.runtime.backends.local:LocalBackend",
@@ -27,8 +40,11 @@ BACKENDS: dict[str, BackendSpec] = {
                     requires=("distributed",),
                     job_scope="mlpipe.runtime.backends.dask_cluster:job_cluster",
                     install_hint=DASK_INSTALL_HINT,
-                    summary="the worker processes of a Dask cluster ($MLPIPE_DASK_SCHEDULER, "
-                            "else a LocalCluster for the job)"),
+                    summary="the worker processes of a Dask cluster (--scheduler, [dask] in "
+                            "mlpipe.toml, $MLPIPE_DASK_SCHEDULER; else a LocalCluster for the "
+                            "job)",
+                    options=DASK_OPTIONS,
+                    read_options="mlpipe.runtime.backends.dask_options:DaskOptions.given"),
     )
 }
 

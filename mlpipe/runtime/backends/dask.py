@@ -71,7 +71,12 @@ from mlpipe.runtime.backends.dask_cluster import (
     host_of,
 )
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute, Tagged
-from mlpipe.runtime.backends.dask_options import SCHEDULER_ENV, DaskOptions, DaskOptionsError
+from mlpipe.runtime.backends.dask_options import (
+    SCHEDULER_ENV,
+    DaskOptions,
+    DaskOptionsError,
+    chosen_options,
+)
 from mlpipe.runtime.backends.dask_preflight import (
     PreflightReport,
     PreflightRequest,
@@ -199,10 +204,11 @@ class DaskBackend(QueueingBackend[_Slot]):
             security = cluster.security if security is None else security
             self._problem = cluster.problem
         else:
-            options = DaskOptions(scheduler=address, scheduler_file=scheduler_file).over(
-                DaskOptions.from_environment())
             try:
+                options = chosen_options(DaskOptions(scheduler=address,
+                                                     scheduler_file=scheduler_file))
                 address = options.address()
+                security = options.security() if security is None else security
             except DaskOptionsError as error:
                 self._problem = str(error)
             owned = address is None and self._problem is None

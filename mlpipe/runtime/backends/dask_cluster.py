@@ -36,7 +36,12 @@ from typing import Any
 from mlpipe.plan import ExecutionPlan, ParallelStep
 from mlpipe.runs import resolve_runs_dir
 from mlpipe.runtime.backends.dask_logs import DaskLogRoute
-from mlpipe.runtime.backends.dask_options import SCHEDULER_ENV, DaskOptions, DaskOptionsError
+from mlpipe.runtime.backends.dask_options import (
+    SCHEDULER_ENV,
+    DaskOptions,
+    DaskOptionsError,
+    chosen_options,
+)
 from mlpipe.runtime.concurrency import worker_names
 from mlpipe.wording import plural
 
@@ -92,16 +97,18 @@ def job_cluster(plan: ExecutionPlan, say: Say, cores: int,
     """The dask backend's job scope: the job's :class:`JobCluster` (``None`` for a job with
     no parallel step, or when a LocalCluster cannot start: each step then says why).
 
-    ``options`` name the user's scheduler (over ``$MLPIPE_DASK_SCHEDULER``, read here
-    once); without one the job starts a LocalCluster. The dashboard link is printed for
-    either kind of cluster.
+    ``options`` (the backend's, given on the command line or in Python) name the user's
+    scheduler, over the ``[dask]`` table of the job's ``mlpipe.toml`` and
+    ``$MLPIPE_DASK_SCHEDULER`` (:func:`~.dask_options.chosen_options`); without one the job
+    starts a LocalCluster. The dashboard link is printed for either kind of cluster.
     """
     size = cluster_size(plan, cores)
     if not size:
         yield None
         return
-    chosen = (options or DaskOptions()).over(DaskOptions.from_environment())
+    chosen = options or DaskOptions()
     try:
+        chosen = chosen_options(options, plan.base_dir)
         address, security = chosen.address(), chosen.security()
     except DaskOptionsError as error:
         yield JobCluster(chosen.scheduler or chosen.scheduler_file or "?", owned=False,

@@ -138,7 +138,8 @@ class IsolatedRuntime:
         self._close()
         if answer is None or answer[0] != "stopped":
             return None
-        return answer[2]
+        traceback: str | None = answer[2]
+        return traceback
 
     def _ask(self, message: tuple[Any, ...]) -> Any:
         """Send ``message``, wait for the answer (``None`` when the child is gone)."""

@@ -14,15 +14,22 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 from mlpipe.diagnostics import did_you_mean
 from mlpipe.runtime.backends.errors import BackendError
 
 SCHEDULER_ENV = "MLPIPE_DASK_SCHEDULER"
+TOML_FILE = "mlpipe.toml"  # compiler.assets.ASSETS_FILE (the runtime does not import the compiler)
 TLS_KEYS = ("tls_ca_file", "tls_client_cert", "tls_client_key")
 
 
@@ -78,10 +85,28 @@ class DaskOptions:
         return DaskOptions(**merged)
 
     @classmethod
-    def from_environment(cls) -> DaskOptions:
-        """``$MLPIPE_DASK_SCHEDULER`` as the default address (read once, by the caller)."""
-        address = os.environ.get(SCHEDULER_ENV) or None
-        return cls(scheduler=address, origin=f"${SCHEDULER_ENV}" if address else "")
+    def given(cls, **values: Any) -> DaskOptions:
+        """The options given to the backend (``--scheduler ...`` on the command line,
+        ``backend_options={...}`` in Python): the ``read_options`` of the backends' table."""
+        return cls(**values, origin="the dask backend's options")
+
+    @classmethod
+    def from_toml(cls, base_dir: str | Path) -> DaskOptions:
+        """The ``[dask]`` table of ``<base_dir>/mlpipe.toml`` (the job's, beside its YAML);
+        empty options when there is no such file or table."""
+        path = Path(base_dir) / TOML_FILE
+        if not path.is_file():
+            return cls()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+            raise DaskOptionsError(f"{path}: cannot read it: {error}") from None
+        table = data.get("dask")
+        if table is None:
+            return cls()
+        if not isinstance(table, dict):
+            raise DaskOptionsError(f"{path}: [dask] must be a table (scheduler = \"tcp://...\")")
+        return cls.from_table(table, f"{path} [dask]", path.parent)
 
     def address(self) -> str | None:
         """The scheduler's address: ``scheduler``, else the ``address`` in ``scheduler_file``
@@ -121,4 +146,16 @@ class DaskOptions:
                         **{key: getattr(self, key) for key in TLS_KEYS if getattr(self, key)})
 
 
-__all__ = ["SCHEDULER_ENV", "DaskOptions", "DaskOptionsError"]
+def chosen_options(given: DaskOptions | None = None,
+                   base_dir: str | Path | None = None) -> DaskOptions:
+    """The cluster a job uses: ``given`` (the command line, Python) over the ``[dask]`` table
+    of the job's ``mlpipe.toml`` (in ``base_dir``) over ``$MLPIPE_DASK_SCHEDULER``, which is
+    read here and nowhere else; :class:`DaskOptionsError` for a ``[dask]`` table that cannot
+    be used."""
+    from_toml = DaskOptions.from_toml(base_dir) if base_dir is not None else DaskOptions()
+    address = os.environ.get(SCHEDULER_ENV) or None
+    environment = DaskOptions(scheduler=address, origin=f"${SCHEDULER_ENV}" if address else "")
+    return (given or DaskOptions()).over(from_toml.over(environment))
+
+
+__all__ = ["SCHEDULER_ENV", "TOML_FILE", "DaskOptions", "DaskOptionsError", "chosen_options"]

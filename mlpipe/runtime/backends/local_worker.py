@@ -111,7 +111,7 @@ def _handle(message: Any, queue: deque[Task]) -> bool:
     if message[0] == "tasks":
         queue.extend(map(task_from_wire, message[1]))
         return False
-    return message[0] == "stop"
+    return bool(message[0] == "stop")
 
 
 __all__ = ["main", "serve"]

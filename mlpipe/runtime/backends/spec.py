@@ -150,9 +150,13 @@ class BackendSpec:
         a backend with options and no job scope is handed its bound options)."""
         self.require()
         factory = _resolve(self.factory)
+        backend: Backend
         if self.job_scope is not None:
-            return factory(scope)
-        return factory(self.bound_options()) if self.read_options is not None else factory()
+            backend = factory(scope)
+        else:
+            backend = (factory(self.bound_options()) if self.read_options is not None
+                       else factory())
+        return backend
 
     def scope(self, plan: ExecutionPlan, say: Say, cores: int) -> AbstractContextManager[Any]:
         """The job-wide context of this backend (a no-op without ``job_scope``), handed the

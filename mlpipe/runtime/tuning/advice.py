@@ -278,7 +278,8 @@ def _here(workload: Workload, settings: Settings) -> Any:
 
 def predict_here(workload: Workload, settings: Settings) -> Replay:
     """The step's wall time on this machine, without other load, with ``settings``."""
-    return _here(workload, settings)(local_units(workload, settings), workload.starts)
+    replay: Replay = _here(workload, settings)(local_units(workload, settings), workload.starts)
+    return replay
 
 
 def estimate_here(workload: Workload, profile: StepProfile, settings: Settings, *,

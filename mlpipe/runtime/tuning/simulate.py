@@ -182,7 +182,8 @@ class Workload:
                 estimate = (self.run.per_item + self.overhead.per_item) * self.piece_items
                 variable = np.where(self.piece_final, estimate, variable)
             self._cumulative = (self.edges, np.concatenate(([0.0], np.cumsum(variable))))
-        return self._cumulative
+        cumulative: tuple[Any, Any] = self._cumulative
+        return cumulative
 
 
 def fit(profile: StepProfile) -> Workload:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mlpipe.sdk.unavailable import NotAvailableLocally, Unavailable
+from mlpipe.unavailable import NotAvailableLocally, Unavailable
 
 
 class Operations:

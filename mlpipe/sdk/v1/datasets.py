@@ -247,7 +247,8 @@ class DatasetConsumptionConfig:
 
     def to_input(self) -> Input:
         mode = None if self.mode == "direct" else self.mode
-        return resolve(self.dataset).to_input(mode)
+        given: Input = resolve(self.dataset).to_input(mode)
+        return given
 
 
 class DataReference:
@@ -373,8 +374,10 @@ class FileDataset:
                  tags: Mapping[str, str] | None = None, create_new_version: bool = False
                  ) -> D:
         """Register the dataset in the local asset store (``Dataset.get_by_name`` and v2
-        ``azureml:name:version`` inputs then find it)."""
-        path = self.local_path()
+        ``azureml:name:version`` inputs then find it); a datastore's folder is registered
+        as its URI (nothing is downloaded, as in azureml)."""
+        on_account = self._on_account()
+        path = self.path if on_account is not None else self.local_path()
         self.version = int(AssetStore().register("data", {
             "name": name, "type": self.type, "path": path, "description": description,
             "tags": dict(tags or {})}, path))
@@ -398,12 +401,21 @@ class FileDataset:
         """A dataset of a datastore's folder or file (``from_files(datastore.path(...))``) as
         its URI, read when the step runs; ``None`` when it needs local files first (a
         table, a glob, a partition format) or is not on a storage account."""
-        found = datastore_path(self.path, self._base)
+        found = self._on_account()
         if found is None or self.type != "uri_folder" or self.partition_format \
-                or is_glob(self.path) or stand_in(self.path, self._base) is not None:
+                or is_glob(self.path):
             return None
         return Input(type=found.datastore.input_type(found.path_on_datastore), path=self.path,
                      mode=mode)
+
+    def _on_account(self) -> DataPath | None:
+        """The ``DataPath`` of a dataset whose path is a storage account's datastore URI
+        (not mapped to a local folder in ``mlpipe.toml``), else ``None``."""
+        found = datastore_path(self.path, self._base)
+        if found is None or stand_in(self.path, self._base) is not None \
+                or found.cloud_uri() is None:
+            return None
+        return found
 
 
 def _files_of(dataset: FileDataset) -> list[Path]:

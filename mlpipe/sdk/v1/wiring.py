@@ -76,10 +76,13 @@ def written_data(data: Any) -> PipelineData | None:
     while isinstance(data, DatasetConsumptionConfig):
         data = data.dataset
     if isinstance(data, (PipelineOutputFileDataset, PipelineOutputTabularDataset)):
-        return origin(data.pipeline_data)
-    if isinstance(data, OutputTabularDatasetConfig):
-        return origin(data.source)
-    return origin(data) if isinstance(data, PipelineData) else None
+        data = data.pipeline_data
+    elif isinstance(data, OutputTabularDatasetConfig):
+        data = data.source
+    elif not isinstance(data, PipelineData):
+        return None
+    written: PipelineData = origin(data)
+    return written
 
 
 def identifier(name: str) -> str:

@@ -67,3 +67,38 @@ def test_hidden_workers_read_a_streamed_datastore_input_into_their_own_folder(
     assert sorted(rows.splitlines()) == expected  # each blob's row once
     assert left == []  # each worker's copies of the blobs are gone with its scratch folder
     assert secrets_in(runs, KEY) == []
+
+
+def test_a_downloaded_datastore_input_leaves_out_a_worker_that_cannot_see_it(
+        tmp_path: Path, azurite: Azurite) -> None:
+    """A datastore input that is downloaded before the step (here a second, ``download``
+    input) is a copy in the driver's run folder: a worker on another machine does not see
+    it, so the preflight leaves that worker out, naming the input, and the step runs on the
+    worker that sees it (the hidden worker used to run it, the input's path empty there)."""
+    container = azurite.container("dask-dl")
+    upload(container, DOCS)
+    upload(container, {"weights.txt": "w\n"}, prefix="model/")
+    runs, project = tmp_path / "runs", tmp_path / "user"
+    pipeline = write_job(project, input_uri="azureml://datastores/blobs/paths/in/",
+                         output_uri="azureml://datastores/blobs/paths/out/")
+    text = pipeline.read_text(encoding="utf-8")
+    pipeline.write_text(text.replace(
+        "      data: ${{parent.inputs.docs}}\n",
+        "      data: ${{parent.inputs.docs}}\n      model: {type: uri_folder, mode: download, "
+        "path: azureml://datastores/blobs/paths/model/}\n"), encoding="utf-8")
+    point_at(project, azurite, "blobs")
+    register(project, runs, "blobs", container.container_name)
+    with dask_processes(tmp_path / "cluster") as cluster:
+        cluster.add_workers(1, nanny=False, hidden=[runs, project], read_only=True)
+        cluster.add_workers(1, nanny=False)
+        env = {**os.environ, "PYTHONPATH": str(REPO), "MLPIPE_DASK_SCHEDULER": cluster.address,
+               "MLPIPE_RUNS_DIR": str(runs)}
+        out = finish(subprocess.Popen(
+            [sys.executable, "-m", "mlpipe", "job", "create", "-f", str(pipeline), "-n", "dl",
+             "--backend", "dask", "--no-progress"],
+            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    assert "job dl: completed" in out, out
+    left_out = [line for line in out.splitlines() if "is not used" in line]
+    assert len(left_out) == 1 and "input 'model'" in left_out[0], out
+    rows = container.download_blob("out/parallel_run_step.txt").readall().decode()
+    assert len(rows.splitlines()) == len([n for n in DOCS if not n.startswith(".")])

@@ -180,6 +180,9 @@ def test_a_backends_own_options_come_from_its_row(
     assert main(["job", "create", "-f", str(yaml), "-n", "plain", "--runs-dir", runs,
                  "--backend", "tuned", "--no-progress"]) == 0
     assert "tuned scope: hello" in capsys.readouterr().out  # the backend's own default
+    assert main(["job", "create", "-f", str(yaml), "-n", "implied", "--runs-dir", runs,
+                 "--greeting", "no --backend", "--no-progress"]) == 0
+    assert "tuned scope: no --backend" in capsys.readouterr().out  # its option chose it
     lines: list[str] = []
     result = mlpipe.run(yaml, runs_dir=runs, job_name="sdk", backend="tuned",
                         backend_options={"greeting": "from python"}, echo=lines.append)
@@ -190,7 +193,7 @@ def test_an_option_of_another_backend_or_none_is_refused(
         tmp_path: Path, tuned: BackendSpec, capsys: pytest.CaptureFixture[str]) -> None:
     yaml = _project(tmp_path, ("only",))
     assert main(["job", "create", "-f", str(yaml), "--runs-dir", str(tmp_path / "runs"),
-                 "--greeting", "hi", "--no-progress"]) == 2
+                 "--backend", "local", "--greeting", "hi", "--no-progress"]) == 2
     assert capsys.readouterr().err == ("mlpipe: error: --greeting is an option of the tuned "
                                        "backend: add --backend tuned\n")
     with pytest.raises(BackendUnavailableError, match="no option 'greting'.*did you mean "

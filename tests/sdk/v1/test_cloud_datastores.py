@@ -111,11 +111,15 @@ def test_v1_mnist_notebook_reads_its_registered_blob_container(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("era", ["current", "contrib"])
 def test_v1_iris_notebook_reads_its_registered_blob_containers(
-        tmp_path: Path, azurite: Azurite) -> None:
-    from tests.sdk.notebook_support import IRIS_ROWS, make_iris_v1
+        tmp_path: Path, azurite: Azurite, era: str) -> None:
+    """The published notebook, current and as of 2019 (azureml.contrib's ParallelRunStep with
+    the model as ``models=[model]``), reads both registered containers from the account."""
+    from tests.sdk.notebook_support import IRIS_ROWS, make_iris_contrib, make_iris_v1
 
-    notebook = make_iris_v1(tmp_path / "iris")
+    make = make_iris_v1 if era == "current" else make_iris_contrib
+    notebook = make(tmp_path / "iris")
     folder = notebook.parent
     _to_account(azurite, folder, ("sampledata", "iris-model"))
     shutil.rmtree(folder / "blob")
@@ -143,7 +147,8 @@ folder = DataReference(ds, "docs", "in/", mode=sys.argv[1])
 one = DataReference(ds, "one", "in/a.txt")
 sub = (PipelineParameter("sub", default_value=DataPath(ds, "in/sub")),
        DataPathComputeBinding(mode="mount"))
-named = Dataset.File.from_files(path=ds.path("in/sub/")).as_named_input("named").as_mount()
+Dataset.File.from_files(path=ds.path("in/sub/")).register(ws, "subs")
+named = Dataset.get_by_name(ws, "subs").as_named_input("named").as_mount()
 step = PythonScriptStep("read.py", arguments=[folder, one, sub, named, sys.argv[2]],
                         inputs=[folder, one, sub, named], source_directory="src",
                         compute_target="cpu")
@@ -168,8 +173,8 @@ open(sys.argv[5], "w").write("\\n".join(lines) + "\\n")
 def test_v1_data_references_move_no_data_until_the_step_runs(
         tmp_path: Path, azurite: Azurite, mode: str) -> None:
     """azureml-core moves a DataReference's, a DataPath's and a datastore dataset's data
-    when the step runs (mount or download), not when the pipeline is defined: defining one
-    reads no blob; running it reads each blob once and the step sees the account's files."""
+    when the step runs (mount or download), not when the pipeline is defined (nor when the
+    dataset is registered): defining one reads no blob; running it reads each blob once and the step sees the account's files."""
     container = azurite.container("refs")
     for name, text in {"a.txt": "ay", "b.txt": "bee", "sub/c.txt": "sea"}.items():
         container.upload_blob(f"in/{name}", text.encode())

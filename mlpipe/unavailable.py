@@ -1,5 +1,10 @@
 """What cannot run on this machine: :class:`NotAvailableLocally` (one line naming the call
-and what to do) and :class:`Unavailable`, the stand-in for a name that raises it when used."""
+and what to do) and :class:`Unavailable`, the stand-in for a name that raises it when used.
+
+Of the lowest layer (it imports :mod:`mlpipe.errors` alone): the import mirrors
+(:mod:`mlpipe.import_mirrors`) make azureml's cloud-only packages of it, and the SDK's
+mirrors (``mlpipe.entities``, ``mlpipe.sweep``, ``mlpipe.automl``, the operations) their
+workspace-only names."""
 
 from __future__ import annotations
 
