@@ -21,6 +21,13 @@ OutputMode = Literal["rw_mount", "upload", "mount", "direct"]
 # azure-ai-ml's legacy port type: any data, read like uri_folder / uri_file.
 LEGACY_PATH_TYPE: Literal["path"] = "path"
 
+INPUT_MODES: tuple[str, ...] = get_args(InputMode)
+OUTPUT_MODES: tuple[str, ...] = get_args(OutputMode)
+# every mode azure-ai-ml's InputOutputModes names (``link``: an output's, not run here)
+PORT_MODES: tuple[str, ...] = (*INPUT_MODES, *(m for m in OUTPUT_MODES if m not in INPUT_MODES),
+                               "link")
+EVAL_MODES: tuple[str, ...] = ("eval_mount", "eval_download")  # an MLTable evaluated first
+
 DATA_TYPES: tuple[str, ...] = get_args(DataType)
 LITERAL_TYPES: tuple[str, ...] = get_args(LiteralType)
 PORT_TYPES: tuple[str, ...] = (*DATA_TYPES, LEGACY_PATH_TYPE)  # what a component port may be
@@ -39,6 +46,7 @@ def is_literal_type(type_: object) -> bool:
     return isinstance(type_, str) and type_ in LITERAL_TYPES
 
 
-__all__ = ["DATA_ASSET_TYPES", "DATA_TYPES", "DEFAULT_DATA_TYPE", "LEGACY_PATH_TYPE",
-           "LITERAL_TYPES", "MODEL_TYPES", "PORT_TYPES", "DataType", "InputMode", "LiteralType",
-           "OutputMode", "is_data_type", "is_literal_type"]
+__all__ = ["DATA_ASSET_TYPES", "DATA_TYPES", "DEFAULT_DATA_TYPE", "EVAL_MODES", "INPUT_MODES",
+           "LEGACY_PATH_TYPE", "LITERAL_TYPES", "MODEL_TYPES", "OUTPUT_MODES", "PORT_MODES",
+           "PORT_TYPES", "DataType", "InputMode", "LiteralType", "OutputMode", "is_data_type",
+           "is_literal_type"]

@@ -11,7 +11,7 @@ import functools
 from collections.abc import Iterator
 from pathlib import Path
 
-from mlpipe.io_types import DATA_TYPES, LITERAL_TYPES
+from mlpipe.io_types import DATA_TYPES, INPUT_MODES, LITERAL_TYPES, OUTPUT_MODES
 from mlpipe.runs import CANCEL_FILE, JOB_LOCK_FILE, JOB_RECORD_FILE, JOB_REPORT_FILE
 from mlpipe.runtime.step_logs import LAYOUT
 
@@ -83,6 +83,17 @@ def test_the_data_and_literal_types_are_listed_in_io_types_only() -> None:
     lists = [f"{module}:{line}: {sorted(members)}" for module, tree in _modules()
              if module != "io_types.py" for line, members in _collections(tree)
              if len(members & set(DATA_TYPES)) >= 3 or members >= set(LITERAL_TYPES)]
+    assert lists == []
+
+
+def test_the_modes_are_listed_in_io_types_only() -> None:
+    """A list of the input or output modes (``ro_mount``, ``download``, ...) is io_types'
+    (``INPUT_MODES``, ``OUTPUT_MODES``, ``PORT_MODES``, ``EVAL_MODES``); a rule about some
+    of them (which are read-only, which are streamed) stays with its owner."""
+    lists = [f"{module}:{line}: {sorted(members)}" for module, tree in _modules()
+             if module != "io_types.py" for line, members in _collections(tree)
+             if members >= set(INPUT_MODES) or members >= set(OUTPUT_MODES)
+             or members >= {"eval_mount", "eval_download"} and len(members) == 2]
     assert lists == []
 
 

@@ -354,7 +354,10 @@ def run(program: Program, how: str, timeout: float) -> Outcome:
             return Outcome(program, how, True, seconds)
         why, detail = step_failure(scratch / "runs") or (reason_of(output), output)
         why = why.replace(f"{scratch}{os.sep}", "")  # the scratch copy's paths: relative
-        return Outcome(program, how, False, seconds, why, classify(why, detail))
+        cause = classify(why, detail)
+        if cause == "mlpipe" and detail is not output:
+            cause = classify(why, output)  # the console's error groups say more
+        return Outcome(program, how, False, seconds, why, cause)
     except Exception as error:  # the sweep goes on: this row says what went wrong
         return Outcome(program, how, False, time.monotonic() - started,
                        f"sweep: {type(error).__name__}: {error}", "sweep")

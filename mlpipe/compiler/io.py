@@ -33,10 +33,10 @@ from mlpipe.compiler.values import (
 )
 from mlpipe.data.cloud.uris import is_account_uri
 from mlpipe.diagnostics import Location, did_you_mean
-from mlpipe.io_types import DEFAULT_DATA_TYPE, is_data_type, is_literal_type
+from mlpipe.io_types import DEFAULT_DATA_TYPE, EVAL_MODES, is_data_type, is_literal_type
 from mlpipe.plan import CloudLocation, PlanInput, PlanOutput, RemoteAsset
 from mlpipe.schema.parts import INVALID
-from mlpipe.schema.submission import EVAL_MODES, REJECTS
+from mlpipe.schema.submission import REJECTS
 from mlpipe.schema.yamlio import KeyPath
 
 # Keys of a step that hold data bound like inputs (an AutoML step has no ``inputs``).

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mlpipe.diagnostics import Diagnostic
-from mlpipe.io_types import DEFAULT_DATA_TYPE, LITERAL_TYPES, PORT_TYPES
+from mlpipe.io_types import DEFAULT_DATA_TYPE, EVAL_MODES, LITERAL_TYPES, PORT_MODES, PORT_TYPES
 from mlpipe.schema.pipeline import step_kind
 from mlpipe.schema.yamlio import KeyPath, PositionMap, format_key_path
 
@@ -34,9 +34,6 @@ OUTPUT_ASSET_NAME = re.compile(r"^[A-Za-z0-9_-]{1,255}$")  # azure-ai-ml's outpu
 # a versioned code asset (azure-ai-ml finds ``azureml:<name>`` as a local folder of that name)
 CODE_REFERENCE = re.compile(r"^azureml:(//|/subscriptions/|[^/:@]+(:[^/:@]+|@\w+)$)", re.I)
 NODE_NAME = re.compile(r"^[a-z_][a-z\d_]*$")  # azure-ai-ml is_valid_node_name
-MODES = ("ro_mount", "rw_mount", "download", "upload", "direct", "eval_mount", "eval_download",
-         "mount", "link")
-EVAL_MODES = ("eval_mount", "eval_download")
 REJECTS = "Azure ML rejects this at submission"
 
 
@@ -296,7 +293,7 @@ class _Rules:
             self.reject(path + ("type",), "azure-type-case",
                         f"type '{kind}': component input and output types are case-sensitive",
                         f"write '{kind.lower()}'")
-        if isinstance(mode, str) and mode not in MODES and mode.lower() in MODES:
+        if isinstance(mode, str) and mode not in PORT_MODES and mode.lower() in PORT_MODES:
             self.reject(path + ("mode",), "azure-type-case",
                         f"mode '{mode}': modes are case-sensitive", f"write '{mode.lower()}'")
         self.eval_mode(decl, path)

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar, get_args
+from typing import Any, TypeVar
 
 from mlpipe.diagnostics import Diagnostic, ValidationError, did_you_mean
-from mlpipe.io_types import DATA_TYPES, LITERAL_TYPES, InputMode, OutputMode
-from mlpipe.schema.inputs_outputs import OutputType
+from mlpipe.io_types import DATA_TYPES, INPUT_MODES, LITERAL_TYPES, OUTPUT_MODES
 from mlpipe.sdk.callsite import call_site
 from mlpipe.sdk.tracking import Record, reading_file
 
 _LITERAL_TYPES = set(LITERAL_TYPES)
 INPUT_TYPES: tuple[str, ...] = (*DATA_TYPES, *LITERAL_TYPES)
-OUTPUT_TYPES: tuple[str, ...] = get_args(OutputType)
-INPUT_MODES: tuple[str, ...] = get_args(InputMode)
-OUTPUT_MODES: tuple[str, ...] = get_args(OutputMode)
+OUTPUT_TYPES: tuple[str, ...] = DATA_TYPES  # an output is data
 P = TypeVar("P", bound="_Port")
 
 
