@@ -116,8 +116,44 @@ def _required(keys: tuple[str, ...], what: str) -> Callable[
     return check
 
 
+# azure-ai-ml's DataTransferImport/Export._customized_validate: the data type an import's sink
+# or an export's source must have, by the external store's type
+_STORE_DATA_TYPES = {"database": ("uri_file", "mltable"), "file_system": ("uri_folder",
+                                                                          "uri_folder")}
+
+
+def check_data_transfer(obj: dict[str, Any], path: KeyPath, positions: PositionMap,
+                        inline: bool, is_component: bool) -> list[Diagnostic]:
+    """An export's ``inputs.source`` (a mapping) is ``uri_file`` for a database sink and
+    ``uri_folder`` for a file system; an import's ``outputs.sink`` is ``mltable`` for a
+    database source and ``uri_folder`` for a file system (an unset type is ``uri_folder``, as
+    azure-ai-ml reads it)."""
+    task = str(obj.get("task", "")).lower()
+    side, store_key, port_key, port = {
+        "export_data": (0, "sink", "inputs", "source"),
+        "import_data": (1, "source", "outputs", "sink")}.get(task, (None, "", "", ""))
+    store, ports = obj.get(store_key), obj.get(port_key)
+    if side is None or not isinstance(store, dict) or not isinstance(ports, dict):
+        return []
+    wanted = _STORE_DATA_TYPES.get(str(store.get("type", "")).lower())
+    given = ports.get(port)
+    if wanted is None or not isinstance(given, dict):
+        return []  # a binding string: its type is the bound port's
+    actual = str(given.get("type") or "uri_folder").lower()
+    if actual == wanted[side]:
+        return []
+    where = path + (port_key, port, "type") if "type" in given else path + (port_key, port)
+    store_type = str(store.get("type")).lower()
+    return [_error(f"{port_key}.{port} of an {task} step with a {store_type} {store_key} must be "
+                   f"{wanted[side]}, got {actual}: azure-ai-ml refuses it (a database takes "
+                   f"{_STORE_DATA_TYPES['database'][side]}, a file system "
+                   f"{_STORE_DATA_TYPES['file_system'][side]})", where, positions, "type",
+                   hint=f"type: {wanted[side]}")]
+
+
 _STEP_CHECKS: dict[str, Callable[[dict[str, Any], KeyPath, PositionMap, bool, bool],
                                  list[Diagnostic]]] = {
+    "data_transfer": check_data_transfer,
     "parallel": check_parallel,
     "command": _required(("command",), ""),
     "spark": _required(("entry",), " (a Spark step without 'component' runs this entry)"),

@@ -271,6 +271,32 @@ VALID = {
 
 # name -> (file, the key path of the error, its code)
 INVALID = {
+    # Inputs field only support type uri_file for database and uri_folder for file_system
+    # (pipeline_jobs/data_transfer/invalid/export_data_invalid_input_type.yaml)
+    "export to a database from a folder": ("""\
+        type: pipeline
+        settings: {default_compute: azureml:adf}
+        jobs:
+          a:
+            type: data_transfer
+            task: export_data
+            inputs:
+              source: {type: uri_folder, path: azureml://datastores/blob/paths/x/}
+            sink: {type: database, table_name: dbo.T, connection: azureml:c}
+        """, "jobs.a.inputs.source.type", "type"),
+    # Outputs field only support type mltable for database and uri_folder for file_system
+    # (an output without type is uri_folder)
+    "import from a database into an untyped sink": ("""\
+        type: pipeline
+        settings: {default_compute: azureml:adf}
+        jobs:
+          a:
+            type: data_transfer
+            task: import_data
+            source: {type: database, query: select 1, connection: azureml:c}
+            outputs:
+              sink: {path: azureml://datastores/workspaceblobstore/paths/x}
+        """, "jobs.a.outputs.sink", "type"),
     # an inline command step (no component:) is read by the command job schema: refused
     "inline command step with a key it does not know": ("""\
         type: pipeline

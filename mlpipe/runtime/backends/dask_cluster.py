@@ -137,7 +137,24 @@ def job_cluster(plan: ExecutionPlan, say: Say, cores: int,
                              resume=resume_command(plan))
         finally:
             with contextlib.suppress(Exception):
+                from distributed import Client  # noqa: PLC0415
+
+                with Client(cluster, set_as_default=False, timeout=5) as client:
+                    quiet_teardown(client)
+            with contextlib.suppress(Exception):
                 cluster.close()
+
+
+def quiet_teardown(client: Any) -> None:
+    """Before mlpipe closes a LocalCluster of its own: its worker processes log nothing more
+    (a worker whose heartbeat meets the closing scheduler logs a traceback at ERROR on the
+    user's stderr, on a loaded machine; mlpipe has said all there is to say by then)."""
+    with contextlib.suppress(Exception):
+        client.run(_silence_distributed)
+
+
+def _silence_distributed() -> None:
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
 
 
 def _external_dashboard_line(address: str, security: Any = None) -> str:
@@ -346,6 +363,8 @@ class ClusterSession:
                     self.release(address)
             with contextlib.suppress(Exception):
                 client.unsubscribe_topic("all")
+            if cluster is not None:
+                quiet_teardown(client)
             client.close()
         if cluster is not None:
             cluster.close()

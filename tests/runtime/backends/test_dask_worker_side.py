@@ -23,7 +23,10 @@ from mlpipe.runtime.backends.dask_worker import (
     stop_worker,
     transfer_roots,
 )
+from mlpipe.runtime.read_only import ReadOnly
+from mlpipe.runtime.read_only import support as read_only_support
 from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.results import RowFormat
 from mlpipe.runtime.tasks import Task
 from mlpipe.runtime.worker import WorkerConfig
 from tests.runtime.support import LOADER, file_mini_batches
@@ -181,3 +184,69 @@ def test_inbox_refuses_a_path_that_leaves_its_folder(tmp_path: Path) -> None:
         with pytest.raises(TransferError):
             inbox.receive(path, Shipment(1, (Piece("logs", path, "append", 0, b"x"),)))
     assert not (tmp_path / "escape.txt").exists()
+
+
+WRITER = """\
+import errno, os
+from pathlib import Path
+
+def init():
+    if os.environ.get("FAIL_INIT"):
+        raise RuntimeError("no model")
+
+def run(mini_batch):
+    rows = []
+    for path in mini_batch:
+        try:
+            with open(path, "a") as changed:
+                changed.write("changed\\n")
+            verdict = "written"
+        except OSError as error:
+            verdict = errno.errorcode[error.errno]
+        rows.append(f"{Path(path).name} {verdict} {os.getpid()}")
+    return rows
+"""
+
+
+@pytest.mark.skipif(read_only_support() is not None, reason="no read-only views here")
+@pytest.mark.parametrize("sees_run_folder", [True, False], ids=["shared", "another-machine"])
+def test_read_only_inputs_run_the_step_in_a_process_of_its_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sees_run_folder: bool) -> None:
+    """A step with a read-only input runs init() and run() in a child process of the Dask
+    worker that sees the input read-only (the OS refuses the write); the Dask worker's
+    process is given back as found, and no process of the step is left, init() failing or
+    not."""
+    import psutil
+
+    mini_batches = file_mini_batches(tmp_path / "data", 2)
+    config = _config(tmp_path, read_only=ReadOnly((str(tmp_path / "data"),)),
+                     row_format=RowFormat())
+    (Path(config.code_dir) / "score.py").write_text(WRITER, encoding="utf-8")
+    machine = tmp_path / "other-machine"
+    machine.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(machine))
+    digest, archive = pack_code(config.code_dir)
+    files = slot_files(config, WORKER, "t") if sees_run_folder else None
+    before = _process_now()
+    children = {child.pid for child in psutil.Process().children()}  # a test cluster's, Azurite
+
+    def left() -> set[int]:
+        return {child.pid for child in psutil.Process().children()} - children
+
+    failing = replace(config, environment_variables=freeze({"FAIL_INIT": "1"}))
+    answer = start_worker("k", failing, WORKER, files, "run1", digest, archive)
+    assert answer[0] == "init_failed" and answer[3] == "init" and "no model" in answer[1]
+    assert _process_now() == before
+    assert left() == set()
+
+    answer = start_worker("k", config, WORKER, files, "run1", digest, archive)
+    assert answer[0] == "ready", answer
+    results, _ = run_tasks("k", [Task(n, mb, 1) for n, mb in enumerate(mini_batches)])  # type: ignore[misc]
+    assert stop_worker("k")[0] is None  # type: ignore[index]
+    rows = [row.split() for result in results for row in (result.rows or "").splitlines()]
+    assert [(name, verdict) for name, verdict, _ in rows] == [
+        ("f0000.txt", "EROFS"), ("f0001.txt", "EROFS")]
+    assert {int(pid) for *_, pid in rows} != {os.getpid()}  # not in the Dask worker's process
+    assert _process_now() == before
+    assert left() == set()
+    assert {p.read_text() for p in (tmp_path / "data").iterdir()} == {"0\n", "1\n"}
