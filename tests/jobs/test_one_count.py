@@ -3,7 +3,32 @@ console, job_result.txt, user/error.txt, report.html, job.json, runs.json, the o
 master_role.txt, ``job show`` and ``job show --mini-batches --failed``), whether it
 completed, was stopped by a threshold, was canceled or was rerun; the totals of a step that
 stopped early are the input's (what did not run is "not processed"); error groups are
-labelled by their signature with attempts and mini-batches named; a step has one duration."""
+labelled by their signature with attempts and mini-batches named; a step has one duration.
+
+Issue #26's second half, case by case (each of these failed on 1e4823a, the issue's main):
+
+- canceled at 828 of 20,000, said ``828/831`` / ``3744 listed``; Ctrl-C said ``worker ...
+  died ... stopped by mlpipe`` and not how to resume:
+  ``test_ctrl_c_cancels_says_how_to_resume_and_states_the_inputs_totals`` (old: ``185/194``
+  of 1500);
+- a threshold stop said ``6 of 96``, ``items 108`` for 100 and 200, and its line ``4
+  mini-batches failed`` beside a 6:
+  ``test_a_threshold_stopped_step_states_the_inputs_totals_and_one_failed_count``; on Dask
+  (``1`` beside 192): ``test_a_threshold_on_dask_states_one_failed_count``;
+- error groups labelled by one example and counting attempts unnamed (``15 x ValueError:
+  corrupt header in review_002.txt``), user/error.txt left after a fixed rerun and linked,
+  a rerun's progress ``2/100 (1 reused) ... ETA 1m08s``, the fail-fix loop's commands,
+  report.html's failed mini-batches, ``job debug`` without ``--step`` by an id's prefix with
+  its scratch folder removed:
+  ``test_a_completed_step_and_its_rerun_state_one_count_and_the_fail_fix_loop`` (more of
+  ``job debug`` in tests/jobs/test_debug.py);
+- one duration per step (2.5 s, 1.175 s, "2s", 1.18 s): ``test_a_step_has_one_duration_everywhere``.
+
+The first half's cases (files, processes, links, read-only inputs, downloads) are in
+tests/jobs/test_user_files.py, test_user_files_property.py, test_download.py,
+test_step_processes.py (a daemon that clears its environment too), test_ownership.py and
+tests/runtime/test_read_only.py.
+"""
 
 from __future__ import annotations
 
