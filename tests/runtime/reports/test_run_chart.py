@@ -4,6 +4,7 @@ processed_mini-batches.csv read back, and it says what the rows say."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from datetime import timedelta
@@ -129,3 +130,30 @@ def test_the_timeline_on_another_axis_keeps_every_attempt_and_busy_second() -> N
         assert sum(started) == timeline.totals[name].attempts
         assert sum(failed) == timeline.totals[name].failed
         assert started[:12] == [0] * 12  # the 3 s before the first attempt are empty
+
+
+def test_a_running_steps_errors_are_the_drivers_one_tally(tmp_path: Path) -> None:
+    """While a step runs, its page states the error groups the driver keeps (told to the
+    reports by ``errors_kept``), labelled by signature with attempts and mini-batches, not a
+    second count of the reports' own."""
+    from mlpipe.runtime.error_groups import ErrorGroups
+
+    step = make_step(tmp_path)
+    reports = StepReports(step)
+    groups = ErrorGroups()
+    reports.errors_kept(groups)
+    reports.step_started(step, [W0, W1], T0)
+    feed(reports, 0, 10)  # mini-batch 3 failed: the reports saw it, the driver counts below
+    for number, final in ((7, True), (9, False), (9, True)):
+        groups.add("UserError", f"ValueError: bad record {number} in f{number:04d}.txt", None,
+                   seen=frozenset() if (number, final) != (9, True) else frozenset(
+                       {groups.top()[0].signature}), final=final)
+    live = live_run(StepLogs.of(step.logs_dir))
+    assert live is not None
+    assert live.errors == groups.as_json()  # the driver's groups, as they are now
+    [group] = live.errors
+    assert (group["attempts"], group["mini_batches"], group["failed"]) == (3, 2, 2)
+    page = render_job_report(job(StepLogs.of(step.logs_dir).root, "running"))
+    assert html.escape(str(group["label"])) in page and "3 failed attempts" in page, page
+    reports.step_finished(summary(started_at=T0, ended_at=T0 + timedelta(seconds=12),
+                                  mini_batches_total=10, mini_batches_succeeded=10))
