@@ -13,6 +13,7 @@ catching ``ValueError``, ``LookupError`` or ``RuntimeError`` keeps working::
     │   ├── OverrideSyntaxError    mlpipe.compiler.overrides  a --set that is not KEY=VALUE
     │   ├── JobNameError           mlpipe.jobs.store    a name that is no job name
     │   ├── RerunUsageError        mlpipe.jobs.rerun    a --step the job does not have
+    │   ├── DebugUsageError        mlpipe.jobs.debug    several parallel steps and no --step
     │   ├── AdviceUsageError       mlpipe.runtime.tuning.advice  a --set advise cannot use
     │   ├── AssumptionError        mlpipe.runtime.tuning.cloud  a wrong --assume KEY=VALUE
     │   └── UnknownVmSize          mlpipe.runtime.tuning.cloud  no such --instance-type

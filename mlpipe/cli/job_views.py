@@ -9,10 +9,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from mlpipe.jobs.fix_loop import next_lines
 from mlpipe.jobs.record import JobRecord, ProgressRecord, StepRecord
 from mlpipe.jobs.timestamps import parse_iso
+from mlpipe.runtime.records import totals_text
 from mlpipe.runtime.step_logs import StepLogs
-from mlpipe.wording import error_summary, plural
+from mlpipe.wording import duration, error_summary, plural
 
 STATUS_STYLES = {"completed": "green", "failed": "red", "canceled": "yellow",
                  "skipped": "dim", "running": "cyan", "queued": "dim"}
@@ -31,13 +33,7 @@ def console() -> Console:
 
 
 def seconds(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value < 60:
-        return f"{value:.1f}s"
-    minutes, secs = divmod(int(round(value)), 60)
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m{secs:02d}s" if hours else f"{minutes}m{secs:02d}s"
+    return "-" if value is None else duration(value)
 
 
 def styled(status: str) -> str:
@@ -48,11 +44,9 @@ def step_detail(step: StepRecord) -> str:
     """A short description of what a step did (counts for parallel steps)."""
     summary, progress = step.summary, step.progress
     if step.kind == "parallel" and summary is not None:
-        done, total = summary.mini_batches_succeeded, summary.mini_batches_total
-        if total == 0 and step.status == "completed":
+        if summary.mini_batches_total == 0 and step.status == "completed":
             return "no mini-batches: the input is empty"
-        return (f"{done}/{total} mini-batches ok, {summary.items_succeeded} items ok, "
-                f"{summary.items_failed} failed")
+        return totals_text(summary)
     if step.kind == "parallel" and progress is not None:
         return (f"{progress_fraction(progress)} mini-batches, "
                 f"{progress.items_succeeded} items ok, {progress.items_failed} failed")
@@ -133,6 +127,9 @@ def print_job(record: JobRecord, out: Console | None = None) -> None:
             out.print(line, soft_wrap=True, markup=False)
     if record.error:
         out.print(f"error: {record.error}", soft_wrap=True, markup=False)
+    if record.status in ("failed", "canceled", "completed"):
+        for line in next_lines(record):  # the fail-fix loop, or how to resume
+            out.print(line, soft_wrap=True, markup=False)
 
 
 TOP_ERRORS_SHOWN = 3
@@ -149,25 +146,34 @@ def failure_lines(step_name: str, step: StepRecord) -> list[str]:
         lines.append(f"  logs: {step.logs_dir}")
         return lines
     summary = step.summary
-    if step.status != "completed" or summary is None or not (
+    if step.status not in ("completed", "canceled") or summary is None or not (
             summary.items_failed or summary.mini_batches_failed):
         return []
     items = plural(summary.items_failed, "item")
     batches = plural(summary.mini_batches_failed, "mini-batch")
-    return [f"step {step_name}: completed, but {items} in {batches} failed "
-            "(within its error thresholds):", *top_error_lines(step)]
+    how = ("completed, but {} ({}) failed (within its error thresholds):"
+           if step.status == "completed" else "canceled; {} ({}) had failed:")
+    return [f"step {step_name}: {how.format(batches, items)}", *top_error_lines(step)]
 
 
 def top_error_lines(step: StepRecord, skip: str = "") -> list[str]:
-    """A parallel step's most frequent errors (``count x message``) and the path of its
-    ``user/error.txt``; nothing when it recorded no errors or ``skip`` already says it all."""
+    """A parallel step's most frequent kinds of error, each labelled by its signature with
+    its failed attempts and mini-batches, and the path of its ``user/error.txt``; nothing
+    when it recorded no errors or ``skip`` already says it all."""
+    from mlpipe.runtime.error_groups import group_line  # noqa: PLC0415 - job show stays light
+
     summary = step.summary
-    top = summary.top_errors if summary is not None else []
-    if all(message.removeprefix(INIT_FAILED) in skip for message, _count, _where in top):
+    if summary is None:
+        return []
+    top = [group.to_json() for group in summary.error_groups]
+    if not top:  # a record written before error groups: (message, attempts, error file)
+        top = [{"label": message, "attempts": count} for message, count, _where
+               in summary.top_errors]
+    if all(str(group.get("message") or group.get("label")).removeprefix(INIT_FAILED) in skip
+           for group in top):
         return []  # nothing to add (an init() failure's reason already has its traceback)
-    lines = [f"  {count} x {message}" for message, count, _where in top[:TOP_ERRORS_SHOWN]]
-    kinds = summary.error_kinds if summary is not None else 0
-    more = max(kinds, len(top)) - TOP_ERRORS_SHOWN
+    lines = [f"  {group_line(group)}" for group in top[:TOP_ERRORS_SHOWN]]
+    more = max(summary.error_kinds, len(top)) - TOP_ERRORS_SHOWN
     if more > 0:
         lines.append(f"  ... and {plural(more, 'other kind of error', 'other kinds of error')}")
     lines.append(f"  details: {StepLogs.of(step.logs_dir or '.').error_summary}")

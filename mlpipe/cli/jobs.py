@@ -147,9 +147,11 @@ def register(groups: dict[str, argparse._SubParsersAction[argparse.ArgumentParse
                                          "foreground (the job's files are not changed)")
     add_job_name(debug)
     runs_dir_option(debug)
-    debug.add_argument("--step", required=True, metavar="STEP", help="the parallel step")
+    debug.add_argument("--step", metavar="STEP",
+                       help="the parallel step (needed when the job has several)")
     debug.add_argument("--mini-batch", required=True, metavar="ID",
-                       help="the mini-batch id (mlpipe job show NAME --mini-batches lists them)")
+                       help="the mini-batch id, or the start of it that names one (mlpipe job "
+                            "show NAME --mini-batches --failed lists them)")
     debug.add_argument("--pdb", action="store_true",
                        help="open the post-mortem debugger when init() or run() raises")
     debug.set_defaults(handler=debug_job)

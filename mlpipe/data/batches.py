@@ -7,7 +7,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterator
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import mlpipe.data.sizes as sizes
 from mlpipe.data.cloud import streams
@@ -309,26 +309,54 @@ def _partition_batches(spec: MLTableSpec, keys: tuple[str, ...]) -> Iterator[Min
 # ----------------------------------------------------------------------------- counting
 
 
+class InputCount(NamedTuple):
+    """What the counting pass finds in a step's input: its mini-batches and, where they are
+    known without reading the data, its items (files; rows of parquet pieces)."""
+
+    mini_batches: int
+    items: int | None
+
+
 def count_mini_batches(step: ParallelStep) -> int:
-    """How many mini-batches :func:`iter_mini_batches` gives for ``step``, counted cheaply.
+    """How many mini-batches :func:`iter_mini_batches` gives for ``step``, counted cheaply
+    (see :func:`count_input`)."""
+    return count_input(step).mini_batches
+
+
+def count_input(step: ParallelStep) -> InputCount:
+    """The mini-batches (and items, where known) :func:`iter_mini_batches` gives for
+    ``step``, counted cheaply.
 
     Files are listed (names and sizes only, no digest per batch); tables are divided
     as the stream divides them (parquet row-group metadata, byte ranges of text
-    files), without building mini-batch descriptors. Raises what the stream raises.
+    files), without building mini-batch descriptors. The items of a table are known for
+    parquet pieces without row-dropping transformations only (text records are counted
+    by the worker that parses them). Raises what the stream raises.
     """
     major, path = _input_path(step)
     if streams(major, major=True):
         per_batch = sizes.file_count(step.mini_batch_size)
-        return sum(1 for _ in _blob_batches(major, per_batch, sort=False))
+        batches = items = 0
+        for batch in _blob_batches(major, per_batch, sort=False):
+            batches += 1
+            items += batch.items or 0
+        return InputCount(batches, items)
     spec = _spec(major, path)
     if spec is not None and spec.is_tabular:
         from mlpipe.data.division import iter_partitions, iter_table_pieces  # noqa: PLC0415
 
         if step.partition_keys:
-            return len(iter_partitions(spec, tuple(step.partition_keys)))
-        return sum(1 for _ in iter_table_pieces(spec, sizes.byte_size(step.mini_batch_size)))
+            return InputCount(len(iter_partitions(spec, tuple(step.partition_keys))), None)
+        assert spec.read is not None
+        exact = spec.read.format == "parquet" and not changes_row_count(spec.transforms)
+        batches = rows = 0
+        for piece in iter_table_pieces(spec, sizes.byte_size(step.mini_batch_size)):
+            batches += 1
+            rows += piece.segment.rows or 0
+        return InputCount(batches, rows if exact else None)
     if step.partition_keys:
-        return len(_file_groups(spec, path, tuple(step.partition_keys)))
+        groups = _file_groups(spec, path, tuple(step.partition_keys))
+        return InputCount(len(groups), sum(map(len, groups.values())))
     files = sum(1 for _ in _iter_input_files(path, spec, sizes=False, ordered=False))
     per_batch = sizes.file_count(step.mini_batch_size)
-    return -(-files // per_batch)
+    return InputCount(-(-files // per_batch), files)

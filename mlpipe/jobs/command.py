@@ -11,9 +11,11 @@ command is the runner's own interpreter. Output is captured like Azure's
     <step>/logs/user/stderr.txt     stderr only
 
 The exit code decides the status. Cancelling kills the command's whole process group. The
-shell sees the step's ``ro_mount`` inputs read-only and a copy of each ``download`` input
-(:mod:`mlpipe.runtime.read_only`: it then dies with the driver too); the job's watchdog
-ends what is left of it when the driver is killed.
+shell starts through :mod:`mlpipe.runtime.read_only`: it sees the step's ``ro_mount`` inputs
+read-only and a copy of each ``download`` input, dies with the driver, and is the
+subreaper of what it starts (a double-forked daemon stays below it, where the driver notes
+it: :func:`mlpipe.runtime.process_tree.remember_tree`); what is left of it is ended when the
+step ends, and by the job's watchdog when the driver is killed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import signal
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -37,7 +40,7 @@ from mlpipe.jobs.step_metrics import metrics_environment
 from mlpipe.jobs.timestamps import now
 from mlpipe.plan import CommandStep, Step
 from mlpipe.runtime.faults import describe_fault, naming
-from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, step_tag
+from mlpipe.runtime.process_tree import TAG_ENV, Ended, end_tagged, remember_tree, step_tag
 from mlpipe.runtime.read_only import launch_command, make_copies, step_view
 from mlpipe.runtime.snapshot import snapshot_code
 from mlpipe.runtime.source_paths import to_user_paths
@@ -137,8 +140,8 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         try:
             make_copies(view)
             argv = [*shell(), command]
-            proc = subprocess.Popen(  # through read_only.main when it has a view to see
-                launch_command(view, argv) if view else argv, cwd=workdir,
+            proc = subprocess.Popen(  # through read_only.main: dies with the driver, keeps
+                launch_command(view, argv), cwd=workdir,  # its daemons below it, sees its view
                 env={**command_environment(step), TAG_ENV: tag},
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True,
@@ -157,7 +160,7 @@ def run_command_step(step: CommandStep, *, cancel: threading.Event | None = None
         ]
         for pump in pumps:
             pump.start()
-        canceled = _wait(proc, cancel)
+        canceled = _wait(proc, cancel, lambda: remember_tree(tag, proc.pid))
         leftovers = end_tagged(tag)  # daemons it started (they may hold its pipes open)
         for pump in pumps:
             pump.join(timeout=KILL_GRACE_SECONDS)
@@ -205,9 +208,12 @@ def _pump(stream: IO[bytes], own: Path, combined: IO[bytes], lock: threading.Loc
     stream.close()
 
 
-def _wait(proc: subprocess.Popen[bytes], cancel: threading.Event) -> bool:
-    """Wait for ``proc``; on ``cancel`` kill its process group. True when canceled."""
+def _wait(proc: subprocess.Popen[bytes], cancel: threading.Event,
+          note: Callable[[], None]) -> bool:
+    """Wait for ``proc`` (calling ``note`` at each poll: what it started is noted); on
+    ``cancel`` kill its process group. True when canceled."""
     while True:
+        note()
         if cancel.is_set():
             kill_process_group(proc)
             return True

@@ -90,6 +90,17 @@ class OutputRecord(_Part):
     path: str | None = None
 
 
+class ErrorGroupRecord(_Part):
+    """One kind of error of a parallel step (``mlpipe.runtime.error_groups.ErrorGroup``)."""
+
+    category: str = ""
+    label: str = ""  # the signature: exception, masked message
+    message: str = ""  # an example: the first occurrence's message line
+    attempts: Count = 0  # failed attempts
+    mini_batches: Count = 0  # mini-batches it hit
+    failed: Count = 0  # mini-batches whose last attempt failed with it
+
+
 class JobOutputRecord(OutputRecord):
     """A pipeline output: its type and path, and the step output it is bound to."""
 
@@ -120,10 +131,18 @@ class SummaryRecord(_Part):
     started_at: Timestamp | None = None
     ended_at: Timestamp | None = None
     breach: BreachRecord | None = None
+    mini_batches_not_processed: Count = 0
+    items_not_processed: Count | None = None  # None: the input's items are not known
+    total_known: bool = True
+    items_known: bool = True
+    duration_seconds: float | None = None
+    error_groups: list[ErrorGroupRecord] = []
+    failed_example: str | None = None  # a failed mini-batch's id (job debug NAME --mini-batch)
     append_row_file: str | None = None
-    # (message, failed attempts, error file) of the most frequent errors (JSON arrays)
+    # records written before error_groups: (message, failed attempts, error file) of the
+    # most frequent errors (JSON arrays)
     top_errors: list[Annotated[tuple[str, int, str], Field(strict=False)]] = []
-    error_kinds: Count = 0  # distinct errors among the failed attempts (top_errors keeps 10)
+    error_kinds: Count = 0  # distinct errors among the failed attempts (error_groups keeps 10)
 
 
 class ProgressRecord(_Part):
@@ -275,7 +294,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-__all__ = ["TERMINAL", "UNFINISHED", "BreachRecord", "JobOutputRecord", "JobRecord",
-           "JobSettingsRecord", "JobStatus", "OutputRecord", "ProgressRecord", "StepKind",
-           "StepRecord", "StepStatus", "SummaryRecord", "TrialRecord", "WorkerRecord",
-           "check_record"]
+__all__ = ["TERMINAL", "UNFINISHED", "BreachRecord", "ErrorGroupRecord", "JobOutputRecord",
+           "JobRecord", "JobSettingsRecord", "JobStatus", "OutputRecord", "ProgressRecord",
+           "StepKind", "StepRecord", "StepStatus", "SummaryRecord", "TrialRecord",
+           "WorkerRecord", "check_record"]

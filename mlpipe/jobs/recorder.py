@@ -114,7 +114,7 @@ class RecordObserver(StepObserver):
         self._last_save = 0.0
         self._trailing: threading.Timer | None = None  # the save at the interval's end
         self._ended = False
-        self._lock = threading.Lock()  # the counting pass reports from its own thread
+        self._lock = threading.Lock()  # the trailing save runs on a timer's thread
         self._saving = threading.Lock()
 
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
@@ -170,12 +170,25 @@ class RecordObserver(StepObserver):
         self._save(force=event in ("started", "replaced"))
 
     def step_finished(self, summary: StepSummary) -> None:
+        """The last save: the progress ends at the step's totals (the summary's), so every
+        count of the record agrees."""
         with self._lock:
             self._ended = True
             trailing, self._trailing = self._trailing, None
+            reused = summary.mini_batches_reused
+            ended = summary.mini_batches_succeeded + summary.mini_batches_failed
+            progress = self.progress
+            progress.mini_batches_total = summary.mini_batches_total
+            progress.mini_batches_known = max(progress.mini_batches_known, ended)
+            progress.mini_batches_done = ended - reused
+            progress.mini_batches_failed = summary.mini_batches_failed
+            progress.items_succeeded = summary.items_succeeded
+            progress.items_failed = summary.items_failed
+            if reused:
+                progress.mini_batches_reused = reused
+            progress.ended_at = iso(summary.ended_at)
         if trailing is not None:
             trailing.cancel()
-        self.progress.ended_at = iso(summary.ended_at)
         self._save(force=True)
 
     def flush(self) -> None:

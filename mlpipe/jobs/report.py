@@ -25,9 +25,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from mlpipe.jobs.fix_loop import next_lines
 from mlpipe.jobs.record import JobRecord, StepRecord
 from mlpipe.jobs.store import JobStore
 from mlpipe.runs import JOB_REPORT_FILE
+from mlpipe.runtime.mini_batch_outcomes import failed_attempts_last
+from mlpipe.runtime.records import totals_text
 from mlpipe.runtime.reports.charts import (
     PALETTE,
     SPARSE_ATTEMPTS,
@@ -56,6 +59,7 @@ from mlpipe.runtime.step_logs import (
     RunEntry,
     StepLogs,
     describe_detail,
+    first_line,
     read_attempts,
     read_runs,
     split_by_run,
@@ -69,9 +73,10 @@ from mlpipe.runtime.tuning.profile import (
     read_profile,
     run_profile,
 )
-from mlpipe.wording import plural
+from mlpipe.wording import duration, plural
 
 ERRORS_SHOWN = 10
+FAILED_SHOWN = 50
 REFRESH_SECONDS = 5
 RUNNING = ("queued", "running")
 STYLE = ("body{font-family:sans-serif;margin:16px}"
@@ -111,7 +116,7 @@ def render_job_report(record: JobRecord, run_dir: Path | None = None) -> str:
              f"<p>Run folder: {html.escape(str(record.run_dir or ''))}; wall time "
              f"{_seconds(record.duration_seconds)}; attempt {record.attempt or 1}"
              f"{'; this page reloads every ' + str(REFRESH_SECONDS) + ' s' if refresh else ''}"
-             "</p>", _steps_table(steps), _job_gantt(record, steps)]
+             "</p>", _next_steps(record), _steps_table(steps), _job_gantt(record, steps)]
     for step_name, step in steps.items():
         if step.kind == "parallel" and step.logs_dir:
             parts.append(_parallel_section(step_name, step, run))
@@ -130,7 +135,8 @@ def outcome(status: str, failed: int, total: int) -> tuple[str, str]:
     if status in RUNNING:
         return status, "run"
     if status == "canceled":
-        return "canceled", "warn"
+        return (f"canceled, {failed} of {plural(total, 'mini-batch')} failed" if failed
+                else "canceled"), "warn"
     if status == "failed" and failed:
         return f"failed, {failed} of {plural(total, 'mini-batch')} failed", "bad"
     return status or "unknown", "bad" if status in ("failed", "skipped") else "muted"
@@ -158,7 +164,7 @@ def _step_outcome(step: StepRecord) -> tuple[str, str]:
 
 
 def _seconds(value: Any) -> str:
-    return f"{float(value):.1f} s" if isinstance(value, (int, float)) else "-"
+    return duration(float(value)) if isinstance(value, (int, float)) else "-"
 
 
 def _status(step: StepRecord) -> str:
@@ -174,11 +180,7 @@ def _steps_table(steps: dict[str, StepRecord]) -> str:
         summary = step.summary
         batches = items = ""
         if summary is not None:
-            batches = (f"{summary.mini_batches_succeeded} succeeded, "
-                       f"{summary.mini_batches_failed} failed of "
-                       f"{summary.mini_batches_total}")
-            items = (f"{summary.items_succeeded} succeeded, "
-                     f"{summary.items_failed} failed")
+            batches, _, items = totals_text(summary).partition("; ")
         sources = [str(before) for before in step.depends_on]
         rows.append(f"<tr><td><a href='#{html.escape(name)}'>{html.escape(name)}</a></td>"
                     f"<td>{html.escape(step.kind or '')}</td><td>{_status(step)}</td>"
@@ -227,6 +229,7 @@ def _parallel_section(name: str, step: StepRecord, run_dir: Path) -> str:
     charts = [RunChart.from_json(run.chart) for run in recorded]
     parts: Sequence[AttemptTable | RunChart]
     profile: StepProfile | None
+    attempts: AttemptTable | None = None
     if recorded and _charted(charts):  # drawn from what the step kept: the CSV is not read
         runs, parts = recorded, [chart for chart in charts if chart is not None]
         profile = run_profile(logs, runs)
@@ -246,6 +249,7 @@ def _parallel_section(name: str, step: StepRecord, run_dir: Path) -> str:
     out.append(f"<h3>Final run (run {len(parts)} of {len(parts)})</h3>" if len(parts) > 1
                else "<h3>The run</h3>")
     out.append(_run_charts(name, logs, final, run, profile, samples=True))
+    out.append(_failed_mini_batches(attempts, logs, step))
     out.append("<h3>Errors of the final state</h3>" + _errors(
         run.errors if recorded and run is not None else _errors_of(final), logs, run_dir))
     out.append(_profile(logs))
@@ -316,31 +320,33 @@ def _href(path: Path, run_dir: Path, fragment: str = "") -> str:
 
 def _totals(step: StepRecord, runs: list[RunEntry]) -> str:
     """The final state's counts, as job_result.txt and ``job show`` give them (a running
-    step's progress so far)."""
+    step's progress so far: its items' total is not known yet)."""
     summary, progress = step.summary, step.progress
-    items_total: int | str = ""
+    items: int | None = None
     if summary is not None:
         total, succeeded = summary.mini_batches_total, summary.mini_batches_succeeded
         failed, reused = summary.mini_batches_failed, summary.mini_batches_reused
-        items_total = summary.items_total
-        items_succeeded, items_failed = summary.items_succeeded, summary.items_failed
+        if summary.items_known:
+            items = summary.items_total
+        items_ok, items_bad = summary.items_succeeded, summary.items_failed
     elif progress is not None:
         total = (progress.mini_batches_total if progress.mini_batches_total is not None
                  else progress.mini_batches_known)
-        succeeded, failed = 0, progress.mini_batches_failed
-        reused = progress.mini_batches_reused
-        items_succeeded, items_failed = progress.items_succeeded, progress.items_failed
+        failed, reused = progress.mini_batches_failed, progress.mini_batches_reused
+        succeeded = progress.mini_batches_done - failed + reused
+        items_ok, items_bad = progress.items_succeeded, progress.items_failed
     else:
         return ""
     rest = max(total - succeeded - failed, 0)
+    items_rest = "" if items is None else max(items - items_ok - items_bad, 0)
     attempts = runs[-1].counts.get("attempts") if runs and runs[-1].counts else None
     return ("<table><tr><th>mini-batches</th><th>succeeded</th><th>failed</th>"
             "<th>not processed</th><th>items</th><th>items succeeded</th><th>items failed</th>"
-            "<th>attempts (final run)</th><th>reused</th></tr>"
+            "<th>items not processed</th><th>attempts (final run)</th><th>reused</th></tr>"
             f"<tr><td>{total}</td><td>{succeeded}</td><td>{failed}</td><td>{rest}</td>"
-            f"<td>{items_total}</td><td>{items_succeeded}"
-            f"</td><td>{items_failed}</td>"
-            f"<td>{'' if attempts is None else attempts}</td><td>{reused}</td></tr></table>")
+            f"<td>{'' if items is None else items}</td><td>{items_ok}</td><td>{items_bad}</td>"
+            f"<td>{items_rest}</td><td>{'' if attempts is None else attempts}</td>"
+            f"<td>{reused}</td></tr></table>")
 
 
 def _where_time_goes(profile: StepProfile | None, step: StepRecord, run_dir: Path) -> str:
@@ -462,6 +468,43 @@ def _slowest(attempts: Sequence[Attempt]) -> str:
     return "".join(rows)
 
 
+def _failed_mini_batches(attempts: AttemptTable | None, logs: StepLogs,
+                         step: StepRecord) -> str:
+    """The mini-batches whose last attempt failed (``job show --mini-batches --failed``):
+    the first ``FAILED_SHOWN`` with their files or partition key and error. ``attempts``:
+    the step's, when the page read them; else they are read only when the step has failed
+    mini-batches (a large step's page is otherwise drawn without reading them back)."""
+    if attempts is None:
+        counts = step.summary or step.progress
+        if counts is None or not counts.mini_batches_failed:
+            return ""
+        try:
+            attempts = read_attempts(logs)
+        except ValueError:
+            return ""
+    failed = failed_attempts_last(attempts)
+    if not len(failed):
+        return ""
+    rows = [f"<h3>Failed mini-batches ({len(failed)})</h3><table><tr><th>mini-batch</th>"
+            "<th>attempts</th><th>status</th><th>files or partition key</th><th>error</th></tr>"]
+    for a in failed.take(range(min(len(failed), FAILED_SHOWN))):
+        rows.append(f"<tr><td><code>{html.escape(a.mini_batch_id)}</code></td>"
+                    f"<td>{a.picked_count}</td><td>{html.escape(a.status)}</td>"
+                    f"<td>{html.escape(describe_detail(a.detail))}</td>"
+                    f"<td>{html.escape(first_line(a.message or a.status))}</td></tr>")
+    rows.append("</table>")
+    if len(failed) > FAILED_SHOWN:
+        rows.append(f"<p>and {len(failed) - FAILED_SHOWN} more.</p>")
+    return "".join(rows)
+
+
+def _next_steps(record: JobRecord) -> str:
+    """What to do now the job ended: the fail-fix loop's commands, or how to resume it (the
+    console's last lines)."""
+    lines = next_lines(record) if record.status not in RUNNING else []
+    return f"<pre class='advice'>{html.escape(chr(10).join(lines))}</pre>" if lines else ""
+
+
 def _errors_of(attempts: AttemptTable | RunChart) -> list[dict[str, Any]]:
     """Error groups from the attempts alone (logs written before runs.json, which have no
     chart)."""
@@ -494,10 +537,11 @@ def _errors(groups: list[dict[str, Any]], logs: StepLogs, run_dir: Path) -> str:
         return "<p>No failed attempts.</p>"
     attempts = sum(int(g.get("attempts") or 0) for g in groups)
     head = (f"<p>{plural(attempts, 'failed attempt')} in "
-            f"{plural(len(groups), 'kind of error', 'kinds of error')} (grouped by exception, "
-            "message with numbers, paths and quoted names masked, and the user's frame).</p>"
-            "<table><tr><th>attempts</th><th>mini-batches</th><th>category</th><th>error</th>"
-            "<th>raised in</th><th>first</th></tr>")
+            f"{plural(len(groups), 'kind of error', 'kinds of error')} (grouped by signature: "
+            "the exception, its message with numbers, paths and quoted names masked, and the "
+            "user's frame).</p><table><tr><th>failed attempts</th><th>mini-batches hit</th>"
+            "<th>mini-batches failed</th><th>category</th><th>error</th><th>raised in</th>"
+            "<th>first</th></tr>")
     rows = [_error_row(group, logs, run_dir) for group in groups]
     shown = "".join(rows[:ERRORS_SHOWN])
     if len(rows) > ERRORS_SHOWN:
@@ -518,6 +562,7 @@ def _error_row(group: dict[str, Any], logs: StepLogs, run_dir: Path) -> str:
             if where else "")
     full = str(group.get("first_text") or group.get("message") or "")
     return (f"<tr><td>{group.get('attempts', 0)}</td><td>{group.get('mini_batches', '')}</td>"
+            f"<td>{group.get('failed', group.get('failed_for_good', ''))}</td>"
             f"<td>{html.escape(str(group.get('category', '')))}</td><td>{html.escape(text)}"
             f"<details><summary>e.g. {html.escape(str(group.get('message', ''))[:160])}"
             f"</summary><pre>{html.escape(full)}</pre></details></td>"

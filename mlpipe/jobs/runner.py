@@ -17,7 +17,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -69,13 +69,14 @@ from mlpipe.runs import (
 )
 from mlpipe.runtime import worker_names
 from mlpipe.runtime.backends import BackendChoice, BackendSpec, backend_spec
+from mlpipe.runtime.error_groups import SUMMARY_GROUPS
 from mlpipe.runtime.faults import describe_fault
 from mlpipe.runtime.process_tree import Watchdog
 from mlpipe.runtime.records import StepSummary
 from mlpipe.runtime.reports.files import report_files
 from mlpipe.runtime.textio import write_text
 from mlpipe.version import __version__
-from mlpipe.wording import error_summary
+from mlpipe.wording import duration, error_summary
 
 CANCEL_POLL_SECONDS = 0.2
 REPORT_SECONDS = 5.0
@@ -529,14 +530,15 @@ class _Scheduler:
             except BaseException as exc:  # noqa: BLE001 - a step's crash must not take the job down
                 fields = {"status": "failed", "error": describe_fault(exc)}
                 _save_traceback(Path(step.state_dir), traceback.format_exc())
-            ended = now()
-            started = parse_iso(self.recorder.step(step.name).started_at) or ended
-            fields.update(ended_at=iso(ended),
-                          duration_seconds=round((ended - started).total_seconds(), 3))
+            if "duration_seconds" not in fields:
+                ended = now()
+                started = parse_iso(self.recorder.step(step.name).started_at) or ended
+                fields.update(ended_at=iso(ended),
+                              duration_seconds=round((ended - started).total_seconds(), 3))
             self._set(step, fields.pop("status"), **fields)
             seconds = fields["duration_seconds"]
             tail = f": {error_summary(fields['error'])}" if fields.get("error") else ""
-            self.say(f"step {step.name}: {self.status[step.name]} in {seconds:.1f}s{tail}")
+            self.say(f"step {step.name}: {self.status[step.name]} in {duration(seconds)}{tail}")
         except BaseException as exc:  # noqa: BLE001 - recording the end failed (full disk...)
             self.status[step.name] = "failed"
             self._fault(exc)
@@ -623,9 +625,13 @@ class _Scheduler:
         status = str(summary.status).lower()
         if self.cancel.is_set() and status != "completed":
             status = "canceled"
+        times = {}  # one duration per step: the summary's, as its logs state it
+        if summary.started_at is not None and summary.ended_at is not None:
+            times = {"started_at": iso(summary.started_at), "ended_at": iso(summary.ended_at),
+                     "duration_seconds": _rounded(summary.seconds)}
         return {"status": status, "error": summary.reason if status != "completed" else None,
                 "summary": summary_dict(summary),
-                "append_row_file": summary.append_row_file}
+                "append_row_file": summary.append_row_file, **times}
 
     def _set(self, step: Step, status: str, **fields: Any) -> None:
         self.status[step.name] = status
@@ -652,12 +658,23 @@ def _save_traceback(state: Path, detail: str) -> None:
 
 
 def summary_dict(summary: StepSummary) -> dict[str, Any]:
-    """The JSON-ready counts of a parallel step's summary."""
-    data = asdict(summary)
+    """The JSON-ready counts of a parallel step's summary: its totals (with what was not
+    processed) and its most frequent error groups (the step's logs keep them all)."""
+    data = {f.name: getattr(summary, f.name) for f in fields(summary) if f.name != "errors"}
+    if summary.breach is not None:
+        data["breach"] = asdict(summary.breach)
     for key in ("started_at", "ended_at"):
         data[key] = iso(data[key]) if data.get(key) else None
-    data["top_errors"] = [list(e) for e in data.get("top_errors") or []]
+    data["duration_seconds"] = _rounded(summary.seconds)
+    data["mini_batches_not_processed"] = summary.mini_batches_not_processed
+    data["items_not_processed"] = summary.items_not_processed
+    data["error_kinds"] = summary.error_kinds
+    data["error_groups"] = summary.errors.as_json(SUMMARY_GROUPS, brief=True)
     return data
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 3)
 
 
 def _result(plan: ExecutionPlan, recorder: JobRecorder, summaries: dict[str, StepSummary],

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -35,8 +35,10 @@ from mlpipe.runtime.backends.base import (
     WorkerStopped,
 )
 from mlpipe.runtime.concurrency import START_BARRIER_SECONDS
-from mlpipe.runtime.error_keys import Signature, message_line, signature
+from mlpipe.runtime.error_groups import ErrorGroups
+from mlpipe.runtime.error_keys import Signature
 from mlpipe.runtime.faults import describe_fault
+from mlpipe.runtime.input_count import InputCounter, settle_totals
 from mlpipe.runtime.journal import Finished, Journal
 from mlpipe.runtime.records import (
     AttemptRecord,
@@ -45,7 +47,7 @@ from mlpipe.runtime.records import (
     WorkerInfo,
     takes_batches,
 )
-from mlpipe.runtime.step_logs import StepLogs
+from mlpipe.runtime.step_logs import StepLogs, attempt_header, init_failure_header
 from mlpipe.runtime.tasks import Task, TaskResult
 from mlpipe.runtime.thresholds import Thresholds, describe
 from mlpipe.runtime.timeouts import (
@@ -64,6 +66,8 @@ SCHEDULED_NOTICE_SECONDS = 0.5
 # one of each per attempt: from a tuple of every field (a named tuple's own __new__ costs more)
 _attempt_record = AttemptRecord._make
 _finished = Finished._make
+# what a mini-batch awaiting its retry failed with: (its last error, every error it hit)
+Retry = tuple[Signature, frozenset[Signature]]
 
 
 class Driver:
@@ -73,7 +77,8 @@ class Driver:
                  config: WorkerConfig, mini_batches: Iterable[MiniBatch], store: Journal, *,
                  observers: Sequence[StepObserver] = (), cancel: threading.Event | None = None,
                  logger: logging.Logger | None = None,
-                 data_errors: tuple[type[BaseException], ...] = ()):
+                 data_errors: tuple[type[BaseException], ...] = (),
+                 counter: InputCounter | None = None):
         self.step = step
         self.backend = backend
         self.workers = list(workers)
@@ -100,9 +105,14 @@ class Driver:
         self.quiet_limit = min(self.timeout, self.overhead)  # below it no attempt can overrun
         self.progress_limit = progress_update_timeout(step)[0]
 
+        self.counter = counter  # the counting pass (started with the step)
+        self._counted = False  # its total was told to the observers
         self.listed = 0  # mini-batches listed so far (the journal keeps their order)
-        self.pending: deque[tuple[MiniBatch, int]] = deque()  # (mini-batch, picked count) to send
-        self.inflight: dict[int, tuple[MiniBatch, int]] = {}
+        self.listing_complete = False  # the listing reached the input's end
+        self.reusable = 0  # mini-batches an earlier run finished (a resume reuses them)
+        # (mini-batch, picked count, what its failed attempts hit: None before one failed)
+        self.pending: deque[tuple[MiniBatch, int, Retry | None]] = deque()  # to send
+        self.inflight: dict[int, tuple[MiniBatch, int, Retry | None]] = {}
         self.timed_out: dict[int, tuple[Overrun, float]] = {}  # task id -> (why, since)
         # workers stopped by a cancel: what they held is not finished, and no attempt
         self.canceled: set[tuple[int, str]] = set()
@@ -115,27 +125,33 @@ class Driver:
         self.all_scheduled = False
         self.stopping = False
         self.init_failures: list[WorkerInitFailed] = []
-        self.errors: Counter[Signature] = Counter()  # signature -> failed attempts
-        self.error_first: dict[Signature, tuple[str, str]] = {}  # -> (first line, error file)
         self.summary = StepSummary(status="Completed")
+        self.errors: ErrorGroups = self.summary.errors  # every failure, by signature
         self._last_notice = 0.0
         self._starting = len(self.workers)  # workers whose first start has not ended yet
         self._started: set[tuple[int, str]] = set()
         self._first_ready = 0.0
 
     # -- main loop ---------------------------------------------------------------------
-    def run(self) -> StepSummary:
+    def run(self, started_at: datetime | None = None) -> StepSummary:
         """Run every mini-batch (or until a threshold, an error or cancel) and never raise:
         a fault of the driver itself (an I/O error, a broken backend) ends the step
-        ``Failed`` with that fault as its reason; finished mini-batches stay committed."""
+        ``Failed`` with that fault as its reason; finished mini-batches stay committed.
+        ``started_at``: when the step began (its set-up before the driver counts), else now."""
         summary = self.summary
-        summary.started_at = _now()
+        summary.started_at = started_at or _now()
         try:
             self.log.info("Starting %d workers (%d nodes x %d processes) on the %s backend.",
                           len(self.workers), self.step.instance_count,
                           len(self.workers) // max(1, self.step.instance_count),
                           self.backend.name)
+            self._notify("errors_kept", self.errors)
             self._notify("step_started", self.step, self.workers, summary.started_at)
+            self.reusable = self.store.reusable()  # a resume's done work, known before listing
+            if self.reusable:
+                self._notify("mini_batches_reused", self.reusable)
+            if self.counter is not None:
+                self.counter.start()
             if not self.stopping:
                 self.backend.logger = self.log
                 self.backend.start(self.workers, self.config)
@@ -150,10 +166,17 @@ class Driver:
             self._flush()
         except Exception as error:  # noqa: BLE001 - the step ends with the fault as its reason
             self._fault(error)
+        self._unretried()
+        count = None
+        if self.counter is not None:  # waited for only when the listing stopped early
+            count = self.counter.count if self.listing_complete else self.counter.result()
+        settle_totals(summary, self.listed, self.listing_complete, count)
+        if summary.breach is not None:  # said with the step's final counts, as every report
+            stopped_it = summary.reason == describe(summary.breach)
+            summary.breach = self.thresholds.final(summary.breach, summary)
+            if stopped_it:  # not a fault that came after it
+                summary.reason = describe(summary.breach)
         summary.ended_at = _now()
-        summary.mini_batches_total = self.listed
-        summary.top_errors = self._top_errors(10)
-        summary.error_kinds = len(self.errors)
         return summary
 
     def _loop(self) -> None:
@@ -170,6 +193,8 @@ class Driver:
                 self._stop("Canceled", "The job was canceled.")
             if not self.stopping:
                 self._schedule()
+            if not self._counted:
+                self._tell_count()
             if self._done():
                 return
             now = time.monotonic()
@@ -206,7 +231,8 @@ class Driver:
         listed = self.listed
         while free > 0:
             if self.pending:
-                mini_batch, picked = self.pending.popleft()
+                entry = self.pending.popleft()
+                mini_batch, picked = entry[0], entry[1]
             elif self.all_scheduled:
                 break
             else:
@@ -214,16 +240,19 @@ class Driver:
                 if new is None:
                     break
                 mini_batch, picked = new, 1
+                entry = (new, 1, None)
             task_id = self.next_task_id
             self.next_task_id += 1
-            inflight[task_id] = (mini_batch, picked)
+            inflight[task_id] = entry
             tasks.append(Task(task_id, mini_batch, picked))
             free -= 1
         if self.listed != listed and not self.all_scheduled:
             self._notice_scheduled()
         if tasks and self.stopping:  # the input's end crossed a threshold (or failed) meanwhile
             for task in tasks:
-                self.inflight.pop(task.task_id, None)
+                entry = inflight.pop(task.task_id)
+                if entry[2] is not None:  # a retry: its failure counts at the end
+                    self.pending.append(entry)
             return
         if tasks:
             self.backend.submit(tasks)
@@ -233,7 +262,7 @@ class Driver:
             try:
                 mini_batch = next(self.mini_batches)
             except StopIteration:
-                self.all_scheduled = True
+                self.all_scheduled = self.listing_complete = True
                 self._notice_scheduled(force=True)
                 self.log.info("All %d mini-batches are scheduled.", self.listed)
                 self._check_thresholds()
@@ -256,13 +285,24 @@ class Driver:
             self._count_finished(done.total, done.succeeded, done.failed, failed=False)
             self._notice_scheduled()  # a resume may skip many in a row: keep telling
 
+    def _tell_count(self) -> None:
+        """Tell the observers the counting pass's total, once it is there (from this thread:
+        they are never called from another)."""
+        count = self.counter.count if self.counter is not None else None
+        if count is not None:
+            self._counted = True
+            self._notify("mini_batches_counted", count.mini_batches)
+
     def _notice_scheduled(self, force: bool = False) -> None:
         now = time.monotonic()
         if force or now - self._last_notice >= SCHEDULED_NOTICE_SECONDS:
             self._last_notice = now
             self._notify("mini_batches_scheduled", self.listed, self.all_scheduled)
-            if self.summary.mini_batches_reused:  # resume
-                self._notify("mini_batches_reused", self.summary.mini_batches_reused)
+            reused = self.summary.mini_batches_reused
+            if not self.listing_complete:  # those the listing has not reached yet count too
+                reused = max(reused, self.reusable)
+            if reused:  # resume
+                self._notify("mini_batches_reused", reused)
 
     # -- events ------------------------------------------------------------------------
     def _handle_all(self, events: list[BackendEvent]) -> None:
@@ -275,7 +315,7 @@ class Driver:
             if type(event) is TaskDone and not canceled:  # after a cancel: _handle decides
                 entry = inflight.pop(event.result.task_id, None)
                 if entry is not None:
-                    self._attempt_finished(entry[0], entry[1], event.worker, event.result)
+                    self._attempt_finished(entry, event.worker, event.result)
             else:
                 self._tell_attempts()  # the observers hear of events in the order they came
                 self._handle(event)
@@ -324,16 +364,20 @@ class Driver:
             stopped = (event.worker.node, event.worker.process) in self.canceled \
                 and event.result.status != "Succeeded"
             if entry is not None and not stopped:  # a run() stopped by cancel is no attempt
-                self._attempt_finished(entry[0], entry[1], event.worker, event.result)
+                self._attempt_finished(entry, event.worker, event.result)
+            elif entry is not None and entry[2] is not None:  # its failed attempt was the last
+                self.pending.append(entry)
         elif isinstance(event, TaskLost):
             entry = self.inflight.pop(event.task_id, None)
             if entry is not None and (event.worker.node, event.worker.process) not in self.canceled:
-                self._attempt_lost(entry[0], entry[1], event)
+                self._attempt_lost(entry, event)
+            elif entry is not None and entry[2] is not None:  # stopped by the cancel: as above
+                self.pending.append(entry)
         elif isinstance(event, TasksReturned):
             for task_id in reversed(event.task_ids):
                 entry = self.inflight.pop(task_id, None)
-                if entry is not None and not self.stopping:
-                    self.pending.appendleft(entry)
+                if entry is not None and (not self.stopping or entry[2] is not None):
+                    self.pending.appendleft(entry)  # stopping: a failed one's failure counts
         elif isinstance(event, WorkerStarted):
             self._first_start_ended(event.worker, ready=True)
             kind = "replaced" if event.replaced else "started"
@@ -343,12 +387,21 @@ class Driver:
         elif isinstance(event, WorkerInitFailed):
             self._first_start_ended(event.worker, ready=False)
             self.init_failures.append(event)
+            ran = event.stage == "init"  # init() ran and raised, else the worker never started
+            self.errors.add("InitError" if ran else "StartError", event.message, event.traceback,
+                            where=StepLogs.error_file(event.worker),
+                            first=init_failure_header(event.worker, ran=ran), seen=None)
             self.log.error("Worker %s/%s could not start: %s\n%s", event.worker.node_name,
                            event.worker.process, event.message, event.traceback)
             self._notify("worker_event", event.worker,
                          "init_failed" if event.stage == "init" else "start_failed",
                          f"{event.message}\n{event.traceback}")
         elif isinstance(event, WorkerLost):
+            if (event.worker.node, event.worker.process) in self.canceled:
+                # stopped because the job was canceled: said as the cancel, not as a death
+                self.log.info("%s: the job was canceled.", event.message)
+                self._notify("worker_event", event.worker, "stopped", "the job was canceled")
+                return
             self.log.warning("%s; %s.", event.message,
                              "it is stopped" if self.stopping else "starting a replacement")
             self._notify("worker_event", event.worker, "died", event.message)
@@ -371,7 +424,8 @@ class Driver:
         if ready:
             self._last_progress = time.monotonic()
 
-    def _attempt_lost(self, mini_batch: MiniBatch, picked: int, event: TaskLost) -> None:
+    def _attempt_lost(self, entry: tuple[MiniBatch, int, Retry | None], event: TaskLost) -> None:
+        mini_batch = entry[0]
         since = event.since
         timed_out = self.timed_out.pop(event.task_id, None)
         if timed_out is not None:
@@ -393,7 +447,7 @@ class Driver:
         result = TaskResult(event.task_id, status, total, 0, total, time.time() - elapsed,
                             elapsed, 0.0, run_seconds, category, message,
                             load_seconds=phase.load_seconds if phase is not None else 0.0)
-        self._attempt_finished(mini_batch, picked, event.worker, result)
+        self._attempt_finished(entry, event.worker, result)
 
     def _planned_items(self, mini_batch: MiniBatch) -> int:
         """The items a mini-batch stands for when no attempt loaded it (its files, the rows
@@ -404,9 +458,10 @@ class Driver:
 
         return item_count(mini_batch)
 
-    def _attempt_finished(self, mini_batch: MiniBatch, picked: int, worker: WorkerInfo,
+    def _attempt_finished(self, entry: tuple[MiniBatch, int, Retry | None], worker: WorkerInfo,
                           result: TaskResult) -> None:
         self._last_progress = time.monotonic()
+        mini_batch, picked, retry = entry
         (_, status, total, succeeded, failed_items, start_time, elapsed, process_seconds,
          run_seconds, category, message, traceback, rows, header, warning, _,
          load_seconds, run_delay) = result
@@ -435,30 +490,40 @@ class Driver:
             self._tell_attempts()
         else:  # told with the others of its batch (_handle_all)
             self._untold.append(record)
-        if failed_attempt and message:  # every failed attempt, as job_result.txt
-            self._count_error(status if category is None else category, message,
-                              f"logs/{StepLogs.error_file(worker)}", traceback=traceback)
-        if not final:
-            self.pending.append((mini_batch, picked + 1))
-            return
+        if failed_attempt:  # every failed attempt, under its signature
+            seen = retry[1] if retry is not None else frozenset()
+            key = self.errors.add_attempt(record, where=StepLogs.error_file(worker),
+                                          first=attempt_header(record), seen=seen)
+            if not final:
+                self.pending.append((mini_batch, picked + 1, (key, seen | {key})))
+                return
         self.store.commit(_finished((mini_batch.id, mini_batch.index, status, total, succeeded,
                                      failed_items, header)), rows)
         self._unflushed.append((total, succeeded, failed_items, failed_attempt))
         self._count_finished(total, succeeded, failed_items, failed=failed_attempt)
+        if failed_attempt and self.summary.failed_example is None:
+            self.summary.failed_example = mini_batch.id
         if failed_attempt and not self.stopping:
             self._check_thresholds()
 
-    def _count_error(self, category: str, message: str, where: str, count: int = 1,
-                     traceback: str | None = None) -> None:
-        """Count a failure under its :func:`signature` (the first such message is shown)."""
-        key = signature(category, message, traceback)
-        self.errors[key] += count
-        self.error_first.setdefault(key, (message_line(message), where))
-
-    def _top_errors(self, count: int) -> list[tuple[str, int, str]]:
-        """``(message, failures, error file)`` of the ``count`` most frequent errors."""
-        return [(self.error_first[key][0], failures, self.error_first[key][1])
-                for key, failures in self.errors.most_common(count)]
+    def _unretried(self) -> None:
+        """The mini-batches whose retry the step's end dropped (a threshold, a cancel, no
+        worker left): their last attempt failed, so they failed, with that error."""
+        s = self.summary
+        for mini_batch, _picked, retry in [*self.pending, *self.inflight.values()]:
+            if retry is None:
+                continue  # never tried (or returned untried): not processed
+            total = self.items_seen.pop(mini_batch.id, None)
+            if total is None:
+                total = mini_batch.items if mini_batch.items is not None else 0
+            s.mini_batches_failed += 1
+            s.items_total += total
+            s.items_failed += total
+            self.errors.fail(retry[0])
+            if s.failed_example is None:
+                s.failed_example = mini_batch.id
+        self.pending.clear()
+        self.inflight.clear()
 
     def _count_finished(self, total: int, succeeded: int, failed_items: int, *,
                         failed: bool) -> None:
@@ -530,7 +595,7 @@ class Driver:
         self.summary.status = status  # type: ignore[assignment]
         self.summary.reason = reason
         self.log.info("Stopping the step (%s): %s", status, reason)
-        self.pending.clear()
+        self._drop_pending()
         self.backend.stop()
         if status == "Canceled":  # a canceled job stops now, as in Azure: no run() is awaited
             for _task_id, worker, _since in list(self.backend.running()):
@@ -542,13 +607,18 @@ class Driver:
                               worker.node_name, worker.process)
                 self.backend.kill(worker)
 
+    def _drop_pending(self) -> None:
+        """Nothing waiting is sent any more; the mini-batches awaiting a retry stay, to be
+        counted as failed at the end (:meth:`_unretried`)."""
+        self.pending = deque(entry for entry in self.pending if entry[2] is not None)
+
     def _fault(self, error: BaseException) -> None:
         """End the step ``Failed`` because the driver's own machinery raised ``error``."""
         reason = describe_fault(error)
         self.summary.status = "Failed"
         self.summary.reason = reason
         self.stopping = True
-        self.pending.clear()
+        self._drop_pending()
         self.log.exception("The step stopped on a fault of the driver: %s", reason)
 
     def _no_workers_left(self) -> None:
@@ -558,9 +628,6 @@ class Driver:
             what = ("The entry script's init() failed and no worker could start" if ran
                     else "No worker could start")
             reason = f"{what}: {first.message}\n{first.traceback.rstrip()}".rstrip()
-            self._count_error("InitError" if ran else "StartError",
-                              f"init() failed: {first.message}" if ran else first.message, "",
-                              len(self.init_failures))
         else:
             reason = "No worker process is left to run the remaining mini-batches."
         self.summary.status = "Failed"

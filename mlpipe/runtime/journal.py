@@ -232,6 +232,14 @@ class Journal:
         self._index[slot] = index
         return self._entry(mini_batch_id, slot)
 
+    def reusable(self) -> int:
+        """How many mini-batches of earlier runs succeeded (a resume reuses them, so a
+        progress display counts them as done from the start)."""
+        if not self._earlier:
+            return 0
+        status = self._status
+        return sum(1 for slot in self._ids.slots() if not status[slot])
+
     def entries(self) -> Iterator[Finished]:
         """The last outcome of every recorded mini-batch, in the order first recorded."""
         self.flush()

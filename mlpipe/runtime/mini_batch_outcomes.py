@@ -12,7 +12,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from mlpipe.runtime.step_logs import StepLogs, first_line, iter_attempts
+from mlpipe.runtime.step_logs import AttemptTable, StepLogs, first_line, iter_attempts
 
 
 @dataclass
@@ -54,6 +54,19 @@ def read_outcomes(logs_dir: str | os.PathLike[str]) -> list[MiniBatchOutcome]:
     return list(outcomes.values())
 
 
+def failed_attempts_last(table: AttemptTable) -> AttemptTable:
+    """The last attempt of each mini-batch whose last attempt failed (those ``job show
+    --mini-batches --failed`` lists and ``job rerun --failed-only`` runs again), in the
+    order they ended."""
+    import numpy as np  # noqa: PLC0415
+
+    if not len(table):
+        return table
+    _, first_from_end = np.unique(table.mini_batch_id[::-1], return_index=True)
+    last = np.sort(len(table) - 1 - first_from_end)
+    return table.take(last[~table.ok[last]])
+
+
 def _detail(text: str) -> str:
     try:
         detail = json.loads(text) if text else {}
@@ -68,4 +81,4 @@ def _detail(text: str) -> str:
     return str(detail)
 
 
-__all__ = ["MiniBatchOutcome", "read_outcomes"]
+__all__ = ["MiniBatchOutcome", "failed_attempts_last", "read_outcomes"]

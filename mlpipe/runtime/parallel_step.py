@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -50,6 +50,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
     and ``loader`` (``"module:function"``) the function workers load them with.
     """
     keep_heap_small()  # a driver frees as much as it allocates: give large blocks back
+    began = datetime.now(timezone.utc)  # the step's duration counts its set-up and its rows
     snapshot_code(step.code_dir, step.snapshot_dir, step.additional_includes)
     for output in step.outputs.values():
         Path(output.folder).mkdir(parents=True, exist_ok=True)
@@ -59,8 +60,6 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         shutil.rmtree(StepLogs.of(step.logs_dir).profile, ignore_errors=True)
 
     all_observers = [*_report_observers(step, progress, resume), *observers]
-    if mini_batches is None:  # last: the others' step_started runs before the total arrives
-        all_observers.append(InputCounter(step, list(all_observers)))
     logger = _driver_logger(all_observers)
     data_errors = _data_errors()
     setup_errors: tuple[type[BaseException], ...] = (ValueError, *data_errors)
@@ -68,7 +67,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         row_format = _row_format(step)
         listing = mini_batches if mini_batches is not None else _iter_mini_batches(step)
     except setup_errors as error:
-        return _failed_before_start(str(error), all_observers, logger)
+        return _failed_before_start(str(error), all_observers, logger, began)
 
     from mlpipe.runtime.driver import Driver  # noqa: PLC0415 - keeps `import mlpipe.runtime` light
 
@@ -77,7 +76,7 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         make_copies(view)
     except OSError as error:
         return _failed_before_start(f"a download input cannot be copied: "
-                                    f"{describe_fault(error)}", all_observers, logger)
+                                    f"{describe_fault(error)}", all_observers, logger, began)
     config = WorkerConfig(
         code_dir=step.snapshot_dir, entry_script=step.entry_script, logs_dir=step.logs_dir,
         output_dir=output_dir(step), working_root=str(Path(step.state_dir) / "working"),
@@ -103,24 +102,38 @@ def run_parallel_step(step: ParallelStep, *, backend: str | Backend = "local",
         store = Journal(step.state_dir, resume=resume, rows_file=target, logger=logger)
     except OSError as error:  # nothing is removed: what the journal holds stays for later
         return _failed_before_start(f"the step's journal cannot be used: "
-                                    f"{describe_fault(error)}", all_observers, logger)
+                                    f"{describe_fault(error)}", all_observers, logger, began)
     driver = Driver(step, get_backend(backend), worker_names(step), config, listing, store,
-                    observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors)
+                    observers=all_observers, cancel=cancel, logger=logger, data_errors=data_errors,
+                    counter=_counter(step, mini_batches))
     try:
-        summary = driver.run()
+        summary = driver.run(started_at=began)
         if target is not None:
             _write_rows(store, summary, logger)
+            summary.ended_at = datetime.now(timezone.utc)
     finally:
         store.close()
     _finish(all_observers, summary, logger)
     return summary
 
 
+def _counter(step: ParallelStep, mini_batches: Iterable[MiniBatch] | None) -> InputCounter | None:
+    """The counting pass over the step's input; for mini-batches given as a sized collection
+    (a list), its length; else none."""
+    if mini_batches is None:
+        return InputCounter(step)
+    if not isinstance(mini_batches, Sized):
+        return None
+    from mlpipe.data.batches import InputCount  # noqa: PLC0415
+
+    return InputCounter.given(InputCount(len(mini_batches), None))
+
+
 def _failed_before_start(reason: str, observers: Sequence[StepObserver],
-                         logger: logging.Logger) -> StepSummary:
+                         logger: logging.Logger, began: datetime) -> StepSummary:
     """The summary of a step that failed before its first mini-batch, said and reported."""
-    now = datetime.now(timezone.utc)
-    summary = StepSummary(status="Failed", reason=reason, started_at=now, ended_at=now)
+    summary = StepSummary(status="Failed", reason=reason, started_at=began,
+                          ended_at=datetime.now(timezone.utc))
     logger.error("%s", reason)
     _finish(observers, summary, logger)
     return summary

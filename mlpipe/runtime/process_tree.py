@@ -12,12 +12,16 @@ step of a job), inherited by everything it starts, so a descendant that outlived
 worker is still found. Killing a worker freezes (``SIGSTOP``) and kills its whole tree
 (:func:`end_tree`); when the step ends, and before it starts again, every process of this
 user carrying the step's tag is ended (:func:`end_tagged`) and the driver log names each.
-A daemon that both clears its environment and outlives its worker is not found.
+A process can clear its environment (``env -i``, ``execve`` with none): the driver also
+notes, twice a second, every process below each worker and command shell by its pid and
+start time (:func:`remember_tree`; they are subreapers, so a double-forked daemon stays
+below them while they live), and ends those too, tag or not, once they outlived them.
 A driver killed with ``kill -9`` cleans nothing up itself, so: every process it starts
 directly dies with it (:func:`die_with_parent`: Linux's parent-death signal), and a small
 watchdog of the job (:class:`Watchdog`, in a session of its own) ends, when the driver is
-gone, every process tagged below the job's folder (:func:`end_tagged_under`): a command's
-``sleep``, a double-forked ``setsid`` daemon. ``job cancel`` of a job whose driver is dead
+gone, every process tagged below the job's folder or noted as one of its steps' (the driver
+tells it each, :func:`end_tagged_under`): a command's ``sleep``, a double-forked ``setsid``
+daemon, one that cleared its environment. ``job cancel`` of a job whose driver is dead
 ends them too. Other backends' workers call the same functions.
 """
 
@@ -31,7 +35,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,6 +47,8 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 REAP_INTERVAL_SECONDS = 1.0
 KILL_WAIT_SECONDS = 3.0
+REMEMBER_INTERVAL_SECONDS = 0.5  # how often the driver notes the processes below its steps'
+_REMEMBERED_PRUNED_AT = 1000  # noted processes of one step before the ended ones are dropped
 _COMMAND_SHOWN = 200
 
 
@@ -173,6 +179,7 @@ def end_tagged(tag: str, *, spare: Collection[int] = ()) -> list[Ended]:
     me = os.getpid()
     tagged = [proc for proc in _own_processes() if proc.pid != me and proc.pid not in spare
               and _tag_of(proc) == tag]
+    tagged = _with_remembered(tagged, lambda known: known == tag, {me, *spare})
     if not tagged:
         return []
     frozen = [proc for proc in _freeze(tagged) if proc.pid != me and proc.pid not in spare]
@@ -186,6 +193,7 @@ def end_tagged_under(prefix: str, *, spare: Collection[int] = ()) -> list[Ended]
     me = os.getpid()
     tagged = [proc for proc in _own_processes() if proc.pid != me and proc.pid not in spare
               and (_tag_of(proc) or "").startswith(root)]
+    tagged = _with_remembered(tagged, lambda known: known.startswith(root), {me, *spare})
     if not tagged:
         return []
     return _kill([proc for proc in _freeze(tagged) if proc.pid != me and proc.pid not in spare])
@@ -205,6 +213,87 @@ def tagged_under(prefix: str) -> list[int]:
     return found
 
 
+# tag -> {pid: start time}: the processes noted below a step's workers and command shells
+_remembered: dict[str, dict[int, int]] = {}
+_watchdogs: list[Watchdog] = []  # the running jobs' watchdogs, told of each noted process
+
+
+def remember_tree(tag: str, root: int) -> None:
+    """Note every process now below ``root`` (a step's worker or command shell, a subreaper)
+    as one the step ``tag`` started, and tell the jobs' watchdogs: one that cleared its
+    environment (its tag gone) is still ended with the step (:func:`end_tagged`) and after
+    a driver ``kill -9`` (:func:`end_tagged_under`). Reads ``/proc/<pid>/task/*/children``
+    of ``root``'s tree only, no scan of every process."""
+    known = _remembered.setdefault(tag, {})
+    new = [(pid, start, tag) for pid, start in _tree(root).items() if known.get(pid) != start]
+    if not new:
+        return
+    if len(known) >= _REMEMBERED_PRUNED_AT:  # keep those still running
+        for pid, start in list(known.items()):
+            if _start_time(pid) != start:
+                del known[pid]
+    known.update((pid, start) for pid, start, _tag in new)
+    for watchdog in list(_watchdogs):
+        watchdog.tell(new)
+
+
+def _tree(root: int) -> dict[int, int]:
+    """The processes below ``root`` and their start times (Linux; none elsewhere)."""
+    found: dict[int, int] = {}
+    frontier = [root]
+    while frontier:
+        for child in _children_of(frontier.pop()):
+            start = _start_time(child)
+            if start is not None and child not in found:
+                found[child] = start
+                frontier.append(child)
+    return found
+
+
+def _children_of(pid: int) -> list[int]:
+    children: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return children
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children", "rb") as file:
+                children.extend(int(text) for text in file.read().split())
+        except (OSError, ValueError):
+            continue
+    return children
+
+
+def _start_time(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (a reused pid's differs)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            text = file.read()
+        return int(text[text.rindex(b")") + 2:].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _with_remembered(procs: list[psutil.Process], match: Callable[[str], bool],
+                     spare: Collection[int]) -> list[psutil.Process]:
+    """``procs`` and the noted processes of the tags ``match`` accepts that still run (the
+    same pid with the same start time), but ``spare``."""
+    import psutil  # noqa: PLC0415
+
+    seen = {proc.pid for proc in procs} | set(spare)
+    found = list(procs)
+    for tag, known in list(_remembered.items()):
+        if not match(tag):
+            continue
+        for pid, start in list(known.items()):
+            if pid not in seen and _start_time(pid) == start:
+                with contextlib.suppress(psutil.Error):
+                    found.append(psutil.Process(pid))
+                    seen.add(pid)
+    return found
+
+
 class Watchdog:
     """A process, in a session of its own, that ends the processes tagged below a job's
     folder once the driver that started it is gone (killed with ``kill -9`` too): it waits
@@ -212,6 +301,7 @@ class Watchdog:
     in order."""
 
     def __init__(self, prefix: str):
+        self.prefix = os.path.join(os.path.realpath(prefix), "")
         read, self._write = os.pipe()  # the write end is close-on-exec: only the driver's
         try:
             code = (f"import sys; sys.path.insert(0, {package_root()!r}); "
@@ -222,12 +312,29 @@ class Watchdog:
                 start_new_session=True, close_fds=True)
         finally:
             os.close(read)
+        _watchdogs.append(self)
+        self.tell([(pid, start, tag) for tag, known in _remembered.items()
+                   for pid, start in known.items()])
+
+    def tell(self, noted: Iterable[tuple[int, int, str]]) -> None:
+        """Hand the watchdog processes noted as a step's (``(pid, start time, tag)``) of this
+        job: it ends them too when the driver is gone."""
+        lines = [f"{pid} {start} {tag}\n".encode("utf-8", "surrogateescape")
+                 for pid, start, tag in noted
+                 if tag.startswith(self.prefix) and "\n" not in tag]
+        for line in lines:  # each shorter than a pipe's atomic write (PIPE_BUF)
+            if self._write < 0:
+                return
+            with contextlib.suppress(OSError):
+                os.write(self._write, line)
 
     def stop(self) -> None:
         """The job ended in order (its steps ended their processes): the watchdog exits."""
+        if self in _watchdogs:
+            _watchdogs.remove(self)
         if self._write >= 0:
             with contextlib.suppress(OSError):
-                os.write(self._write, b"q")
+                os.write(self._write, b"q\n")
             os.close(self._write)
             self._write = -1
 
@@ -239,14 +346,26 @@ class Watchdog:
 
 
 def _watch() -> None:
-    """The watchdog's body: wait for the driver's end of the pipe, then end what is tagged."""
+    """The watchdog's body: note the processes the driver tells it of (``PID START TAG``
+    lines) until the driver's end of the pipe closes, then end them and what is tagged;
+    a ``q`` line: the driver ended the job itself."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    pending = b""
     with contextlib.suppress(OSError):
         while chunk := os.read(0, 4096):
-            if b"q" in chunk:  # the driver ended the job itself
-                return
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if line == b"q":
+                    return
+                _note(line.decode("utf-8", "surrogateescape"))
     end_tagged_under(sys.argv[1])
+
+
+def _note(line: str) -> None:
+    with contextlib.suppress(ValueError):
+        pid, start, tag = line.split(" ", 2)
+        _remembered.setdefault(tag, {})[int(pid)] = int(start)
 
 
 def package_root() -> str:
@@ -398,5 +517,5 @@ def _children_python_waits_for() -> set[int]:
 
 __all__ = ["TAG_ENV", "Ended", "OrphanReaper", "Watchdog", "become_subreaper", "descendants",
            "die_with_parent", "end_descendants", "end_tagged", "end_tagged_under", "end_tree",
-           "is_subreaper", "package_root", "step_tag", "stop_being_subreaper",
+           "is_subreaper", "package_root", "remember_tree", "step_tag", "stop_being_subreaper",
            "tagged_environment", "tagged_under"]

@@ -192,7 +192,8 @@ def _probe() -> str | None:
 
 
 def launch_command(spec: ReadOnly, argv: list[str]) -> list[str]:
-    """``argv`` started through this module: it dies with its parent, and sees ``spec``
+    """``argv`` started through this module: it dies with its parent, what it starts stays
+    below it (a subreaper), and it sees ``spec``
     (this interpreter, isolated: the step's ``PYTHONPATH`` and its code folder's modules,
     a ``copy.py``, are the step's program's, not this module's)."""
     from mlpipe.runtime.process_tree import package_root  # noqa: PLC0415
@@ -204,8 +205,9 @@ def launch_command(spec: ReadOnly, argv: list[str]) -> list[str]:
 
 def main(args: list[str]) -> None:
     """``SPEC PARENT_PID -- program args...`` (:func:`launch_command`): tie this process to
-    its parent, make the view, then become the program."""
-    from mlpipe.runtime.process_tree import die_with_parent  # noqa: PLC0415
+    its parent, make the view, become the subreaper of what the program starts (kept across
+    ``exec``: a double-forked daemon stays below it), then become the program."""
+    from mlpipe.runtime.process_tree import become_subreaper, die_with_parent  # noqa: PLC0415
 
     spec_text, parent, _dash, *argv = args
     die_with_parent(int(parent))
@@ -215,6 +217,7 @@ def main(args: list[str]) -> None:
         print(f"mlpipe: the step's read-only inputs could not be made read-only: {error}",
               file=sys.stderr, flush=True)
         os._exit(126)
+    become_subreaper()
     os.execvp(argv[0], argv)
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, NamedTuple, Protocol
 
 from mlpipe.frozen import FrozenDict
 from mlpipe.plan import ParallelStep
+from mlpipe.runtime.error_groups import ErrorGroups
+from mlpipe.wording import plural
 
 AttemptStatus = Literal["Succeeded", "Failed", "Timeout", "ProcessDied"]
 StepStatus = Literal["Completed", "Failed", "Canceled"]
@@ -90,8 +92,76 @@ class StepSummary:
     ended_at: datetime | None = None
     breach: ThresholdBreach | None = None
     append_row_file: str | None = None
-    top_errors: list[tuple[str, int, str]] = field(default_factory=list)  # (message, count, where)
-    error_kinds: int = 0  # distinct errors (signatures) among the failed attempts
+    total_known: bool = True  # False: the input could not be counted (the total is what was listed)
+    items_known: bool = True  # False: items_total counts only the items of mini-batches that ended
+    errors: ErrorGroups = field(default_factory=ErrorGroups)  # every failure's group
+    failed_example: str | None = None  # the id of the first mini-batch that failed
+
+    @property
+    def seconds(self) -> float | None:
+        """The step's duration (its set-up, the driver and its append_row file), the one
+        every report states."""
+        if self.started_at is None or self.ended_at is None:
+            return None
+        return max((self.ended_at - self.started_at).total_seconds(), 0.0)
+
+    @property
+    def mini_batches_not_processed(self) -> int:
+        """Mini-batches of the input that did not end: never run (a threshold, a cancel), or
+        cut short by the step's stop."""
+        return max(self.mini_batches_total - self.mini_batches_succeeded
+                   - self.mini_batches_failed, 0)
+
+    @property
+    def items_not_processed(self) -> int | None:
+        """The items of the mini-batches not processed (``None`` when the input's items are
+        not known: a table the step stopped in before reading it all)."""
+        if not self.items_known:
+            return None
+        return max(self.items_total - self.items_succeeded - self.items_failed, 0)
+
+    @property
+    def error_kinds(self) -> int:
+        """Distinct errors (signatures) among the failed attempts."""
+        return len(self.errors)
+
+
+class Totals(Protocol):
+    """A step's counts: a :class:`StepSummary`, or the ``summary`` of ``job.json``."""
+
+    @property
+    def mini_batches_total(self) -> int: ...
+    @property
+    def mini_batches_succeeded(self) -> int: ...
+    @property
+    def mini_batches_failed(self) -> int: ...
+    @property
+    def mini_batches_reused(self) -> int: ...
+    @property
+    def items_total(self) -> int: ...
+    @property
+    def items_succeeded(self) -> int: ...
+    @property
+    def items_failed(self) -> int: ...
+    @property
+    def items_known(self) -> bool: ...
+
+
+def totals_text(counts: Totals) -> str:
+    """``17 of 100 mini-batches succeeded, 6 failed, 77 not processed; 34 of 200 items
+    succeeded, 12 failed``: a step's totals, as every report states them."""
+    total, succeeded = counts.mini_batches_total, counts.mini_batches_succeeded
+    failed = counts.mini_batches_failed
+    text = f"{succeeded} of {plural(total, 'mini-batch')} succeeded, {failed} failed"
+    rest = max(total - succeeded - failed, 0)
+    if rest:
+        text += f", {rest} not processed"
+    if counts.mini_batches_reused:
+        text += f" ({counts.mini_batches_reused} reused from an earlier run)"
+    ok, bad = counts.items_succeeded, counts.items_failed
+    items = (f"{ok} of {plural(counts.items_total, 'item')}" if counts.items_known
+             else f"{ok} items")
+    return text + f"; {items} succeeded, {bad} failed"
 
 
 class StepObserver:
@@ -115,6 +185,11 @@ class StepObserver:
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         """The workers are starting."""
 
+    def errors_kept(self, errors: ErrorGroups) -> None:
+        """The step's one tally of its errors, which the driver adds to as attempts fail
+        (told before ``step_started``; a report of the step so far reads it, never counts
+        its own)."""
+
     def mini_batches_scheduled(self, count: int, done: bool) -> None:
         """``count`` mini-batches are known so far; ``done`` once the listing is complete."""
 
@@ -123,8 +198,8 @@ class StepObserver:
         earlier run and will not run again (called right after mini_batches_scheduled)."""
 
     def mini_batches_counted(self, total: int) -> None:
-        """The input holds ``total`` mini-batches (from a counting pass on another thread,
-        usually long before the listing is complete)."""
+        """The input holds ``total`` mini-batches (from a counting pass the driver runs on
+        another thread, usually long before the listing is complete)."""
 
     def attempt_finished(self, record: AttemptRecord) -> None:
         """One attempt at a mini-batch ended (succeeded, failed or timed out)."""

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from mlpipe.runtime.records import WorkerInfo
+from mlpipe.runtime.records import AttemptRecord, WorkerInfo
 
 PROCESSED_COLUMNS = (
     "Mini-batch Id",
@@ -694,6 +694,26 @@ def iter_attempts(logs: StepLogs) -> Iterator[Attempt]:
     return iter(read_attempts(logs))
 
 
+def attempt_header(record: AttemptRecord) -> str:
+    """``mini-batch <id> attempt <n> on <node>/<process> at <UTC time>``: how a failed
+    attempt's block is headed in its error file (an error group's first occurrence links
+    to it)."""
+    moment = record.start_time
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(timezone.utc).replace(tzinfo=None)
+    return (f"mini-batch {record.mini_batch_id} attempt {record.picked_count} on "
+            f"{record.worker.node}/{record.worker.process} at "
+            f"{moment.isoformat(timespec='microseconds')}")
+
+
+def init_failure_header(worker: WorkerInfo, *, ran: bool = True) -> str:
+    """``worker 0/process001 (pid 4242): init() failed`` (``ran``), else ``... could not
+    start``: how a failed worker start is headed in its error file."""
+    pid = f" (pid {worker.pid})" if worker.pid is not None else ""
+    what = "init() failed" if ran else "could not start"
+    return f"worker {worker.node}/{worker.process}{pid}: {what}"
+
+
 def first_line(message: str) -> str:
     """The line of an error message that says what went wrong: the last line of a
     traceback, else the first line."""
@@ -788,5 +808,5 @@ def split_by_run(attempts: AttemptTable, runs: list[RunEntry]) -> list[AttemptTa
 
 
 __all__ = ["LAYOUT", "PROCESSED_COLUMNS", "Attempt", "AttemptTable", "RunEntry", "StepLogs",
-           "describe_detail", "first_line", "iter_attempts", "read_attempts", "read_runs",
-           "split_by_run", "write_runs"]
+           "attempt_header", "describe_detail", "first_line", "init_failure_header",
+           "iter_attempts", "read_attempts", "read_runs", "split_by_run", "write_runs"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlpipe.plan import ParallelStep
-from mlpipe.runtime.records import ThresholdBreach
+from mlpipe.runtime.records import StepSummary, ThresholdBreach
 from mlpipe.wording import plural
 
 
@@ -42,6 +42,19 @@ class Thresholds:
                 return ThresholdBreach("allowed_failed_percent", self.allowed_failed_percent,
                                        round(percent, 2))
         return None
+
+
+    def final(self, breach: ThresholdBreach, summary: StepSummary) -> ThresholdBreach:
+        """``breach`` restated with the step's final counts (attempts running when it
+        stopped the step may have failed too): the number every report gives."""
+        if breach.name == "mini_batch_error_threshold":
+            actual: float = summary.mini_batches_failed
+        elif breach.name == "error_threshold":
+            actual = summary.items_failed
+        else:
+            total = summary.mini_batches_total
+            actual = round(100.0 * summary.mini_batches_failed / total, 2) if total else 0.0
+        return ThresholdBreach(breach.name, breach.limit, actual)
 
 
 def describe(breach: ThresholdBreach) -> str:

@@ -29,9 +29,10 @@ def test_threshold_failure_names_the_errors_and_the_users_file(tmp_path: Path) -
     logs = tmp_path / "runs" / "fails" / "p" / "logs"
     *lines, report = proc.stdout.rstrip().splitlines()
     assert report == f"report:     {tmp_path / 'runs' / 'fails' / 'report.html'}"
-    assert lines[-4:] == [
+    at = lines.index("step p failed: 1 mini-batch failed, more than mini_batch_error_threshold = 0")
+    assert lines[at:at + 4] == [
         "step p failed: 1 mini-batch failed, more than mini_batch_error_threshold = 0",
-        "  1 x ValueError: cannot parse f1.txt",
+        "  [UserError] ValueError: cannot parse f<n>.txt: 1 mini-batch failed, 1 failed attempt",
         f"  details: {logs / 'user' / 'error.txt'}",
         f"  logs: {logs}",
     ]
@@ -41,14 +42,16 @@ def test_threshold_failure_names_the_errors_and_the_users_file(tmp_path: Path) -
     assert f'File "{user_file}", line 4, in run' in tracebacks
     assert "/p/code/" not in tracebacks
     assert (logs / "user" / "error.txt").read_text(encoding="utf-8").startswith(
-        "1 failure in 1 distinct error.\n")
+        "1 failed attempt (1 mini-batch failed) in 1 kind of error")
     job_result = (logs / "job_result.txt").read_text(encoding="utf-8").splitlines()
     assert job_result[0] == "Failed: 1 mini-batch failed, more than mini_batch_error_threshold = 0"
-    assert "  1 x [UserError] ValueError: cannot parse f1.txt" in job_result
+    assert ("  [UserError] ValueError: cannot parse f<n>.txt: 1 mini-batch failed, "
+            "1 failed attempt") in job_result
+    assert "      e.g. ValueError: cannot parse f1.txt (raised in score.py:4 in run)" in job_result
     master = [line.split("|", 4)[-1] for line in
               (logs / "sys" / "master_role.txt").read_text(encoding="utf-8").split("\n20")]
-    assert "Top errors (summary in logs/user/error.txt):\n  1 x [UserError] ValueError: " \
-           "cannot parse f1.txt" in [m.strip() for m in master]
+    assert any(m.startswith("Errors by signature") and "\n  [UserError] ValueError: cannot "
+               "parse f<n>.txt: 1 mini-batch failed, 1 failed attempt" in m for m in master)
 
 
 def test_plural() -> None:

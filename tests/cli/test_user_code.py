@@ -113,10 +113,12 @@ def test_processes_started_by_run_end_with_the_step(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("entry, script, error", [
     ("nosig.py", "def run():\n    return []\n",
-     "2 x TypeError: run() takes 0 positional arguments but 1 was given"),
+     "[UserError] TypeError: run() takes <n> positional arguments but <n> was given: "
+     "2 mini-batches failed, 2 failed attempts"),
     ("nothing.py", "def run(mini_batch):\n    return None\n",
-     "2 x The run() method in the entry script accepts and should return a list or a pandas "
-     "DataFrame. The actual type of output 'None' is NoneType."),
+     "[ReturnValue] The run() method in the entry script accepts and should return a list or a "
+     "pandas DataFrame. The actual type of output '…' is NoneType.: 2 mini-batches failed, "
+     "2 failed attempts"),
 ])
 def test_tolerated_failures_are_summarised(tmp_path: Path, entry: str, script: str, error: str) -> None:
     source = project(tmp_path, entry, script, files=4)
@@ -127,7 +129,7 @@ def test_tolerated_failures_are_summarised(tmp_path: Path, entry: str, script: s
     proc = create(tmp_path, source)
     assert proc.returncode == 0, proc.stdout + proc.stderr  # Azure: -1 tolerates every failure
     lines = proc.stdout.splitlines()
-    at = lines.index("step p: completed, but 4 items in 2 mini-batches failed (within its "
+    at = lines.index("step p: completed, but 2 mini-batches (4 items) failed (within its "
                      "error thresholds):")
     assert lines[at + 1] == f"  {error}"
     assert lines[at + 2].startswith("  details: ") and lines[at + 2].endswith("/p/logs/user/error.txt")
@@ -146,13 +148,15 @@ def test_errors_naming_object_addresses_count_as_one(tmp_path: Path) -> None:
     proc = create(tmp_path, source)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    at = lines.index("step p: completed, but 4 items in 2 mini-batches failed (within its "
+    at = lines.index("step p: completed, but 2 mini-batches (4 items) failed (within its "
                      "error thresholds):")
-    assert re.fullmatch(r"  2 x .*'<generator object run\.<locals>\.<genexpr> at 0x[0-9a-f]+>' "
-                        r"is generator\.", lines[at + 1]), lines[at + 1]
+    # labelled by its signature (the address masked), attempts and mini-batches named
+    assert re.fullmatch(r"  \[ReturnValue\] .*'…' is generator\.: 2 mini-batches failed, "
+                        r"2 failed attempts", lines[at + 1]), lines[at + 1]
     assert lines[at + 2].startswith("  details: ")
     error_txt = Path(lines[at + 2].removeprefix("  details: "))
     summary = error_txt.read_text(encoding="utf-8")
-    assert summary.startswith("2 failures in 1 distinct error.\n"), summary
+    assert summary.startswith("2 failed attempts (2 mini-batches failed) in 1 kind of error"), \
+        summary
     tracebacks = (error_txt.parent / "error" / "0" / "process000.txt").read_text(encoding="utf-8")
     assert len(set(re.findall(r"<genexpr> at (0x[0-9a-f]+)>", tracebacks))) == 2, tracebacks

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -47,7 +48,8 @@ def test_debug_of_a_failed_and_a_good_mini_batch_changes_nothing(tmp_path: Path)
     bad = run_cli("job", "debug", "flaky", "--runs-dir", str(runs), "--step", "score",
                   "--mini-batch", ids["bad.txt"])
     assert bad.returncode == 1, bad.stderr
-    assert "scratch folder: " in bad.stdout
+    scratch = re.search(r"scratch folder \(removed at the end\): (\S+)", bad.stdout)
+    assert scratch is not None and not Path(scratch.group(1)).exists()
     tail = bad.stdout.rstrip().splitlines()[-3:]
     assert tail[0].strip().startswith(f'File "{tmp_path / "p" / "src" / "score.py"}"'), tail
     assert tail[-1] == "RuntimeError: bad.txt is not ready"
@@ -67,6 +69,31 @@ def test_debug_of_a_failed_and_a_good_mini_batch_changes_nothing(tmp_path: Path)
     not_parallel = run_cli("job", "debug", "flaky", "--runs-dir", str(runs), "--step", "report",
                            "--mini-batch", ids["a.txt"])
     assert not_parallel.returncode == 1 and "no parallel step 'report'" in not_parallel.stderr
+    # the job's one parallel step needs no --step; an id's start names its mini-batch
+    short = run_cli("job", "debug", "flaky", "--runs-dir", str(runs), "--mini-batch",
+                    ids["a.txt"][:8])
+    assert short.returncode == 0 and short.stdout.rstrip().endswith("['a.txt']"), short.stderr
+    assert tree_digest(runs) == before
+
+
+def test_an_id_prefix_that_names_several_mini_batches_lists_them(tmp_path: Path) -> None:
+    from tests.jobs.numbers_support import project
+
+    yaml = project(tmp_path / "p", files=40)  # 40 ids over 16 first digits: some share one
+    runs = tmp_path / "runs"
+    created = run_cli("job", "create", "--file", str(yaml), "--runs-dir", str(runs), "--name",
+                      "many", "--no-progress")
+    assert created.returncode == 0, created.stdout + created.stderr
+    listed = run_cli("job", "show", "many", "--runs-dir", str(runs), "--mini-batches", "-o",
+                     "json")
+    ids = [o["id"] for o in json.loads(listed.stdout)]
+    first = max("0123456789abcdef", key=lambda c: sum(i.startswith(c) for i in ids))
+    sharing = sum(i.startswith(first) for i in ids)
+    assert sharing >= 3
+    several = run_cli("job", "debug", "many", "--runs-dir", str(runs), "--mini-batch", first)
+    assert several.returncode == 1, several.stdout
+    assert f"{sharing} mini-batches of step 'score' start with '{first}'" in several.stderr
+    assert "give more of the id" in several.stderr and "Traceback" not in several.stderr
 
 
 def test_pdb_opens_on_the_users_exception(tmp_path: Path) -> None:

@@ -119,7 +119,7 @@ def test_a_job_owned_elsewhere_is_not_resumed_rerun_debugged_or_marked(tmp_path:
         with pytest.raises(JobBusyError):
             own_job(store, "j1", doing="debug")
         assert run_cli("job", "show", "j1", "--runs-dir", str(runs)).returncode == 0
-        assert request_cancel(store, "j1")["status"] == "failed"  # terminal: unchanged
+        assert request_cancel(store, "j1").status == "failed"  # terminal: unchanged
     assert (runs / "j1" / "job.json").read_bytes() == before
 
 

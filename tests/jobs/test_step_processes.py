@@ -186,3 +186,147 @@ def test_cancel_of_a_job_whose_driver_is_dead_ends_its_processes_first(
     size = beat.stat().st_size
     time.sleep(1)
     assert beat.stat().st_size == size
+
+
+# -- a daemon that clears its environment: no tag, still the step's -----------------------
+# run() waits for GO, then starts a double-forked setsid daemon that execs `sleep` with an
+# empty environment (no MLPIPE_PROCESS_TAG), its pid in DAEMON
+ENV_CLEARING_ENTRY = """\
+import os, time
+
+def init():
+    pass
+
+def run(mini_batch):
+    folder = os.environ["BEAT_DIR"]
+    with open(os.path.join(folder, "beat.txt"), "a") as beat:
+        beat.write("running\\n")
+    while not os.path.exists(os.path.join(folder, "GO")):
+        time.sleep(0.05)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(os.path.join(folder, "DAEMON.tmp"), "w") as out:
+                out.write(str(os.getpid()))
+            os.rename(os.path.join(folder, "DAEMON.tmp"), os.path.join(folder, "DAEMON"))
+            os.execve("/bin/sleep", ["sleep", "303"], {})
+        os._exit(0)
+    time.sleep(300)
+    return []
+"""
+
+# no process of its own before the daemon (each would be noted): a builtin read of a FIFO
+# waits between two looks at GO
+ENV_CLEARING_COMMAND = """\
+mkfifo wait && exec 3<> wait
+: > {beat}
+while [ ! -e {go} ]; do read -t 0.05 -u 3 || true; done
+( setsid env -i sh -c 'echo $$ > {daemon}.tmp && mv {daemon}.tmp {daemon} && exec sleep 304' & )
+while true; do sleep 0.1; done
+"""
+
+
+def _read_chars(pid: int) -> int:
+    """Bytes process ``pid`` has read so far (``/proc/<pid>/io``)."""
+    for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError(f"no rchar for {pid}")
+
+
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(os.uname().machine)
+
+
+def _waiting_on_its_pipe(pid: int) -> bool:
+    """Process ``pid`` is blocked reading its standard input (``/proc/<pid>/syscall``)."""
+    try:
+        call = Path(f"/proc/{pid}/syscall").read_text().split()
+    except OSError:
+        return False
+    return call[:2] == [str(READ_SYSCALL), "0x0"]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+@pytest.mark.parametrize("kind", ["parallel", "command"])
+def test_a_daemon_that_clears_its_environment_ends_after_a_kill_9_of_the_driver(
+        tmp_path: Path, cleanup: list[Path], kind: str) -> None:
+    """The daemon carries no tag: the driver noted it below the worker (or the command's
+    shell), both subreapers, and told the job's watchdog, which ends it."""
+    proj, runs = tmp_path / "proj", tmp_path / "runs"
+    if kind == "parallel":
+        yaml = _parallel_job(proj)
+        (proj / "src" / "score.py").write_text(ENV_CLEARING_ENTRY)
+    else:
+        yaml = proj / "pipeline.yml"
+        proj.mkdir(parents=True)
+        body = textwrap.indent(ENV_CLEARING_COMMAND.format(
+            beat=proj / "beat.txt", go=proj / "GO", daemon=proj / "DAEMON"), " " * 8)
+        yaml.write_text(HEADER + "jobs:\n  work:\n    type: command\n    environment: "
+                        "azureml:env:1\n    command: |\n" + body)
+    cleanup.append(runs / "e1")
+    driver = _start(yaml, runs, "e1")
+    daemon_pid = 0
+    try:
+        _wait_for((proj / "beat.txt").exists, "the step's code to start", 120)
+        _wait_for(lambda: _watchdogs(runs / "e1") != [], "the job's watchdog")
+        watchdog = _watchdogs(runs / "e1")[0]
+        _wait_for(lambda: _waiting_on_its_pipe(watchdog.pid), "the watchdog to wait")
+        told = _read_chars(watchdog.pid)
+        (proj / "GO").touch()
+        _wait_for((proj / "DAEMON").exists, "the daemon")
+        daemon_pid = int((proj / "DAEMON").read_text())
+        assert TAG_ENV not in psutil.Process(daemon_pid).environ()  # nothing tags it
+        _wait_for(lambda: _read_chars(watchdog.pid) > told, "the driver to tell the watchdog")
+        _kill_driver(driver)
+        _wait_for(lambda: not _alive(daemon_pid), "the daemon to end", 30)
+    finally:
+        if driver.poll() is None:
+            _kill_driver(driver)
+        if daemon_pid and _alive(daemon_pid):
+            os.kill(daemon_pid, signal.SIGKILL)
+
+
+def test_a_daemon_that_clears_its_environment_ends_with_the_step_its_worker_died_in(
+        tmp_path: Path, cleanup: list[Path]) -> None:
+    """Its worker killed (run() ends it), the daemon outlives it untagged: the step's end
+    ends it all the same and the driver log names it."""
+    proj, runs = tmp_path / "proj", tmp_path / "runs"
+    yaml = _parallel_job(proj)
+    (proj / "src" / "score.py").write_text(ENV_CLEARING_ENTRY.replace(
+        "    folder = os.environ[\"BEAT_DIR\"]\n",
+        "    folder = os.environ[\"BEAT_DIR\"]\n"
+        "    if os.path.exists(os.path.join(folder, 'DAEMON')):  # the retry\n"
+        "        return []\n").replace(
+        "    time.sleep(300)\n    return []",
+        "    while not os.path.exists(os.path.join(folder, 'NOTED')):\n"
+        "        time.sleep(0.05)\n"
+        "    os.kill(os.getpid(), 9)"))
+    cleanup.append(runs / "e2")
+    driver = _start(yaml, runs, "e2")
+    daemon_pid = 0
+    try:
+        _wait_for((proj / "beat.txt").exists, "run() to start", 120)
+        _wait_for(lambda: _watchdogs(runs / "e2") != [], "the job's watchdog")
+        watchdog = _watchdogs(runs / "e2")[0]
+        _wait_for(lambda: _waiting_on_its_pipe(watchdog.pid), "the watchdog to wait")
+        told = _read_chars(watchdog.pid)
+        (proj / "GO").touch()
+        _wait_for((proj / "DAEMON").exists, "the daemon")
+        daemon_pid = int((proj / "DAEMON").read_text())
+        _wait_for(lambda: _read_chars(watchdog.pid) > told, "the driver to note the daemon")
+        (proj / "NOTED").touch()  # run() kills its worker: the daemon is orphaned, untagged
+        assert driver.wait(timeout=300) == 0  # its retry succeeded
+        assert not _alive(daemon_pid)
+        logs = "".join(p.read_text() for p in (runs / "e2" / "score" / "logs").rglob("*.txt"))
+        assert f"Ended process {daemon_pid} (sleep 303)" in logs
+    finally:
+        if driver.poll() is None:
+            _kill_driver(driver)
+        if daemon_pid and _alive(daemon_pid):
+            os.kill(daemon_pid, signal.SIGKILL)

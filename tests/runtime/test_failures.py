@@ -143,7 +143,9 @@ def test_retries_exhausted_fail_the_mini_batch(tmp_path: Path) -> None:
     assert [a.final for a in recorder.attempts if a.mini_batch_id == "mb-0000"] == [False, True]
     assert summary.mini_batches_failed == 2 and summary.items_failed == 2
     # failed attempts, retries included: the count job_result.txt gives
-    assert summary.top_errors[0][:2] == ("ValueError: always", 4)
+    (group,) = summary.errors.top()
+    assert (group.label, group.attempts, group.mini_batches, group.failed) == (
+        "ValueError: always", 4, 2, 2)
     assert summary.error_kinds == 1
 
 

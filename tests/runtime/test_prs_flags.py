@@ -4,7 +4,9 @@ copy_logs_to_parent, profiling_module; elapsed seconds of lost attempts; resumed
 from __future__ import annotations
 
 import csv
+import io
 import pstats
+import re
 import time
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from mlpipe.frozen import freeze
 from mlpipe.plan import PrsOptions
 from mlpipe.runtime import run_parallel_step
 from mlpipe.runtime.reports.observer import parent_logs_dir
+from mlpipe.runtime.reports.progress_bar import ProgressDisplay
 from mlpipe.runtime.timeouts import progress_update_timeout
 from tests.compiler.support import PARALLEL_STEP, compile_result, make_project, pipeline
 from tests.runtime.support import LOADER, SLOW_LOADER, Recorder, file_mini_batches, make_step
@@ -210,6 +213,26 @@ def test_copy_logs_to_parent(tmp_path: Path, copy: bool) -> None:
     assert summary.mini_batches_failed == 2
 
 
+def test_a_resume_without_failures_leaves_no_error_txt_here_or_in_the_parent(
+        tmp_path: Path) -> None:
+    """user/error.txt is the final state's: the fixed resume (a rerun of the failed
+    mini-batches) removes the first run's, and its copy in the job's logs folder."""
+    batches = file_mini_batches(tmp_path / "d", 4)
+    step = make_step(tmp_path, FAIL_ODD, max_retries=0,
+                     prs=PrsOptions(copy_logs_to_parent=True, resource_monitor_interval=0))
+    assert run_parallel_step(step, mini_batches=batches, loader=LOADER).mini_batches_failed == 2
+    here, there = (Path(step.logs_dir) / "user" / "error.txt",
+                   parent_logs_dir(step) / "user" / "error.txt")
+    assert here.is_file() and there.is_file()
+    fixed = make_step(tmp_path, FAIL_ODD, max_retries=0,
+                      environment_variables=freeze({"FIXED": "1"}),
+                      prs=PrsOptions(copy_logs_to_parent=True, resource_monitor_interval=0))
+    again = run_parallel_step(fixed, mini_batches=batches, loader=LOADER, resume=True)
+    assert (again.mini_batches_failed, again.mini_batches_reused) == (0, 2)
+    assert not here.exists() and not there.exists()
+    assert "Errors: none" in (Path(step.logs_dir) / "job_result.txt").read_text()
+
+
 # -- profiling_module ---------------------------------------------------------------------------
 
 PROFILED = """
@@ -280,8 +303,14 @@ def test_resumed_step_appends_processed_csv_and_reports_the_whole_step(tmp_path:
     first = run_parallel_step(step, mini_batches=batches, loader=LOADER)
     assert (first.mini_batches_succeeded, first.mini_batches_failed) == (3, 3)
     fixed = make_step(tmp_path, FAIL_ODD, max_retries=0, environment_variables=freeze({"FIXED": "1"}))
-    second = run_parallel_step(fixed, mini_batches=batches, loader=LOADER, resume=True)
+    shown = io.StringIO()
+    second = run_parallel_step(fixed, mini_batches=batches, loader=LOADER, resume=True,
+                               observers=[ProgressDisplay(fixed, shown, interval=0)])
     assert (second.mini_batches_succeeded, second.mini_batches_reused) == (6, 3)
+    # the reused mini-batches are done from the start, not as the listing reaches them
+    fractions = re.findall(r"\] step: (\d+)/(\d+|\?) \((\d+) reused\)", shown.getvalue())
+    assert fractions and all(int(done) >= 3 and reused == "3"
+                             for done, _total, reused in fractions), shown.getvalue()
     path = Path(step.logs_dir) / "sys" / "job_report" / "processed_mini-batches.csv"
     assert path.read_text().count("Mini-batch Id") == 1
     rows = _csv_rows(step)
@@ -296,7 +325,7 @@ def test_resumed_step_appends_processed_csv_and_reports_the_whole_step(tmp_path:
                for line in result)
     overview = max(Path(step.logs_dir).glob("job_progress_overview.*.txt")).read_text()
     assert "Mini-batches reused from an earlier run: 3 (resume)" in overview
-    assert "remaining: 0" in overview
+    assert "0 not processed" in overview
     assert "user/error/0/" in "\n".join(p.as_posix() for p in (Path(step.logs_dir) / "user")
                                         .rglob("*.txt"))  # the first run's tracebacks are kept
 

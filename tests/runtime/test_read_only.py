@@ -123,7 +123,8 @@ def test_a_parallel_worker_cannot_change_its_ro_mount_input(tmp_path: Path) -> N
         """))
     before = tree_hashes(data)
     ran = create(yaml, tmp_path / "runs", "p1")
-    assert "2 x OSError: [Errno 30] Read-only file system" in ran.proc.stdout, ran.proc.stdout
+    assert ("[UserError] OSError: [Errno <n>] Read-only file system: '…': 2 mini-batches "
+            "failed, 2 failed attempts") in ran.proc.stdout, ran.proc.stdout
     assert ran.summary("score")["mini_batches_failed"] == 2
     assert tree_hashes(data) == before
 

@@ -72,3 +72,60 @@ def test_a_tabular_mini_batch_whose_worker_died_fails_its_rows(tmp_path: Path) -
                         input_data="t", mini_batch_size=parse_mini_batch_size("1mb"), workers=1)
     summary = run_parallel_step(step)
     assert (summary.mini_batches_failed, summary.items_failed) == (1, 7)
+
+
+def test_a_stopped_tabular_step_does_not_state_the_items_it_never_read(tmp_path: Path) -> None:
+    """The records of a text table are counted by the worker that parses them: a step stopped
+    early gives its mini-batches' total (the counting pass's) and says the items of those
+    not processed are not known, instead of a total of the items it happened to read."""
+    from mlpipe.frozen import freeze
+    from mlpipe.plan import PlanInput
+    from mlpipe.runtime import run_parallel_step
+    from mlpipe.sizes import parse_mini_batch_size
+    from tests.runtime.support import make_step as runtime_step
+
+    table = _unparsable_table(tmp_path / "table", files=6, rows=10)
+    step = runtime_step(tmp_path, ROW_COUNT, max_retries=0, mini_batch_error_threshold=0,
+                        inputs=freeze({"t": PlanInput("t", "mltable", path=str(table))}),
+                        input_data="t", mini_batch_size=parse_mini_batch_size("1kb"), workers=1)
+    summary = run_parallel_step(step)
+    assert summary.status == "Failed" and summary.mini_batches_total == 6
+    assert not summary.items_known and summary.items_not_processed is None
+    result = (Path(step.logs_dir) / "job_result.txt").read_text().splitlines()
+    assert (f"Mini-batches: 6 total, 0 succeeded, {summary.mini_batches_failed} failed, "
+            f"{summary.mini_batches_not_processed} not processed") in result
+    assert (f"Items: {summary.items_total} in the mini-batches that ended, 0 succeeded, "
+            f"{summary.items_failed} failed; the items of the "
+            f"{summary.mini_batches_not_processed} mini-batches not processed are not known "
+            "without reading them") in result
+
+
+def test_the_counting_pass_counts_items_where_they_are_known_unread(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from mlpipe.data.batches import InputCount, count_input
+    from mlpipe.frozen import freeze
+    from mlpipe.plan import PlanInput
+    from mlpipe.sizes import parse_mini_batch_size
+    from tests.runtime.support import make_step as runtime_step
+
+    files = tmp_path / "files"
+    files.mkdir()
+    for number in range(25):
+        (files / f"f{number}.txt").write_text("x")
+    parquet = tmp_path / "parquet"
+    parquet.mkdir()
+    pd.DataFrame({"a": range(1000)}).to_parquet(parquet / "t.parquet", row_group_size=100)
+    (parquet / "MLTable").write_text("paths:\n  - file: ./t.parquet\ntransformations:\n"
+                                     "  - read_parquet\n")
+    text = _unparsable_table(tmp_path / "text", files=3, rows=10)
+
+    def step(name: str, path: Path, kind: str, size: str):  # type: ignore[no-untyped-def]
+        return runtime_step(tmp_path / name, ROW_COUNT, input_data="d",
+                            inputs=freeze({"d": PlanInput("d", kind, path=str(path))}),
+                            mini_batch_size=parse_mini_batch_size(size))
+
+    assert count_input(step("a", files, "uri_folder", "4")) == InputCount(7, 25)
+    counted = count_input(step("b", parquet, "mltable", "1kb"))
+    assert counted.items == 1000 and counted.mini_batches > 1
+    assert count_input(step("c", text, "mltable", "1kb")).items is None  # records: parsed

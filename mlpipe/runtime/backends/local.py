@@ -47,7 +47,15 @@ from mlpipe.runtime.backends.base import (
 )
 from mlpipe.runtime.backends.frames import FrameReader, send_message
 from mlpipe.runtime.backends.queueing import QueueingBackend
-from mlpipe.runtime.process_tree import Ended, end_tagged, end_tree, step_tag, tagged_environment
+from mlpipe.runtime.process_tree import (
+    REMEMBER_INTERVAL_SECONDS,
+    Ended,
+    end_tagged,
+    end_tree,
+    remember_tree,
+    step_tag,
+    tagged_environment,
+)
 from mlpipe.runtime.records import WorkerInfo
 from mlpipe.runtime.tasks import Task, TaskResult, task_wire
 from mlpipe.runtime.worker import WorkerConfig
@@ -137,6 +145,7 @@ class LocalBackend(QueueingBackend[_Slot]):
         self._by_sentinel: dict[int, _Slot] = {}  # pidfd -> its worker
         self._poll = select.poll()  # both kinds of descriptor, registered while watched
         self._later: list[BackendEvent] = []  # events to report on the next events() call
+        self._next_note = 0.0  # when the workers' process trees are noted next
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self, workers: Sequence[WorkerInfo], config: WorkerConfig) -> None:
@@ -228,6 +237,7 @@ class LocalBackend(QueueingBackend[_Slot]):
 
     # -- events ------------------------------------------------------------------------
     def events(self, timeout: float | None) -> list[BackendEvent]:
+        self._note_processes()
         out, self._later = self._later, []
         if not self._by_conn and not self._by_sentinel:
             if timeout and not out:
@@ -245,6 +255,18 @@ class LocalBackend(QueueingBackend[_Slot]):
             if slot is not None:
                 self._drain(slot, out)
         return out
+
+    def _note_processes(self) -> None:
+        """Twice a second, note what each worker started (it is their subreaper): a daemon
+        that clears its environment is ended with the step all the same."""
+        now = time.monotonic()
+        if now < self._next_note or self._config is None:
+            return
+        self._next_note = now + REMEMBER_INTERVAL_SECONDS
+        tag = step_tag(self._config.working_root)
+        for slot in self._slots:
+            if slot.process is not None and slot.state in ("starting", "ready", "stopping"):
+                remember_tree(tag, slot.process.pid)
 
     def _drain(self, slot: _Slot, out: list[BackendEvent]) -> None:
         """Everything ``slot``'s worker has sent: results (plain tuples, see

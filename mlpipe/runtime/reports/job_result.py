@@ -5,113 +5,54 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters
-from mlpipe.runtime.error_keys import Signature, message_line, signature
+from mlpipe.runtime.error_groups import ErrorGroups, attempt_error
+from mlpipe.runtime.error_keys import message_line
 from mlpipe.runtime.faults import naming
 from mlpipe.runtime.records import AttemptRecord, StepSummary, ThresholdBreach, WorkerInfo
-from mlpipe.runtime.reports.job_report import process_label, utc_text
-from mlpipe.runtime.step_logs import StepLogs
+from mlpipe.runtime.reports.job_report import utc_text
+from mlpipe.runtime.step_logs import StepLogs, attempt_header, init_failure_header
 from mlpipe.runtime.textio import open_text
 from mlpipe.runtime.timeouts import progress_text
-from mlpipe.wording import plural
+from mlpipe.wording import duration, plural
 
 TOP_ERRORS = 5
-FIRST_TEXT_LIMIT = 4000  # characters of the first traceback a group keeps (report.html shows it)
-
-
-@dataclass
-class ErrorGroup:
-    """Failed attempts that share a :class:`~mlpipe.runtime.error_keys.Signature`."""
-
-    category: str
-    message: str  # the first occurrence's message line
-    where: str  # error file of the first occurrence, relative to logs/
-    first: str  # "mini-batch <id> attempt <n> on <node>/<process> at <time>"
-    signature: Signature | None = None
-    first_text: str = ""  # the first occurrence's message and traceback (shortened)
-    attempts: int = 0
-    mini_batches: set[str] = field(default_factory=set)
-    failed_for_good: int = 0
-    files: set[str] = field(default_factory=set)
-
-    def as_json(self) -> dict[str, object]:
-        """What ``runs.json`` keeps of the group (report.html reads it back)."""
-        sig = self.signature or signature(self.category, self.message)
-        return {"category": self.category, "exception": sig.exception, "pattern": sig.pattern,
-                "frame": sig.frame, "message": self.message, "attempts": self.attempts,
-                "mini_batches": len(self.mini_batches), "failed_for_good": self.failed_for_good,
-                "where": self.where, "first": self.first, "first_text": self.first_text,
-                "files": sorted(self.files)}
-
-    def files_text(self, limit: int = 3) -> str:
-        names = sorted(self.files)
-        more = f" and {len(names) - limit} more" if len(names) > limit else ""
-        return ", ".join(names[:limit]) + more
 
 
 class ErrorLog:
-    """Appends each failure's traceback to ``user/error/<node>/<process>.txt`` and groups them."""
+    """Appends each failure's traceback to ``user/error/<node>/<process>.txt`` (the driver
+    groups them: :class:`~mlpipe.runtime.error_groups.ErrorGroups`)."""
 
     def __init__(self, logs_dir: Path, *, append: bool = False) -> None:
         self.logs_dir = logs_dir
         self.append = append  # a resumed step adds to the earlier run's tracebacks
-        self.groups: dict[Signature, ErrorGroup] = {}
         self._files: dict[tuple[int, str], IO[str]] = {}
         self._closing = ExitStack()  # owns the handles in _files
 
     def add_attempt(self, record: AttemptRecord) -> None:
-        """Record a failed attempt (call only when ``counters.attempt_failed(record)``)."""
-        category = record.error_category or record.status
-        message = record.error_message or (
-            f"run() returned {record.succeeded} of {record.total} items" if record.failed
-            else record.status)
-        header = (f"mini-batch {record.mini_batch_id} attempt {record.picked_count} "
-                  f"on {process_label(record.worker)} at {utc_text(record.start_time)}")
-        group = self._record(record.worker, header, category, message, record.traceback)
-        group.mini_batches.add(record.mini_batch_id)
-        if record.final:
-            group.failed_for_good += 1
+        """Write a failed attempt (call only when ``counters.attempt_failed(record)``)."""
+        category, message = attempt_error(record)
+        self._write(record.worker, attempt_header(record), category, message, record.traceback)
 
     def add_init_failure(self, worker: WorkerInfo, message: str, *, ran: bool = True) -> None:
-        """Record a worker that could not start: its init() failed (``ran``), or it never got
-        that far (a died worker's in-flight attempt is recorded as that attempt, so deaths
-        are not counted twice)."""
+        """Write a worker that could not start: its init() failed (``ran``), or it never got
+        that far (a died worker's in-flight attempt is written as that attempt, so deaths are
+        not written twice)."""
         now = utc_text(datetime.now(timezone.utc))
-        pid = f" (pid {worker.pid})" if worker.pid is not None else ""
-        what = "init() failed" if ran else "could not start"
-        header = f"worker {process_label(worker)}{pid}: {what} at {now}"
-        self._record(worker, header, "InitError" if ran else "StartError", message, None)
+        self._write(worker, f"{init_failure_header(worker, ran=ran)} at {now}",
+                    "InitError" if ran else "StartError", message, None)
 
     def close(self) -> None:
         self._closing.close()
         self._files.clear()
 
-    def top(self, count: int = TOP_ERRORS) -> list[ErrorGroup]:
-        return sorted(self.groups.values(), key=lambda g: -g.attempts)[:count]
-
-    def _record(self, worker: WorkerInfo, header: str, category: str, message: str,
-                traceback: str | None) -> ErrorGroup:
-        """Write one failure to the worker's error file and count it in its group."""
-        where = self._write(worker, header, category, message, traceback)
-        key = signature(category, message, traceback)  # the error file keeps the whole text
-        group = self.groups.get(key)
-        if group is None:
-            text = message.rstrip() + ("\n" + traceback.rstrip() if traceback
-                                       and traceback.strip() != message.strip() else "")
-            group = self.groups[key] = ErrorGroup(category, _first_line(message), where, header,
-                                                  key, text[:FIRST_TEXT_LIMIT])
-        group.files.add(where)
-        group.attempts += 1
-        return group
-
     def _write(self, worker: WorkerInfo, header: str, category: str, message: str,
-               traceback: str | None) -> str:
+               traceback: str | None) -> None:
         relative = StepLogs.error_file(worker)
         handle = self._files.get((worker.node, worker.process))
         if handle is None:
@@ -126,7 +67,6 @@ class ErrorLog:
             if traceback and traceback.strip() != message.strip():
                 handle.write(traceback.rstrip() + "\n")
             handle.write("\n")
-        return relative
 
 
 def _first_line(message: str) -> str:
@@ -147,7 +87,7 @@ def breach_text(breach: ThresholdBreach) -> str:
     return f"{what} exceeded {breach.name} ({breach.limit}{unit})."
 
 
-def first_line(summary: StepSummary, errors: ErrorLog) -> str:
+def first_line(summary: StepSummary) -> str:
     """``Succeeded`` or ``Failed: <reason>``."""
     if summary.status == "Completed":
         return "Succeeded"
@@ -157,37 +97,54 @@ def first_line(summary: StepSummary, errors: ErrorLog) -> str:
         return f"Failed: {_first_line(summary.reason)}"
     if summary.breach is not None:
         return f"Failed: {breach_text(summary.breach)}"
-    top = errors.top(1)
+    top = summary.errors.top(1)
     if top:
-        return f"Failed: [{top[0].category}] {top[0].message}"
-    if summary.top_errors:
-        return f"Failed: {_first_line(summary.top_errors[0][0])}"
+        return f"Failed: [{top[0].category}] {top[0].label}"
     return "Failed: the step did not complete."
 
 
+def mini_batches_line(summary: StepSummary) -> str:
+    """``Mini-batches: 100 total, 17 succeeded, 6 failed, 77 not processed``."""
+    total = (f"{summary.mini_batches_total} total" if summary.total_known else
+             f"{summary.mini_batches_total} listed (the step stopped before the listing's end "
+             "and the input could not be counted)")
+    return (f"Mini-batches: {total}, {summary.mini_batches_succeeded} succeeded, "
+            f"{summary.mini_batches_failed} failed, {summary.mini_batches_not_processed} "
+            "not processed")
+
+
+def items_line(summary: StepSummary) -> str:
+    """``Items: 200 total, 34 succeeded, 12 failed, 154 not processed``."""
+    counts = f"{summary.items_succeeded} succeeded, {summary.items_failed} failed"
+    rest = summary.items_not_processed
+    if rest is None:
+        return (f"Items: {summary.items_total} in the mini-batches that ended, {counts}; the "
+                f"items of the {plural(summary.mini_batches_not_processed, 'mini-batch')} not "
+                "processed are not known without reading them")
+    return f"Items: {summary.items_total} total, {counts}, {rest} not processed"
+
+
 def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCounters,
-                      errors: ErrorLog, advice: Sequence[str] = ()) -> str:
-    """The text of ``job_result.txt``."""
-    total = summary.mini_batches_total or counters.scheduled
+                      advice: Sequence[str] = ()) -> str:
+    """The text of ``job_result.txt``: ``summary``'s counts (``counters``: the attempts)."""
+    total = summary.mini_batches_total
     failed_percent = 100.0 * summary.mini_batches_failed / total if total else 0.0
-    lines = [first_line(summary, errors), f"Step: {step.name}", f"Status: {summary.status}"]
+    lines = [first_line(summary), f"Step: {step.name}", f"Status: {summary.status}"]
     if summary.started_at is not None:
         lines.append(f"Started: {_clock(summary.started_at)}")
     if summary.ended_at is not None:
         lines.append(f"Ended: {_clock(summary.ended_at)}")
-    if summary.started_at is not None and summary.ended_at is not None:
-        lines.append(f"Duration: {(summary.ended_at - summary.started_at).total_seconds():.3f} s")
+    if summary.seconds is not None:
+        lines.append(f"Duration: {duration(summary.seconds)}")
+    lines.append(mini_batches_line(summary))
+    if summary.mini_batches_reused:
+        lines.append(f"Resumed: {plural(summary.mini_batches_reused, 'mini-batch')} reused from "
+                     "an earlier run (counted as succeeded above; their attempts are the earlier "
+                     "rows of sys/job_report/processed_mini-batches.csv)")
     lines += [
-        f"Mini-batches: {total} "
-        f"{'total' if counters.listing_done else 'listed (the listing stopped before its end)'}, "
-        f"{summary.mini_batches_succeeded} succeeded, "
-        f"{summary.mini_batches_failed} failed, "
-        f"{max(total - summary.mini_batches_succeeded - summary.mini_batches_failed, 0)} "
-        "not processed",
         f"Attempts: {counters.attempts} ({counters.retries} retried, {counters.timeouts} timed out)"
         + (" in this run" if summary.mini_batches_reused else ""),
-        f"Items: {summary.items_total} total, {summary.items_succeeded} succeeded, "
-        f"{summary.items_failed} failed",
+        items_line(summary),
         "Thresholds:",
         f"  mini_batch_error_threshold: {_limit(step.mini_batch_error_threshold)}; "
         f"failed mini-batches: {summary.mini_batches_failed}",
@@ -201,28 +158,11 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
         f"handling of each attempt)",
         f"  progress_update_timeout: {progress_text(step)}",
     ]
-    if summary.mini_batches_reused:
-        lines.insert(lines.index(next(x for x in lines if x.startswith("Attempts:"))),
-                     f"Resumed: {plural(summary.mini_batches_reused, 'mini-batch')} reused from an "
-                     "earlier run (counted as succeeded above; their attempts are the earlier "
-                     "rows of sys/job_report/processed_mini-batches.csv)")
     if summary.breach is not None:
         lines.append(f"Threshold exceeded: {breach_text(summary.breach)}")
     if summary.append_row_file:
         lines.append(f"Append row file: {summary.append_row_file}")
-    top = errors.top()
-    if top:
-        lines.append("Top errors (summary in user/error.txt, full tracebacks in the files named):")
-        for group in top:
-            lines.append(f"  {group.attempts} x [{group.category}] {group.message}")
-            lines.append(f"      first: {group.first}; tracebacks: {group.files_text()}")
-    elif summary.top_errors:
-        lines.append("Top errors:")
-        for message, count, where in summary.top_errors[:TOP_ERRORS]:
-            see = f"; see {where}" if where else ""
-            lines.append(f"  {count} x {_first_line(message)}{see}")
-    else:
-        lines.append("Errors: none")
+    lines.extend(error_lines(summary.errors))
     lines.extend(advice)
     if summary.reason and len(summary.reason.strip().splitlines()) > 1:
         lines.append("Reason in full:")
@@ -230,18 +170,42 @@ def render_job_result(step: ParallelStep, summary: StepSummary, counters: StepCo
     return "\n".join(lines) + "\n"
 
 
-def render_error_summary(errors: ErrorLog) -> str:
-    """The text of ``user/error.txt``: every error group, most frequent first."""
-    groups = errors.top(len(errors.groups))
+def error_lines(errors: ErrorGroups) -> list[str]:
+    """The most frequent error groups of job_result.txt, each labelled by its signature."""
+    top = errors.top(TOP_ERRORS)
+    if not top:
+        return ["Errors: none"]
+    lines = ["Errors by signature, most failed attempts first (all of them in user/error.txt, "
+             "full tracebacks in the files named):"]
+    for group in top:
+        lines += [f"  [{group.category}] {group.label}: {group.counts_text()}",
+                  f"      e.g. {group.example}" + (f" (raised in {group.signature.frame})"
+                                                    if group.signature.frame else ""),
+                  f"      first: {group.first or '-'}; tracebacks: {group.files_text() or '-'}"]
+    more = len(errors) - len(top)
+    if more > 0:
+        lines.append(f"  ... and {plural(more, 'other kind of error', 'other kinds of error')} "
+                     "(user/error.txt)")
+    return lines
+
+
+def render_error_summary(errors: ErrorGroups) -> str:
+    """The text of ``user/error.txt``: every error group, most failed attempts first."""
+    groups = errors.top()
     attempts = sum(g.attempts for g in groups)
-    lines = [f"{plural(attempts, 'failure')} in {plural(len(groups), 'distinct error')}.", ""]
+    failed = sum(g.failed for g in groups)
+    lines = [f"{plural(attempts, 'failed attempt')} ({plural(failed, 'mini-batch')} failed) in "
+             f"{plural(len(groups), 'kind of error', 'kinds of error')}, grouped by signature: "
+             "the exception, its message with numbers, paths and quoted names masked, and the "
+             "user's frame that raised it.", ""]
     for group in groups:
         lines += [
-            f"[{group.category}] {group.message}",
-            f"  failures: {group.attempts}; mini-batches: {len(group.mini_batches)} "
-            f"(failed after their last attempt: {group.failed_for_good})",
-            f"  first: {group.first}",
-            f"  tracebacks: {group.files_text(limit=20)}",
+            f"[{group.category}] {group.label}",
+            f"  {group.counts_text()}",
+            f"  e.g. {group.example}",
+            *([f"  raised in: {group.signature.frame}"] if group.signature.frame else []),
+            f"  first: {group.first or '-'}",
+            f"  tracebacks: {group.files_text(limit=20) or '-'}",
             "",
         ]
     return "\n".join(lines)
@@ -257,5 +221,5 @@ def _clock(moment: datetime) -> str:
     return moment.isoformat(sep=" ", timespec="seconds") + " UTC"
 
 
-__all__ = ["ErrorLog", "breach_text", "first_line", "render_job_result",
-           "render_error_summary"]
+__all__ = ["ErrorLog", "breach_text", "error_lines", "first_line", "items_line",
+           "mini_batches_line", "render_error_summary", "render_job_result"]

@@ -37,12 +37,20 @@ from pathlib import Path
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed
+from mlpipe.runtime.error_groups import ErrorGroups
 from mlpipe.runtime.faults import describe_fault, naming
 from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
 from mlpipe.runtime.reports.driver_cpu import DriverCpu
 from mlpipe.runtime.reports.driver_log import close_logger, master_role_logger
 from mlpipe.runtime.reports.job_report import ProcessedMiniBatchesCsv, WorkerStats, process_label
-from mlpipe.runtime.reports.job_result import ErrorLog, render_error_summary, render_job_result
+from mlpipe.runtime.reports.job_result import (
+    ErrorLog,
+    error_lines,
+    items_line,
+    mini_batches_line,
+    render_error_summary,
+    render_job_result,
+)
 from mlpipe.runtime.reports.overview import ProgressOverview
 from mlpipe.runtime.reports.perf import ResourceMonitor
 from mlpipe.runtime.reports.readme import write_readme
@@ -89,6 +97,7 @@ class StepReports(StepObserver):
         self.workers = WorkerStats()
         self.errors = ErrorLog(self.logs_dir, append=resume)
         self.tally = ProfileTally()
+        self._kept_errors = ErrorGroups()  # the driver's tally, read while the step runs
         self._runs: list[RunEntry] = []
         self._lost_at: dict[tuple[int, str], float] = {}  # a dead worker's time of death
         self._csv: ProcessedMiniBatchesCsv | None = None
@@ -104,6 +113,9 @@ class StepReports(StepObserver):
         self._closed = False
 
     # -- StepObserver -------------------------------------------------------------------
+    def errors_kept(self, errors: ErrorGroups) -> None:
+        self._kept_errors = errors
+
     def step_started(self, step: ParallelStep, workers: list[WorkerInfo], at: datetime) -> None:
         self._started_at = at
         self._driver_cpu = DriverCpu.start()
@@ -205,17 +217,11 @@ class StepReports(StepObserver):
         if self._closed:
             return
         level = logging.INFO if summary.status == "Completed" else logging.ERROR
-        self.logger.log(level, "Step %s %s%s: %d/%s succeeded, %d failed; %d/%s succeeded.",
-                        self.step.name, summary.status,
+        self.logger.log(level, "Step %s %s%s. %s. %s.", self.step.name, summary.status,
                         f" ({summary.reason})" if summary.reason else "",
-                        summary.mini_batches_succeeded,
-                        plural(summary.mini_batches_total, "mini-batch"),
-                        summary.mini_batches_failed, summary.items_succeeded,
-                        plural(summary.items_total, "item"))
-        if summary.status != "Completed" and self.errors.groups:
-            self.logger.error("Top errors (summary in logs/user/error.txt):%s", "".join(
-                f"\n  {group.attempts} x [{group.category}] {group.message}"
-                for group in self.errors.top()))
+                        mini_batches_line(summary), items_line(summary))
+        if summary.status != "Completed" and summary.errors:
+            self.logger.error("%s", "\n".join(error_lines(summary.errors)))
         errors: list[OSError] = []
         started = summary.started_at or self._started_at
         ended = summary.ended_at or datetime.now(timezone.utc)
@@ -226,13 +232,12 @@ class StepReports(StepObserver):
             (self.paths.runs, lambda: write_runs(self.paths, self._runs)),
             (self.paths.job_result, lambda: write_text(
                 self.paths.job_result,
-                render_job_result(self.step, summary, self.counters, self.errors,
-                                  self._tuning_lines()))),
+                render_job_result(self.step, summary, self.counters, self._tuning_lines()))),
             (job_report, self._close_streams),
             (job_report, lambda: self.workers.write_summaries(self.paths, wall)),
-            (self.paths.error_summary, self._write_error_summary),
+            (self.paths.error_summary, lambda: self._write_error_summary(summary)),
             (self.logs_dir, lambda: self._overview and self._overview.write(
-                self.counters, OVERVIEW_STATUS.get(summary.status, summary.status))),
+                self.counters, OVERVIEW_STATUS.get(summary.status, summary.status), summary)),
             (self.paths.sys, self.close),
             (self.paths.task_stream, self._write_task_stream),
             (self.paths.readme, lambda: write_readme(self.paths, self.step.name)),
@@ -280,7 +285,7 @@ class StepReports(StepObserver):
                 started=run.started, status="Running", reused=self.counters.reused,
                 settings=dict(run.settings), startup_seconds=dict(run.startup_seconds),
                 tally=self.tally.as_json(),
-                errors=[group.as_json() for group in self.errors.top(len(self.errors.groups))],
+                errors=self._kept_errors.as_json(),
                 counts={"attempts": self.counters.attempts, "retried": self.counters.retries,
                         "timeouts": self.counters.timeouts},
                 chart=self._chart(run.started, time.time()))
@@ -301,10 +306,11 @@ class StepReports(StepObserver):
         self.tally.run_ended()
         run.tally = self.tally.as_json()
         run.chart = self._chart(run.started, run.ended)
-        run.errors = [group.as_json() for group in self.errors.top(len(self.errors.groups))]
-        run.counts = {"mini_batches": summary.mini_batches_total or self.counters.scheduled,
+        run.errors = summary.errors.as_json()
+        run.counts = {"mini_batches": summary.mini_batches_total,
                       "succeeded": summary.mini_batches_succeeded,
                       "failed": summary.mini_batches_failed,
+                      "not_processed": summary.mini_batches_not_processed,
                       "items": summary.items_total, "items_succeeded": summary.items_succeeded,
                       "items_failed": summary.items_failed, "attempts": self.counters.attempts,
                       "retried": self.counters.retries, "timeouts": self.counters.timeouts}
@@ -340,10 +346,14 @@ class StepReports(StepObserver):
             write_task_stream(self.logs_dir, timeline=None if earlier else self.timeline,
                               rows=() if earlier else self.first_attempts.attempts())
 
-    def _write_error_summary(self) -> None:
-        if self.errors.groups:
+    def _write_error_summary(self, summary: StepSummary) -> None:
+        """user/error.txt: the errors of this run, the step's final state (a resume or a
+        rerun runs every failed mini-batch again); none when nothing failed."""
+        if summary.errors:
             self.paths.error_summary.parent.mkdir(exist_ok=True)
-            write_text(self.paths.error_summary, render_error_summary(self.errors))
+            write_text(self.paths.error_summary, render_error_summary(summary.errors))
+        else:
+            self.paths.error_summary.unlink(missing_ok=True)
 
     # -- lifecycle ----------------------------------------------------------------------
     def close(self) -> None:
@@ -387,6 +397,8 @@ def copy_logs_to_parent(step: ParallelStep) -> list[Path]:
     """Copy job_result.txt, the progress overviews, readme.txt (the logs tree's summary) and
     user/error.txt of ``step`` into :func:`parent_logs_dir`; return the copies."""
     source, target = Path(step.logs_dir), parent_logs_dir(step)
+    if not StepLogs.of(source).error_summary.exists():  # an earlier run's, no longer true
+        StepLogs.of(target).error_summary.unlink(missing_ok=True)
     copies = []
     for pattern in PARENT_COPIES:
         for path in sorted(source.glob(pattern)):

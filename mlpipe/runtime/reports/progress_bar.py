@@ -14,9 +14,17 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from mlpipe.plan import ParallelStep
 from mlpipe.runtime.counters import StepCounters, attempt_failed, format_seconds
-from mlpipe.runtime.records import AttemptRecord, StepObserver, StepSummary, WorkerInfo
+from mlpipe.runtime.error_keys import Signature, message_line, signature
+from mlpipe.runtime.records import (
+    AttemptRecord,
+    StepObserver,
+    StepSummary,
+    WorkerInfo,
+    totals_text,
+)
 from mlpipe.runtime.reports.job_report import process_label
 from mlpipe.runtime.textio import encodable
+from mlpipe.wording import duration
 
 PLAIN_INTERVAL_SECONDS = 5.0
 DISTINCT_ERRORS_SHOWN = 5
@@ -61,7 +69,7 @@ class ProgressDisplay(StepObserver):
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
         self._last_line = 0.0
-        self._errors_seen: set[tuple[str, str]] = set()
+        self._errors_seen: set[Signature] = set()  # the first few kinds of error, said once
         self._muted = False  # the stream failed: print nothing more
 
     @property
@@ -105,7 +113,7 @@ class ProgressDisplay(StepObserver):
         self.counters.reused = count
 
     def mini_batches_counted(self, total: int) -> None:
-        """The counting pass's total (another thread): percentage and ETA from now on."""
+        """The counting pass's total: percentage and ETA from now on."""
         self.counters.counted = total
         if not self._finished:
             self._changed(force=True)
@@ -119,14 +127,15 @@ class ProgressDisplay(StepObserver):
         for record in records:
             if not attempt_failed(record) or len(self._errors_seen) >= DISTINCT_ERRORS_SHOWN:
                 continue
-            message = _last_line(record.error_message or record.status)
-            key = (record.error_category or record.status, message)
-            if key not in self._errors_seen:
+            message = record.error_message or record.status
+            key = signature(record.error_category or record.status, message, record.traceback)
+            if key not in self._errors_seen:  # a new kind of error, as the reports group them
                 self._errors_seen.add(key)
                 self._notice(f"mini-batch {record.mini_batch_id} attempt {record.picked_count} "
-                             f"on {process_label(record.worker)}: [{key[0]}] {message}"
+                             f"on {process_label(record.worker)}: [{key.category}] "
+                             f"{message_line(message)}"
                              + ("" if record.final else " (will be retried)")
-                             + (f"; further errors in {self.step.logs_dir}/user/error.txt"
+                             + (f"; further kinds of error in {self.step.logs_dir}/user/error.txt"
                                 if len(self._errors_seen) == DISTINCT_ERRORS_SHOWN else ""))
         self._changed()
 
@@ -150,12 +159,10 @@ class ProgressDisplay(StepObserver):
             return
         self._stop_ticker()
         self._finished = True
-        elapsed = self.counters.elapsed()
+        seconds = summary.seconds if summary.seconds is not None else self.counters.elapsed()
         text = (f"{self.step.name} {summary.status}"
                 + (f" ({summary.reason.strip().splitlines()[0]})" if summary.reason else "")
-                + f": {summary.mini_batches_succeeded}/{summary.mini_batches_total} mini-batches "
-                f"succeeded, {summary.mini_batches_failed} failed; {summary.items_succeeded}/"
-                f"{summary.items_total} items in {format_seconds(elapsed)}")
+                + f" in {duration(seconds)}: {totals_text(summary)}")
         if self._progress is not None and self._task is not None:
             self._push()
             self._progress.stop()

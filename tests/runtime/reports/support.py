@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 from mlpipe.plan import ParallelStep, PrsOptions, RetrySettings
 from mlpipe.runtime.records import AttemptRecord, StepSummary, WorkerInfo
 from mlpipe.runtime.reports.observer import StepReports
+from mlpipe.runtime.step_logs import StepLogs, attempt_header
 from mlpipe.sizes import parse_mini_batch_size
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=timezone.utc)
@@ -43,9 +45,16 @@ def attempt(mb: int, *, picked: int = 1, worker: WorkerInfo = W0, total: int = 2
         detail={"index": mb, "files": [f"/data/{mb}.png"]}, final=final)
 
 
-def summary(status: str = "Completed", **kwargs: Any) -> StepSummary:
+def summary(status: str = "Completed", *, failed: Sequence[AttemptRecord] = (),
+            **kwargs: Any) -> StepSummary:
+    """A step's summary; ``failed``: its failed attempts, grouped as the driver groups them
+    (each the first failure of its mini-batch)."""
     base = StepSummary(status=status, started_at=T0, ended_at=T0 + timedelta(seconds=10))  # type: ignore[arg-type]
-    return replace(base, **kwargs)
+    made = replace(base, **kwargs)
+    for record in failed:
+        made.errors.add_attempt(record, where=StepLogs.error_file(record.worker),
+                                first=attempt_header(record))
+    return made
 
 
 TRACEBACK = """Traceback (most recent call last):
@@ -60,16 +69,17 @@ def run_retry_and_timeout(tmp_path: Path, **step_kwargs) -> Path:
     reports = StepReports(step)
     reports.step_started(step, [W0, W1], T0)
     reports.mini_batches_scheduled(3, True)
+    failed = [attempt(1, worker=W1, status="Failed", final=False, category="UserError",
+                      message="ValueError: bad image 7", traceback=TRACEBACK),
+              attempt(2, worker=W1, status="Timeout", category="Timeout",
+                      message="run() did not finish within 5 s")]
     reports.attempt_finished(attempt(0))
-    reports.attempt_finished(attempt(1, worker=W1, status="Failed", final=False,
-                                     category="UserError", message="ValueError: bad image 7",
-                                     traceback=TRACEBACK))
+    reports.attempt_finished(failed[0])
     reports.attempt_finished(attempt(1, picked=2))
-    reports.attempt_finished(attempt(2, worker=W1, status="Timeout", category="Timeout",
-                                     message="run() did not finish within 5 s"))
+    reports.attempt_finished(failed[1])
     reports.step_finished(summary(mini_batches_total=3, mini_batches_succeeded=2,
                                   mini_batches_failed=1, items_total=6, items_succeeded=4,
-                                  items_failed=2))
+                                  items_failed=2, failed=failed))
     return Path(step.logs_dir)
 
 

@@ -75,11 +75,15 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
     assert result[0] == "Succeeded"
     assert "Mini-batches: 8 total, 7 succeeded, 1 failed, 0 not processed" in result
     assert "Attempts: 13 (5 retried, 1 timed out)" in result
-    assert "Items: 8 total, 7 succeeded, 1 failed" in result
-    assert any(line.startswith("  3 x [") and "bad file f0003.txt" in line for line in result)
-    died = [line for line in result if " x [ProcessDied]" in line]
-    assert len(died) == 1 and died[0].startswith("  1 x [ProcessDied] worker 0/process")
-    assert any(line.startswith("  1 x [Timeout] run() did not finish") for line in result)
+    assert "Items: 8 total, 7 succeeded, 1 failed, 0 not processed" in result
+    # grouped by signature: attempts and mini-batches named
+    assert any(re.search(r"bad file f<n>\.txt: 1 mini-batch failed, 3 failed attempts$", line)
+               for line in result), result
+    died = [line for line in result if line.startswith("  [ProcessDied] ")]
+    assert died == ["  [ProcessDied] worker <path> (pid <n>) exited unexpectedly with code <n>: "
+                    "1 failed attempt in 1 mini-batch (0 failed with it in the end)"], died
+    assert any(line.startswith("  [Timeout] run() did not finish") and "1 failed attempt" in line
+               for line in result)
 
     with open(logs / "sys/job_report/processed_mini-batches.csv", newline="") as handle:
         rows = list(csv.DictReader(handle))
@@ -127,7 +131,8 @@ def test_real_step_writes_the_whole_logs_tree(tmp_path: Path) -> None:
 
     progress = progress_out.getvalue().splitlines()
     assert progress[0] == "[mlpipe] step: started with 2 worker process(es)"
-    assert progress[-1].startswith("[mlpipe] step Completed: 7/8 mini-batches succeeded, 1 failed")
+    assert re.fullmatch(r"\[mlpipe\] step Completed in \d+\.\ds: 7 of 8 mini-batches succeeded, 1 failed; "
+                        r"7 of 8 items succeeded, 1 failed", progress[-1]), progress[-1]
 
 
 FAILING = """
@@ -156,10 +161,12 @@ def test_threshold_stops_a_real_step_and_job_result_says_why(tmp_path: Path) -> 
     assert ("Threshold exceeded: The number of failed mini-batches (1) exceeded "
             "mini_batch_error_threshold (0).") in result
     assert "  mini_batch_error_threshold: 0; failed mini-batches: 1" in result
-    assert any("1 x [UserError] RuntimeError: cannot score f0001.txt" in line for line in result)
+    assert ("  [UserError] RuntimeError: cannot score f<n>.txt: 1 mini-batch failed, "
+            "1 failed attempt") in result
     assert not (logs / "sys/perf").exists()
     error_txt = (logs / "user/error.txt").read_text()
-    assert "failures: 1; mini-batches: 1 (failed after their last attempt: 1)" in error_txt
+    assert "[UserError] RuntimeError: cannot score f<n>.txt\n  1 mini-batch failed, 1 failed " \
+           "attempt\n  e.g. RuntimeError: cannot score f0001.txt" in error_txt
     readme = (logs / "readme.txt").read_text()
     assert "user/error.txt" in readme and "perf" not in readme
 
@@ -202,10 +209,11 @@ def test_canceled_real_step(tmp_path: Path) -> None:
     result = (logs / "job_result.txt").read_text().splitlines()
     assert result[0].startswith("Failed: The step was canceled")
     assert "Status: Canceled" in result
-    counts = re.search(r"Mini-batches: (\d+) (?:total|listed \(the listing stopped before its "
-                       r"end\)), (\d+) succeeded, 0 failed, (\d+) not processed", "\n".join(result))
-    assert counts, result
-    assert int(counts.group(2)) < 40 and int(counts.group(1)) == sum(map(int, counts.group(2, 3)))
+    counts = re.search(r"Mini-batches: (\d+) total, (\d+) succeeded, 0 failed, (\d+) not "
+                       r"processed", "\n".join(result))
+    assert counts, result  # the list of mini-batches given has a length: the total
+    assert int(counts.group(2)) < 40 and int(counts.group(1)) == 40 == sum(
+        map(int, counts.group(2, 3)))
     assert "Status: Canceled" in next(logs.glob("job_progress_overview.*.txt")).read_text()
 
 
@@ -227,4 +235,5 @@ def test_data_layer_mini_batches_reach_the_job_report(tmp_path: Path) -> None:
     details = [json.loads(r["Mini-batch Detail"]) for r in rows]
     assert all(isinstance(d, dict) and d for d in details), details
     result = (Path(step.logs_dir) / "job_result.txt").read_text().splitlines()
-    assert result[0] == "Succeeded" and "Items: 5 total, 5 succeeded, 0 failed" in result
+    assert result[0] == "Succeeded"
+    assert "Items: 5 total, 5 succeeded, 0 failed, 0 not processed" in result

@@ -11,6 +11,7 @@ from mlpipe.plan import PrsOptions
 from mlpipe.runtime.records import ThresholdBreach, WorkerInfo
 from mlpipe.runtime.reports.job_report import PROCESSED_COLUMNS
 from mlpipe.runtime.reports.observer import StepReports
+from mlpipe.runtime.step_logs import init_failure_header
 from tests.runtime.reports.support import (
     T0,
     TRACEBACK,
@@ -96,10 +97,14 @@ def test_job_result_of_a_completed_step(tmp_path: Path) -> None:
     assert lines[0] == "Succeeded"
     assert "Mini-batches: 3 total, 2 succeeded, 1 failed, 0 not processed" in lines
     assert "Attempts: 4 (1 retried, 1 timed out)" in lines
-    assert "Items: 6 total, 4 succeeded, 2 failed" in lines
+    assert "Items: 6 total, 4 succeeded, 2 failed, 0 not processed" in lines
     assert "  mini_batch_error_threshold: -1 (unlimited); failed mini-batches: 1" in lines
     assert "  allowed_failed_percent: 100%; failed mini-batches: 33.3%" in lines
-    assert "  1 x [Timeout] run() did not finish within 5 s" in lines
+    # each kind of error labelled by its signature, attempts and mini-batches named
+    assert ("  [Timeout] run() did not finish within <n> s: 1 mini-batch failed, "
+            "1 failed attempt") in lines
+    assert ("  [UserError] ValueError: bad image <n>: 1 failed attempt in 1 mini-batch "
+            "(0 failed with it in the end)") in lines
     assert "tracebacks: user/error/0/process001.txt" in text
 
 
@@ -108,21 +113,28 @@ def test_threshold_breach_fails_with_its_numbers(tmp_path: Path) -> None:
     reports = StepReports(step)
     reports.step_started(step, [W0, W1], T0)
     reports.mini_batches_scheduled(10, True)
-    for mb in range(2):
-        reports.attempt_finished(attempt(mb, worker=W1, status="Failed", category="UserError",
-                                         message="ValueError: bad image 7", traceback=TRACEBACK))
+    failed = [attempt(mb, worker=W1, status="Failed", category="UserError",
+                      message="ValueError: bad image 7", traceback=TRACEBACK) for mb in range(2)]
+    for record in failed:
+        reports.attempt_finished(record)
     reports.step_finished(summary(
-        status="Failed", mini_batches_total=10, mini_batches_failed=2, items_total=4,
-        items_failed=4, breach=ThresholdBreach("mini_batch_error_threshold", 1, 2)))
+        status="Failed", mini_batches_total=10, mini_batches_failed=2, items_total=20,
+        items_failed=4, breach=ThresholdBreach("mini_batch_error_threshold", 1, 2),
+        failed=failed))
     logs = Path(step.logs_dir)
     lines = (logs / "job_result.txt").read_text().splitlines()
     assert lines[0] == ("Failed: The number of failed mini-batches (2) exceeded "
                         "mini_batch_error_threshold (1).")
     assert "Mini-batches: 10 total, 0 succeeded, 2 failed, 8 not processed" in lines
     assert "  mini_batch_error_threshold: 1; failed mini-batches: 2" in lines
-    assert "  2 x [UserError] ValueError: bad image 7" in lines
+    assert "Items: 20 total, 0 succeeded, 4 failed, 16 not processed" in lines
+    assert ("  [UserError] ValueError: bad image <n>: 2 mini-batches failed, 2 failed attempts"
+            in lines)
+    assert "      e.g. ValueError: bad image 7 (raised in score.py:12 in run)" in lines
     error_txt = (logs / "user/error.txt").read_text()
-    assert "failures: 2; mini-batches: 2 (failed after their last attempt: 2)" in error_txt
+    assert error_txt.startswith("2 failed attempts (2 mini-batches failed) in 1 kind of error")
+    assert "[UserError] ValueError: bad image <n>\n  2 mini-batches failed, 2 failed attempts" \
+        in error_txt
     tracebacks = (logs / "user/error/0/process001.txt").read_text()
     assert tracebacks.count('raise ValueError("bad image 7")') == 2
     assert tracebacks.startswith("===== mini-batch mb-0 attempt 1 on 0/process001")
@@ -164,11 +176,14 @@ def test_worker_init_failure_is_an_error_with_its_traceback(tmp_path: Path) -> N
     step = make_step(tmp_path)
     reports = StepReports(step)
     reports.step_started(step, [W0], T0)
-    reports.worker_event(W0, "init_failed", "Traceback (most recent call last):\n  ...\n"
-                         "SystemExit: 2")
-    reports.step_finished(summary(status="Failed"))
+    message = "Traceback (most recent call last):\n  ...\nSystemExit: 2"
+    reports.worker_event(W0, "init_failed", message)
+    failed = summary(status="Failed")
+    failed.errors.add("InitError", message, None, where="user/error/0/process000.txt",
+                      first=init_failure_header(W0), seen=None)  # as the driver counts it
+    reports.step_finished(failed)
     logs = Path(step.logs_dir)
-    assert (logs / "job_result.txt").read_text().splitlines()[0] == "Failed: [InitError] SystemExit: 2"
+    assert (logs / "job_result.txt").read_text().splitlines()[0] == "Failed: [InitError] SystemExit: <n>"
     reports = StepReports(make_step(tmp_path / "with_reason"))
     reports.step_started(reports.step, [W0], T0)
     reports.step_finished(summary(status="Failed", reason="init() failed: SystemExit: 2\n"
@@ -178,7 +193,9 @@ def test_worker_init_failure_is_an_error_with_its_traceback(tmp_path: Path) -> N
     assert lines[-4:] == ["Reason in full:", "  init() failed: SystemExit: 2",
                           "  Traceback (most recent call last):", '    File "score.py"']
     assert "SystemExit: 2" in (logs / "user/error/0/process000.txt").read_text()
-    assert "[InitError] SystemExit: 2" in (logs / "user/error.txt").read_text()
+    error_txt = (logs / "user/error.txt").read_text()
+    assert "[InitError] SystemExit: <n>\n  1 failed attempt\n  e.g. SystemExit: 2" in error_txt
+    assert f"first: {init_failure_header(W0)}" in error_txt
 
 
 def test_master_role_format_and_level(tmp_path: Path) -> None:
@@ -189,8 +206,9 @@ def test_master_role_format_and_level(tmp_path: Path) -> None:
     assert all(LINE.match(line) for line in lines), lines
     assert not any("|DEBUG|" in line for line in lines)
     assert "Scheduling finished: 3 mini-batches." in [line.split("|")[4] for line in lines]
-    assert lines[-1].split("|")[4] == ("Step score Completed: 2/3 mini-batches succeeded, "
-                                       "1 failed; 4/6 items succeeded.")
+    assert lines[-1].split("|")[4] == (
+        "Step score Completed. Mini-batches: 3 total, 2 succeeded, 1 failed, 0 not processed. "
+        "Items: 6 total, 4 succeeded, 2 failed, 0 not processed.")
 
     debug = (run_retry_and_timeout(tmp_path / "debug", logging_level="debug")
              / "sys/master_role.txt").read_text()

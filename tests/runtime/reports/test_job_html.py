@@ -94,8 +94,8 @@ def test_a_100000_attempt_step_gives_bounded_offline_pages(tmp_path: Path) -> No
     assert "<details><summary>Earlier runs of this step (1)</summary>" in page
     assert "50000 attempts over" in page and "3600" not in page.split("Final run")[1][:3000]
     assert "ValueError: bad" in page and "/data/f" in page  # errors grouped, files named
-    errors = re.search(r"<tr><td>(\d+)</td><td>(\d+)</td><td>UserError</td><td>ValueError: bad",
-                       page)
+    errors = re.search(r"<tr><td>(\d+)</td><td>(\d+)</td><td>\d*</td><td>UserError</td>"
+                       r"<td>ValueError: bad", page)
     assert errors is not None and int(errors.group(1)) > 400
 
 

@@ -41,8 +41,8 @@ def test_plain_lines_when_not_a_terminal(tmp_path: Path) -> None:
     assert "[mlpipe] score: worker 0/process001 died: Worker exited with code 1" in lines
     assert lines[-2].startswith("[mlpipe] score: 3/3 mini-batches (100%, 1 failed), 6 items, ")
     assert " items/s, ETA " in lines[-2] and ", elapsed " in lines[-2]
-    assert lines[-1].startswith("[mlpipe] score Completed: 2/3 mini-batches succeeded, 1 failed; "
-                                "4/6 items in ")
+    assert lines[-1] == ("[mlpipe] score Completed in 10.0s: 2 of 3 mini-batches succeeded, "
+                         "1 failed; 4 of 6 items succeeded, 2 failed")
 
 
 def test_plain_lines_are_throttled(tmp_path: Path) -> None:
@@ -59,16 +59,20 @@ def test_plain_lines_are_throttled(tmp_path: Path) -> None:
 
 
 def test_only_the_first_distinct_errors_are_shown(tmp_path: Path) -> None:
+    """Distinct as the reports group them: by signature (a number in the message does not
+    make another kind of error)."""
     out = io.StringIO()
     display = ProgressDisplay(make_step(tmp_path), out, interval=3600)
     display.step_started(display.step, [W0], T0)
-    for mb in range(8):
+    kinds = ["KeyError", "ValueError", "TypeError", "OSError", "IndexError", "NameError"]
+    for mb in range(12):
         display.attempt_finished(attempt(mb, status="Failed", category="UserError",
-                                         message=f"Traceback ...\nKeyError: {mb}"))
+                                         message=f"Traceback ...\n{kinds[mb // 2]}: {mb}"))
     errors = [line for line in out.getvalue().splitlines() if "[UserError]" in line]
     assert [line.split("[UserError] ")[1].split(";")[0] for line in errors] == [
-        f"KeyError: {mb}" for mb in range(5)]
-    assert errors[-1].endswith("; further errors in " + display.step.logs_dir + "/user/error.txt")
+        f"{kinds[mb // 2]}: {mb}" for mb in range(0, 10, 2)]
+    assert errors[-1].endswith("; further kinds of error in " + display.step.logs_dir
+                               + "/user/error.txt")
 
 
 def test_rich_bar_on_a_terminal(tmp_path: Path) -> None:
@@ -81,7 +85,8 @@ def test_rich_bar_on_a_terminal(tmp_path: Path) -> None:
     assert "score" in text
     assert "3/3 mini-batches" in text and "1 failed" in text and "items/s" in text
     assert "score: worker 0/process001 died: Worker exited with code 1" in text
-    assert "score Completed: 2/3 mini-batches succeeded, 1 failed; 4/6 items" in text
+    assert ("score Completed in 10.0s: 2 of 3 mini-batches succeeded, 1 failed; 4 of 6 items "
+            "succeeded, 2 failed") in text
 
 
 def test_rich_bar_shows_unknown_total_until_listing_done(tmp_path: Path) -> None:
@@ -114,7 +119,7 @@ def test_plain_line_every_interval_while_nothing_finishes(tmp_path: Path) -> Non
     lines = out.getvalue().splitlines()
     waiting = [line for line in lines if line.startswith("[mlpipe] score: 0/1 mini-batches")]
     assert len(waiting) >= 2, lines
-    assert lines[-1].startswith("[mlpipe] score Completed: 1/1")
+    assert lines[-1].startswith("[mlpipe] score Completed in 10.0s: 1 of 1 mini-batch succeeded")
     assert not display._ticker
 
 
@@ -126,5 +131,5 @@ def test_final_line_keeps_brackets_and_only_the_first_reason_line(tmp_path: Path
     display.step_finished(summary(status="Failed", reason="init() failed: [Errno 2] no model\n"
                                   "Traceback (most recent call last): ..."))
     text = console.export_text()
-    assert "score Failed (init() failed: [Errno 2] no model): 0/0 mini-batches" in text
+    assert "score Failed (init() failed: [Errno 2] no model) in 10.0s: 0 of 0 mini-batches" in text
     assert "Traceback" not in text

@@ -66,6 +66,10 @@ class Page(HTMLParser):
         return self.rows[index + 1]
 
 
+TOTALS = ["mini-batches", "succeeded", "failed", "not processed", "items", "items succeeded",
+          "items failed", "items not processed", "attempts (final run)", "reused"]
+
+
 def _job_result_counts(text: str) -> dict[str, int]:
     found = re.search(r"Mini-batches: (\d+) total, (\d+) succeeded, (\d+) failed, (\d+) not "
                       r"processed", text)
@@ -94,20 +98,19 @@ def test_failures_are_counted_alike_on_the_page_in_job_result_and_job_show(
     page = Page(page_text)
     h1 = next(h for h in page.headings if h[0] == "h1")
     assert h1[2] == "Job mixed: completed, 31 of 60 mini-batches failed" and h1[1] == "warn"
-    totals = page.table_after(["mini-batches", "succeeded", "failed", "not processed", "items",
-                               "items succeeded", "items failed", "attempts (final run)",
-                               "reused"])
+    totals = page.table_after(TOTALS)
     assert [int(value) for value in totals[:7]] == [
         counts["total"], counts["succeeded"], counts["failed"], counts["rest"], counts["items"],
         counts["items_ok"], counts["items_failed"]]
 
     # errors: one group per kind, whatever file each message names; the counts of job_result.txt
-    top = {kind: int(count) for count, kind in re.findall(r"^  (\d+) x \[\w+\] (\w+):",
-                                                            job_result, re.MULTILINE)}
-    expected = {kind: count for kind, count in ERROR_KINDS.values()}
+    top = {kind: (int(failed), int(attempts)) for kind, failed, attempts in re.findall(
+        r"^  \[\w+\] (\w+): .*: (\d+) mini-batch(?:es)? failed, (\d+) failed attempts?$",
+        job_result, re.MULTILINE)}
+    expected = {kind: (count, count) for kind, count in ERROR_KINDS.values()}
     assert top == expected
-    error_rows = [row for row in page.rows if len(row) == 6 and row[0].isdigit()]
-    on_page = {row[3].split(":")[0]: int(row[0]) for row in error_rows}
+    error_rows = [row for row in page.rows if len(row) == 7 and row[0].isdigit()]
+    on_page = {row[4].split(":")[0]: (int(row[2]), int(row[0])) for row in error_rows}
     assert on_page == expected
     assert "ValueError: cannot score bad_&lt;n&gt;.txt" in page_text
     assert "31 failed attempts in 5 kinds of error" in page_text
@@ -117,7 +120,8 @@ def test_failures_are_counted_alike_on_the_page_in_job_result_and_job_show(
     assert "#:~:text=mini-batch%20" in page_text
 
     shown = run_cli("job", "show", "mixed", "--runs-dir", str(tmp_path / "runs"))
-    assert "  20 x ValueError: cannot score bad_" in shown.stdout
+    assert ("  [UserError] ValueError: cannot score bad_<n>.txt: 20 mini-batches failed, "
+            "20 failed attempts") in shown.stdout
     assert "  ... and 2 other kinds of error" in shown.stdout, shown.stdout
 
 
@@ -145,10 +149,8 @@ def test_a_rerun_shows_its_final_state_with_the_first_run_behind_a_switch(
     assert "bad.txt is not ready" in earlier and "Run 1: Completed" in earlier
     job_result = (Path(first.step("score")["logs_dir"]) / "job_result.txt").read_text()
     assert "Resumed: 5 mini-batches reused" in job_result
-    totals = Page(page).table_after(["mini-batches", "succeeded", "failed", "not processed",
-                                     "items", "items succeeded", "items failed",
-                                     "attempts (final run)", "reused"])
-    assert totals[:3] == ["6", "6", "0"] and totals[7:] == ["1", "5"]
+    totals = Page(page).table_after(TOTALS)
+    assert totals[:3] == ["6", "6", "0"] and totals[8:] == ["1", "5"]
 
 
 def test_every_job_gets_its_report_from_the_front_door(tmp_path: Path) -> None:

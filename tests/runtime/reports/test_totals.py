@@ -117,8 +117,12 @@ def test_bar_shows_the_total_early_and_done_never_exceeds_it(tmp_path: Path,
     assert all(done <= total for done, total in fractions(rendered))
     overview = next((Path(step.logs_dir)).glob("job_progress_overview.*.txt")).read_text()
     scheduled = int(re.search(r"Mini-batches scheduled: (\d+)", overview).group(1))
-    processed = int(re.search(r"Mini-batches processed: (\d+)", overview).group(1))
-    assert processed <= scheduled
+    final = re.search(r"Mini-batches: (\d+) total, (\d+) succeeded, (\d+) failed, (\d+) not "
+                      r"processed", overview)
+    assert final is not None, overview  # the canceled step's totals: the input's, counted
+    total, succeeded, failed, rest = map(int, final.groups())
+    assert total == FILES and succeeded + failed + rest == FILES
+    assert succeeded + failed <= scheduled
 
 
 @pytest.mark.slow  # runs whole jobs: CI's second stage
@@ -180,8 +184,8 @@ def test_job_show_and_stream_know_the_total_while_running(tmp_path: Path) -> Non
                  + streamed_file.read_text(encoding="utf-8"))
         gate.touch()
         # running ("734/3000 (24%) mini-batches") or, on a busy machine, already completed
-        # between two polls ("3000/3000 mini-batches ok")
-        wait_for(lambda: show_has(rf"\b[1-9]\d\d+/{FILES} (\(\d+%\) )?mini-batches"),
+        # between two polls ("3000 of 3000 mini-batches succeeded")
+        wait_for(lambda: show_has(rf"\b[1-9]\d\d+(/| of ){FILES} (\(\d+%\) )?mini-batches"),
                  what=lambda: "100 done: " + shown[-1])
         for out in shown:
             for done, total in re.findall(r"(\d+)/(\d+) \(\d+%\) mini-batches", out):
