@@ -33,6 +33,9 @@ RESERVED_NAMES = frozenset({DATASTORES_DIR, ASSETS_DIR})
 JOB_RECORD_FILE = "job.json"  # its record (mlpipe.jobs.record)
 JOB_LOCK_FILE = "job.lock"  # held by the process that owns it (mlpipe.jobs.ownership)
 CANCEL_FILE = "cancel-requested"  # present once `mlpipe job cancel` asked it to stop
+# the processes its steps started, noted by pid and start time while it runs (one that
+# clears its environment has no tag): `job cancel` of a job whose runner is gone reads it
+JOB_PROCESSES_FILE = "processes.txt"
 JOB_REPORT_FILE = "report.html"  # its report (mlpipe.jobs.report)
 # a hidden file that marks a folder as a runs folder: input listings never enter one
 RUNS_MARKER = ".mlpipe-runs"

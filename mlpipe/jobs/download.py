@@ -33,7 +33,7 @@ from mlpipe.errors import MlpipeError
 from mlpipe.jobs.azure_view import azure_status
 from mlpipe.jobs.record import TERMINAL, StepRecord
 from mlpipe.jobs.store import JobNotFound, JobStore, RecordError
-from mlpipe.runs import JOB_LOCK_FILE
+from mlpipe.runs import JOB_LOCK_FILE, JOB_PROCESSES_FILE
 from mlpipe.runtime.faults import describe_fault
 
 ARTIFACTS = "artifacts"
@@ -176,7 +176,7 @@ def _plan(source: Path, target: Path, *, artifacts: bool) -> Iterator[_Item]:
         if artifacts:
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             files = [f for f in files if not f.startswith(".")
-                     and not (base == source and f == JOB_LOCK_FILE)]
+                     and not (base == source and f in (JOB_LOCK_FILE, JOB_PROCESSES_FILE))]
         for name in sorted(dirs):
             kind = "link" if (base / name).is_symlink() else "dir"
             yield base / name, dest / name, kind

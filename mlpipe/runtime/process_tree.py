@@ -39,6 +39,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mlpipe.runs import JOB_PROCESSES_FILE
+
 if TYPE_CHECKING:  # psutil loads on first use: a worker imports this module at start
     import psutil
 
@@ -191,6 +193,7 @@ def end_tagged_under(prefix: str, *, spare: Collection[int] = ()) -> list[Ended]
     step of a job: tags are step folders), but this process and ``spare``."""
     root = os.path.join(os.path.realpath(prefix), "")
     me = os.getpid()
+    _read_ledger(prefix)
     tagged = [proc for proc in _own_processes() if proc.pid != me and proc.pid not in spare
               and (_tag_of(proc) or "").startswith(root)]
     tagged = _with_remembered(tagged, lambda known: known.startswith(root), {me, *spare})
@@ -204,12 +207,13 @@ def tagged_under(prefix: str) -> list[int]:
     import psutil  # noqa: PLC0415
 
     root = os.path.join(os.path.realpath(prefix), "")
+    _read_ledger(prefix)
     found = []
-    for proc in _own_processes():
-        if (_tag_of(proc) or "").startswith(root):
-            with contextlib.suppress(psutil.Error):
-                if proc.status() != psutil.STATUS_ZOMBIE:
-                    found.append(proc.pid)
+    procs = [proc for proc in _own_processes() if (_tag_of(proc) or "").startswith(root)]
+    for proc in _with_remembered(procs, lambda known: known.startswith(root), ()):
+        with contextlib.suppress(psutil.Error):
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
     return found
 
 
@@ -302,6 +306,7 @@ class Watchdog:
 
     def __init__(self, prefix: str):
         self.prefix = os.path.join(os.path.realpath(prefix), "")
+        self.ledger = os.path.join(prefix, JOB_PROCESSES_FILE)
         read, self._write = os.pipe()  # the write end is close-on-exec: only the driver's
         try:
             code = (f"import sys; sys.path.insert(0, {package_root()!r}); "
@@ -322,11 +327,13 @@ class Watchdog:
         lines = [f"{pid} {start} {tag}\n".encode("utf-8", "surrogateescape")
                  for pid, start, tag in noted
                  if tag.startswith(self.prefix) and "\n" not in tag]
+        if not lines or self._write < 0:
+            return
         for line in lines:  # each shorter than a pipe's atomic write (PIPE_BUF)
-            if self._write < 0:
-                return
             with contextlib.suppress(OSError):
                 os.write(self._write, line)
+        with contextlib.suppress(OSError), open(self.ledger, "ab") as ledger:
+            ledger.writelines(lines)  # for `job cancel` when the watchdog is gone too
 
     def stop(self) -> None:
         """The job ended in order (its steps ended their processes): the watchdog exits."""
@@ -337,6 +344,8 @@ class Watchdog:
                 os.write(self._write, b"q\n")
             os.close(self._write)
             self._write = -1
+            with contextlib.suppress(OSError):  # the steps ended what they started
+                os.unlink(self.ledger)
 
     def __enter__(self) -> Watchdog:
         return self
@@ -360,6 +369,14 @@ def _watch() -> None:
                     return
                 _note(line.decode("utf-8", "surrogateescape"))
     end_tagged_under(sys.argv[1])
+
+
+def _read_ledger(prefix: str) -> None:
+    """Note the processes a job's driver wrote to its ``processes.txt`` (a driver that is
+    gone cannot tell them any more)."""
+    with contextlib.suppress(OSError), open(os.path.join(prefix, JOB_PROCESSES_FILE), "rb") as file:
+        for line in file:
+            _note(line.rstrip(b"\n").decode("utf-8", "surrogateescape"))
 
 
 def _note(line: str) -> None:

@@ -330,3 +330,40 @@ def test_a_daemon_that_clears_its_environment_ends_with_the_step_its_worker_died
             _kill_driver(driver)
         if daemon_pid and _alive(daemon_pid):
             os.kill(daemon_pid, signal.SIGKILL)
+
+
+def test_cancel_of_a_dead_job_ends_a_daemon_that_cleared_its_environment(
+        tmp_path: Path, cleanup: list[Path]) -> None:
+    """Its driver and watchdog both gone (an OOM kill...), the untagged daemon is found in
+    the job's processes.txt, where the driver noted it; `job cancel` ends it."""
+    proj, runs = tmp_path / "proj", tmp_path / "runs"
+    yaml = proj / "pipeline.yml"
+    proj.mkdir(parents=True)
+    body = textwrap.indent(ENV_CLEARING_COMMAND.format(
+        beat=proj / "beat.txt", go=proj / "GO", daemon=proj / "DAEMON"), " " * 8)
+    yaml.write_text(HEADER + "jobs:\n  work:\n    type: command\n    environment: "
+                    "azureml:env:1\n    command: |\n" + body)
+    cleanup.append(runs / "e3")
+    driver = _start(yaml, runs, "e3")
+    daemon_pid = 0
+    try:
+        _wait_for((proj / "beat.txt").exists, "the command to start", 120)
+        (proj / "GO").touch()
+        _wait_for((proj / "DAEMON").exists, "the daemon")
+        daemon_pid = int((proj / "DAEMON").read_text())
+        ledger = runs / "e3" / "processes.txt"
+        _wait_for(lambda: ledger.exists() and f"{daemon_pid} " in ledger.read_text(),
+                  "the driver to note the daemon")
+        _wait_for(lambda: _watchdogs(runs / "e3") != [], "the job's watchdog")
+        for watchdog in _watchdogs(runs / "e3"):
+            watchdog.kill()
+        _kill_driver(driver)
+        assert _alive(daemon_pid)  # nothing ended it: no tag, no watchdog
+        proc = run_cli("job", "cancel", "-n", "e3", "--runs-dir", str(runs))
+        assert proc.returncode == 0 and "canceled" in proc.stdout, proc.stdout + proc.stderr
+        _wait_for(lambda: not _alive(daemon_pid), "the daemon to end", 15)
+    finally:
+        if driver.poll() is None:
+            _kill_driver(driver)
+        if daemon_pid and _alive(daemon_pid):
+            os.kill(daemon_pid, signal.SIGKILL)
