@@ -273,7 +273,7 @@ CAUSES = (  # (cause, pattern on the reason and output): first match wins
     ("timeout", r"^timeout after"),
     # PRS counts a mini-batch whose run() returns fewer results than items as failed (the
     # program's own choice: it returns [] and writes its outputs itself)
-    ("program returns no results", r"x run\(\) returned 0 results for a mini-batch"),
+    ("program returns no results", r"run\(\) returned 0 results for a mini-batch"),
     ("cloud-only", r"NotAvailableLocally|runs in Azure only|needs a workspace|"
                    r"azureml://registries/|AutoML|remote asset not available offline: flow "),
     ("workspace asset", r"AssetNotFoundError|is registered in .*registry\.json"),
@@ -295,7 +295,8 @@ def classify(reason: str, output: str = "") -> str:
     missing = re.search(r"No module named '([\w.]+)'", reason)
     if missing is None and re.search(r"mini-batches failed|no worker could start", reason, re.I):
         # the step's error groups below the reason say what its mini-batches hit
-        missing = re.search(r"\d+ x ModuleNotFoundError: No module named '([\w.]+)'", tail)
+        missing = re.search(r"(?:\d+ x|\]) ModuleNotFoundError: No module named '([\w.]+)'",
+                            tail)
     if missing:
         top = missing.group(1).split(".")[0]
         return "mlpipe" if top in _OWN else f"framework ({top})"
@@ -317,16 +318,22 @@ def step_failure(runs: Path) -> tuple[str, str] | None:
         steps = job.get("steps") if isinstance(job, dict) else None
         for name, step in (steps or {}).items():
             if isinstance(step, dict) and step.get("status") == "failed" and step.get("error"):
-                failed.append((str(step.get("ended_at") or ""), name, str(step["error"])))
+                error = str(step["error"])
+                detail = error
+                groups = Path(str(step.get("logs_dir") or "")) / "user" / "error.txt"
+                if step.get("logs_dir") and groups.is_file():  # a parallel step's error groups
+                    summary = groups.read_text(encoding="utf-8", errors="replace")
+                    detail += "\n" + "\n".join(summary.splitlines()[:28])
+                failed.append((str(step.get("ended_at") or ""), name, error, detail))
     if not failed:
         return None
-    _, name, error = min(failed)  # the first to fail: the others often follow from it
+    _, name, error, detail = min(failed)  # the first to fail: the others often follow from it
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
     why = lines[0][:200]
     last = reason_of("\n".join(lines[1:])) if len(lines) > 1 else ""
     if last and last not in why:  # "command exited with code 1:" and the traceback's end
         why = f"{why.rstrip(':')}: {last}"
-    return f"step {name}: {why}"[:300], error
+    return f"step {name}: {why}"[:300], detail
 
 
 def run(program: Program, how: str, timeout: float) -> Outcome:

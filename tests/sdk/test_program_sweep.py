@@ -141,6 +141,25 @@ def test_a_threshold_failure_is_classified_by_its_error_groups() -> None:
     assert sweep.classify(reason, empty) == "program returns no results"
 
 
+def test_a_parallel_steps_error_groups_explain_its_threshold_failure(tmp_path: Path) -> None:
+    """A step stopped by its threshold: the step's error groups (logs/user/error.txt) go with
+    its error, so a program whose run() returns nothing is classified as such."""
+    logs = tmp_path / "runs" / "j" / "train" / "logs"
+    (logs / "user").mkdir(parents=True)
+    (logs / "user" / "error.txt").write_text(
+        "9 failures in 1 distinct errors.\n\n[ReturnValue] run() returned 0 results for a "
+        "mini-batch of 121 items: 121 items are counted as failed.\n  failures: 9\n")
+    reason = "6 mini-batches failed, more than mini_batch_error_threshold = 5"
+    record = {"steps": {"train": {"status": "failed", "ended_at": "2026-01-01T00:00:02",
+                                  "error": reason, "logs_dir": str(logs)}}}
+    (tmp_path / "runs" / "j" / "job.json").write_text(json.dumps(record))
+    found = sweep.step_failure(tmp_path / "runs")
+    assert found is not None
+    why, detail = found
+    assert why == f"step train: {reason}"
+    assert sweep.classify(why, detail) == "program returns no results"
+
+
 def test_a_failed_job_is_explained_by_its_first_failed_step(tmp_path: Path) -> None:
     record = {"steps": {
         "late": {"status": "failed", "ended_at": "2026-01-01T00:00:09", "error": "upstream"},
