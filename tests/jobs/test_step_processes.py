@@ -226,6 +226,16 @@ while true; do sleep 0.1; done
 """
 
 
+def _env_clearing_command_job(proj: Path) -> Path:
+    yaml = proj / "pipeline.yml"
+    proj.mkdir(parents=True)
+    body = textwrap.indent(ENV_CLEARING_COMMAND.format(
+        beat=proj / "beat.txt", go=proj / "GO", daemon=proj / "DAEMON"), " " * 8)
+    yaml.write_text(HEADER + "jobs:\n  work:\n    type: command\n    environment: "
+                    "azureml:env:1\n    command: |\n" + body)
+    return yaml
+
+
 def _read_chars(pid: int) -> int:
     """Bytes process ``pid`` has read so far (``/proc/<pid>/io``)."""
     for line in Path(f"/proc/{pid}/io").read_text().splitlines():
@@ -263,12 +273,7 @@ def test_a_daemon_that_clears_its_environment_ends_after_a_kill_9_of_the_driver(
         yaml = _parallel_job(proj)
         (proj / "src" / "score.py").write_text(ENV_CLEARING_ENTRY)
     else:
-        yaml = proj / "pipeline.yml"
-        proj.mkdir(parents=True)
-        body = textwrap.indent(ENV_CLEARING_COMMAND.format(
-            beat=proj / "beat.txt", go=proj / "GO", daemon=proj / "DAEMON"), " " * 8)
-        yaml.write_text(HEADER + "jobs:\n  work:\n    type: command\n    environment: "
-                        "azureml:env:1\n    command: |\n" + body)
+        yaml = _env_clearing_command_job(proj)
     cleanup.append(runs / "e1")
     driver = _start(yaml, runs, "e1")
     daemon_pid = 0
@@ -337,12 +342,7 @@ def test_cancel_of_a_dead_job_ends_a_daemon_that_cleared_its_environment(
     """Its driver and watchdog both gone (an OOM kill...), the untagged daemon is found in
     the job's processes.txt, where the driver noted it; `job cancel` ends it."""
     proj, runs = tmp_path / "proj", tmp_path / "runs"
-    yaml = proj / "pipeline.yml"
-    proj.mkdir(parents=True)
-    body = textwrap.indent(ENV_CLEARING_COMMAND.format(
-        beat=proj / "beat.txt", go=proj / "GO", daemon=proj / "DAEMON"), " " * 8)
-    yaml.write_text(HEADER + "jobs:\n  work:\n    type: command\n    environment: "
-                    "azureml:env:1\n    command: |\n" + body)
+    yaml = _env_clearing_command_job(proj)
     cleanup.append(runs / "e3")
     driver = _start(yaml, runs, "e3")
     daemon_pid = 0
