@@ -248,7 +248,10 @@ READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(os.uname().machine)
 
 
 def _waiting_on_its_pipe(pid: int) -> bool:
-    """Process ``pid`` is blocked reading its standard input (``/proc/<pid>/syscall``)."""
+    """Process ``pid`` is blocked reading its standard input (``/proc/<pid>/syscall``; on a
+    machine whose syscall number is not known here, assumed)."""
+    if READ_SYSCALL is None:
+        return True
     try:
         call = Path(f"/proc/{pid}/syscall").read_text().split()
     except OSError:
