@@ -374,23 +374,30 @@ def test_a_closed_stdout_neither_hangs_nor_loses_the_job(tmp_path: Path) -> None
 @pytest.mark.timeout(TIMEOUT)
 def test_a_command_whose_log_cannot_be_written_fails_instead_of_blocking(
         tmp_path: Path) -> None:
-    """/dev/full behind the command's stdout.txt: the copy fails with ENOSPC; the command must
-    not block on its full pipe, and the step fails naming the file."""
-    if not os.path.exists("/dev/full"):
-        pytest.skip("no /dev/full")
+    """A full file system under the command's logs/user/ (a 64 KB tmpfs): the copy of its
+    400 KB of output fails with ENOSPC; the command must not block on its full pipe, and the
+    step fails naming the file. (A link to /dev/full is refused up front: mlpipe never writes
+    through a link in a job's folder.)"""
     from mlpipe.jobs import run_plan
     from mlpipe.plan import CommandStep, ExecutionPlan
 
     runs = tmp_path / "runs"
     step = CommandStep(name="talk", step_dir=str(runs / "cmd" / "talk"),
                        command="head -c 400000 /dev/zero | tr '\\\\0' 'x' | fold -w 100")
-    stdout = Path(step.logs_dir) / "user" / "stdout.txt"
-    stdout.parent.mkdir(parents=True)
-    stdout.symlink_to("/dev/full")
-    (tmp_path / "p.yml").write_text("type: pipeline\n")
-    plan = ExecutionPlan(source=str(tmp_path / "p.yml"), run_dir=str(runs / "cmd"),
-                         name="cmd", steps=(step,))
-    result = run_plan(plan)
+    user_logs = Path(step.logs_dir) / "user"
+    stdout = user_logs / "stdout.txt"
+    user_logs.mkdir(parents=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(user_logs)],
+                             capture_output=True, text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs (needs root): {mounted.stderr.strip()}")
+    try:
+        (tmp_path / "p.yml").write_text("type: pipeline\n")
+        plan = ExecutionPlan(source=str(tmp_path / "p.yml"), run_dir=str(runs / "cmd"),
+                             name="cmd", steps=(step,))
+        result = run_plan(plan)
+    finally:
+        subprocess.run(["umount", "-l", str(user_logs)], check=False)
     assert result.status == "failed"
     error = result.steps["talk"].error or ""
     assert f"{stdout}: No space left on device" in error, error
