@@ -208,7 +208,7 @@ def advise_here(runs: Path, name: str, sets: list[str]) -> float:
     from mlpipe.runtime.tuning.advice import advise as advise_step  # noqa: PLC0415
     from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
 
-    logs = StepLogs.of(JobStore(runs).load(name)["steps"][STEP]["logs_dir"])
+    logs = StepLogs.of(str(JobStore(runs).load(name).steps[STEP].logs_dir))
     profile = read_profile(logs)
     assert profile is not None
     from mlpipe.runtime.tuning.schedstat import thread_delay  # noqa: PLC0415
