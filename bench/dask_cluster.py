@@ -227,7 +227,7 @@ def main() -> None:
         shared.mkdir()
         hidden.mkdir()
         cluster = Cluster(root, [*projects.values(), hidden] if other_machines else [])
-        rows = []
+        rows: list[tuple[str, str, dict[str, float] | None, dict[str, float]]] = []
         try:
             for kind, count, n in (("no-op", args.noop, 0), ("CPU-bound", args.cpu, spin_n)):
                 key = "noop" if n == 0 else "cpu"
@@ -238,9 +238,9 @@ def main() -> None:
                     if runs is None:
                         rows.append((kind, where, None, base))
                         continue
-                    job = mlpipe_job(projects[key], runs, f"{key}-{where.replace(' ', '-')}",
-                                     cluster.address, count)
-                    rows.append((kind, where, job, base))
+                    rows.append((kind, where, mlpipe_job(
+                        projects[key], runs, f"{key}-{where.replace(' ', '-')}",
+                        cluster.address, count), base))
         finally:
             cluster.close()
     finally:

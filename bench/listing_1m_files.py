@@ -78,7 +78,7 @@ def child_mlpipe(root: str, size: str) -> dict[str, float]:
 def child_walk(root: str, size: str) -> dict[str, float]:
     per = int(size)
     start = time.perf_counter()
-    files = []
+    files: list[str] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         files.extend(os.path.join(folder, n) for n in names if not n.startswith("."))

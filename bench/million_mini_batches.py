@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from through_command import (  # noqa: E402
@@ -81,7 +82,7 @@ def child_loky(root: str) -> None:
     executor = get_reusable_executor(max_workers=WORKERS)
     executor.submit(trivial, []).result()  # workers up before the clock starts
     first = time.time()
-    in_flight: deque = deque()  # type: ignore[type-arg]
+    in_flight: deque[Any] = deque()
     done = 0
     for path in paths:
         in_flight.append(executor.submit(trivial, [path]))
@@ -94,7 +95,7 @@ def child_loky(root: str) -> None:
     print(json.dumps({"count": done, "first": first, "last": end}))
 
 
-def start_hogs(count: int) -> list[subprocess.Popen]:  # type: ignore[type-arg]
+def start_hogs(count: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(count)]
 

@@ -37,6 +37,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -80,7 +81,7 @@ def calibrate() -> int:
         n *= 4
 
 
-def _timed(fn, *args) -> float:  # type: ignore[no-untyped-def]
+def _timed(fn: Callable[..., object], *args: object) -> float:
     start = time.perf_counter()
     fn(*args)
     return time.perf_counter() - start

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 REPO = Path(__file__).resolve().parents[1]
 # the user's command: the ``mlpipe`` script installed beside this Python (else ``python -m``)
@@ -117,7 +117,7 @@ def measure(command: list[str], *, cwd: str | Path | None = None,
                         out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
 
-def _spool():  # type: ignore[no-untyped-def]
+def _spool() -> IO[bytes]:
     import tempfile  # noqa: PLC0415
 
     return tempfile.TemporaryFile()
