@@ -205,7 +205,8 @@ class ProfileTally:
             self.machine_load.append(round(load, 2))
         before, now = self._marks.get("driver"), process_usage()
         if before is not None and now is not None:
-            self.driver = [round(now.cpu - before.cpu, 4), round(now.delay - before.delay, 4)]
+            used = now.since(before)
+            self.driver = [round(used.cpu, 4), round(used.delay, 4)]
         self.tail_lost = _lost(self._marks.get("seen"), (time.monotonic(), now))
 
     def as_json(self) -> dict[str, Any]:
@@ -274,7 +275,7 @@ def _lost(since: tuple[float, Usage | None] | None,
     if since is None or since[1] is None or until[1] is None:
         return 0.0
     seconds = max(until[0] - since[0], 0.0)
-    cpu, delay = until[1].cpu - since[1].cpu, until[1].delay - since[1].delay
+    cpu, delay, _threads = until[1].since(since[1])
     wanted = cpu + delay
     if delay <= 0 or wanted <= 0:
         return 0.0

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import NamedTuple
 
 _local = threading.local()
@@ -19,10 +21,24 @@ _NS = 1e-9
 
 
 class Usage(NamedTuple):
-    """A process's CPU seconds and run-delay seconds so far."""
+    """A process's CPU seconds and run-delay seconds so far (``threads``: each live thread's
+    nanoseconds ran and waited, by thread id, for :meth:`since`)."""
 
     cpu: float
     delay: float
+    threads: Mapping[str, tuple[int, int]] = MappingProxyType({})
+
+    def since(self, earlier: Usage) -> Usage:
+        """The CPU and run-delay seconds the process's threads used since ``earlier``: each
+        thread alive now less what it had then (one started since counts whole). A thread
+        that ended in between is left out, so the figure never goes back, where the totals'
+        difference would lose all it had used (a counting thread ending mid-run)."""
+        cpu = delay = 0
+        for task, (ran, waited) in self.threads.items():
+            ran_then, waited_then = earlier.threads.get(task, (0, 0))
+            cpu += max(ran - ran_then, 0)
+            delay += max(waited - waited_then, 0)
+        return Usage(cpu * _NS, delay * _NS, {})
 
 
 def thread_delay() -> float | None:
@@ -45,22 +61,23 @@ def thread_delay() -> float | None:
 
 def process_usage(pid: int | None = None) -> Usage | None:
     """CPU and run-delay seconds of process ``pid`` (this one by default), summed over its
-    threads alive now (``None`` where unknown or the process is gone)."""
+    threads alive now, with each thread's (``None`` where unknown or the process is gone);
+    what it used between two readings is :meth:`Usage.since`."""
     base = f"/proc/{pid if pid is not None else 'self'}/task"
     try:
         tasks = os.listdir(base)
     except OSError:
         return None
-    cpu = delay = 0
+    threads = {}
     for task in tasks:
         try:
             with open(f"{base}/{task}/schedstat", "rb") as handle:
                 ran, waited = handle.read(96).split()[:2]
+            threads[task] = (int(ran), int(waited))
         except (OSError, ValueError):
             continue  # a thread that ended meanwhile
-        cpu += int(ran)
-        delay += int(waited)
-    return Usage(cpu * _NS, delay * _NS)
+    return Usage(sum(ran for ran, _ in threads.values()) * _NS,
+                 sum(waited for _, waited in threads.values()) * _NS, threads)
 
 
 def process_age(pid: int) -> float | None:

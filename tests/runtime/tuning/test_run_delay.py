@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mlpipe.runtime.step_logs import StepLogs
-from mlpipe.runtime.tuning.profile import read_profile
+from mlpipe.runtime.tuning.profile import ProfileTally, read_profile
 from mlpipe.runtime.tuning.schedstat import process_age, process_usage, thread_delay
 from tests.jobs.support import run_here
 
@@ -42,6 +43,38 @@ def spin(seconds: float) -> None:
     end = time.process_time() + seconds
     while time.process_time() < end:
         pass
+
+
+def test_a_thread_that_ended_between_two_readings_does_not_take_back_its_time() -> None:
+    # The driver's input-counting thread works, then ends mid-run: what the process used
+    # between two readings is what its threads used since, never the totals' difference
+    # (which lost everything the ended thread had used, and went below zero).
+    spun, go = threading.Event(), threading.Event()
+
+    def work() -> None:
+        end = time.thread_time() + 0.2
+        while time.thread_time() < end:
+            pass
+        spun.set()
+        go.wait(30)
+
+    tally = ProfileTally()
+    tally.run_started(time.time())
+    helper = threading.Thread(target=work)
+    helper.start()
+    assert spun.wait(30)
+    before = process_usage()
+    go.set()
+    helper.join()
+    end = time.thread_time() + 0.05
+    while time.thread_time() < end:
+        pass
+    after = process_usage()
+    assert before is not None and after is not None
+    assert after.cpu - before.cpu < 0  # the totals went back by the ended thread's 0.2 s
+    assert after.since(before).cpu >= 0.045
+    tally.run_ended()
+    assert tally.driver[0] >= 0.045 and tally.driver[1] >= 0  # the helper's part is lost
 
 
 def test_the_readers_count_the_time_a_thread_waits_for_a_core(one_core: int) -> None:
