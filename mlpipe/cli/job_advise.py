@@ -79,7 +79,9 @@ def advise_job(args: argparse.Namespace) -> int:
     if len(chosen) > 1 and args.overrides:
         raise UsageError(f"job {args.name!r} has {plural(len(chosen), 'parallel step')}; name "
                          "the one --set is for with --step")
-    assume = Assumptions().changed(args.assume)
+    assume = Assumptions().changed(args.assume) if args.assume else None
+    siblings = [other for other in store.list() if other.name != record.name
+                and other.source == record.source] if record.source else []
     advice: dict[str, Any] = {}
     for name in chosen:
         entry = steps[name]
@@ -89,13 +91,11 @@ def advise_job(args: argparse.Namespace) -> int:
         if profile is None or not profile.tally.attempts:
             raise NothingToAdvise(f"step {name} of job {args.name!r} recorded no attempt to "
                                   "advise from")
-        cloud = not args.overrides or bool(args.instance_type or args.instance_count
-                                           or args.assume)
         advice[name] = advise(profile, name, overrides=args.overrides,
                               instance_type=args.instance_type,
                               instance_count=args.instance_count, assume=assume,
-                              append_row_mb=_append_row_mb(entry), cloud=cloud,
-                              others=other_runs(store, record, name, profile, attempts))
+                              append_row_mb=_append_row_mb(entry),
+                              others=other_runs(siblings, name, profile, attempts))
 
     def human() -> None:
         out = console()
@@ -111,12 +111,12 @@ def advise_job(args: argparse.Namespace) -> int:
 OTHER_RUNS = 3  # other runs of a step whose predictions the interval spans, at most
 
 
-def other_runs(store: JobStore, record: JobRecord, step: str, profile: Any,
+def other_runs(siblings: list[JobRecord], step: str, profile: Any,
                attempts: Any) -> list[Any]:
     """Other complete runs of ``step`` (all of its mini-batches, the same number of items),
     as profiles, newest first: the step's earlier runs in this job, then the same step of
-    other jobs of the same pipeline file in the runs folder. The advice's interval spans
-    what each of them predicts."""
+    ``siblings`` (the other jobs of the same pipeline file in the runs folder, newest
+    first). The advice's interval spans what each of them predicts."""
     from mlpipe.runtime.step_logs import StepLogs  # noqa: PLC0415
     from mlpipe.runtime.tuning.profile import read_profile  # noqa: PLC0415
 
@@ -127,13 +127,11 @@ def other_runs(store: JobStore, record: JobRecord, step: str, profile: Any,
     found = [other for other in (read_profile(profile.logs, index, attempts=attempts)
                                  for index in range(profile.runs - 2, -1, -1))
              if complete(other)]
-    source = record.source
-    for other_record in store.list() if source else []:
+    for other_record in siblings:
         if len(found) >= OTHER_RUNS:
             break
         entry = other_record.steps.get(step)
-        if (other_record.name == record.name or other_record.source != source
-                or entry is None or entry.kind != "parallel" or not entry.logs_dir):
+        if entry is None or entry.kind != "parallel" or not entry.logs_dir:
             continue
         try:
             other = read_profile(StepLogs.of(entry.logs_dir))

@@ -40,6 +40,10 @@ def test_advise_a_recorded_job(tmp_path: Path) -> None:
                     "jobs.score.max_concurrency_per_instance=4")
     here = json.loads(local.stdout)["steps"]["score"]
     assert "cloud" not in here and "recommendations" not in here  # a local what-if
+    assumed = run_cli("job", "advise", "mixed", "--runs-dir", str(runs), "-o", "json", "--set",
+                      "jobs.score.max_concurrency_per_instance=4", "--assume", "node_start_s=0")
+    cloud = json.loads(assumed.stdout)["steps"]["score"]["cloud"]  # a cloud option asks for it
+    assert cloud["predicted_duration_s"] > 0
     assert here["settings"]["max_concurrency_per_instance"] == 4
     assert here["memory"]["workers"] == 4 and not here["memory"]["over_limit"]
     assert here["failures"]["items_lost"] >= here["failures"]["mini_batches"] > 0
