@@ -155,13 +155,12 @@ def table_lines(advice: Any) -> list[str]:
     from mlpipe.runtime.tuning.brief import seconds  # noqa: PLC0415
 
     a = advice
-    quiet = a.quiet_wall
-    change = (a.fitted_wall - quiet) / quiet if quiet else 0.0
-    measured = (f"measured {seconds(a.measured_wall)}" if abs(quiet - a.measured_wall) < 0.005
-                else f"measured {seconds(a.measured_wall)} ({seconds(quiet)} without other "
-                "load)")
+    wall, quiet, fitted = a.profile.wall, a.profile.quiet_wall, a.fitted.wall
+    change = (fitted - quiet) / quiet if quiet else 0.0
+    measured = (f"measured {seconds(wall)}" if abs(quiet - wall) < 0.005
+                else f"measured {seconds(wall)} ({seconds(quiet)} without other load)")
     lines = [f"step {a.step}: {measured}; the model replays this run in "
-             f"{seconds(a.fitted_wall)} ({change:+.0%})"]
+             f"{seconds(fitted)} ({change:+.0%})"]
     settings = ", ".join(f"{key}={value}" for key, value in a.settings.as_json().items()
                          if value is not None)
     p = a.predicted

@@ -155,22 +155,6 @@ class StepAdvice:
     notes: list[str] = field(default_factory=list)
 
     @property
-    def measured_wall(self) -> float:
-        return self.profile.wall
-
-    @property
-    def quiet_wall(self) -> float:
-        return self.profile.quiet_wall
-
-    @property
-    def predicted_wall(self) -> float:
-        return self.predicted.wall
-
-    @property
-    def fitted_wall(self) -> float:
-        return self.fitted.wall
-
-    @property
     def recommendations(self) -> list[Recommendation]:
         return self.cloud.recommendations if self.cloud is not None else []
 

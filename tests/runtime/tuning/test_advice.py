@@ -46,12 +46,12 @@ def test_the_json_contract() -> None:
     assert 9.0 < data["predicted_wall_s"] < 12.0
     assert data["low_s"] <= data["predicted_wall_s"] <= data["high_s"]
     assert data["high_s"] / data["low_s"] < 1.3
-    assert abs(advice.fitted_wall - data["measured_wall_s"]) < 0.5
+    assert abs(advice.fitted.wall - data["measured_wall_s"]) < 0.5
 
 
 def test_without_set_the_prediction_is_the_model_of_the_measured_run() -> None:
     advice = advise(profile(steady()), "score")
-    assert advice.predicted_wall == advice.fitted_wall
+    assert advice.predicted.wall == advice.fitted.wall
     assert advice.cloud is not None and advice.cloud.vm.name == "Standard_DS3_v2"
     assert advice.notes
 
@@ -169,8 +169,8 @@ def test_a_failing_attempt_is_not_charged_a_whole_mini_batch() -> None:
     (the one before it in the same mini-batch and 1.5 items in): not 3 x 8 s of work."""
     measured = failing_profile({37})
     clean = failing_profile(set())
-    with_failure = advise(measured, "score", overrides=["mini_batch_size=16"]).predicted_wall
-    without = advise(clean, "score", overrides=["mini_batch_size=16"]).predicted_wall
+    with_failure = advise(measured, "score", overrides=["mini_batch_size=16"]).predicted.wall
+    without = advise(clean, "score", overrides=["mini_batch_size=16"]).predicted.wall
     # the failing mini-batch of 16 holds the bad item at 37 x 4 = 148, 4.5 items in:
     # 3 x 2.25 s of attempts instead of one 8 s success: about +(6.75 - 8) / 2 workers
     assert with_failure - without < 1.0
