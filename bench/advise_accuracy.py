@@ -34,6 +34,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from through_command import MLPIPE, user_environment  # noqa: E402
+
 MEDIAN_TARGET = 0.05
 CASE_TARGET = 0.10
 WHAT_IF_SECONDS = 0.3
@@ -176,8 +179,10 @@ def write_workload(folder: Path, workload: Workload) -> Path:
 
 # -- running mlpipe --------------------------------------------------------------------
 def mlpipe(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mlpipe", *args], capture_output=True,
-                          text=True, check=False)
+    """``mlpipe ARGS`` as a user runs it (the installed script, bytecode cached:
+    ``through_command.user_environment``)."""
+    return subprocess.run([*MLPIPE, *args], capture_output=True, text=True, check=False,
+                          env=user_environment())
 
 
 def create(pipeline: Path, runs: Path, name: str, sets: list[str]) -> None:
