@@ -1,61 +1,81 @@
-"""What the job runner adds around command steps.
+"""What the job runner adds around command steps, through the user's command.
 
-Runs a chain of 30 trivial command steps (`true`) and a fan of 30 independent ones
-through ``run_plan`` and, side by side, the same 30 shell commands one after another
-with ``subprocess.run`` (the baseline). Prints wall times and the runner's cost per
-step (code snapshot, output folders, shell, log capture, atomic job.json writes).
-Run: python bench/job_overhead.py   (timings are noisy on a shared machine)
+Runs ``mlpipe job create`` (a child process, measured from outside: wall, its CPU and peak
+RSS; ``through_command.py``) of a pipeline of 30 trivial command steps (``true``) chained
+by their outputs, and of one of 30 independent ones, against the baseline: a child Python
+running the same 30 shell commands one after another with ``subprocess.run``. Prints wall
+times, the command's CPU and peak RSS, and its cost per step (compiling the pipeline, code
+snapshot, output folders, shell, log capture, job.json writes). Timings are noisy on a
+shared machine: the load is printed with them.
+
+    python bench/job_overhead.py [--steps 30]
 """
 
 from __future__ import annotations
 
+import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from through_command import Measured, check, job_create, load, measure  # noqa: E402
 
-from mlpipe.jobs import run_plan  # noqa: E402
-from mlpipe.plan import CommandStep, ExecutionPlan  # noqa: E402
-
-STEPS = 30
+IMAGE = "mcr.microsoft.com/azureml/openmpi4.1.0-ubuntu22.04"
 
 
-def plan(root: Path, name: str, chained: bool) -> ExecutionPlan:
-    run_dir = root / "runs" / name
-    steps = tuple(
-        CommandStep(name=f"s{i:02d}", step_dir=str(run_dir / f"s{i:02d}"), command="true",
-                    depends_on=(f"s{i - 1:02d}",) if chained and i else ())
-        for i in range(STEPS)
-    )
-    return ExecutionPlan(source=str(root / "pipeline.yml"), run_dir=str(run_dir), steps=steps)
+def pipeline(folder: Path, steps: int, chained: bool) -> Path:
+    """``steps`` command steps running ``true``; each takes the one before's output when
+    ``chained``."""
+    lines = ["type: pipeline", "jobs:"]
+    for index in range(steps):
+        name = f"s{index:02d}"
+        command = "true ${{outputs.out}}"
+        lines += [f"  {name}:", "    type: command", f"    environment:\n      image: {IMAGE}",
+                  "    outputs:\n      out:\n        type: uri_folder"]
+        if chained and index:
+            command = "true ${{inputs.before}} ${{outputs.out}}"
+            lines.append(f"    inputs:\n      before: ${{{{parent.jobs.s{index - 1:02d}"
+                         ".outputs.out}}")
+        lines.append(f"    command: {command}")
+    path = folder / ("chain.yml" if chained else "fan.yml")
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
-def timed(action) -> float:
-    started = time.perf_counter()
-    action()
-    return time.perf_counter() - started
+def baseline(steps: int) -> Measured:
+    """A child Python running ``steps`` shell commands one after another."""
+    bash = shutil.which("bash") or "/bin/sh"
+    code = (f"import subprocess\nfor _ in range({steps}):\n"
+            f"    subprocess.run([{bash!r}, '-c', 'true'], check=True)\n")
+    return check(measure([sys.executable, "-c", code]), "the baseline")
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=30)
+    args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="mlpipe-bench-jobs-"))
-    (root / "pipeline.yml").write_text("type: pipeline\n")
+    before = load()
     try:
-        bash = shutil.which("bash") or "/bin/sh"
-        baseline = timed(lambda: [subprocess.run([bash, "-c", "true"], check=True)
-                                  for _ in range(STEPS)])
-        chain = timed(lambda: run_plan(plan(root, "chain", chained=True)))
-        fan = timed(lambda: run_plan(plan(root, "fan", chained=False)))
+        base = baseline(args.steps)
+        chain = job_create(pipeline(root, args.steps, chained=True), root / "runs-chain",
+                           "--no-progress")
+        fan = job_create(pipeline(root, args.steps, chained=False), root / "runs-fan",
+                         "--no-progress")
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"{STEPS} shell commands, one after another (baseline): {baseline:6.2f} s")
-    print(f"{STEPS} command steps chained through run_plan:       {chain:6.2f} s"
-          f"  ({chain / baseline:4.1f}x, {(chain - baseline) / STEPS * 1000:5.1f} ms/step added)")
-    print(f"{STEPS} independent command steps through run_plan:   {fan:6.2f} s"
-          f"  ({fan / baseline:4.1f}x)")
+    n = args.steps
+    print(f"{n} steps; load {before} before, {load()} after")
+    print(f"{'child process':44}{'wall s':>8}{'x base':>8}{'ms/step added':>15}{'CPU s':>8}"
+          f"{'peak RSS MB':>13}")
+    for label, run in ((f"python: {n} x subprocess.run(bash -c true)", base),
+                       ("mlpipe job create, chained command steps", chain),
+                       ("mlpipe job create, independent steps", fan)):
+        print(f"{label:44}{run.wall:>8.2f}{run.wall / base.wall:>8.1f}"
+              f"{(run.wall - base.wall) / n * 1000:>15.1f}{run.cpu:>8.2f}"
+              f"{run.peak_rss_mb:>13.0f}")
 
 
 if __name__ == "__main__":
